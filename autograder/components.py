@@ -1,0 +1,51 @@
+"""The components of the kit: one exercise module each, in teaching order.
+
+`deps` are the other modules a component imports (relatively) from the submission. The judge grades a
+component with the reference for its deps, so a bug costs points only where it lives.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str  # module file stem, also the results.json tag
+    title: str
+    deps: tuple[str, ...] = ()
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.py"
+
+
+COMPONENTS: tuple[Component, ...] = (
+    Component("attention_numpy", "NumPy warm-up: softmax, attention, layer norm"),
+    Component("attention", "Softmax by hand and scaled dot-product attention"),
+    Component("mask", "Causal and padding masks"),
+    Component("multi_head", "Multi-head attention", ("attention",)),
+    Component("add_norm", "LayerNorm by hand, add & norm"),
+    Component("feed_forward", "Position-wise feed-forward network"),
+    Component("positional_encoding", "Sinusoidal positional encoding, token embedding"),
+    Component("encoder", "Encoder layer and stack", ("attention", "multi_head", "add_norm", "feed_forward")),
+    Component(
+        "decoder",
+        "Decoder layer and stack: masked self-attention, cross-attention",
+        ("attention", "multi_head", "add_norm", "feed_forward"),
+    ),
+    Component(
+        "transformer",
+        "Encoder-decoder model and greedy decoding",
+        ("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder", "decoder"),
+    ),
+)
+
+BY_NAME: dict[str, Component] = {c.name: c for c in COMPONENTS}
+NAMES: tuple[str, ...] = tuple(BY_NAME)
+
+
+def get(name: str) -> Component:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"unknown component {name!r}; choose from {', '.join(NAMES)}") from None

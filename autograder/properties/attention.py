@@ -1,0 +1,236 @@
+"""Properties of attention.softmax and attention.scaled_dot_product_attention (visible to students)."""
+from __future__ import annotations
+
+import math
+
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from . import oracles
+from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .core import prop
+from .strategies import attention_inputs, dtypes, masks, tensors
+
+C = "attention"
+
+
+def softmax(t, x, dim=-1):
+    return tensor(t.call(C, "softmax", x, dim=dim), f"softmax(x, dim={dim})", like=x)
+
+
+def attend(t, q, k, v, mask=None):
+    out = t.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
+    if not (isinstance(out, tuple) and len(out) == 2):
+        fail(f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
+             "return output, weights")
+    lead, m_q, m_k, d_v = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
+    w_shape = (*lead, m_q, m_k)
+    weights = out[1]
+    if isinstance(weights, torch.Tensor) and tuple(weights.shape) == (*lead, m_k, m_q) and m_q != m_k:
+        fail(f"weights: expected shape {w_shape}, got {tuple(weights.shape)}",
+             "the scores are (m_q × m_k): query @ key^T, not key @ query^T (Q and K swapped?)")
+    weights = tensor(weights, "weights", shape=w_shape, dtype=q.dtype)
+    output = tensor(out[0], "output", shape=(*lead, m_q, d_v), dtype=q.dtype)
+    return output, weights
+
+
+def sums_to_one(x, dim):
+    return is_close(x.sum(dim), torch.ones_like(x.sum(dim)))
+
+
+@prop(C, points=2)
+@given(x=st.integers(1, 3).flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
+       .flatmap(lambda shape: tensors(shape)), dtype=dtypes())
+def softmax_rows_sum_to_one(t, x, dtype):
+    """softmax(x) is non-negative and sums to 1 along the last dim."""
+    x = x.to(dtype)
+    y = softmax(t, x)
+    expect((y >= 0).all(), "softmax has negative entries", "exp(...) is never negative: is exp missing?")
+    if not sums_to_one(y, -1):
+        fail(f"rows do not sum to 1 along the last dim (sums: {y.sum(-1).flatten()[:4].tolist()})",
+             diagnose("divide exp(x - max) by its sum along the same dim",
+                      (x.dim() > 1 and sums_to_one(y, 0), f"rows sum to 1 along dim 0, not along the last dim: "
+                                                         "softmax over the wrong axis?"),
+                      (lambda: any(sums_to_one(y, d) for d in range(x.dim() - 1)),
+                       "normalised over another dim: softmax over the wrong axis? use dim=dim"),
+                      (lambda: is_close(y.sum(), torch.tensor(1.0, dtype=y.dtype)),
+                       "the whole tensor sums to 1: sum along dim with keepdim=True, not over everything")))
+
+
+@prop(C, points=1)
+@given(x=tensors((2, 3, 4)), dim=st.sampled_from([0, 1, -2, 2]))
+def softmax_respects_dim(t, x, dim):
+    """softmax(x, dim) normalises along `dim`, whichever it is."""
+    y = softmax(t, x, dim)
+    close(y, torch.softmax(x, dim), f"softmax(x, dim={dim})",
+          diagnose("compute max, exp and sum along `dim` with keepdim=True",
+                   (lambda: is_close(y, torch.softmax(x, -1)), "ignores the dim argument: always the last dim?")))
+
+
+@prop(C, points=2)
+@given(x=tensors((3, 5), lo=-1e4, hi=1e4), dtype=dtypes())
+@example(x=torch.tensor([[1e4, 0.0, -1e4], [1000.0, 1000.0, 999.0]], dtype=torch.float64), dtype=torch.float32)
+def softmax_is_stable_for_large_logits(t, x, dtype):
+    """Logits of ±1e4 give finite, exact probabilities (no overflow)."""
+    x = x.to(dtype)
+    y = softmax(t, x)
+    expect(torch.isfinite(y).all(), "softmax of large logits gives inf or NaN",
+           "exp(1e4) overflows: subtract the row max before exp (it cancels in the ratio)")
+    close(y, torch.softmax(x.double(), -1), "softmax of large logits", "subtract the max along the same dim", dtype=dtype)
+
+
+@prop(C, points=1)
+@given(x=tensors((2, 4)), shift=st.floats(-100, 100, width=32))
+def softmax_is_shift_invariant(t, x, shift):
+    """softmax(x + c) = softmax(x) for a constant c per row."""
+    close(softmax(t, x + shift), softmax(t, x), "softmax(x + c) vs softmax(x)",
+          "subtracting the row max should make adding a constant irrelevant")
+
+
+@prop(C, points=1, examples=5)
+@given(dtype=dtypes(), n=st.integers(1, 4))
+def softmax_of_all_neg_inf_row_is_zero(t, dtype, n):
+    """A row that is entirely -inf gives all zeros, not NaN."""
+    x = torch.zeros(2, n, dtype=dtype)
+    x[1] = float("-inf")
+    y = softmax(t, x)
+    close(y[1], torch.zeros(n, dtype=dtype), "softmax of an all -inf row",
+          "max is -inf, so x - max is NaN: replace a -inf max by 0 and a zero denominator by 1")
+    close(y[0], torch.full((n,), 1 / n, dtype=dtype), "softmax of a row of zeros")
+
+
+@prop(C, points=2)
+@given(qkv=attention_inputs(distinct_lengths=True))
+def attention_shapes_for_cross_attention(t, qkv):
+    """m_q != m_k: weights are (..., m_q, m_k), output (..., m_q, d_v), dtype kept."""
+    attend(t, *qkv)
+
+
+@prop(C, points=2)
+@given(qkv=attention_inputs())
+def attention_weights_are_a_distribution(t, qkv):
+    """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
+    _, w = attend(t, *qkv)
+    expect((w >= 0).all(), "negative attention weights", "weights come out of a softmax: is it applied?")
+    if not sums_to_one(w, -1):
+        fail("each query's weights should sum to 1 over the keys (last dim)",
+             diagnose("softmax over the keys: dim=-1 of the (m_q × m_k) scores",
+                      (lambda: sums_to_one(w, -2), "weights sum to 1 over the queries: softmax over dim -2 "
+                                                   "instead of the last dim?")))
+
+
+@prop(C, points=3)
+@given(q=tensors((1, 1, 4), lo=-2, hi=2), k=tensors((1, 2, 4), lo=-2, hi=2), d_k=st.integers(2, 4),
+       dtype=dtypes())
+@example(q=torch.ones(1, 1, 4, dtype=torch.float64), k=torch.tensor([[[1.0, 1, 1, 1], [0, 0, 0, 0]]],
+         dtype=torch.float64), d_k=4, dtype=torch.float64)
+def attention_two_keys_closed_form(t, q, k, d_k, dtype):
+    """With two keys, w0 = sigmoid((q·k0 - q·k1) / sqrt(d_k)): the scale is exactly 1/sqrt(d_k)."""
+    q, k = q[..., :d_k].to(dtype), k[..., :d_k].to(dtype)
+    v = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype=dtype)
+    _, w = attend(t, q, k, v)
+    delta = float((q[0, 0] @ k[0, 0] - q[0, 0] @ k[0, 1]).double())
+    expected = 1 / (1 + math.exp(-delta / math.sqrt(d_k)))
+    got = float(w[0, 0, 0])
+    if abs(got - expected) > 1e-4:
+        sig = lambda s: 1 / (1 + math.exp(-delta * s))  # noqa: E731
+        fail(f"weight of key 0: got {got:.6g}, expected sigmoid((q·k0 - q·k1)/sqrt({d_k})) = {expected:.6g}",
+             diagnose("the scores are q·k / sqrt(d_k) before the softmax",
+                      (abs(got - sig(1.0)) < 1e-4, "no scaling: divide the scores by sqrt(d_k)"),
+                      (abs(got - sig(1 / d_k)) < 1e-4, "divided by d_k: the scale is 1/sqrt(d_k)"),
+                      (abs(got - sig(math.sqrt(d_k))) < 1e-4, "multiplied by sqrt(d_k): divide instead"),
+                      (abs(got - sig(1 / math.sqrt(3))) < 1e-4, "scaled by sqrt(d_v): the scale uses d_k, "
+                                                               "the size of queries and keys")))
+
+
+@st.composite
+def masked_inputs(draw, fully_masked=False):
+    q, k, v = draw(attention_inputs(lead=draw(st.lists(st.integers(1, 2), min_size=1, max_size=2))))
+    shape = (*q.shape[:-1], k.shape[-2])
+    m = draw(masks(shape, p_fully_masked_row=fully_masked))
+    if draw(st.booleans()):  # a mask that broadcasts over the leading dims
+        m = m.reshape(-1, *shape[-2:])[0]
+        if not fully_masked:
+            m[..., 0] = True
+    return q, k, v, m
+
+
+@prop(C, points=3)
+@given(inputs=masked_inputs())
+def attention_equals_torch(t, inputs):
+    """Output equals torch's scaled_dot_product_attention (mask True = may attend)."""
+    q, k, v, m = inputs
+    out, w = attend(t, q, k, v, m)
+    expected = oracles.sdpa(q, k, v, m)
+    _, expected_w = oracles.attention(q, k, v, m)
+    if not is_close(out, expected):
+        no_mask = oracles.sdpa(q, k, v)
+        inverted = oracles.attention(q, k, v, ~m)[0]
+        fail("output differs from torch.nn.functional.scaled_dot_product_attention",
+             diagnose("compare the weights first: softmax(q k^T / sqrt(d_k)) with blocked scores at -inf",
+                      (lambda: is_close(out, no_mask), "the mask is ignored"),
+                      (lambda: is_close(out, inverted), "inverted mask: True means may attend"),
+                      (lambda: is_close(out, expected_w.transpose(-2, -1) @ v)
+                       if m.shape[-1] == m.shape[-2] else False, "weights transposed before @ value"),
+                      (lambda: is_close(w, expected_w), "weights are right but the output is not: output = "
+                                                        "weights @ value")))
+    close(w, expected_w, "weights")
+
+
+@prop(C, points=2)
+@given(inputs=masked_inputs())
+def attention_masked_keys_get_zero_weight(t, inputs):
+    """Where the mask is False, the weight is exactly 0; allowed weights still sum to 1."""
+    q, k, v, m = inputs
+    _, w = attend(t, q, k, v, m)
+    blocked = (~m).expand(w.shape)
+    if (w[blocked] != 0).any():
+        allowed_zero = (w[m.expand(w.shape)] == 0).all()
+        fail("a blocked key (mask False) got non-zero weight",
+             diagnose("set blocked scores to -inf before the softmax (masked_fill(~mask, -inf))",
+                      (lambda: bool(allowed_zero), "inverted mask: True means may attend, False is blocked"),
+                      (lambda: bool((w[blocked] < 1e-6).all()), "a large negative number (-1e9) leaks weight in "
+                                                               "float32: use -inf")))
+    if not sums_to_one(w, -1):
+        fail("with a mask, each query's weights should still sum to 1 over the allowed keys",
+             "mask applied after the softmax? Zeroing weights after normalising leaves rows that sum to < 1")
+
+
+@prop(C, points=2, examples=15)
+@given(inputs=masked_inputs(fully_masked=True))
+@example(inputs=(torch.ones(1, 2, 2, dtype=torch.float64), torch.ones(1, 3, 2, dtype=torch.float64),
+                 torch.ones(1, 3, 2, dtype=torch.float64), torch.tensor([[[True, True, False], [False] * 3]])))
+def attention_fully_masked_rows_are_zero(t, inputs):
+    """A query whose keys are all masked gets all-zero weights and output: never NaN."""
+    q, k, v, m = inputs
+    out, w = attend(t, q, k, v, m)
+    dead = ~m.expand(w.shape).any(-1)  # (..., m_q)
+    expect(not torch.isnan(out).any() and not torch.isnan(w).any(), "NaN in output or weights",
+           "a fully masked row has max = -inf, and -inf - -inf = NaN: replace a -inf max by 0 and "
+           "divide by 1 where the sum is 0")
+    expect((w[dead] == 0).all() and (out[dead] == 0).all(), "a fully masked query row is not all zeros",
+           "fully masked rows must give all-zero weights and output")
+
+
+@prop(C, points=2)
+@given(inputs=masked_inputs())
+def attention_output_in_convex_hull_of_values(t, inputs):
+    """Each output coordinate lies between the min and max of the allowed value rows."""
+    q, k, v, m = inputs
+    out, _ = attend(t, q, k, v, m)
+    allowed = m.expand((*q.shape[:-1], k.shape[-2])).unsqueeze(-1)  # (..., m_q, m_k, 1)
+    vals = v.unsqueeze(-3)  # (..., 1, m_k, d_v)
+    hi = torch.where(allowed, vals, torch.tensor(float("-inf"), dtype=v.dtype)).amax(-2)
+    lo = torch.where(allowed, vals, torch.tensor(float("inf"), dtype=v.dtype)).amin(-2)
+    eps = 1e-5 if q.dtype == torch.float32 else 1e-9
+    ok = ((out <= hi + eps) & (out >= lo - eps)) | ~allowed.any(-2)
+    expect(ok.all(), "an output lies outside the range of the value rows it attends to",
+           "the output must be a weighted average of value rows: weights >= 0 summing to 1, times value")
+
+
+@prop(C, points=1, examples=1)
+def attention_is_written_by_hand(t):
+    """attention.py calls no library softmax or attention (static check; the run-time check is in every test)."""
+    written_by_hand(t, C, "write softmax from exp, max and sum, and attention from matmul: no torch.softmax, "
+                          "F.scaled_dot_product_attention or getattr tricks")

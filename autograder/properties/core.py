@@ -1,0 +1,174 @@
+"""Properties: graded, Hypothesis-driven checks, each with points, a component, a visibility and hints.
+
+A property is a function `prop(t, **drawn)` that talks to the code under test only through `t`, a Target.
+It raises `Failure(message, hint)` when the code is wrong. `run_property` runs it under fixed, derandomized
+Hypothesis settings and turns whatever happens into an `Outcome`: same submission, same outcome, every run.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.errors import Flaky, HypothesisException
+
+from ..components import NAMES
+from ..target import StudentError, Target
+
+
+class Failure(AssertionError):
+    """The property does not hold. `hint` names the likely mistake."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    component: str
+    points: float
+    visible: bool
+    examples: int
+    fn: Callable = field(repr=False, compare=False)
+    summary: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.component}::{self.name}"
+
+
+@dataclass
+class Outcome:
+    property: Property
+    status: str  # passed | failed | error (student code raised) | not_implemented | forbidden | timeout | crashed
+    message: str = ""
+    hint: str = ""
+    example: str = ""
+    detail: str = ""  # the student's own traceback, trimmed
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def score(self) -> float:
+        return self.property.points if self.passed else 0.0
+
+
+REGISTRY: dict[str, Property] = {}
+
+
+def prop(component: str, points: float = 1.0, examples: int = 20, visible: bool = True):
+    """Register a property. Stack it on top of `@given` (or on a plain function run once)."""
+    if component not in NAMES:
+        raise ValueError(f"unknown component {component!r}")
+
+    def register(fn):
+        p = Property(fn.__name__, component, float(points), visible, examples, fn,
+                     (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else fn.__name__)
+        if p.id in REGISTRY:
+            raise ValueError(f"property {p.id} registered twice")
+        REGISTRY[p.id] = p
+        return fn
+
+    return register
+
+
+def load(include_hidden: bool = True) -> list[Property]:
+    """Import every property module; return the properties in component order."""
+    from .. import properties
+
+    for info in pkgutil.iter_modules(properties.__path__):
+        if info.name in NAMES:
+            importlib.import_module(f"{properties.__name__}.{info.name}")
+    if include_hidden:
+        try:
+            hidden = importlib.import_module("autograder.hidden")
+        except ImportError:  # the student bundle ships without hidden properties
+            hidden = None
+        if hidden is not None:
+            for info in pkgutil.iter_modules(hidden.__path__):
+                importlib.import_module(f"{hidden.__name__}.{info.name}")
+    order = {name: i for i, name in enumerate(NAMES)}
+    chosen = [p for p in REGISTRY.values() if include_hidden or p.visible]
+    return sorted(chosen, key=lambda p: (order[p.component], not p.visible))
+
+
+def select(properties, components=None, visible_only=False):
+    return [p for p in properties
+            if (not components or p.component in components) and (p.visible or not visible_only)]
+
+
+def hypothesis_settings(examples: int) -> settings:
+    # derandomize: the examples depend on the property's code alone, so every run and machine agrees.
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.normal,  # attaches the falsifying example to the exception as a note
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def _example_from_notes(exc: BaseException) -> str:
+    for note in getattr(exc, "__notes__", []) or []:
+        if note.startswith(("Falsifying example", "Failing test case")):
+            lines = note.splitlines()[1:-1]
+            # Drop the target argument: it says nothing about the input.
+            return "\n".join(line.strip().rstrip(",") for line in lines if not line.strip().startswith("t="))
+    return ""
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def run_property(p: Property, target: Target) -> Outcome:
+    """Run one property against a target; never raises for anything the student's code does."""
+    test = p.fn
+    if getattr(test, "is_hypothesis_test", False):
+        test = hypothesis_settings(p.examples)(test)
+    start = time.perf_counter()
+    try:
+        test(target)
+        outcome = Outcome(p, "passed")
+    except (Failure, StudentError, Flaky, Exception) as raw:  # noqa: BLE001
+        outcome = _outcome_from(p, raw)
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def _outcome_from(p: Property, raw: BaseException) -> Outcome:
+    example = _example_from_notes(raw)
+    exc = _unwrap(raw)
+    example = example or _example_from_notes(exc)
+    if isinstance(exc, Failure):
+        return Outcome(p, "failed", exc.message, exc.hint, example)
+    if isinstance(exc, StudentError):
+        status = {"not_implemented": "not_implemented", "forbidden": "forbidden", "timeout": "timeout",
+                  "crashed": "crashed"}.get(exc.kind, "error")
+        hint = {
+            "not_implemented": "replace `raise NotImplementedError` with your implementation",
+            "forbidden": "write it yourself from tensor operations (exp, sum, matmul, mean...)",
+            "missing": "submit every exercise file, named as in exercises/",
+            "syntax": "fix the syntax error; the file could not be imported",
+        }.get(exc.kind, "")
+        return Outcome(p, status, exc.message, hint, example, exc.detail)
+    if isinstance(exc, (Flaky, HypothesisException)):
+        return Outcome(p, "failed", "the result changed between two identical calls",
+                       "does your code depend on global state, randomness or an earlier call?", example)
+    # An exception on the checking side, caused by what the student returned (a wrong type, say).
+    return Outcome(p, "failed", f"the result could not be checked: {type(exc).__name__}: {exc}"[:400],
+                   "check the return type and shape against the docstring", example)

@@ -1,0 +1,165 @@
+"""Expected values, computed on the checking side from torch's own layers and closed forms.
+
+These use the library functions the exercises must not: that is what makes them independent witnesses.
+Weight-copy recipes and mask polarities follow the shared notes (torch 2.13): nn.MultiheadAttention takes
+True = BLOCKED, the kit True = may attend.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def attention(q, k, v, mask=None):
+    """(output, weights) in q's dtype; fully masked query rows give zeros."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def sdpa(q, k, v, mask=None):
+    """torch's scaled_dot_product_attention, the output oracle."""
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def sinusoidal(max_len: int, d_model: int) -> torch.Tensor:
+    """The closed form in float64."""
+    p = torch.arange(max_len, dtype=torch.float64)[:, None]
+    i2 = torch.arange(0, d_model, 2, dtype=torch.float64)
+    angle = p / torch.pow(torch.tensor(10000.0, dtype=torch.float64), i2 / d_model)
+    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return pe
+
+
+def to_torch_mask(mask, batch: int, heads: int, m_q: int, m_k: int):
+    """Kit mask (True = attend, broadcastable to (batch, heads, m_q, m_k)) -> MHA's 3-D (True = blocked)."""
+    if mask is None:
+        return None
+    full = mask.expand(batch, heads, m_q, m_k) if mask.dim() == 4 else mask.expand(batch, heads, m_q, m_k)
+    return ~full.reshape(batch * heads, m_q, m_k)
+
+
+def _copy_mha(mha: nn.MultiheadAttention, state: dict, prefix: str) -> None:
+    g = lambda n: state[f"{prefix}{n}"]  # noqa: E731
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.cat([g("w_q.weight"), g("w_k.weight"), g("w_v.weight")]))
+        mha.out_proj.weight.copy_(g("w_o.weight"))
+        if mha.in_proj_bias is not None:
+            mha.in_proj_bias.copy_(torch.cat([g("w_q.bias"), g("w_k.bias"), g("w_v.bias")]))
+            mha.out_proj.bias.copy_(g("w_o.bias"))
+
+
+def _copy_linear(lin: nn.Linear, state: dict, prefix: str) -> None:
+    with torch.no_grad():
+        lin.weight.copy_(state[f"{prefix}weight"])
+        if lin.bias is not None:
+            lin.bias.copy_(state[f"{prefix}bias"])
+
+
+def torch_mha(state: dict, d_model: int, heads: int, dtype, prefix: str = "", bias: bool = True):
+    mha = nn.MultiheadAttention(d_model, heads, bias=bias, batch_first=True, dtype=dtype).eval()
+    _copy_mha(mha, state, prefix)
+    return mha
+
+
+def multi_head(state, d_model, heads, query, key, value, mask=None, prefix=""):
+    """nn.MultiheadAttention with the kit's weights: (output, per-head weights). Fully masked rows are NaN."""
+    mha = torch_mha(state, d_model, heads, query.dtype, prefix, bias=f"{prefix}w_q.bias" in state)
+    b, m_q, m_k = query.shape[0], query.shape[1], key.shape[1]
+    with torch.no_grad():
+        out, w = mha(query, key, value, attn_mask=to_torch_mask(mask, b, heads, m_q, m_k),
+                     need_weights=True, average_attn_weights=False)
+    return out, w
+
+
+def layer_norm(x, weight=None, bias=None, eps=1e-5):
+    return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+
+
+def torch_encoder_layer(state, d_model, heads, d_ff, dtype, prefix=""):
+    layer = nn.TransformerEncoderLayer(d_model, heads, d_ff, dropout=0.0, activation="relu", norm_first=False,
+                                       batch_first=True, dtype=dtype).eval()
+    _copy_mha(layer.self_attn, state, f"{prefix}self_attention.")
+    _copy_linear(layer.linear1, state, f"{prefix}feed_forward.linear_1.")
+    _copy_linear(layer.linear2, state, f"{prefix}feed_forward.linear_2.")
+    _copy_linear(layer.norm1, state, f"{prefix}add_norm_1.norm.")
+    _copy_linear(layer.norm2, state, f"{prefix}add_norm_2.norm.")
+    return layer
+
+
+def torch_decoder_layer(state, d_model, heads, d_ff, dtype, prefix=""):
+    layer = nn.TransformerDecoderLayer(d_model, heads, d_ff, dropout=0.0, activation="relu", norm_first=False,
+                                       batch_first=True, dtype=dtype).eval()
+    _copy_mha(layer.self_attn, state, f"{prefix}self_attention.")
+    _copy_mha(layer.multihead_attn, state, f"{prefix}cross_attention.")
+    _copy_linear(layer.linear1, state, f"{prefix}feed_forward.linear_1.")
+    _copy_linear(layer.linear2, state, f"{prefix}feed_forward.linear_2.")
+    _copy_linear(layer.norm1, state, f"{prefix}add_norm_1.norm.")
+    _copy_linear(layer.norm2, state, f"{prefix}add_norm_2.norm.")
+    _copy_linear(layer.norm3, state, f"{prefix}add_norm_3.norm.")
+    return layer
+
+
+def encoder(state, num_layers, d_model, heads, d_ff, x, mask=None, prefix=""):
+    """A stack of torch encoder layers (no final norm). mask: kit polarity, broadcastable to (b, 1|h, m, m)."""
+    b, m = x.shape[0], x.shape[1]
+    attn_mask = to_torch_mask(mask, b, heads, m, m)
+    with torch.no_grad():
+        for i in range(num_layers):
+            x = torch_encoder_layer(state, d_model, heads, d_ff, x.dtype, f"{prefix}layers.{i}.")(x, src_mask=attn_mask)
+    return x
+
+
+def decoder(state, num_layers, d_model, heads, d_ff, x, memory, target_mask=None, memory_mask=None, prefix=""):
+    b, m_d, m_e = x.shape[0], x.shape[1], memory.shape[1]
+    tgt = to_torch_mask(target_mask, b, heads, m_d, m_d)
+    mem = to_torch_mask(memory_mask, b, heads, m_d, m_e)
+    with torch.no_grad():
+        for i in range(num_layers):
+            layer = torch_decoder_layer(state, d_model, heads, d_ff, x.dtype, f"{prefix}layers.{i}.")
+            x = layer(x, memory, tgt_mask=tgt, memory_mask=mem)
+    return x
+
+
+class TorchTransformer:
+    """The kit's Transformer, assembled from torch layers and a given state dict (no dropout)."""
+
+    def __init__(self, state, num_layers, d_model, heads, d_ff):
+        self.s, self.n, self.d, self.h, self.f = state, num_layers, d_model, heads, d_ff
+
+    def embed(self, tokens, table):
+        x = F.embedding(tokens, self.s[table]) * math.sqrt(self.d)
+        return x + self.s["positional_encoding.pe"][:, : tokens.shape[1]].to(x.dtype)
+
+    def encode(self, src, src_mask=None):
+        return encoder(self.s, self.n, self.d, self.h, self.f, self.embed(src, "src_embedding.embedding.weight"),
+                       src_mask, "encoder.")
+
+    def decode(self, tgt, memory, target_mask=None, memory_mask=None):
+        x = self.embed(tgt, "tgt_embedding.embedding.weight")
+        return decoder(self.s, self.n, self.d, self.h, self.f, x, memory, target_mask, memory_mask, "decoder.")
+
+    def generator(self, x):
+        return F.linear(x, self.s["generator.weight"], self.s["generator.bias"])
+
+    def forward(self, src, tgt, src_mask=None, target_mask=None):
+        return self.generator(self.decode(tgt, self.encode(src, src_mask), target_mask, src_mask))
+
+    def greedy(self, src, max_len, bos_id, eos_id, src_mask=None):
+        memory = self.encode(src, src_mask)
+        ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
+        done = torch.zeros(src.shape[0], dtype=torch.bool)
+        while ys.shape[1] < max_len and not bool(done.all()):
+            causal = torch.ones(ys.shape[1], ys.shape[1], dtype=torch.bool).tril()
+            nxt = self.generator(self.decode(ys, memory, causal, src_mask)[:, -1]).argmax(-1)
+            nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
+            ys = torch.cat([ys, nxt[:, None]], dim=1)
+            done |= nxt == eos_id
+        return ys

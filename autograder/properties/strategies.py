@@ -1,0 +1,141 @@
+"""Small composable Hypothesis strategies for the kit's inputs.
+
+Inputs a student reads in a failure report (queries, logits, masks) are drawn element by element, so Hypothesis
+shrinks them to small, plain values. Weights are drawn as a seed and expanded with torch's generator: they are
+large, and a failure report names the seed, which reproduces them exactly.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+def dtypes() -> st.SearchStrategy[torch.dtype]:
+    return st.sampled_from(FLOAT_DTYPES)
+
+
+def sizes(lo: int = 1, hi: int = 4) -> st.SearchStrategy[int]:
+    return st.integers(lo, hi)
+
+
+def arrays(shape, lo: float = -3.0, hi: float = 3.0, dtype=np.float64) -> st.SearchStrategy[np.ndarray]:
+    """A NumPy array with finite values in [lo, hi], representable exactly in float32."""
+    return hnp.arrays(dtype, shape, elements=st.floats(lo, hi, allow_nan=False, allow_infinity=False, width=32))
+
+
+@st.composite
+def tensors(draw, shape, dtype=torch.float64, lo: float = -3.0, hi: float = 3.0) -> torch.Tensor:
+    # composite (not .map) so that a failure report prints the tensor itself, not how it was built
+    return torch.from_numpy(draw(arrays(tuple(shape), lo, hi))).to(dtype)
+
+
+def masks(shape, p_fully_masked_row: bool = True) -> st.SearchStrategy[torch.Tensor]:
+    """Bool masks, True = may attend. With p_fully_masked_row, some query rows may be entirely False."""
+    return _masks(tuple(shape), p_fully_masked_row)
+
+
+@st.composite
+def _masks(draw, shape, fully_masked_rows):
+    m = torch.from_numpy(draw(hnp.arrays(np.bool_, shape, elements=st.booleans())))
+    if not fully_masked_rows:
+        m[..., 0] = True
+    return m
+
+
+def seeds() -> st.SearchStrategy[int]:
+    return st.integers(0, 2**16 - 1)
+
+
+@st.composite
+def attention_inputs(draw, lead=None, distinct_lengths: bool = True, lo=-3.0, hi=3.0, dtype=None, min_d_k=1):
+    """(query, key, value) with leading dims, m_q (!= m_k if asked), d_k, d_v; same dtype."""
+    dtype = dtype or draw(dtypes())
+    lead = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)) if lead is None else list(lead)
+    m_q, m_k = draw(sizes(1, 4)), draw(sizes(1, 5))
+    if distinct_lengths and m_q == m_k:
+        m_k = m_q + 1
+    d_k, d_v = draw(sizes(min_d_k, 4)), draw(sizes(1, 4))
+    q = draw(tensors((*lead, m_q, d_k), dtype, lo, hi))
+    k = draw(tensors((*lead, m_k, d_k), dtype, lo, hi))
+    v = draw(tensors((*lead, m_k, d_v), dtype, lo, hi))
+    return q, k, v
+
+
+def randn(shape, seed: int, dtype=torch.float64, scale: float = 1.0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(tuple(shape), generator=g, dtype=torch.float64) * scale).to(dtype)
+
+
+@st.composite
+def model_sizes(draw, max_heads: int = 3, min_heads: int = 1):
+    """(d_model, num_heads) with d_model divisible by num_heads, d_k >= 2."""
+    h = draw(st.integers(min_heads, max_heads))
+    d_k = draw(st.integers(2, 4))
+    return h * d_k, h
+
+
+# -------------------------------------------------------------------------------------- state dicts (weights)
+def linear_state(prefix: str, d_in: int, d_out: int, seed: int, dtype, bias: bool = True) -> dict:
+    s = {f"{prefix}weight": randn((d_out, d_in), seed, dtype, 1 / math.sqrt(d_in))}
+    if bias:
+        s[f"{prefix}bias"] = randn((d_out,), seed + 1, dtype, 0.5)
+    return s
+
+
+def norm_state(prefix: str, d: int, seed: int, dtype) -> dict:
+    return {f"{prefix}weight": 1 + randn((d,), seed, dtype, 0.3), f"{prefix}bias": randn((d,), seed + 1, dtype, 0.3)}
+
+
+def mha_state(prefix: str, d_model: int, seed: int, dtype, bias: bool = True) -> dict:
+    s = {}
+    for i, name in enumerate(("w_q", "w_k", "w_v", "w_o")):
+        s.update(linear_state(f"{prefix}{name}.", d_model, d_model, seed + 10 * i, dtype, bias))
+    return s
+
+
+def ffn_state(prefix: str, d_model: int, d_ff: int, seed: int, dtype) -> dict:
+    return {**linear_state(f"{prefix}linear_1.", d_model, d_ff, seed, dtype),
+            **linear_state(f"{prefix}linear_2.", d_ff, d_model, seed + 7, dtype)}
+
+
+def encoder_layer_state(prefix: str, d_model: int, d_ff: int, seed: int, dtype) -> dict:
+    return {**mha_state(f"{prefix}self_attention.", d_model, seed, dtype),
+            **norm_state(f"{prefix}add_norm_1.norm.", d_model, seed + 100, dtype),
+            **ffn_state(f"{prefix}feed_forward.", d_model, d_ff, seed + 200, dtype),
+            **norm_state(f"{prefix}add_norm_2.norm.", d_model, seed + 300, dtype)}
+
+
+def decoder_layer_state(prefix: str, d_model: int, d_ff: int, seed: int, dtype) -> dict:
+    return {**mha_state(f"{prefix}self_attention.", d_model, seed, dtype),
+            **norm_state(f"{prefix}add_norm_1.norm.", d_model, seed + 100, dtype),
+            **mha_state(f"{prefix}cross_attention.", d_model, seed + 400, dtype),
+            **norm_state(f"{prefix}add_norm_2.norm.", d_model, seed + 500, dtype),
+            **ffn_state(f"{prefix}feed_forward.", d_model, d_ff, seed + 200, dtype),
+            **norm_state(f"{prefix}add_norm_3.norm.", d_model, seed + 300, dtype)}
+
+
+def stack_state(layer_state, num_layers: int, d_model: int, d_ff: int, seed: int, dtype, prefix: str = "") -> dict:
+    s = {}
+    for i in range(num_layers):
+        s.update(layer_state(f"{prefix}layers.{i}.", d_model, d_ff, seed + 1000 * i, dtype))
+    return s
+
+
+def transformer_state(src_vocab: int, tgt_vocab: int, d_model: int, d_ff: int, num_layers: int, seed: int,
+                      dtype, max_len: int) -> dict:
+    from .oracles import sinusoidal  # the buffer is part of the state dict
+
+    return {
+        "src_embedding.embedding.weight": randn((src_vocab, d_model), seed, dtype),
+        "tgt_embedding.embedding.weight": randn((tgt_vocab, d_model), seed + 1, dtype),
+        "positional_encoding.pe": sinusoidal(max_len, d_model).unsqueeze(0).to(dtype),
+        **stack_state(encoder_layer_state, num_layers, d_model, d_ff, seed + 10_000, dtype, "encoder."),
+        **stack_state(decoder_layer_state, num_layers, d_model, d_ff, seed + 20_000, dtype, "decoder."),
+        **linear_state("generator.", d_model, tgt_vocab, seed + 30_000, dtype),
+    }

@@ -1,0 +1,424 @@
+"""The one narrow interface between a property and the code under test.
+
+A property never touches student code. It sends operations: *build* this module with these arguments and
+weights, *call* this function or method on these inputs, *inspect* a built module, *read* a source file, and
+gets plain data back (tensors, arrays, numbers). Every expected value is computed on the property's side.
+
+`Executor` carries the operations out on a loaded submission. `InProcessTarget` runs it in this process (the
+student's self-check); the judge runs the same Executor in a sandboxed worker process and ships the operations
+over a pipe, so the same properties grade hostile code without trusting it.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import io
+import itertools
+import random
+import sys
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from . import rules
+
+
+# ----------------------------------------------------------------------------------------------- operations
+@dataclass(frozen=True)
+class Handle:
+    """A module built inside the target; only its id crosses the boundary."""
+
+    id: int
+    component: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Build:
+    """Construct `component.name(**kwargs)`, load `state` (a state dict) if given, set train/eval mode."""
+
+    component: str
+    name: str
+    kwargs: dict = field(default_factory=dict)
+    state: dict | None = None
+    train: bool = False
+    seed: int = 0
+    dtype: Any = None  # e.g. torch.float64: the module is cast before the state is loaded
+
+
+@dataclass(frozen=True)
+class Call:
+    """Call the function `name` of module `on` (a component name), or the method `name` of a built module.
+
+    backward: also backpropagate a fixed pseudo-random cotangent from the (first) output and return the
+    gradients of the float inputs and of the module's parameters. read: attributes to read after the call.
+    """
+
+    on: str | Handle
+    name: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    seed: int = 0
+    backward: bool = False
+    read: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Inspect:
+    """State dict, parameter names and mode of a built module."""
+
+    handle: Handle
+
+
+@dataclass(frozen=True)
+class Source:
+    """The text of a component's file, or None if missing."""
+
+    component: str
+
+
+@dataclass
+class Reply:
+    value: Any = None
+    attrs: dict = field(default_factory=dict)
+    input_grads: list | None = None
+    param_grads: dict | None = None
+    # For modules passed as arguments (greedy_decode(model, ...)): was grad mode on / were they in training
+    # mode during their forward calls?
+    grad_enabled_seen: tuple[bool, ...] = ()
+    training_seen: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """Stands for a returned object that is not data (a module, a generator...)."""
+
+    type_name: str
+    text: str
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name}: {self.text}>"
+
+
+class StudentError(Exception):
+    """The code under test failed: raised, was missing, timed out, crashed, or broke a rule."""
+
+    def __init__(self, kind: str, message: str, where: str = "", exc_type: str = "", detail: str = ""):
+        super().__init__(message)
+        self.kind, self.message, self.where, self.exc_type, self.detail = kind, message, where, exc_type, detail
+
+    def __reduce__(self):
+        return (StudentError, (self.kind, self.message, self.where, self.exc_type, self.detail))
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Target:
+    """What every property talks to. Subclasses implement `run`."""
+
+    label = "submission"
+
+    def run(self, op):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # Conveniences: each is one operation.
+    def build(self, component, name, state=None, train=False, seed=0, dtype=None, **kwargs) -> Handle:
+        return self.run(Build(component, name, kwargs, state, train, seed, dtype)).value
+
+    def call(self, component, name, *args, **kwargs):
+        return self.run(Call(component, name, args, kwargs)).value
+
+    def method(self, handle, name, *args, **kwargs):
+        return self.run(Call(handle, name, args, kwargs)).value
+
+    def inspect(self, handle) -> dict:
+        return self.run(Inspect(handle)).value
+
+    def source(self, component) -> str | None:
+        return self.run(Source(component)).value
+
+    def __repr__(self) -> str:
+        return f"<{self.label}>"
+
+
+# --------------------------------------------------------------------------------------- loading submissions
+_package_ids = itertools.count()
+
+
+def load_package(path: Path, name: str | None = None) -> str:
+    """Register folder `path` as a fresh package (its __init__.py is not run); return the package name."""
+    name = name or f"_submission_{next(_package_ids)}"
+    spec = importlib.util.spec_from_loader(name, loader=None, is_package=True)
+    package = importlib.util.module_from_spec(spec)
+    package.__path__ = [str(path)]
+    sys.modules[name] = package
+    return name
+
+
+def student_traceback(exc: BaseException, root: Path, limit: int = 6) -> str:
+    """The traceback frames inside the submission only: the student's code, never the kit's."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if str(root) in str(f.filename)]
+    lines = [f'  {Path(f.filename).name}, line {f.lineno}, in {f.name}\n    {f.line}' for f in frames[-limit:]]
+    return "\n".join(lines)
+
+
+def export(value):
+    """Turn whatever the student returned into plain data, detached from their autograd graph."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (bool, int, float, complex, str, type(None), np.generic, torch.dtype, torch.device)):
+        return value
+    if isinstance(value, tuple):
+        return tuple(export(v) for v in value)
+    if isinstance(value, list):
+        return [export(v) for v in value]
+    if isinstance(value, dict):
+        return {k: export(v) for k, v in value.items() if isinstance(k, (str, int))}
+    return Opaque(type(value).__name__, repr(value)[:200])
+
+
+def _copy_in(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_copy_in(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _copy_in(v) for k, v in value.items()}
+    return value
+
+
+def _first_tensor(value):
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            t = _first_tensor(v)
+            if t is not None:
+                return t
+    return None
+
+
+def cotangent(shape, dtype, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+
+
+def seed_everything(seed: int) -> None:
+    torch.manual_seed(seed)
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+
+
+class Executor:
+    """Carries out operations on one submission folder. Runs in-process or inside a judge worker."""
+
+    def __init__(self, root: Path, output_limit: int = 20_000):
+        self.root = Path(root).resolve()
+        self.package = load_package(self.root)
+        self.objects: dict[int, Any] = {}
+        self.ids = itertools.count(1)
+        self.output = io.StringIO()
+        self.output_limit = output_limit
+        self.import_errors: dict[str, StudentError] = {}
+
+    # -- helpers
+    def module(self, component: str):
+        if component in self.import_errors:
+            raise self.import_errors[component]
+        try:
+            with self._student_context(component, f"import of {component}.py"):
+                return importlib.import_module(f"{self.package}.{component}")
+        except StudentError as e:
+            self.import_errors[component] = e
+            raise
+
+    def _resolve(self, value):
+        if isinstance(value, Handle):
+            return self.objects[value.id]
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._resolve(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self._resolve(v) for k, v in value.items()}
+        return value
+
+    @contextlib.contextmanager
+    def _student_context(self, component: str, where: str):
+        """Run student code: forbidden calls raise, output is captured, exceptions become StudentError."""
+        out = _BoundedWriter(self.output, self.output_limit)
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                warnings.simplefilter("ignore")
+                with rules.guard(component):
+                    yield
+        except StudentError:
+            raise
+        except rules.ForbiddenCall as e:
+            raise StudentError("forbidden", str(e), where, "ForbiddenCall",
+                               student_traceback(e, self.root)) from None
+        except ModuleNotFoundError as e:
+            missing = (e.name or "").rsplit(".", 1)[-1]
+            if e.name and e.name.startswith(self.package):
+                msg = f"{missing}.py is missing from the submission (needed by {where})"
+                raise StudentError("missing", msg, where, "ModuleNotFoundError") from None
+            raise StudentError("exception", f"ModuleNotFoundError during {where}: {e}", where,
+                               "ModuleNotFoundError", student_traceback(e, self.root)) from None
+        except SyntaxError as e:
+            msg = f"SyntaxError in {Path(e.filename or '?').name}, line {e.lineno}: {e.msg}"
+            raise StudentError("syntax", msg, where, "SyntaxError") from None
+        except NotImplementedError as e:
+            raise StudentError("not_implemented", f"{where} is not implemented yet (raises NotImplementedError)",
+                               where, "NotImplementedError", student_traceback(e, self.root)) from None
+        except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as e:  # noqa: BLE001 - hostile code
+            text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+            msg = f"{type(e).__name__} in {where}" + (f": {text}" if text else "")
+            raise StudentError("exception", msg, where, type(e).__name__, student_traceback(e, self.root)) from None
+
+    # -- operations
+    def run(self, op) -> Reply:
+        if isinstance(op, Build):
+            return self._build(op)
+        if isinstance(op, Call):
+            return self._call(op)
+        if isinstance(op, Inspect):
+            return self._inspect(op)
+        if isinstance(op, Source):
+            path = self.root / f"{op.component}.py"
+            return Reply(path.read_text(errors="replace") if path.is_file() else None)
+        raise TypeError(f"unknown operation {op!r}")
+
+    def _build(self, op: Build) -> Reply:
+        module = self.module(op.component)
+        where = f"{op.component}.{op.name}.__init__"
+        with self._student_context(op.component, where):
+            cls = getattr(module, op.name)
+            seed_everything(op.seed)
+            obj = cls(**_copy_in(op.kwargs))
+            if op.dtype is not None and isinstance(obj, torch.nn.Module):
+                obj.to(op.dtype)
+            if op.state is not None:
+                _load_state(obj, op.state)
+            if isinstance(obj, torch.nn.Module):
+                obj.train(op.train)
+        handle = Handle(next(self.ids), op.component, op.name)
+        self.objects[handle.id] = obj
+        return Reply(handle)
+
+    def _call(self, op: Call) -> Reply:
+        if isinstance(op.on, Handle):
+            obj, component = self.objects[op.on.id], op.on.component
+            where = f"{component}.{op.on.name}.{op.name}"
+        else:
+            obj, component = None, op.on
+            where = f"{component}.{op.name}"
+        module = self.module(component) if obj is None else None
+        args, kwargs = self._resolve(_copy_in(op.args)), self._resolve(_copy_in(op.kwargs))
+        watched = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.nn.Module)]
+        seen_grad, seen_train, hooks = [], [], []
+        for m in watched:
+            def pre_hook(mod, inputs):
+                seen_grad.append(torch.is_grad_enabled())
+                seen_train.append(mod.training)
+            hooks.append(m.register_forward_pre_hook(pre_hook))
+        if op.backward:
+            args = tuple(_requires_grad(a) for a in args)
+            kwargs = {k: _requires_grad(v) for k, v in kwargs.items()}
+        reply = Reply()
+        try:
+            with self._student_context(component, where):
+                fn = getattr(obj if obj is not None else module, op.name)
+                seed_everything(op.seed)
+                with torch.enable_grad() if op.backward else contextlib.nullcontext():
+                    value = fn(*args, **kwargs)
+                    if op.backward:
+                        out = _first_tensor(value)
+                        if out is None or not out.requires_grad:
+                            raise StudentError("exception", f"{where} returned no tensor connected to its inputs "
+                                               "(the autograd graph is cut: .detach(), .data, numpy or no_grad?)",
+                                               where, "NoGraph")
+                        (out * cotangent(out.shape, out.dtype, op.seed + 1)).sum().backward()
+                reply.value = export(value)
+                reply.attrs = {name: export(getattr(obj, name, None)) for name in op.read}
+        finally:
+            for h in hooks:
+                h.remove()
+        if op.backward:
+            reply.input_grads = [export(a.grad) if isinstance(a, torch.Tensor) else None for a in args]
+            if isinstance(obj, torch.nn.Module):
+                reply.param_grads = {n: export(p.grad) for n, p in obj.named_parameters()}
+        reply.grad_enabled_seen, reply.training_seen = tuple(seen_grad), tuple(seen_train)
+        return reply
+
+    def _inspect(self, op: Inspect) -> Reply:
+        obj = self.objects[op.handle.id]
+        if not isinstance(obj, torch.nn.Module):
+            return Reply({"module": False, "type": type(obj).__name__})
+        with self._student_context(op.handle.component, f"{op.handle.component}.{op.handle.name}.state_dict"):
+            info = {
+                "module": True,
+                "type": type(obj).__name__,
+                "training": obj.training,
+                "state": {k: export(v) for k, v in obj.state_dict().items()},
+                "params": [n for n, _ in obj.named_parameters()],
+                "children": [n for n, _ in obj.named_children()],
+                "module_types": {n: type(m).__name__ for n, m in obj.named_modules()},
+            }
+        return Reply(info)
+
+
+def _requires_grad(value):
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.detach().clone().requires_grad_(True)
+    return value
+
+
+def _load_state(module, state: dict) -> None:
+    """Load exactly these tensors; a missing or extra name, or a wrong shape, is the student's error."""
+    own = module.state_dict()
+    missing = sorted(set(state) - set(own))
+    if missing:
+        have = ", ".join(sorted(own)) or "nothing"
+        raise AttributeError(f"expected parameters/buffers named {', '.join(missing)}; the module has {have}")
+    for name, tensor in state.items():
+        if tuple(own[name].shape) != tuple(tensor.shape):
+            raise ValueError(f"{name} has shape {tuple(own[name].shape)}, expected {tuple(tensor.shape)}")
+    with torch.no_grad():
+        for name, tensor in state.items():
+            own[name].copy_(tensor)
+
+
+class _BoundedWriter(io.TextIOBase):
+    """Keeps the first `limit` characters of what the student prints; drops the rest."""
+
+    def __init__(self, sink: io.StringIO, limit: int):
+        self.sink, self.limit = sink, limit
+
+    def write(self, s):
+        room = self.limit - self.sink.tell()
+        if room > 0:
+            self.sink.write(s[:room])
+        return len(s)
+
+    def writable(self):
+        return True
+
+
+class InProcessTarget(Target):
+    """The self-check: student code runs in this process. Fast, and trusts the code (students check themselves)."""
+
+    def __init__(self, root: Path, label: str | None = None):
+        self.executor = Executor(Path(root))
+        self.label = label or Path(root).name
+
+    def run(self, op):
+        return self.executor.run(op)

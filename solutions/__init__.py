@@ -1,0 +1,1 @@
+"""Reference solutions of the Transformer exercises, one module per component."""

@@ -1,0 +1,147 @@
+"""The full encoder-decoder Transformer and greedy decoding.
+
+    memory = Encoder(PE(src_embedding(src)), src_mask)                               (batch, m_E, d_model)
+    hidden = Decoder(PE(tgt_embedding(tgt)), memory, target_mask, src_mask)          (batch, m_D, d_model)
+    logits = generator(hidden)                                                        (batch, m_D, tgt_vocab_size)
+
+src is (batch, m_E) and tgt (batch, m_D), both LongTensors of token ids. The logits at position t
+score the token that follows tgt[:, :t+1]; greedy decoding feeds back the argmax one token at a time.
+"""
+import torch
+import torch.nn as nn
+
+from .decoder import Decoder
+from .encoder import Encoder
+from .mask import causal_mask
+from .positional_encoding import PositionalEncoding, TokenEmbedding
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer (post-norm, as in "Attention Is All You Need").
+
+    Attributes:
+        src_embedding: TokenEmbedding(src_vocab_size, d_model).
+        tgt_embedding: TokenEmbedding(tgt_vocab_size, d_model).
+        positional_encoding: PositionalEncoding(d_model, max_len, dropout), shared by both sides.
+        encoder: Encoder(num_layers, d_model, num_heads, d_ff, dropout).
+        decoder: Decoder(num_layers, d_model, num_heads, d_ff, dropout).
+        generator: nn.Linear(d_model, tgt_vocab_size), hidden states -> logits.
+    """
+
+    def __init__(self, src_vocab_size, tgt_vocab_size, d_model=512, num_heads=8, num_layers=6,
+                 d_ff=2048, dropout=0.1, max_len=5000):
+        """Args:
+            src_vocab_size: number of source token ids.
+            tgt_vocab_size: number of target token ids.
+            d_model: model width.
+            num_heads: number of attention heads.
+            num_layers: number of layers in the encoder and in the decoder.
+            d_ff: hidden width of the feed-forward networks.
+            dropout: dropout probability.
+            max_len: longest sequence supported by the positional encoding.
+        """
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.src_embedding = TokenEmbedding(src_vocab_size, d_model)
+        self.tgt_embedding = TokenEmbedding(tgt_vocab_size, d_model)
+        self.positional_encoding = PositionalEncoding(d_model, max_len, dropout)
+        self.encoder = Encoder(num_layers, d_model, num_heads, d_ff, dropout)
+        self.decoder = Decoder(num_layers, d_model, num_heads, d_ff, dropout)
+        self.generator = nn.Linear(d_model, tgt_vocab_size)
+        ### END SOLUTION
+
+    def encode(self, src, src_mask=None):
+        """memory = encoder(positional_encoding(src_embedding(src)), src_mask).
+
+        Args:
+            src: LongTensor of source ids, (batch, m_E).
+            src_mask: optional bool mask, True = may attend; (m_E, m_E) or
+                (batch, 1 or num_heads, 1 or m_E, m_E), e.g. a padding mask (batch, 1, 1, m_E).
+
+        Returns:
+            The memory, shape (batch, m_E, d_model).
+        """
+        ### BEGIN SOLUTION
+        return self.encoder(self.positional_encoding(self.src_embedding(src)), src_mask)
+        ### END SOLUTION
+
+    def decode(self, tgt, memory, target_mask=None, memory_mask=None):
+        """hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, memory_mask).
+
+        Args:
+            tgt: LongTensor of target ids, (batch, m_D).
+            memory: encoder output, (batch, m_E, d_model).
+            target_mask: optional bool mask for decoder self-attention, (m_D, m_D) (e.g.
+                causal_mask(m_D)) or (batch, 1 or num_heads, 1 or m_D, m_D).
+            memory_mask: optional bool mask for cross-attention, (m_D, m_E) or
+                (batch, 1 or num_heads, 1 or m_D, m_E), e.g. a padding mask (batch, 1, 1, m_E).
+
+        Returns:
+            Hidden states of shape (batch, m_D, d_model) (not logits).
+        """
+        ### BEGIN SOLUTION
+        return self.decoder(self.positional_encoding(self.tgt_embedding(tgt)), memory,
+                            target_mask, memory_mask)
+        ### END SOLUTION
+
+    def forward(self, src, tgt, src_mask=None, target_mask=None):
+        """logits = generator(decode(tgt, encode(src, src_mask), target_mask, src_mask)).
+
+        src_mask serves both the encoder self-attention and the cross-attention; the masks
+        are used as given (none is built here).
+
+        Args:
+            src: LongTensor of source ids, (batch, m_E).
+            tgt: LongTensor of target ids, (batch, m_D).
+            src_mask: optional bool mask, True = may attend; typically a padding mask (batch, 1, 1, m_E).
+            target_mask: optional bool mask for decoder self-attention, typically causal_mask(m_D), (m_D, m_D).
+
+        Returns:
+            Logits of shape (batch, m_D, tgt_vocab_size).
+        """
+        ### BEGIN SOLUTION
+        memory = self.encode(src, src_mask)
+        return self.generator(self.decode(tgt, memory, target_mask, src_mask))
+        ### END SOLUTION
+
+
+def greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None):
+    """Greedy decoding: start from bos_id and repeatedly append the most likely next token.
+
+    memory = model.encode(src, src_mask); ys = [[bos_id]] * batch; then, while ys has fewer than
+    max_len tokens: next = argmax(model.generator(model.decode(ys, memory, causal_mask, src_mask))[:, -1]).
+    A row that has produced eos_id keeps getting eos_id; decoding stops once every row has.
+    Runs without gradients, in eval mode, and restores the model's train/eval mode afterwards.
+
+    Args:
+        model: a Transformer.
+        src: LongTensor of source ids, (batch, m_E).
+        max_len: maximum output length, counting the bos token (max_len=1 returns just bos).
+        bos_id: start token id.
+        eos_id: end token id.
+        src_mask: optional bool mask for the source, e.g. a padding mask (batch, 1, 1, m_E).
+
+    Returns:
+        LongTensor of shape (batch, L) with L <= max_len on src's device; column 0 is bos_id.
+    """
+    ### BEGIN SOLUTION
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            memory = model.encode(src, src_mask)
+            ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
+            finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+            while ys.size(1) < max_len:
+                target_mask = causal_mask(ys.size(1), device=src.device)
+                hidden = model.decode(ys, memory, target_mask, src_mask)
+                next_token = model.generator(hidden[:, -1]).argmax(dim=-1)  # (batch,)
+                next_token = next_token.masked_fill(finished, eos_id)
+                ys = torch.cat([ys, next_token.unsqueeze(1)], dim=1)
+                finished |= next_token == eos_id
+                if finished.all():
+                    break
+        return ys
+    finally:
+        model.train(was_training)
+    ### END SOLUTION
