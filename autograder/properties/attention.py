@@ -100,7 +100,8 @@ def softmax_of_all_neg_inf_row_is_zero(t, dtype, n):
     close(y[0], torch.full((n,), 1 / n, dtype=dtype), "softmax of a row of zeros")
 
 
-@prop(C, points=2)
+@prop(C, points=2, error_hint="a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
+                              "on the wrong dims? scores = query @ key.transpose(-2, -1)")
 @given(qkv=attention_inputs(distinct_lengths=True))
 def attention_shapes_for_cross_attention(t, qkv):
     """m_q != m_k: weights are (..., m_q, m_k), output (..., m_q, d_v), dtype kept."""

@@ -36,6 +36,7 @@ class Property:
     examples: int
     fn: Callable = field(repr=False, compare=False)
     summary: str = ""
+    error_hint: str = ""  # the likely mistake when the student's code raises here
 
     @property
     def id(self) -> str:
@@ -64,14 +65,16 @@ class Outcome:
 REGISTRY: dict[str, Property] = {}
 
 
-def prop(component: str, points: float = 1.0, examples: int = 20, visible: bool = True):
+def prop(component: str, points: float = 1.0, examples: int = 20, visible: bool = True, error_hint: str = ""):
     """Register a property. Stack it on top of `@given` (or on a plain function run once)."""
     if component not in NAMES:
         raise ValueError(f"unknown component {component!r}")
 
     def register(fn):
+        if getattr(fn, "is_hypothesis_test", False):
+            fn = hypothesis_settings(examples)(fn)
         p = Property(fn.__name__, component, float(points), visible, examples, fn,
-                     (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else fn.__name__)
+                     (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else fn.__name__, error_hint)
         if p.id in REGISTRY:
             raise ValueError(f"property {p.id} registered twice")
         REGISTRY[p.id] = p
@@ -138,8 +141,6 @@ def _unwrap(exc: BaseException) -> BaseException:
 def run_property(p: Property, target: Target) -> Outcome:
     """Run one property against a target; never raises for anything the student's code does."""
     test = p.fn
-    if getattr(test, "is_hypothesis_test", False):
-        test = hypothesis_settings(p.examples)(test)
     start = time.perf_counter()
     try:
         test(target)
@@ -164,7 +165,7 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
             "forbidden": "write it yourself from tensor operations (exp, sum, matmul, mean...)",
             "missing": "submit every exercise file, named as in exercises/",
             "syntax": "fix the syntax error; the file could not be imported",
-        }.get(exc.kind, "")
+        }.get(exc.kind, p.error_hint)
         return Outcome(p, status, exc.message, hint, example, exc.detail)
     if isinstance(exc, (Flaky, HypothesisException)):
         return Outcome(p, "failed", "the result changed between two identical calls",

@@ -1,0 +1,55 @@
+"""A catalog of realistic student mistakes, each a small edit to the reference solution.
+
+Instructor-only (it quotes the solutions; the student bundle leaves it out). The kit's own tests check that every
+bug loses points in its own component and that a failing property's hint names it; the judge's sample class
+and benchmark draw buggy submissions from it.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..components import NAMES
+
+
+@dataclass(frozen=True)
+class Bug:
+    component: str
+    name: str  # short id, e.g. "softmax_wrong_axis"
+    description: str  # what the student did, in a student's words
+    find: str  # exact text in solutions/<component>.py (must occur once)
+    replace: str
+    hint: str  # a fragment (case-insensitive) of the hint that must name this bug
+
+    @property
+    def id(self) -> str:
+        return f"{self.component}:{self.name}"
+
+    def apply(self, source: str) -> str:
+        count = source.count(self.find)
+        if count != 1:
+            raise ValueError(f"{self.id}: the text to replace occurs {count} times in {self.component}.py")
+        return source.replace(self.find, self.replace)
+
+
+def catalog() -> list[Bug]:
+    """Every bug, in component order (one module per component: BUGS = [...])."""
+    bugs: list[Bug] = []
+    for name in NAMES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError:
+            continue
+        bugs.extend(module.BUGS)
+    return bugs
+
+
+def make_submission(bug: Bug, solutions: Path, dest: Path) -> Path:
+    """Copy the reference to `dest` with this one bug planted."""
+    shutil.copytree(solutions, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    path = dest / f"{bug.component}.py"
+    path.write_text(bug.apply(path.read_text()))
+    return dest
