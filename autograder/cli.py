@@ -1,0 +1,55 @@
+"""python -m autograder COMMAND: one entry point for students and instructors."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .components import NAMES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("check", help="run the property suite in-process on a submission folder")
+    p.add_argument("path", type=Path, nargs="?", default=Path("exercises"))
+    p.add_argument("--component", choices=NAMES)
+    p.add_argument("--json", metavar="FILE", help="also write Gradescope results.json")
+    p.add_argument("--no-hidden", action="store_true", help="visible properties only")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every failure in full")
+
+    p = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
+    p.add_argument("--check", action="store_true", help="exit 1 if exercises/ has drifted, write nothing")
+
+    p = sub.add_parser("release", help="build the student bundle (no solutions, no hidden properties)")
+    p.add_argument("dest", type=Path)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "check":
+        from .check import main as check
+
+        return check(args)
+    if args.command == "stubs":
+        from . import stubs
+
+        if args.check:
+            drifted = stubs.drift()
+            print("exercises/ is in sync with solutions/" if not drifted else f"drifted: {', '.join(drifted)}")
+            return 1 if drifted else 0
+        for path in stubs.write():
+            print(f"wrote {path}")
+        return 0
+    if args.command == "release":
+        from .release import build
+
+        print(f"student bundle written to {build(args.dest)}")
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
