@@ -28,4 +28,7 @@ BUGS = [
     Bug("attention", "fully_masked_nan", "no guard for fully masked rows: NaN",
         "    x_max = torch.where(x_max == float(\"-inf\"), torch.zeros_like(x_max), x_max)\n", "",
         "fully masked row"),
+    Bug("attention", "minus_1e9_mask", "masked with -1e9 instead of -inf",
+        "scores = scores.masked_fill(~mask, float(\"-inf\"))", "scores = scores.masked_fill(~mask, -1e9)",
+        "-1e9"),
 ]

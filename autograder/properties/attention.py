@@ -160,23 +160,24 @@ def masked_inputs(draw, fully_masked=False):
 @prop(C, points=3)
 @given(inputs=masked_inputs())
 def attention_equals_torch(t, inputs):
-    """Output equals torch's scaled_dot_product_attention (mask True = may attend)."""
+    """Weights and output equal torch's scaled_dot_product_attention (mask True = may attend)."""
     q, k, v, m = inputs
     out, w = attend(t, q, k, v, m)
-    expected = oracles.sdpa(q, k, v, m)
-    _, expected_w = oracles.attention(q, k, v, m)
-    if not is_close(out, expected):
-        no_mask = oracles.sdpa(q, k, v)
-        inverted = oracles.attention(q, k, v, ~m)[0]
-        fail("output differs from torch.nn.functional.scaled_dot_product_attention",
-             diagnose("compare the weights first: softmax(q k^T / sqrt(d_k)) with blocked scores at -inf",
-                      (lambda: is_close(out, no_mask), "the mask is ignored"),
-                      (lambda: is_close(out, inverted), "inverted mask: True means may attend"),
-                      (lambda: is_close(out, expected_w.transpose(-2, -1) @ v)
-                       if m.shape[-1] == m.shape[-2] else False, "weights transposed before @ value"),
-                      (lambda: is_close(w, expected_w), "weights are right but the output is not: output = "
-                                                        "weights @ value")))
-    close(w, expected_w, "weights")
+    expected_out, expected_w = oracles.sdpa(q, k, v, m), oracles.attention(q, k, v, m)[1]
+    d_k = q.shape[-1]
+    hint = diagnose(
+        "weights = softmax(q k^T / sqrt(d_k)) with blocked scores at -inf; output = weights @ value",
+        (lambda: is_close(w, oracles.attention(q, k, v)[1]), "the mask is ignored"),
+        (lambda: is_close(w, oracles.attention(q, k, v, ~m)[1]), "inverted mask: True means may attend"),
+        (lambda: is_close(w, oracles.attention(q * math.sqrt(d_k), k, v, m)[1]), "no scaling: divide the "
+                                                                                "scores by sqrt(d_k)"),
+        (lambda: is_close(w, oracles.attention(q / math.sqrt(d_k), k, v, m)[1]), "divided by d_k: the scale is "
+                                                                                "1/sqrt(d_k)"),
+        (lambda: is_close(w, expected_w) and is_close(out, expected_w.transpose(-2, -1) @ v),
+         "weights transposed before @ value"),
+        (lambda: is_close(w, expected_w), "the weights are right but the output is not: output = weights @ value"))
+    close(w, expected_w, "weights", hint)
+    close(out, expected_out, "output (vs torch.nn.functional.scaled_dot_product_attention)", hint)
 
 
 @prop(C, points=2)
@@ -210,8 +211,11 @@ def attention_fully_masked_rows_are_zero(t, inputs):
     expect(not torch.isnan(out).any() and not torch.isnan(w).any(), "NaN in output or weights",
            "a fully masked row has max = -inf, and -inf - -inf = NaN: replace a -inf max by 0 and "
            "divide by 1 where the sum is 0")
-    expect((w[dead] == 0).all() and (out[dead] == 0).all(), "a fully masked query row is not all zeros",
-           "fully masked rows must give all-zero weights and output")
+    if not ((w[dead] == 0).all() and (out[dead] == 0).all()):
+        uniform = is_close(w[dead], torch.full_like(w[dead], 1 / w.shape[-1]))
+        fail("a fully masked query row is not all zeros",
+             "a large negative number (-1e9) instead of -inf makes a fully masked row uniform: use -inf and "
+             "zero the row" if uniform else "fully masked rows must give all-zero weights and output")
 
 
 @prop(C, points=2)

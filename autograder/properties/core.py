@@ -125,7 +125,8 @@ def hypothesis_settings(examples: int) -> settings:
 
 def _example_from_notes(exc: BaseException) -> str:
     for note in getattr(exc, "__notes__", []) or []:
-        if note.startswith(("Falsifying example", "Failing test case")):
+        if note.startswith(("Falsifying example", "Failing test case", "Failing explicit example",
+                            "Falsifying explicit example")):
             lines = note.splitlines()[1:-1]
             # Drop the target argument: it says nothing about the input.
             return "\n".join(line.strip().rstrip(",") for line in lines if not line.strip().startswith("t="))

@@ -1,0 +1,80 @@
+"""Hidden properties of attention: the same contract on other inputs, through invariances."""
+from __future__ import annotations
+
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ..properties.attention import C, attend, masked_inputs, softmax
+from ..properties.checks import close, expect
+from ..properties.core import prop
+from ..properties.strategies import attention_inputs, randn, seeds, tensors
+from ..target import Call
+
+
+@prop(C, points=2, visible=False, examples=15)
+@given(inputs=masked_inputs(), c=tensors((4,), lo=-2, hi=2))
+def attention_invariant_to_key_translation(t, inputs, c):
+    """Adding the same vector to every key leaves the attention unchanged: A(q, k + 1cᵀ, v) = A(q, k, v)."""
+    q, k, v, m = inputs
+    out, w = attend(t, q, k, v, m)
+    out2, w2 = attend(t, q, k + c[: k.shape[-1]].to(k.dtype), v, m)
+    close(w2, w, "weights after translating every key",
+          "each query's scores shift by one constant, which the softmax over the keys cancels: normalise over "
+          "the last dim")
+    close(out2, out, "output after translating every key")
+
+
+@prop(C, points=2, visible=False, examples=15)
+@given(inputs=masked_inputs(), seed=seeds())
+def attention_is_linear_in_values(t, inputs, seed):
+    """A(q, k, v W) = A(q, k, v) W and A(q, k, v + 1cᵀ) = A + 1cᵀ on rows that attend somewhere."""
+    q, k, v, m = inputs
+    out, _ = attend(t, q, k, v, m)
+    W = randn((v.shape[-1], 3), seed, v.dtype)
+    out_w, _ = attend(t, q, k, v @ W, m)
+    close(out_w, out @ W, "A(q, k, v W) vs A(q, k, v) W", "output = weights @ value, nothing else")
+
+
+@prop(C, points=1, visible=False, examples=10)
+@given(inputs=masked_inputs(), seed=seeds())
+def attention_ignores_key_order(t, inputs, seed):
+    """Permuting keys and values together (and the mask's key dim) changes nothing."""
+    q, k, v, m = inputs
+    out, w = attend(t, q, k, v, m)
+    perm = torch.randperm(k.shape[-2], generator=torch.Generator().manual_seed(seed))
+    out2, w2 = attend(t, q, k[..., perm, :], v[..., perm, :], m[..., perm])
+    close(out2, out, "output with keys and values permuted together",
+          "the weights must follow the keys: softmax over the keys of q k^T")
+    close(w2, w[..., perm], "weights with keys and values permuted together")
+
+
+@prop(C, points=1, visible=False, examples=10)
+@given(qkv=attention_inputs(lead=(2,)))
+def attention_identical_keys_average_values(t, qkv):
+    """When every key is the same, each output is the mean of the value rows."""
+    q, k, v = qkv
+    k = k[..., :1, :].expand(k.shape).contiguous()
+    out, _ = attend(t, q, k, v)
+    close(out, v.mean(-2, keepdim=True).expand(out.shape), "output with identical keys",
+          "equal scores give equal weights 1/m_k: is the softmax over the keys?")
+
+
+@prop(C, points=2, visible=False, examples=8)
+@given(inputs=masked_inputs(fully_masked=True))
+def attention_gradients_are_finite(t, inputs):
+    """Backpropagating through attention, fully masked rows included, gives finite gradients."""
+    q, k, v, m = inputs
+    reply = t.run(Call(C, "scaled_dot_product_attention", (q, k, v), {"mask": m}, backward=True))
+    for name, g in zip("qkv", reply.input_grads):
+        expect(g is not None, f"no gradient reaches {name}", "do not detach or leave autograd (no .numpy(), .data)")
+        expect(torch.isfinite(g).all(), f"the gradient of {name} has NaN or inf",
+               "NaN in the backward pass: use torch.where / masked_fill so fully masked rows never compute "
+               "-inf - -inf or 0/0")
+
+
+@prop(C, points=1, visible=False, examples=8)
+@given(x=tensors((2, 3)), dtype=st.sampled_from([torch.float32, torch.float64]))
+def softmax_keeps_dtype_and_shape(t, x, dtype):
+    """softmax keeps the input's dtype and shape."""
+    softmax(t, x.to(dtype))
