@@ -15,9 +15,9 @@ import torch.nn.functional as F
 
 def attention(q, k, v, mask=None):
     """(output, weights) in q's dtype; fully masked query rows give zeros."""
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    scores = torch.einsum("...qd,...kd->...qk", q, k) / math.sqrt(q.shape[-1])
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
+        scores = torch.where(mask, scores, torch.tensor(float("-inf"), dtype=scores.dtype))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
     return weights @ v, weights
 
@@ -28,14 +28,11 @@ def sdpa(q, k, v, mask=None):
 
 
 def sinusoidal(max_len: int, d_model: int) -> torch.Tensor:
-    """The closed form in float64."""
-    p = torch.arange(max_len, dtype=torch.float64)[:, None]
-    i2 = torch.arange(0, d_model, 2, dtype=torch.float64)
-    angle = p / torch.pow(torch.tensor(10000.0, dtype=torch.float64), i2 / d_model)
-    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
-    return pe
+    """The closed form in float64: columns 2i and 2i+1 are sin and cos of p·ω_i, ω_i = 10000^(-2i/d_model)."""
+    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+    omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    pairs = torch.stack([torch.sin(position * omega), torch.cos(position * omega)], dim=-1)
+    return pairs.flatten(1)[:, :d_model]
 
 
 def to_torch_mask(mask, batch: int, heads: int, m_q: int, m_k: int):

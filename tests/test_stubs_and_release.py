@@ -1,0 +1,101 @@
+"""exercises/ is exactly what the generator makes; the student bundle leaks nothing and works."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import release, stubs
+from autograder.components import NAMES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_exercises_are_generated_from_solutions():
+    assert stubs.drift() == [], "exercises/ drifted from solutions/: run `python -m autograder stubs`"
+
+
+def test_every_solution_region_becomes_a_stub():
+    for name in NAMES:
+        source = (ROOT / "solutions" / f"{name}.py").read_text()
+        stub = stubs.strip_solutions(source)
+        assert stubs.solution_regions(source), f"{name}.py has no solution region"
+        assert stubs.BEGIN not in stub and stubs.END not in stub
+        assert stub.count("raise NotImplementedError") == len(stubs.solution_regions(source))
+        compile(stub, f"{name}.py", "exec")  # still valid Python, signatures and docstrings kept
+
+
+def test_unbalanced_markers_are_refused():
+    with pytest.raises(ValueError):
+        stubs.strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n")
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    return release.build(tmp_path_factory.mktemp("release") / "bundle")
+
+
+def code_lines(text):
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def solution_snippets():
+    """Every two consecutive lines of solution code: none may appear, consecutive, anywhere in the bundle.
+
+    (Single lines are too generic to count: an independent oracle may well write `x = x.transpose(1, 2)`.)
+    """
+    pairs = set()
+    for name in NAMES:
+        for region in stubs.solution_regions((ROOT / "solutions" / f"{name}.py").read_text()):
+            lines = code_lines(region)[1:-1]
+            pairs.update(zip(lines, lines[1:]))
+    return pairs
+
+
+def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
+    files = [p for p in bundle.rglob("*") if p.is_file()]
+    names = {p.relative_to(bundle).as_posix() for p in files}
+    assert not any(n.startswith(("solutions/", "autograder/hidden/", "autograder/bugs/", "autograder/judge/"))
+                   for n in names), names
+    text = "\n".join(p.read_text(errors="replace") for p in files)
+    assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
+    bundle_pairs = set()
+    for p in files:
+        lines = code_lines(p.read_text(errors="replace"))
+        bundle_pairs.update(zip(lines, lines[1:]))
+    leaked = sorted(solution_snippets() & bundle_pairs)
+    assert not leaked, f"solution code in the bundle: {leaked[:5]}"
+    from autograder.properties import core
+
+    hidden = [p for p in core.load(include_hidden=True) if not p.visible]
+    assert hidden, "the suite should have hidden properties"
+    assert not [p.name for p in hidden if p.name in text], "a hidden property's name is in the bundle"
+    points = json.loads((bundle / "autograder" / "hidden_points.json").read_text())
+    assert sum(points.values()) == sum(p.points for p in hidden)
+
+
+def run_bundle_pytest(bundle, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
+    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=bundle, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_bundle_pytest_on_stubs_reports_zero(bundle):
+    proc = run_bundle_pytest(bundle, "-m", "attention")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "0 / " in proc.stdout and "not implemented yet" in proc.stdout
+    assert "hidden" in proc.stdout  # the table says points remain to be decided at grading
+
+
+def test_bundle_pytest_on_reference_passes_and_says_hidden_points_remain(bundle, tmp_path):
+    import shutil
+
+    work = tmp_path / "student"
+    shutil.copytree(bundle, work)
+    for name in NAMES:
+        shutil.copy2(ROOT / "solutions" / f"{name}.py", work / "exercises" / f"{name}.py")
+    proc = run_bundle_pytest(work)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "more points are hidden and decided at grading" in proc.stdout
