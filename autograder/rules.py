@@ -90,6 +90,12 @@ def _make_guard():
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Guard(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # torch wraps __torch_dispatch__ to skip dynamo, importing torch._dynamo on first use (~1 s).
+            # This mode never runs under torch.compile, so the wrapper buys nothing.
+            return False
+
         def __init__(self, component: str, forbidden: dict[str, str]):
             super().__init__()
             self.component, self.forbidden = component, forbidden
