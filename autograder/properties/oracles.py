@@ -16,9 +16,14 @@ import torch.nn.functional as F
 def attention(q, k, v, mask=None):
     """(output, weights) in q's dtype; fully masked query rows give zeros."""
     scores = torch.einsum("...qd,...kd->...qk", q, k) / math.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = torch.where(mask, scores, torch.tensor(float("-inf"), dtype=scores.dtype))
-    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    if mask is None:
+        weights = torch.softmax(scores, dim=-1)
+    else:
+        # The dtype's lowest finite value, not -inf: exp underflows to exactly 0 all the same, and torch's
+        # CPU softmax takes milliseconds per call on -inf. A fully masked row comes out uniform; `* mask`
+        # zeroes it (and leaves the exact zeros of blocked keys as they are).
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+        weights = torch.softmax(scores, dim=-1) * mask
     return weights @ v, weights
 
 
