@@ -22,13 +22,14 @@ def tol(dtype) -> tuple[float, float]:
     return TOLERANCES.get(dtype, TOLERANCES[torch.float32])
 
 
-def fail(message: str, hint: str = "") -> None:
-    raise Failure(message, hint)
+def fail(message: str, hint="") -> None:
+    """hint: a string, or a callable that returns one (a diagnosis worth running only on failure)."""
+    raise Failure(message, hint() if callable(hint) else hint)
 
 
-def expect(condition, message: str, hint: str = "") -> None:
+def expect(condition, message: str, hint="") -> None:
     if not bool(condition):
-        raise Failure(message, hint)
+        fail(message, hint)
 
 
 def tensor(value, what: str, shape=None, dtype=None, like: torch.Tensor | None = None) -> torch.Tensor:
@@ -87,14 +88,15 @@ def close(actual, expected, what: str, hint: str = "", dtype=None, rtol=None, at
     """Fail unless actual ≈ expected, reporting the worst element."""
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.shape != e.shape:
-        fail(f"{what}: expected shape {tuple(e.shape)}, got {tuple(a.shape)}", hint or _shape_hint(tuple(e.shape), tuple(a.shape)))
+        fail(f"{what}: expected shape {tuple(e.shape)}, got {tuple(a.shape)}",
+             hint or _shape_hint(tuple(e.shape), tuple(a.shape)))
     if is_close(a, e, dtype, rtol, atol):
         return
     a64, e64 = a.to(torch.float64), e.to(torch.float64)
     if torch.isnan(a64).any() and not torch.isnan(e64).any():
         idx = tuple(int(i) for i in torch.nonzero(torch.isnan(a64))[0])
         fail(f"{what}: NaN at index {idx}, expected {e64[idx].item():.6g}",
-             hint or "a NaN usually comes from exp overflow, 0/0 or -inf - -inf: guard fully masked rows")
+             hint if hint else "a NaN usually comes from exp overflow, 0/0 or -inf - -inf: guard fully masked rows")
     diff = (a64 - e64).abs().nan_to_num(nan=float("inf"))
     flat = int(torch.argmax(diff))
     idx = tuple(int(i) for i in np.unravel_index(flat, tuple(a.shape))) if a.dim() else ()

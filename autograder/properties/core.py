@@ -12,11 +12,24 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import torch
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import Flaky, HypothesisException
+from hypothesis.internal.conjecture import engine as _engine
 
 from ..components import NAMES
 from ..target import StudentError, Target
+
+
+# The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
+# loaded 2-core machine made it 3x slower). It also fixes the order of float reductions run to run.
+torch.set_num_threads(1)
+
+# Shrinking is what turns a failure into a small example a student can read, but a broken submission fails
+# dozens of properties and each shrink costs calls. Hypothesis documents this count as monkeypatchable; a
+# count (unlike a time limit) keeps the reported example the same on every run and machine.
+MAX_SHRINKS = 40
+_engine.MAX_SHRINKS = MAX_SHRINKS
 
 
 class Failure(AssertionError):
