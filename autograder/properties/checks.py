@@ -107,8 +107,8 @@ def close(actual, expected, what: str, hint: str = "", dtype=None, rtol=None, at
 def _as_tensor(x) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x.detach()
-    if isinstance(x, np.ndarray):
-        return torch.from_numpy(np.ascontiguousarray(x))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return torch.from_numpy(np.array(x, copy=True))  # keeps 0-d arrays 0-d, unlike ascontiguousarray
     return torch.as_tensor(x)
 
 

@@ -1,0 +1,71 @@
+"""Hidden properties of positional_encoding."""
+from __future__ import annotations
+
+import math
+
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from autograder.properties.checks import close, expect, fail, tensor
+from autograder.properties.core import prop
+from autograder.properties.positional_encoding import (
+    C, EMBEDDING_ERROR, TABLE_ERROR, check_table, pe_atol, pe_hint, table, token_hint,
+)
+from autograder.properties.strategies import dtypes, seeds
+
+
+@prop(C, points=2, examples=3, visible=False, error_hint=TABLE_ERROR)
+@given(max_len=st.sampled_from([2000, 5000]), d=st.sampled_from([8, 17, 64]))
+def sinusoidal_long_sequences(t, max_len, d):
+    """The table stays right for long sequences (max_len up to 5000), within float32 rounding."""
+    check_table(t, max_len, d, f"sinusoidal_encoding({max_len}, {d})")
+
+
+@prop(C, points=2, examples=4, visible=False, error_hint=TABLE_ERROR)
+@given(half=st.integers(1, 6), k=st.integers(1, 7))
+def sinusoidal_rotation_by_a_fixed_offset(t, half, k):
+    """PE[p + k] = R_k PE[p]: each pair rotates by the angle k·ω_i, ω_i = 1 / 10000^(2i/d_model)."""
+    d, max_len = 2 * half, 40
+    pe = table(t, max_len, d).double()
+    omega = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    c, s = torch.cos(k * omega), torch.sin(k * omega)
+    sin_p, cos_p = pe[:-k, 0::2], pe[:-k, 1::2]
+    # sin(a + kω) = sin a cos kω + cos a sin kω;  cos(a + kω) = cos a cos kω - sin a sin kω
+    rotated = torch.stack([sin_p * c + cos_p * s, cos_p * c - sin_p * s], dim=-1).reshape(max_len - k, d)
+    atol = pe_atol(max_len)
+    if not torch.allclose(pe[k:], rotated, rtol=0.0, atol=2 * atol):
+        p = int((pe[k:] - rotated).abs().amax(-1).argmax())
+        fail(f"PE[{p + k}] is not PE[{p}] rotated pair by pair by the angles {k}·ω_i",
+             pe_hint(pe, max_len, d, "pair i is (sin(p·ω_i), cos(p·ω_i)) with ω_i = 1 / 10000^(2i/d_model)"))
+
+
+@prop(C, points=1, examples=2, visible=False)
+@given(d=st.sampled_from([4, 6]))
+def positional_encoding_default_max_len(t, d):
+    """PositionalEncoding(d_model) defaults to max_len = 5000: pe is (1, 5000, d_model)."""
+    info = t.inspect(t.build(C, "PositionalEncoding", d_model=d))
+    expect("pe" in info["state"], "PositionalEncoding has no buffer `pe`",
+           "self.register_buffer(\"pe\", sinusoidal_encoding(max_len, d_model).unsqueeze(0))")
+    tensor(info["state"]["pe"], "PositionalEncoding(d_model).pe", shape=(1, 5000, d))
+
+
+@prop(C, points=1, examples=3, visible=False, error_hint=EMBEDDING_ERROR)
+@given(vocab=st.integers(2, 6), d=st.integers(1, 5), seed=seeds(), dtype=dtypes())
+def token_embedding_parameters_and_dtype(t, vocab, d, seed, dtype):
+    """TokenEmbedding has embedding (nn.Embedding, weight (vocab_size, d_model)); a float64 model gives float64."""
+    h = t.build(C, "TokenEmbedding", dtype=dtype, vocab_size=vocab, d_model=d)
+    info = t.inspect(h)
+    expect(info["module_types"].get("embedding") == "Embedding",
+           f"TokenEmbedding.embedding is {info['module_types'].get('embedding', 'missing')}, expected nn.Embedding",
+           "self.embedding = nn.Embedding(vocab_size, d_model)")
+    expect("embedding.weight" in info["params"], "embedding.weight is not a parameter",
+           "self.embedding = nn.Embedding(vocab_size, d_model)")
+    w = tensor(info["state"]["embedding.weight"], "embedding.weight", shape=(vocab, d))
+    tokens = torch.tensor([[0, vocab - 1, 0]])
+    y = tensor(t.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(1, 3, d), dtype=dtype)
+    rows = w[tokens].double()
+    close(y, rows * math.sqrt(d), "TokenEmbedding(tokens)",
+          token_hint(y, rows, d, vocab, dtype, "out = self.embedding(tokens) * math.sqrt(d_model), in the model's "
+                                               "dtype"), dtype=dtype)
+

@@ -1,0 +1,303 @@
+"""Properties of add_norm.LayerNorm and add_norm.AddAndNorm (visible to students).
+
+Expected values come from torch's F.layer_norm with the same weight and bias copied in (float64 on this side).
+"""
+from __future__ import annotations
+
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from . import oracles
+from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .core import prop
+from ..target import Call
+from .strategies import dtypes, norm_state, randn, seeds, tensors
+
+ERROR_HINT = ("LayerNorm needs parameters named weight and bias of shape (d_model,), AddAndNorm a LayerNorm "
+              "named norm; forward must work on any (..., d_model)")
+C = "add_norm"
+
+
+# ------------------------------------------------------------------------------------------- local helpers
+def unit_state(d, dtype) -> dict:
+    """weight = 1, bias = 0: the normalisation alone."""
+    return {"weight": torch.ones(d, dtype=dtype), "bias": torch.zeros(d, dtype=dtype)}
+
+
+def build_norm(t, d, dtype, state=None, eps=None):
+    kwargs = {"d_model": d} if eps is None else {"d_model": d, "eps": eps}
+    return t.build(C, "LayerNorm", state=unit_state(d, dtype) if state is None else state, dtype=dtype, **kwargs)
+
+
+def norm(t, h, x):
+    return tensor(t.method(h, "forward", x), "LayerNorm(x)", like=x)
+
+
+def standardized(shape, seed, dtype, std=1.0, mean=0.0):
+    """Rows (last dim) with exactly mean `mean` and biased std `std` (before the cast to dtype)."""
+    z = randn(shape, seed)
+    z = (z - z.mean(-1, keepdim=True)) / z.std(-1, unbiased=False, keepdim=True).clamp_min(1e-12)
+    return (z * std + mean).to(dtype)
+
+
+def ln_variant(x, weight=None, bias=None, eps=1e-5, ddof=0, eps_outside=False, dim=-1, no_eps=False,
+               var_not_std=False):
+    """LayerNorm in float64, or one of its usual mistakes (dims: an int or a tuple)."""
+    x = x.double()
+    mean = x.mean(dim, keepdim=True)
+    n = 1
+    for i in (dim,) if isinstance(dim, int) else dim:
+        n *= x.shape[i]
+    var = ((x - mean) ** 2).sum(dim, keepdim=True) / (n - ddof)
+    if var_not_std:
+        y = (x - mean) / (var + eps)
+    elif no_eps:
+        y = (x - mean) / var.sqrt()
+    else:
+        y = (x - mean) / (var.sqrt() + eps) if eps_outside else (x - mean) / (var + eps).sqrt()
+    if weight is not None:
+        y = y * weight.double() + bias.double()
+    return y
+
+
+def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
+    """Name the LayerNorm mistake that explains y, if one does."""
+    dt = y.dtype
+    w, b = weight, bias
+    ones, zeros = torch.ones_like(weight), torch.zeros_like(bias)
+    return diagnose(
+        default,
+        (lambda: is_close(y, ln_variant(x, w, b, eps, ddof=1), dt),
+         "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased variance "
+         "mean((x - mean)^2), i.e. x.var(-1, unbiased=False)"),
+        (lambda: torch.isnan(y).any() and not torch.isnan(ln_variant(x, w, b, eps)).any(),
+         "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)"),
+        (lambda: is_close(y, ln_variant(x, w, b, eps, eps_outside=True), dt),
+         "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"),
+        (lambda: is_close(y, ln_variant(x, w, b, eps, no_eps=True), dt),
+         "eps is missing: (x - mean) / sqrt(var + eps)"),
+        (lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=0), dt),
+         "wrong dim: normalised over dim 0 (the batch); mean and variance are over the last dim, dim=-1"),
+        (lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=-2), dt),
+         "wrong dim: normalised over dim -2 (the positions); mean and variance are over the last dim, dim=-1"),
+        (lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=tuple(range(x.dim()))), dt),
+         "wrong dim: normalised over the whole tensor; mean and variance are over the last dim only, per position"),
+        (lambda: is_close(y, ln_variant(x, w, b, eps, var_not_std=True), dt),
+         "divided by the variance: divide by the standard deviation sqrt(var + eps)"),
+        (lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, eps=eps), dt),
+         "weight and bias are not applied: y = normalised * weight + bias"),
+        (lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, b, w, eps), dt),
+         "weight and bias swapped: y = normalised * weight + bias"),
+        (lambda: not torch.equal(b, zeros) and is_close(y, ln_variant(x, w, zeros, eps), dt),
+         "the bias is not added: y = normalised * weight + bias"),
+        (lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, ones, b, eps), dt),
+         "the weight is not applied: y = normalised * weight + bias"),
+        (lambda: eps != 1e-5 and is_close(y, ln_variant(x, w, b, 1e-5), dt),
+         "ignores the eps argument: store it (self.eps = eps) and use it in forward"),
+    )
+
+
+def check_layer_norm(t, h, x, weight, bias, eps, what="LayerNorm(x)", default=None):
+    """y = LayerNorm(x) ≈ F.layer_norm(x, weight, bias, eps) in float64, or a named mistake."""
+    y = norm(t, h, x)
+    expected = oracles.layer_norm(x.double(), weight.double(), bias.double(), eps)
+    if not is_close(y, expected, x.dtype):
+        close(y, expected, what, layer_norm_hint(x, y, weight, bias, eps, default or
+                                                 "(x - mean) / sqrt(var + eps) * weight + bias over the last dim, "
+                                                 "biased variance"), dtype=x.dtype)
+    return y
+
+
+# ---------------------------------------------------------------------------------------------- LayerNorm
+@prop(C, points=1, examples=3, error_hint=ERROR_HINT)
+@given(d=st.integers(1, 8))
+def layer_norm_init_weight_ones_bias_zeros(t, d):
+    """LayerNorm(d) has parameters weight (ones) and bias (zeros), both of shape (d,)."""
+    info = t.inspect(t.build(C, "LayerNorm", d_model=d))
+    state, params = info["state"], info["params"]
+    for name, fill in (("weight", 1.0), ("bias", 0.0)):
+        if name not in state:
+            fail(f"LayerNorm has no `{name}` (it has {', '.join(state) or 'nothing'})",
+                 "name them exactly: self.weight = nn.Parameter(torch.ones(d_model)), "
+                 "self.bias = nn.Parameter(torch.zeros(d_model))")
+        expect(name in params, f"LayerNorm.{name} is a buffer or a plain tensor, not a parameter",
+               "wrap it in nn.Parameter so it is learned")
+        value = state[name]
+        expect(tuple(value.shape) == (d,), f"LayerNorm.{name} has shape {tuple(value.shape)}, expected ({d},)",
+               "one weight and one bias per feature: shape (d_model,)")
+        expect(torch.equal(value, torch.full((d,), fill, dtype=value.dtype)),
+               f"LayerNorm.{name} starts as {value.tolist()}, expected all {fill:g}",
+               "initialise weight to ones and bias to zeros: the layer starts as a pure normalisation")
+
+
+@prop(C, points=2, examples=10, error_hint=ERROR_HINT)
+@given(x=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(2, 6)).flatmap(lambda s: tensors(s)),
+       dtype=dtypes())
+@example(x=torch.tensor([[[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 5.0]]]), dtype=torch.float64)
+def layer_norm_normalises_each_position(t, x, dtype):
+    """With weight 1 and bias 0, every position has mean 0 and variance σ²/(σ² + eps) over the last dim."""
+    x = x.to(dtype)
+    d = x.shape[-1]
+    y = norm(t, build_norm(t, d, dtype), x)
+    y64, x64 = y.double(), x.double()
+    atol = 1e-4 if dtype == torch.float32 else 1e-9
+    ones, zeros = torch.ones(d, dtype=torch.float64), torch.zeros(d, dtype=torch.float64)
+    hint = lambda default: layer_norm_hint(x, y, ones, zeros, 1e-5, default)  # noqa: E731
+    mean = y64.mean(-1)
+    if not torch.allclose(mean, torch.zeros_like(mean), atol=atol):
+        fail(f"a position of LayerNorm(x) has mean {mean.flatten()[mean.abs().argmax()]:.3g}, expected 0",
+             hint("subtract the mean over the last dim (dim=-1, keepdim=True)"))
+    s2 = x64.var(-1, unbiased=False)
+    expected = s2 / (s2 + 1e-5)
+    var = y64.var(-1, unbiased=False)
+    if not torch.allclose(var, expected, rtol=1e-4 if dtype == torch.float32 else 1e-7, atol=atol):
+        i = int((var - expected).abs().argmax())
+        fail(f"variance of an output position {var.flatten()[i]:.6g}, expected σ²/(σ² + eps) = "
+             f"{expected.flatten()[i]:.6g}",
+             hint("divide by sqrt(var + eps), var the biased variance over the last dim"))
+
+
+@prop(C, points=1, examples=8, error_hint=ERROR_HINT)
+@given(d=st.integers(2, 8), seed=seeds(), std=st.sampled_from([1.0, 5.0]), scale=st.floats(0.5, 4.0),
+       shift=st.floats(-5.0, 5.0), dtype=dtypes())
+def layer_norm_is_shift_and_scale_invariant(t, d, seed, std, scale, shift, dtype):
+    """LayerNorm(a·x + b) ≈ LayerNorm(x) for a > 0 (exact up to eps, tiny at variance ≫ eps)."""
+    x = standardized((2, 3, d), seed, dtype, std)
+    h = build_norm(t, d, dtype)
+    y = norm(t, h, x)
+    shifted = norm(t, h, x + shift)
+    expect(is_close(shifted, y, dtype, rtol=1e-4, atol=1e-4), f"LayerNorm(x + {shift:g}) differs from LayerNorm(x)",
+           "subtract the mean over the last dim: adding a constant to a position must change nothing")
+    scaled = norm(t, h, x * scale)
+    expect(is_close(scaled, y, dtype, rtol=1e-4, atol=1e-4), f"LayerNorm({scale:g}·x) differs from LayerNorm(x)",
+           "divide by the standard deviation sqrt(var + eps): scaling a position must change nothing")
+
+
+@prop(C, points=3, examples=12, error_hint=ERROR_HINT)
+@given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.sampled_from([2, 3, 5, 8, 16, 64]), seed=seeds(),
+       scale=st.sampled_from([1.0, 3.0, 3e-3]), offset=st.floats(-2.0, 2.0), dtype=dtypes())
+@example(b=2, m=3, d=64, seed=0, scale=1.0, offset=0.5, dtype=torch.float32)
+@example(b=2, m=2, d=8, seed=1, scale=3e-3, offset=0.0, dtype=torch.float64)
+def layer_norm_equals_torch(t, b, m, d, seed, scale, offset, dtype):
+    """LayerNorm with copied weight and bias equals F.layer_norm (float32 and float64, d up to 64)."""
+    state = norm_state("", d, seed, dtype)
+    x = randn((b, m, d), seed + 2, dtype, scale) + offset * scale
+    check_layer_norm(t, build_norm(t, d, dtype, state), x, state["weight"], state["bias"], 1e-5)
+
+
+@prop(C, points=1, examples=6, error_hint=ERROR_HINT)
+@given(d=st.integers(2, 8), seed=seeds(), ratio=st.sampled_from([0.25, 1.0, 4.0]), dtype=dtypes())
+def layer_norm_eps_inside_the_square_root(t, d, seed, ratio, dtype):
+    """At variance comparable to eps, the output variance is σ²/(σ² + eps): eps sits inside the square root."""
+    x = standardized((2, 2, d), seed, dtype, std=(ratio * 1e-5) ** 0.5, mean=0.1)
+    ones, zeros = torch.ones(d, dtype=dtype), torch.zeros(d, dtype=dtype)
+    check_layer_norm(t, build_norm(t, d, dtype), x, ones, zeros, 1e-5,
+                     f"LayerNorm(x) at variance {ratio:g}·eps",
+                     "eps goes inside the square root: (x - mean) / sqrt(var + eps)")
+
+
+@prop(C, points=1, examples=6, error_hint=ERROR_HINT)
+@given(d=st.integers(2, 6), seed=seeds(), pos=st.tuples(st.integers(0, 1), st.integers(0, 2)), dtype=dtypes())
+def layer_norm_normalises_the_last_dim_only(t, d, seed, pos, dtype):
+    """Changing the features of one position changes only that position's output."""
+    h = build_norm(t, d, dtype)
+    x = randn((2, 3, d), seed, dtype)
+    x2 = x.clone()
+    x2[pos] = randn((d,), seed + 1, dtype, 4.0) + 3
+    y, y2 = norm(t, h, x), norm(t, h, x2)
+    keep = torch.ones(2, 3, dtype=torch.bool)
+    keep[pos] = False
+    if not is_close(y2[keep], y[keep], dtype):
+        fail(f"changing position {pos} changed the output at other positions",
+             "wrong dim: the mean and variance are over the last dim only (dim=-1, keepdim=True), separately "
+             "for every position")
+
+
+# --------------------------------------------------------------------------------------------- AddAndNorm
+def add_norm_hint(t, x, s, y, weight, bias, default):
+    """Name the AddAndNorm mistake that explains y. The variants use the student's own LayerNorm (with the same
+    weight and bias), so a wrong residual is named even when LayerNorm is wrong too, and a correct AddAndNorm
+    around a wrong LayerNorm is told apart."""
+    d, dt = x.shape[-1], y.dtype
+    cache = {}
+
+    def ln(z):  # the student's LayerNorm, built on first use (a failing build only skips the candidates)
+        if "h" not in cache:
+            cache["h"] = build_norm(t, d, dt, {"weight": weight, "bias": bias})
+        return norm(t, cache["h"], z)
+
+    def oracle(z):
+        return oracles.layer_norm(z.double(), weight.double(), bias.double())
+
+    x_plus_s = x + s
+    return diagnose(
+        default,
+        (lambda: is_close(y, ln(x_plus_s), dt) and not is_close(y, oracle(x_plus_s), dt),
+         "AddAndNorm itself is right, but your LayerNorm is not: fix LayerNorm first (see the layer_norm "
+         "properties)"),
+        (lambda: is_close(y, ln(x) + s, dt),
+         "the residual is added after the norm: norm(x + sublayer_output), not norm(x) + sublayer_output"),
+        (lambda: is_close(y, x + ln(s), dt),
+         "the residual is added after the norm (of the sublayer output): norm(x + sublayer_output)"),
+        (lambda: is_close(y, ln(s), dt), "the residual is missing: norm(x + sublayer_output), not "
+                                         "norm(sublayer_output)"),
+        (lambda: is_close(y, ln(x), dt), "the sublayer output is dropped: norm(x + sublayer_output)"),
+        (lambda: is_close(y, ln(x) + ln(s), dt), "norm(x) + norm(sublayer_output): add first (the residual), "
+                                                 "then normalise once"),
+        (lambda: is_close(y, ln(x - s), dt), "x - sublayer_output: the residual is a sum"),
+    )
+
+
+def build_add_norm(t, d, seed, dtype, dropout=None, train=False):
+    state = norm_state("norm.", d, seed, dtype)
+    kwargs = {"d_model": d} if dropout is None else {"d_model": d, "dropout": dropout}
+    return t.build(C, "AddAndNorm", state=state, train=train, dtype=dtype, **kwargs), state
+
+
+def check_add_norm(t, h, state, x, s, what, default):
+    """y = AddAndNorm(x, s) ≈ LayerNorm(x + s) with the copied weights, or a named mistake."""
+    y = tensor(t.method(h, "forward", x, s), what, like=x)
+    w, b = state["norm.weight"], state["norm.bias"]
+    expected = oracles.layer_norm((x + s).double(), w.double(), b.double())
+    if not is_close(y, expected, x.dtype):
+        close(y, expected, what, default() if callable(default) else add_norm_hint(t, x, s, y, w, b, default),
+              dtype=x.dtype)
+    return y
+
+
+@prop(C, points=3, examples=10, error_hint=ERROR_HINT)
+@given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.sampled_from([3, 4, 8, 16]), seed=seeds(), dtype=dtypes())
+def add_and_norm_equals_norm_of_the_sum(t, b, m, d, seed, dtype):
+    """AddAndNorm(x, s) = LayerNorm(x + s), with the norm's weight and bias copied in (norm.weight, norm.bias)."""
+    h, state = build_add_norm(t, d, seed, dtype)
+    x, s = randn((b, m, d), seed + 2, dtype), randn((b, m, d), seed + 3, dtype)
+    check_add_norm(t, h, state, x, s, "AddAndNorm(x, sublayer_output)",
+                   "out = self.norm(x + self.dropout(sublayer_output)): add the residual, then normalise")
+
+
+@prop(C, points=1, examples=4, error_hint=ERROR_HINT)
+@given(d=st.integers(3, 6), seed=seeds(), dtype=dtypes())
+def add_and_norm_dropout_is_off_in_eval(t, d, seed, dtype):
+    """In eval mode, AddAndNorm(d, dropout=0.5) is deterministic: exactly LayerNorm(x + s)."""
+    h, state = build_add_norm(t, d, seed, dtype, dropout=0.5, train=False)
+    x, s = randn((2, 3, d), seed + 2, dtype), randn((2, 3, d), seed + 3, dtype)
+
+    def hint():
+        other = t.run(Call(h, "forward", (x, s), seed=seed + 1)).value
+        first = t.method(h, "forward", x, s)
+        if isinstance(other, torch.Tensor) and not torch.equal(other, first):
+            return ("the output is random in eval mode: in eval mode dropout is the identity; use "
+                    "self.dropout = nn.Dropout(dropout), which follows .eval(), not F.dropout(..., training=True)")
+        return add_norm_hint(t, x, s, first, state["norm.weight"], state["norm.bias"],
+                             "out = norm(x + dropout(sublayer_output)), and dropout is off in eval mode")
+
+    check_add_norm(t, h, state, x, s, "AddAndNorm(x, sublayer_output) in eval mode with dropout=0.5", hint)
+
+
+@prop(C, points=1, examples=1, error_hint=ERROR_HINT)
+def add_norm_is_written_by_hand(t):
+    """add_norm.py calls no library layer norm (static check; the run-time check is in every test)."""
+    written_by_hand(t, C, "write LayerNorm from mean, a biased variance and sqrt: no nn.LayerNorm, F.layer_norm "
+                          "or getattr tricks")
+

@@ -1,0 +1,182 @@
+"""Properties of feed_forward.FeedForward (visible to students).
+
+Expected values: linear_2(relu(linear_1(x))) with the same weights, computed with torch in float64 here.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from .checks import close, diagnose, expect, fail, is_close, tensor
+from .core import prop
+from .strategies import dtypes, ffn_state, randn, seeds, tensors
+
+ERROR_HINT = ("check the layers: linear_1 = nn.Linear(d_model, d_ff), linear_2 = nn.Linear(d_ff, d_model), "
+              "named exactly linear_1 and linear_2")
+C = "feed_forward"
+
+ACTIVATIONS = {
+    "relu": F.relu,
+    "none": lambda z: z,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda z: F.gelu(z, approximate="tanh"),
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "silu": F.silu,
+    "leaky_relu": F.leaky_relu,
+    "softplus": F.softplus,
+    "relu6": F.relu6,
+    "elu": F.elu,
+}
+ACTIVATION_HINTS = {
+    "none": "the activation is missing: apply ReLU between linear_1 and linear_2 (two linear layers in a row are "
+            "just one linear map)",
+    "gelu": "GELU instead of ReLU: this feed-forward uses relu (torch.relu / F.relu / .relu())",
+    "gelu_tanh": "GELU (tanh approximation) instead of ReLU: use relu",
+    "tanh": "tanh instead of ReLU: use relu",
+    "sigmoid": "sigmoid instead of ReLU: use relu",
+    "silu": "SiLU/swish instead of ReLU: use relu",
+    "leaky_relu": "leaky ReLU instead of ReLU: negative inputs must give exactly 0",
+    "softplus": "softplus instead of ReLU: use relu",
+    "relu6": "ReLU6 (clipped at 6) instead of ReLU: no upper clip",
+    "elu": "ELU instead of ReLU: negative inputs must give exactly 0",
+}
+
+
+# ------------------------------------------------------------------------------------------- local helpers
+def build_ffn(t, d, d_ff, seed, dtype, dropout=None, train=False, state=None):
+    state = ffn_state("", d, d_ff, seed, dtype) if state is None else state
+    kwargs = {"d_model": d, "d_ff": d_ff} if dropout is None else {"d_model": d, "d_ff": d_ff, "dropout": dropout}
+    return t.build(C, "FeedForward", state=state, train=train, dtype=dtype, **kwargs), state
+
+
+def ffn(t, h, x, what="FeedForward(x)"):
+    return tensor(t.method(h, "forward", x), what, like=x)
+
+
+def variant(x, state, act="relu", where="middle"):
+    """linear_2(act(linear_1(x))) in float64, or the activation elsewhere (where: middle | first | last | both)."""
+    s = {k: v.double() for k, v in state.items()}
+    f = ACTIVATIONS[act]
+    lin1 = lambda z: F.linear(z, s["linear_1.weight"], s["linear_1.bias"])  # noqa: E731
+    lin2 = lambda z: F.linear(z, s["linear_2.weight"], s["linear_2.bias"])  # noqa: E731
+    x = x.double()
+    if where == "first":
+        return lin2(lin1(f(x)))
+    if where == "last":
+        return f(lin2(lin1(x)))
+    if where == "both":
+        return f(lin2(f(lin1(x))))
+    return lin2(f(lin1(x)))
+
+
+def ffn_hint(x, y, state, default: str) -> str:
+    """Name the feed-forward mistake that explains y, if one does."""
+    dt = y.dtype
+    candidates = [(lambda a=a: is_close(y, variant(x, state, a), dt), ACTIVATION_HINTS[a])
+                  for a in ACTIVATION_HINTS]
+    return diagnose(
+        default,
+        *candidates,
+        (lambda: is_close(y, variant(x, state, where="first"), dt),
+         "ReLU applied to the input, before linear_1: it goes between linear_1 and linear_2"),
+        (lambda: is_close(y, variant(x, state, where="last"), dt),
+         "ReLU applied after linear_2: it goes between linear_1 and linear_2, the output is not clipped"),
+        (lambda: is_close(y, variant(x, state, where="both"), dt),
+         "an extra ReLU after linear_2: only one, between linear_1 and linear_2"),
+    )
+
+
+def check_ffn(t, h, state, x, what="FeedForward(x)", default=None):
+    y = ffn(t, h, x, what)
+    expected = variant(x, state)
+    if not is_close(y, expected, x.dtype):
+        close(y, expected, what, ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
+              dtype=x.dtype)
+    return y
+
+
+# ------------------------------------------------------------------------------------------------ properties
+@prop(C, points=1, examples=3, error_hint=ERROR_HINT)
+@given(d=st.integers(1, 5), extra=st.integers(1, 4))
+def feed_forward_parameters(t, d, extra):
+    """FeedForward(d_model, d_ff) has linear_1 (d_model -> d_ff) and linear_2 (d_ff -> d_model), both nn.Linear."""
+    d_ff = d + extra
+    info = t.inspect(t.build(C, "FeedForward", d_model=d, d_ff=d_ff))
+    state, types = info["state"], info["module_types"]
+    expected = {"linear_1.weight": (d_ff, d), "linear_1.bias": (d_ff,), "linear_2.weight": (d, d_ff),
+                "linear_2.bias": (d,)}
+    for name in ("linear_1", "linear_2"):
+        expect(types.get(name) == "Linear", f"FeedForward.{name} is {types.get(name, 'missing')}, expected nn.Linear",
+               "name the two layers exactly linear_1 and linear_2, each an nn.Linear with a bias")
+    for name, shape in expected.items():
+        expect(name in state, f"FeedForward has no {name} (it has {', '.join(state)})",
+               "nn.Linear(in, out) with bias=True (the default)")
+        got = tuple(state[name].shape)
+        if got != shape:
+            fail(f"{name} has shape {got}, expected {shape} (d_model={d}, d_ff={d_ff})",
+                 "linear_1 maps d_model -> d_ff: nn.Linear(d_model, d_ff); linear_2 maps back: "
+                 "nn.Linear(d_ff, d_model)")
+
+
+@prop(C, points=3, examples=10, error_hint=ERROR_HINT)
+@given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.integers(2, 5), d_ff=st.integers(2, 8), seed=seeds(),
+       dtype=dtypes())
+@example(b=1, m=2, d=3, d_ff=6, seed=0, dtype=torch.float64)
+def feed_forward_equals_reference(t, b, m, d, d_ff, seed, dtype):
+    """FeedForward(x) = linear_2(relu(linear_1(x))) with the same weights (float32 and float64)."""
+    h, state = build_ffn(t, d, d_ff, seed, dtype)
+    check_ffn(t, h, state, randn((b, m, d), seed + 20, dtype, 1.5))
+
+
+@prop(C, points=2, examples=6, error_hint=ERROR_HINT)
+@given(x=st.integers(1, 6).flatmap(lambda n: tensors((1, n, 2), lo=-8.0, hi=8.0)), dtype=dtypes())
+@example(x=torch.tensor([[[-2.0, 3.0], [-0.5, 0.5], [0.0, 7.5], [-8.0, 1.0]]]), dtype=torch.float64)
+def feed_forward_uses_relu(t, x, dtype):
+    """With identity weights and zero biases, FeedForward(x) = relu(x): the activation is exactly ReLU."""
+    x = x.to(dtype)
+    eye, zero = torch.eye(2, dtype=dtype), torch.zeros(2, dtype=dtype)
+    state = {"linear_1.weight": eye, "linear_1.bias": zero, "linear_2.weight": eye, "linear_2.bias": zero}
+    h, _ = build_ffn(t, 2, 2, 0, dtype, state=state)
+    y = ffn(t, h, x, "FeedForward(x) with identity weights")
+    if not is_close(y, torch.relu(x), dtype):
+        close(y, torch.relu(x), "FeedForward(x) with identity weights (should be relu(x))",
+              ffn_hint(x, y, state, "the activation between linear_1 and linear_2 is ReLU: max(0, z)"), dtype=dtype)
+
+
+@prop(C, points=1, examples=4, error_hint=ERROR_HINT)
+@given(shape=st.sampled_from([(3,), (2, 3), (2, 2, 3), (2, 1, 2, 3)]), seed=seeds(), dtype=dtypes())
+def feed_forward_any_leading_dims(t, shape, seed, dtype):
+    """FeedForward works on (..., d_model): the output has the input's shape and dtype."""
+    h, state = build_ffn(t, 3, 5, seed, dtype)
+    check_ffn(t, h, state, randn(shape, seed + 20, dtype), f"FeedForward(x) for x of shape {shape}",
+              "apply the layers to the last dim only: nn.Linear already handles any leading dims")
+
+
+@prop(C, points=1, examples=4, error_hint=ERROR_HINT)
+@given(d=st.integers(2, 4), seed=seeds(), pos=st.tuples(st.integers(0, 1), st.integers(0, 2)), dtype=dtypes())
+def feed_forward_is_position_wise(t, d, seed, pos, dtype):
+    """Changing the input at one position changes only that position's output."""
+    h, state = build_ffn(t, d, 2 * d, seed, dtype)
+    x = randn((2, 3, d), seed + 20, dtype)
+    x2 = x.clone()
+    x2[pos] = randn((d,), seed + 21, dtype, 3.0)
+    y, y2 = ffn(t, h, x), ffn(t, h, x2)
+    keep = torch.ones(2, 3, dtype=torch.bool)
+    keep[pos] = False
+    if not is_close(y2[keep], y[keep], dtype):
+        fail(f"changing position {pos} changed the output at other positions",
+             "position-wise: the same MLP on each position separately; no reshape, transpose or reduction that "
+             "mixes positions")
+
+
+@prop(C, points=1, examples=3, error_hint=ERROR_HINT)
+@given(d=st.integers(2, 4), seed=seeds(), dtype=dtypes())
+def feed_forward_dropout_is_off_in_eval(t, d, seed, dtype):
+    """In eval mode, FeedForward(d, d_ff, dropout=0.5) is deterministic: exactly linear_2(relu(linear_1(x)))."""
+    h, state = build_ffn(t, d, 3 * d, seed, dtype, dropout=0.5, train=False)
+    check_ffn(t, h, state, randn((2, 3, d), seed + 20, dtype), "FeedForward(x) in eval mode with dropout=0.5",
+              "in eval mode dropout is the identity: use self.dropout = nn.Dropout(dropout), which follows .eval(), "
+              "not F.dropout(..., training=True)")

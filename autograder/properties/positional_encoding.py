@@ -1,0 +1,239 @@
+"""Properties of positional_encoding: sinusoidal_encoding, PositionalEncoding and TokenEmbedding (visible).
+
+The closed form is computed in float64 here (oracles.sinusoidal). A float32 implementation is correct, and its
+rounding grows with the position (the angle p·ω is rounded before sin/cos): the tolerance grows with max_len.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from . import oracles
+from .checks import close, diagnose, expect, fail, is_close, tensor
+from .core import prop
+from ..target import Call, StudentError
+from .strategies import dtypes, randn, seeds
+
+C = "positional_encoding"
+TABLE_ERROR = ("sinusoidal_encoding(max_len, d_model) raised: build angle = position (max_len, 1) / "
+               "10000^(2i/d_model) (ceil(d_model/2) columns); with an odd d_model the cos columns are one fewer")
+EMBEDDING_ERROR = "TokenEmbedding needs embedding = nn.Embedding(vocab_size, d_model); forward takes token ids"
+ODD_HINT = ("odd d_model: there is one more sin column than cos columns; fill pe[:, 0::2] with sin(angle) and "
+            "pe[:, 1::2] with cos(angle[:, : d_model // 2])")
+
+
+# ------------------------------------------------------------------------------------------- local helpers
+def pe_atol(max_len: int) -> float:
+    """float32 rounding of the angle p·ω: about 1e-7 per unit of position (4e-4 at 5000 for d_model = 512)."""
+    return 1e-5 + 2e-7 * max_len
+
+
+def table(t, max_len, d):
+    """The student's sinusoidal_encoding(max_len, d), checked for shape only."""
+    return tensor(t.call(C, "sinusoidal_encoding", max_len, d), f"sinusoidal_encoding({max_len}, {d})",
+                  shape=(max_len, d))
+
+
+def pe_variant(max_len, d, base=10000.0, swap=False, cos_own_column=False, pair_index=False, multiply=False,
+               all_sin=False, start=0):
+    """The closed form in float64, or one of its usual mistakes."""
+    p = torch.arange(start, start + max_len, dtype=torch.float64)[:, None]
+    cols = torch.arange(d, dtype=torch.float64)
+    expo = (cols // 2) / d if pair_index else (2 * (cols // 2)) / d  # per column: 2i/d (or i/d)
+    if cos_own_column:
+        expo = cols / d  # column j uses 10000^(j/d): the cos of a pair gets another frequency
+    freq = base ** expo if multiply else base ** -expo
+    angle = p * freq
+    even = (cols % 2 == 0)
+    first, second = (torch.cos, torch.sin) if swap else (torch.sin, torch.cos)
+    if all_sin:
+        second = torch.sin
+    return torch.where(even, first(angle), second(angle))
+
+
+def pe_hint(pe, max_len, d, default):
+    """Name the sinusoidal mistake that explains the table pe, if one does."""
+    pe = pe.double()
+    atol = pe_atol(max_len)
+    same = lambda **kw: is_close(pe, pe_variant(max_len, d, **kw), rtol=0.0, atol=atol)  # noqa: E731
+    return diagnose(
+        default,
+        (lambda: same(swap=True), "sin and cos swapped: even columns (0, 2, ...) are sin, odd columns cos"),
+        (lambda: same(cos_own_column=True), "sin and cos of a pair at different frequencies: both columns 2i and "
+                                            "2i+1 use the angle p / 10000^(2i/d_model), 2i being the even column"),
+        (lambda: same(pair_index=True), "exponent i/d_model: it is 2i/d_model, with 2i the even column index "
+                                        "(torch.arange(0, d_model, 2))"),
+        (lambda: same(base=1000.0), "the base is 10000, not 1000"),
+        (lambda: same(multiply=True), "multiplied by 10000^(2i/d_model): divide the position by it"),
+        (lambda: same(all_sin=True), "every column is a sin: odd columns are cos"),
+        (lambda: same(start=1), "positions start at 0: PE[0] = [0, 1, 0, 1, ...]"),
+        (lambda: d > 1 and is_close(pe.T, pe_variant(d, max_len), rtol=0.0, atol=atol),
+         "transposed: the table is (max_len, d_model), positions along dim 0"),
+    )
+
+
+def check_table(t, max_len, d, what=None):
+    pe = table(t, max_len, d)
+    expected = oracles.sinusoidal(max_len, d)
+    atol = pe_atol(max_len)
+    if not is_close(pe, expected, rtol=0.0, atol=atol):
+        close(pe, expected, what or f"sinusoidal_encoding({max_len}, {d})",
+              pe_hint(pe, max_len, d, "PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(same angle)"),
+              rtol=0.0, atol=atol)
+    return pe
+
+
+# ------------------------------------------------------------------------------------- sinusoidal_encoding
+@prop(C, points=1, examples=4, error_hint=TABLE_ERROR)
+@given(max_len=st.integers(1, 8), d=st.integers(1, 8))
+def sinusoidal_shape_and_default_dtype(t, max_len, d):
+    """sinusoidal_encoding(max_len, d_model) is (max_len, d_model) in torch.get_default_dtype()."""
+    pe = table(t, max_len, d)
+    expect(pe.dtype == torch.get_default_dtype(),
+           f"sinusoidal_encoding returned {pe.dtype}, expected the default dtype {torch.get_default_dtype()}",
+           "return the default float dtype (torch.get_default_dtype()): compute in float64 if you like, then "
+           ".to(torch.get_default_dtype())")
+
+
+@prop(C, points=1, examples=4, error_hint=TABLE_ERROR)
+@given(d=st.integers(1, 9))
+def sinusoidal_first_row(t, d):
+    """PE[0] = [0, 1, 0, 1, ...]: sin(0) in even columns, cos(0) in odd ones."""
+    pe = table(t, 3, d)
+    expected = torch.tensor([float(j % 2) for j in range(d)], dtype=torch.float64)
+    if not is_close(pe[0], expected, rtol=0.0, atol=1e-6):
+        close(pe[0], expected, "PE[0]", diagnose("position 0: every angle is 0, so sin gives 0 and cos gives 1",
+                                                 (lambda: is_close(pe[0], 1 - expected, atol=1e-6),
+                                                  "sin and cos swapped: even columns (0, 2, ...) are sin, odd "
+                                                  "columns cos"),
+                                                 (lambda: is_close(pe[0], pe_variant(1, d, start=1)[0], atol=1e-5),
+                                                  "positions start at 0: PE[0] = [0, 1, 0, 1, ...]")), atol=1e-6)
+
+
+@prop(C, points=3, examples=10, error_hint=TABLE_ERROR)
+@given(max_len=st.sampled_from([1, 2, 7, 50, 60]), d=st.integers(1, 16))
+@example(max_len=50, d=8)
+def sinusoidal_equals_closed_form(t, max_len, d):
+    """PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(p / 10000^(2i/d_model))."""
+    check_table(t, max_len, d)
+
+
+@prop(C, points=2, examples=6, error_hint=TABLE_ERROR)
+@given(max_len=st.sampled_from([20, 60]), half=st.integers(1, 8))
+def sinusoidal_pairs_share_a_frequency(t, max_len, half):
+    """Each column pair (2i, 2i+1) is (sin a, cos a) of one angle: values in [-1, 1], sin² + cos² = 1."""
+    d = 2 * half
+    pe = table(t, max_len, d).double()
+    expect((pe.abs() <= 1 + 1e-6).all(), f"a value of sinusoidal_encoding({max_len}, {d}) is outside [-1, 1]",
+           "every entry is a sin or a cos")
+    norm2 = pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2  # (max_len, d/2)
+    if not torch.allclose(norm2, torch.ones_like(norm2), atol=1e-5):
+        p, i = (int(v) for v in torch.nonzero((norm2 - 1).abs() > 1e-5)[0])
+        fail(f"PE[{p}, {2 * i}]² + PE[{p}, {2 * i + 1}]² = {norm2[p, i]:.6g}, expected 1",
+             pe_hint(pe, max_len, d, "sin and cos of a pair at different frequencies: both columns 2i and 2i+1 "
+                                     "use the same angle p / 10000^(2i/d_model)"))
+
+
+@prop(C, points=1, examples=4, error_hint=TABLE_ERROR)
+@given(half=st.integers(1, 6), k=st.integers(1, 5))
+def sinusoidal_dot_product_depends_on_the_offset_only(t, half, k):
+    """PE[p]·PE[p+k] is the same for every p: relative positions are a fixed rotation of each pair."""
+    d, max_len = 2 * half, 30
+    pe = table(t, max_len, d).double()
+    dots = (pe[:-k] * pe[k:]).sum(-1)
+    if not torch.allclose(dots, dots[0].expand_as(dots), atol=1e-4):
+        p = int((dots - dots[0]).abs().argmax())
+        fail(f"PE[{p}]·PE[{p + k}] = {dots[p]:.6g} but PE[0]·PE[{k}] = {dots[0]:.6g}: they should be equal",
+             pe_hint(pe, max_len, d, "each pair must be sin and cos of one angle p·ω_i, linear in the position p"))
+
+
+@prop(C, points=1, examples=4, error_hint=ODD_HINT)
+@given(max_len=st.integers(1, 12), d=st.sampled_from([1, 3, 5, 7]))
+def sinusoidal_odd_d_model(t, max_len, d):
+    """An odd d_model works: (max_len, d_model), the last column a sin."""
+    check_table(t, max_len, d, f"sinusoidal_encoding({max_len}, {d}) with an odd d_model")
+
+
+# ------------------------------------------------------------------------------------- PositionalEncoding
+@prop(C, points=1, examples=3)
+@given(max_len=st.integers(1, 20), d=st.integers(1, 8))
+def positional_encoding_buffer(t, max_len, d):
+    """PositionalEncoding(d_model, max_len) holds a buffer pe of shape (1, max_len, d_model): the table."""
+    info = t.inspect(t.build(C, "PositionalEncoding", d_model=d, max_len=max_len))
+    state, params = info["state"], info["params"]
+    expect("pe" in state, f"PositionalEncoding has no buffer `pe` (state: {', '.join(state) or 'nothing'})",
+           "self.register_buffer(\"pe\", sinusoidal_encoding(max_len, d_model).unsqueeze(0))")
+    expect("pe" not in params, "pe is a parameter: it would be trained",
+           "the table is fixed: register it with self.register_buffer(\"pe\", ...), not nn.Parameter")
+    pe = tensor(state["pe"], "PositionalEncoding.pe", shape=(1, max_len, d))
+    atol = pe_atol(max_len)
+    if not is_close(pe[0], oracles.sinusoidal(max_len, d), rtol=0.0, atol=atol):
+        close(pe[0], oracles.sinusoidal(max_len, d), "PositionalEncoding.pe[0]",
+              pe_hint(pe[0], max_len, d, "pe is sinusoidal_encoding(max_len, d_model).unsqueeze(0)"), rtol=0.0,
+              atol=atol)
+
+
+@prop(C, points=2, examples=6, error_hint="slice the table to the sequence length: self.pe[:, : x.size(1)], "
+                                          "and keep pe a buffer of shape (1, max_len, d_model)")
+@given(b=st.integers(1, 2), s=st.integers(1, 6), d=st.integers(1, 6), seed=seeds(), dtype=dtypes())
+@example(b=1, s=4, d=4, seed=0, dtype=torch.float64)
+def positional_encoding_adds_the_table(t, b, s, d, seed, dtype):
+    """PositionalEncoding(x) = x + pe[:, :seq] in eval mode (dropout=0.5 off), x's dtype kept."""
+    max_len = 8
+    h = t.build(C, "PositionalEncoding", d_model=d, max_len=max_len, dropout=0.5, train=False)
+    x = randn((b, s, d), seed, dtype)
+    y = tensor(t.method(h, "forward", x), "PositionalEncoding(x)", like=x)
+    pe = oracles.sinusoidal(max_len, d)[:s]
+    expected = x.double() + pe
+    atol = pe_atol(max_len) + (2e-5 if dtype == torch.float32 else 0.0)
+    if not is_close(y, expected, rtol=1e-6, atol=atol):
+        try:
+            own = t.inspect(h)["state"].get("pe")
+        except StudentError:
+            own = None
+        if isinstance(own, torch.Tensor) and tuple(own.shape) == (1, max_len, d) \
+                and is_close(y, x.double() + own[0, :s].double(), rtol=1e-6, atol=atol):
+            close(y, expected, "PositionalEncoding(x)", "x + pe is right, but the table pe is not: " + pe_hint(
+                own[0], max_len, d, "fix sinusoidal_encoding (see its properties)"), rtol=1e-6, atol=atol)
+        close(y, expected, "PositionalEncoding(x)", diagnose(
+            "out = dropout(x + self.pe[:, : x.size(1)]), and dropout is off in eval mode",
+            (lambda: is_close(y, x.double() * math.sqrt(d) + pe, rtol=1e-5, atol=1e-4),
+             "x is scaled by sqrt(d_model) here: that scale belongs to TokenEmbedding; PositionalEncoding adds pe"),
+            (lambda: is_close(y, pe.expand_as(y), atol=1e-4), "returns the table alone: add it to x"),
+            (lambda: is_close(y, x, dtype), "pe is not added: out = x + pe[:, :seq]"),
+            (lambda: not torch.equal(t.run(Call(h, "forward", (x,), seed=seed + 1)).value, y),
+             "the output is random in eval mode: use self.dropout = nn.Dropout(dropout), which follows .eval()"),
+        ), rtol=1e-6, atol=atol)
+
+
+# ---------------------------------------------------------------------------------------- TokenEmbedding
+@prop(C, points=2, examples=6, error_hint=EMBEDDING_ERROR)
+@given(vocab=st.integers(2, 7), d=st.integers(1, 6), b=st.integers(1, 2), s=st.integers(1, 4), seed=seeds(),
+       dtype=dtypes())
+@example(vocab=5, d=4, b=1, s=3, seed=0, dtype=torch.float64)
+def token_embedding_scales_by_sqrt_d_model(t, vocab, d, b, s, seed, dtype):
+    """TokenEmbedding(tokens) = embedding.weight[tokens] · sqrt(d_model), the weight copied in."""
+    w = randn((vocab, d), seed, dtype)
+    h = t.build(C, "TokenEmbedding", state={"embedding.weight": w}, dtype=dtype, vocab_size=vocab, d_model=d)
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, vocab, (b, s), generator=g)
+    y = tensor(t.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(b, s, d), dtype=dtype)
+    rows = w[tokens].double()
+    expected = rows * math.sqrt(d)
+    if not is_close(y, expected, dtype):
+        close(y, expected, "TokenEmbedding(tokens)", token_hint(y, rows, d, vocab, dtype), dtype=dtype)
+
+
+def token_hint(y, rows, d, vocab, dtype, default="out = self.embedding(tokens) * math.sqrt(d_model)"):
+    """Name the scaling mistake that explains y, rows being the embedding rows of the tokens."""
+    return diagnose(
+        default,
+        (d > 1 and is_close(y, rows, dtype), "missing the sqrt(d_model) scale: multiply the embeddings by "
+                                             "math.sqrt(d_model)"),
+        (d > 1 and is_close(y, rows * d, dtype), "scaled by d_model instead of sqrt(d_model)"),
+        (d > 1 and is_close(y, rows / math.sqrt(d), dtype), "divided by sqrt(d_model): multiply instead"),
+        (is_close(y, rows * math.sqrt(vocab), dtype), "scaled by sqrt(vocab_size): the scale is sqrt(d_model)"),
+    )
