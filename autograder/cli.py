@@ -24,6 +24,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("release", help="build the student bundle (no solutions, no hidden properties)")
     p.add_argument("dest", type=Path)
+
+    p = sub.add_parser("grade", help="grade a class in sandboxed workers (no folder: the bundled sample class)")
+    from .judge.cli import add_grade_arguments, add_gradescope_arguments
+
+    add_grade_arguments(p)
+    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")
+    add_gradescope_arguments(p)
+
+    p = sub.add_parser("nbgrader-course", help="write an nbgrader course: one notebook per component")
+    p.add_argument("dest", type=Path)
+    p.add_argument("--components", help="comma-separated subset (default: all, in teaching order)")
+    p.add_argument("--assignment", default="transformer", help="assignment name (default: transformer)")
+    p.add_argument("--grader", choices=("judge", "kernel"), default="judge",
+                   help="who runs the student's code at autograde (docs/nbgrader.md)")
+    p.add_argument("--timeout", type=int, default=60, help="kernel mode: seconds per cell (default 60)")
     return parser
 
 
@@ -47,6 +62,20 @@ def main(argv=None) -> int:
         from .release import build
 
         print(f"student bundle written to {build(args.dest)}")
+        return 0
+    if args.command in ("grade", "gradescope"):
+        from .judge.cli import main as judge
+
+        return judge(args)
+    if args.command == "nbgrader-course":
+        from .notebooks.course import build as course
+
+        names = args.components.split(",") if args.components else None
+        bad = sorted(set(names or ()) - set(NAMES))
+        if bad:
+            raise SystemExit(f"unknown components: {', '.join(bad)}")
+        dest = course(args.dest, names, args.assignment, args.grader, args.timeout)
+        print(f"nbgrader course written to {dest}: cd there, then `nbgrader generate_assignment {args.assignment}`")
         return 0
     return 2
 

@@ -64,8 +64,9 @@ def softmax_respects_dim(t, x, dim):
     """softmax(x, dim) normalises along `dim`, whichever it is."""
     y = softmax(t, x, dim)
     close(y, torch.softmax(x, dim), f"softmax(x, dim={dim})",
-          diagnose("compute max, exp and sum along `dim` with keepdim=True",
-                   (lambda: is_close(y, torch.softmax(x, -1)), "ignores the dim argument: always the last dim?")))
+          lambda: diagnose("compute max, exp and sum along `dim` with keepdim=True",
+                           (lambda: is_close(y, torch.softmax(x, -1)), "ignores the dim argument: always the "
+                                                                       "last dim?")))
 
 
 @prop(C, points=2)
