@@ -91,6 +91,7 @@ class Reply:
     param_grads: dict | None = None
     # For modules passed as arguments (greedy_decode(model, ...)): was grad mode on / were they in training
     # mode during their forward calls?
+    attrs_require_grad: dict = field(default_factory=dict)  # was an attribute read still attached to a graph?
     grad_enabled_seen: tuple[bool, ...] = ()
     training_seen: tuple[bool, ...] = ()
 
@@ -215,7 +216,11 @@ def cotangent(shape, dtype, seed: int) -> torch.Tensor:
 
 
 def seed_everything(seed: int) -> None:
-    torch.manual_seed(seed)
+    # The default generator directly: torch.manual_seed also visits the CUDA generators, which costs more
+    # than the tiny calls it precedes. Seed CUDA only where it is in use.
+    torch.default_generator.manual_seed(seed)
+    if torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(seed)
     np.random.seed(seed % 2**32)
     random.seed(seed)
 
@@ -325,11 +330,12 @@ class Executor:
         args, kwargs = self._resolve(_copy_in(op.args)), self._resolve(_copy_in(op.kwargs))
         watched = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.nn.Module)]
         seen_grad, seen_train, hooks = [], [], []
-        for m in watched:
-            def pre_hook(mod, inputs):
-                seen_grad.append(torch.is_grad_enabled())
-                seen_train.append(mod.training)
-            hooks.append(m.register_forward_pre_hook(pre_hook))
+        def pre_hook(mod, inputs):
+            seen_grad.append(torch.is_grad_enabled())
+            seen_train.append(mod.training)
+
+        for m in watched:  # every submodule: greedy_decode calls model.encode/decode, never model(...)
+            hooks.extend(sub.register_forward_pre_hook(pre_hook) for sub in m.modules())
         if op.backward:
             args = tuple(_requires_grad(a) for a in args)
             kwargs = {k: _requires_grad(v) for k, v in kwargs.items()}
@@ -348,7 +354,9 @@ class Executor:
                                                where, "NoGraph")
                         (out * cotangent(out.shape, out.dtype, op.seed + 1)).sum().backward()
                 reply.value = export(value)
-                reply.attrs = {name: export(getattr(obj, name, None)) for name in op.read}
+                read = {name: getattr(obj, name, None) for name in op.read}
+                reply.attrs = {name: export(v) for name, v in read.items()}
+                reply.attrs_require_grad = {n: bool(getattr(v, "requires_grad", False)) for n, v in read.items()}
         finally:
             for h in hooks:
                 h.remove()

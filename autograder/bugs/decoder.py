@@ -1,0 +1,38 @@
+from . import Bug
+
+BUGS = [
+    Bug("decoder", "kv_from_decoder", "took the cross-attention's keys and values from the decoder input",
+        "self.cross_attention(x, memory, memory, memory_mask)", "self.cross_attention(x, x, x, memory_mask)",
+        "keys and values come from the encoder memory"),
+    Bug("decoder", "target_mask_for_cross_attention", "gave the cross-attention the target mask",
+        "self.cross_attention(x, memory, memory, memory_mask)", "self.cross_attention(x, memory, memory, target_mask)",
+        "memory_mask"),
+    Bug("decoder", "memory_mask_ignored", "called the cross-attention without memory_mask",
+        "self.cross_attention(x, memory, memory, memory_mask)", "self.cross_attention(x, memory, memory)",
+        "memory_mask is ignored"),
+    Bug("decoder", "target_mask_ignored", "called the self-attention without target_mask: not causal",
+        "self.self_attention(x, x, x, target_mask)", "self.self_attention(x, x, x)", "target_mask is ignored"),
+    Bug("decoder", "norms_1_2_swapped", "used add_norm_2 after the self-attention and add_norm_1 after the cross",
+        "        x = self.add_norm_1(x, self.self_attention(x, x, x, target_mask))\n"
+        "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n",
+        "        x = self.add_norm_2(x, self.self_attention(x, x, x, target_mask))\n"
+        "        x = self.add_norm_1(x, self.cross_attention(x, memory, memory, memory_mask))\n",
+        "add_norm_1 and add_norm_2 swapped"),
+    Bug("decoder", "cross_before_self", "ran the cross-attention before the masked self-attention",
+        "        x = self.add_norm_1(x, self.self_attention(x, x, x, target_mask))\n"
+        "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n",
+        "        x = self.add_norm_1(x, self.cross_attention(x, memory, memory, memory_mask))\n"
+        "        x = self.add_norm_2(x, self.self_attention(x, x, x, target_mask))\n",
+        "runs before the self-attention"),
+    Bug("decoder", "same_layer_n_times", "built the stack as [layer] * N: one module shared by every step",
+        "[DecoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]",
+        "[DecoderLayer(d_model, num_heads, d_ff, dropout)] * num_layers",
+        "same layer"),
+    Bug("decoder", "reuses_layer_0", "applied self.layers[0] at every step of the loop",
+        "        for layer in self.layers:\n            x = layer(x, memory, target_mask, memory_mask)\n",
+        "        for _ in self.layers:\n            x = self.layers[0](x, memory, target_mask, memory_mask)\n",
+        "layers[0]"),
+    Bug("decoder", "stack_drops_memory_mask", "forgot to pass memory_mask on to the layers",
+        "x = layer(x, memory, target_mask, memory_mask)", "x = layer(x, memory, target_mask)",
+        "every layer"),
+]

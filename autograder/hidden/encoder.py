@@ -1,0 +1,78 @@
+"""Hidden properties of encoder.EncoderLayer and encoder.Encoder (graded, never shipped to students)."""
+from __future__ import annotations
+
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from ..properties.checks import close, expect, fail, is_close
+from ..properties.core import prop
+from ..properties.encoder import (LAYER_ERROR, MASK_EVERY_LAYER, build_layer, build_stack, explain_layer,
+                                  fixed_layer_case, layer_cases, run_layer, torch_layer)
+from ..properties.strategies import masks, randn
+from ..target import Call
+
+C = "encoder"
+
+
+@prop(C, points=2, examples=4, visible=False, error_hint=LAYER_ERROR)
+@given(case=layer_cases(), noise=st.integers(0, 2**16 - 1))
+@example(case=fixed_layer_case(2, 4, 4, 2, 8, 1), noise=3)
+def encoder_stack_mask_reaches_every_layer(t, case, noise):
+    """In a 2-layer Encoder, changing the padded positions' inputs leaves the unpadded positions' outputs alone."""
+    x, mask, d, h, d_ff, seed = case
+    handle, _ = build_stack(t, 2, d, h, d_ff, seed, x.dtype)
+    out = run_layer(t, handle, x, mask, "Encoder.forward(x, mask)")
+    padded = ~mask[:, 0, 0]
+    changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
+    out2 = run_layer(t, handle, changed, mask, "Encoder.forward(x, mask)")
+    close(out2[~padded], out[~padded], "Encoder outputs at unpadded positions after changing the padded inputs",
+          MASK_EVERY_LAYER)
+
+
+@prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
+@given(case=layer_cases(mask=False))
+@example(case=fixed_layer_case(2, 3, 4, 2, 8, 4, mask=False))
+def encoder_layer_gradients_reach_every_parameter(t, case):
+    """Backpropagating through EncoderLayer gives every parameter a finite gradient (w_k.bias's is 0 by design)."""
+    x, _, d, h, d_ff, seed = case
+    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype)
+    reply = t.run(Call(handle, "forward", (x,), {}, seed=seed, backward=True))
+    for name, g in (reply.param_grads or {}).items():
+        if g is None:
+            fail(f"{name} got no gradient",
+                 "every sub-module must take part in forward, with autograd on (no .detach(), .data or no_grad)")
+        expect(torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN or inf in the backward pass")
+    expect(reply.param_grads, "EncoderLayer has no parameters", "build the sub-modules in __init__")
+    g = (reply.input_grads or [None])[0]
+    expect(g is not None and g.abs().sum() > 0, "no gradient reaches the input x", "keep x in the autograd graph")
+
+
+@prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
+@given(case=layer_cases(mask="maybe"))
+def encoder_layer_dropout_is_off_in_eval(t, case):
+    """Built with dropout=0.3 in eval mode, EncoderLayer equals the dropout-free nn.TransformerEncoderLayer."""
+    x, mask, d, h, d_ff, seed = case
+    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype, dropout=0.3)
+    out = run_layer(t, handle, x, mask)
+    expected = torch_layer(state, d, h, d_ff, x, mask)
+    if not is_close(out, expected):
+        close(out, expected, "EncoderLayer(dropout=0.3) in eval mode vs the dropout-free layer",
+              explain_layer(out, state, h, x, mask, "pass dropout to the sub-modules (nn.Dropout follows eval()); "
+                            "apply no dropout of your own with training=True"))
+
+
+@prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
+@given(case=layer_cases(mask=False), data=st.data())
+def encoder_layer_2d_mask_equals_torch(t, case, data):
+    """With a 2-D (m, m) mask (every row allows its own position), EncoderLayer equals torch's layer."""
+    x, _, d, h, d_ff, seed = case
+    m = x.shape[1]
+    mask = data.draw(masks((m, m), p_fully_masked_row=False)) | torch.eye(m, dtype=torch.bool)
+    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
+    out = run_layer(t, handle, x, mask)
+    expected = torch_layer(state, d, h, d_ff, x, mask)
+    if not is_close(out, expected):
+        close(out, expected, "EncoderLayer with an (m, m) mask vs nn.TransformerEncoderLayer",
+              explain_layer(out, state, h, x, mask, "pass the mask to the self-attention as it is"))
+

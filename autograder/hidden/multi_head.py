@@ -1,0 +1,101 @@
+"""Hidden properties of multi_head.MultiHeadAttention (graded, never shipped to students)."""
+from __future__ import annotations
+
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from ..properties import oracles
+from ..properties.checks import close, expect, fail, is_close
+from ..properties.core import prop
+from ..properties.strategies import dtypes, model_sizes, seeds
+from ..properties.multi_head import (ERROR, build, cases, explain, fixed_case, forward, live_rows, mha_reference,
+                                     stored_weights)
+from ..target import Call
+
+C = "multi_head"
+
+
+@prop(C, points=2, examples=5, visible=False, error_hint=ERROR)
+@given(case=cases(mask="full"))
+@example(case=(torch.ones(1, 2, 4, dtype=torch.float64), torch.ones(1, 3, 4, dtype=torch.float64),
+               torch.ones(1, 3, 4, dtype=torch.float64), torch.tensor([[[[True, False, True], [False] * 3],
+                                                                        [[False] * 3, [False] * 3]]]), 4, 2, 0))
+def multi_head_fully_masked_rows_are_finite(t, case):
+    """A query row masked for every key in a head gets zero weights there; the output is finite and exact."""
+    q, k, v, m, d, h, seed = case
+    handle, state = build(t, d, h, seed, q.dtype)
+    out, w = forward(t, handle, q, k, v, m, read=True)
+    w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
+    expect(not torch.isnan(out).any() and not torch.isnan(w).any(),
+           "NaN in the output or the attention_weights with a fully masked row",
+           "a query with no allowed key must get all-zero weights (scaled_dot_product_attention from attention.py "
+           "does this): do not re-normalise or divide the weights yourself")
+    expected, expected_w = mha_reference(state, h, q, k, v, m)
+    if not is_close(w, expected_w):
+        close(w, expected_w, "attention_weights with fully masked rows",
+              explain(w, state, h, q, k, v, m, "fully masked rows hold zero weights; the others sum to 1",
+                      what="weights"))
+    close(out, expected, "output with fully masked rows",
+          explain(out, state, h, q, k, v, m, "a fully masked head contributes zeros before w_o"))
+
+
+@prop(C, points=2, examples=4, visible=False, error_hint=ERROR)
+@given(sizes=model_sizes(max_heads=2, min_heads=2), m_q=st.integers(1, 3), m_k=st.integers(2, 4), seed=seeds(),
+       dtype=dtypes())
+def multi_head_gradients_reach_every_projection(t, sizes, m_q, m_k, seed, dtype):
+    """Backpropagating through forward gives finite, non-zero gradients to w_q, w_k, w_v, w_o and the inputs."""
+    (d, h), b = sizes, 2
+    q, k, v, _, d, h, seed = fixed_case(b, m_q, m_k, d, h, seed, dtype)
+    handle, _ = build(t, d, h, seed, q.dtype)
+    reply = t.run(Call(handle, "forward", (q, k, v), {}, seed=seed, backward=True))
+    grads = reply.param_grads or {}
+    for name in [f"{p}.{s}" for p in ("w_q", "w_k", "w_v", "w_o") for s in ("weight", "bias")]:
+        g = grads.get(name)
+        if g is None:
+            fail(f"{name} got no gradient",
+                 "it is unused or cut from the graph: w_o must project the merged heads, and the output must come "
+                 "from dropout(weights) @ v, not from the detached attention_weights (or .data / no_grad)")
+        expect(torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN in the backward pass")
+        if name != "w_k.bias":  # a key bias shifts every score of a query equally: its gradient is exactly 0
+            expect(g.abs().sum() > 0, f"{name} got an all-zero gradient",
+                   "the output does not depend on it: is each projection applied to its own input "
+                   "(q = w_q(query), k = w_k(key), v = w_v(value)) and the output computed with autograd on?")
+    names = ("query", "key", "value")
+    for i, g in enumerate(reply.input_grads or []):
+        expect(g is not None and g.abs().sum() > 0, f"the gradient with respect to {names[i]} is zero or missing",
+               "the output must depend on query, key and value through autograd")
+
+
+@prop(C, points=1, examples=4, visible=False, error_hint=ERROR)
+@given(case=cases(mask="pad"))
+def multi_head_bias_false_equals_torch(t, case):
+    """Built with bias=False, the output equals nn.MultiheadAttention(bias=False) with the same weights."""
+    q, k, v, m, d, h, seed = case
+    handle, state = build(t, d, h, seed, q.dtype, bias=False)
+    out = forward(t, handle, q, k, v, m)
+    expected, _ = oracles.multi_head(state, d, h, q, k, v, m)
+    keep = live_rows(expected)
+    if not is_close(out[keep], expected[keep]):
+        close(out[keep], expected[keep], "output with bias=False vs nn.MultiheadAttention(bias=False)",
+              explain(out, state, h, q, k, v, m, "pass bias=bias to the four nn.Linear and add no bias of your own"))
+
+
+@prop(C, points=1, examples=4, visible=False, error_hint=ERROR)
+@given(case=cases(mask="full"))
+@example(case=fixed_case(1, 2, 3, 4, 2, 2, mask="full"))
+def multi_head_per_head_mask_reaches_its_head(t, case):
+    """With a (batch, h, m_q, m_k) mask, head j's weights are zero exactly where mask[:, j] is False."""
+    q, k, v, m, d, h, seed = case
+    handle, state = build(t, d, h, seed, q.dtype)
+    _, w = forward(t, handle, q, k, v, m, read=True)
+    w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
+    if (w[~m] != 0).any():
+        fail("a key blocked for head j (mask[:, j] False) got weight in head j",
+             explain(w, state, h, q, k, v, m, "the mask's dim 1 indexes the heads: split the heads to "
+                     "(batch, h, m, d_k) (view as (batch, m, h, d_k), then transpose(1, 2)) and pass the mask "
+                     "unchanged", what="weights"))
+    keep = m.any(-1)
+    expect(is_close(w.sum(-1)[keep], torch.ones_like(w.sum(-1)[keep])),
+           "with a per-head mask, allowed weights do not sum to 1", "each head's rows are a distribution")
+

@@ -1,0 +1,420 @@
+"""Properties of transformer.Transformer and transformer.greedy_decode (visible to students).
+
+Tiny models (d_model 4-8, 1-2 heads, 1-2 layers, d_ff 8, vocabularies of 5-7, max_len 16) in float64, with the
+weights from strategies.transformer_state. Witness: oracles.TorchTransformer, the same model assembled from torch's
+own encoder and decoder layers. Mismatches are diagnosed by re-running the witness with one mistake at a time
+(src_mask not reaching the cross-attention, no positional encoding on one side, ...); greedy decoding is
+diagnosed against variants of the loop (no stop at eos, no eos after a finished row, an extra step...).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from hypothesis import example, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from ..target import Call
+from . import oracles
+from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .core import prop
+from .strategies import seeds, transformer_state
+
+C = "transformer"
+MAX_LEN = 16
+BUILD_ERROR = ("Transformer(src_vocab_size, tgt_vocab_size, d_model, num_heads, num_layers, d_ff, dropout, "
+               "max_len) must build and load weights by the docstring's names: src_embedding, tgt_embedding, "
+               "positional_encoding, encoder, decoder, generator")
+
+
+# ------------------------------------------------------------------------------------------------- cases
+@dataclass
+class Case:
+    """A tiny model (sizes + weight seed) and a batch: src (batch, m_E), tgt (batch, m_D), a padding src_mask."""
+
+    src_vocab: int
+    tgt_vocab: int
+    d_model: int
+    num_heads: int
+    num_layers: int
+    seed: int
+    src: torch.Tensor
+    tgt: torch.Tensor
+    src_mask: torch.Tensor | None
+    d_ff: int = 8
+
+    def kwargs(self, dropout=0.0):
+        return dict(src_vocab_size=self.src_vocab, tgt_vocab_size=self.tgt_vocab, d_model=self.d_model,
+                    num_heads=self.num_heads, num_layers=self.num_layers, d_ff=self.d_ff, dropout=dropout,
+                    max_len=MAX_LEN)
+
+    def state(self, eos_bias=None, eos_id=None):
+        s = transformer_state(self.src_vocab, self.tgt_vocab, self.d_model, self.d_ff, self.num_layers, self.seed,
+                              torch.float64, MAX_LEN)
+        if eos_bias is not None:
+            s["generator.bias"] = s["generator.bias"].clone()
+            s["generator.bias"][eos_id] += eos_bias
+        return s
+
+
+def _tokens(draw, shape, lo, hi):
+    return torch.from_numpy(draw(hnp.arrays(np.int64, shape, elements=st.integers(lo, hi))))
+
+
+@st.composite
+def cases(draw, mask="maybe", min_layers=1, max_layers=2, m_e=(2, 5), m_d=(1, 4), batch=(1, 2)):
+    """Tokens are < 5 so that either vocabulary could embed them (a swapped embedding gives numbers, not an
+    IndexError); with a mask, the source ends in pad tokens (id 0) that the mask blocks."""
+    h = draw(st.integers(1, 2))
+    d = draw(st.sampled_from([4, 6, 8] if h == 2 else [4, 5, 6]))
+    n = draw(st.integers(min_layers, max_layers))
+    src_vocab, tgt_vocab = draw(st.integers(5, 7)), draw(st.integers(5, 7))
+    b, me, md = draw(st.integers(*batch)), draw(st.integers(*m_e)), draw(st.integers(*m_d))
+    if me == md:
+        me = me + 1 if me < m_e[1] else me - 1
+    src, tgt = _tokens(draw, (b, me), 1, 4), _tokens(draw, (b, md), 0, 4)
+    src_mask = None
+    if mask is True or (mask == "maybe" and draw(st.booleans())):
+        lengths = torch.tensor(draw(st.lists(st.integers(1, me), min_size=b, max_size=b)))
+        keep = torch.arange(me)[None, :] < lengths[:, None]
+        src = src.masked_fill(~keep, 0)
+        src_mask = keep[:, None, None, :]
+    return Case(src_vocab, tgt_vocab, d, h, n, draw(seeds()), src, tgt, src_mask)
+
+
+def fixed_case(seed, b=2, me=5, md=3, d=8, h=2, n=2, vocab=(6, 7), lengths=None):
+    g = torch.Generator().manual_seed(seed)
+    src, tgt = torch.randint(1, 5, (b, me), generator=g), torch.randint(0, 5, (b, md), generator=g)
+    mask = None
+    if lengths is not None:
+        keep = torch.arange(me)[None, :] < torch.tensor(lengths)[:, None]
+        src, mask = src.masked_fill(~keep, 0), keep[:, None, None, :]
+    return Case(vocab[0], vocab[1], d, h, n, seed, src, tgt, mask)
+
+
+# ------------------------------------------------------------------------------------------------- plumbing
+def build(t, case, state=None, dropout=0.0, train=False):
+    state = case.state() if state is None else state
+    return t.build(C, "Transformer", state=state, train=train, dtype=torch.float64, **case.kwargs(dropout)), state
+
+
+def causal(m):
+    return torch.ones(m, m, dtype=torch.bool).tril()
+
+
+def forward(t, handle, case, target_mask=None, seed=0):
+    kwargs = {k: v for k, v in (("src_mask", case.src_mask), ("target_mask", target_mask)) if v is not None}
+    out = t.run(Call(handle, "forward", (case.src, case.tgt), kwargs, seed=seed)).value
+    shape = (case.tgt.shape[0], case.tgt.shape[1], case.tgt_vocab)
+    if isinstance(out, torch.Tensor) and case.d_model != case.tgt_vocab and tuple(out.shape) == (*shape[:2],
+                                                                                                case.d_model):
+        fail(f"forward returned shape {tuple(out.shape)}, expected logits {shape}",
+             "the generator is missing: logits = generator(decode(...)), (batch, m_D, tgt_vocab_size)")
+    if isinstance(out, torch.Tensor) and tuple(out.shape) == (shape[0], case.src.shape[1], shape[2]):
+        fail(f"forward returned shape {tuple(out.shape)}, expected {shape}: one row per source position",
+             "the decoder runs on the target: decode(tgt, memory, ...) gives one row per target position")
+    return tensor(out, "Transformer.forward(src, tgt, src_mask, target_mask)", shape=shape, dtype=torch.float64)
+
+
+class Witness(oracles.TorchTransformer):
+    """TorchTransformer with switches for the usual mistakes."""
+
+    def __init__(self, state, case, **mistakes):
+        super().__init__(state, case.num_layers, case.d_model, case.num_heads, case.d_ff)
+        self.m = mistakes
+
+    def embed(self, tokens, table):
+        side = "src" if table.startswith("src") else "tgt"
+        if self.m.get(f"{side}_table"):  # this side embedded with the other side's table
+            table = self.m[f"{side}_table"] + table[3:]
+        x = F.embedding(tokens, self.s[table]) * (1.0 if self.m.get("no_scale") else math.sqrt(self.d))
+        if self.m.get(f"no_pe_{side}"):
+            return x
+        return x + self.s["positional_encoding.pe"][:, : tokens.shape[1]].to(x.dtype)
+
+    def forward(self, src, tgt, src_mask=None, target_mask=None):
+        memory = self.encode(src, None if self.m.get("no_encoder_mask") else src_mask)
+        cross = None if self.m.get("no_cross_mask") else src_mask
+        target = None if self.m.get("no_target_mask") else target_mask
+        logits = self.generator(self.decode(tgt, memory, target, cross))
+        return torch.softmax(logits, -1) if self.m.get("softmax") else logits
+
+
+CROSS_MASK = ("src_mask serves both the encoder and the cross-attention: "
+              "generator(decode(tgt, encode(src, src_mask), target_mask, src_mask))")
+ENCODER_MASK = "src_mask must reach the encoder too: memory = encode(src, src_mask)"
+NO_PE_TGT = ("no positional encoding on the target: decode adds it, "
+             "decoder(positional_encoding(tgt_embedding(tgt)), memory, ...)")
+
+
+def explain_forward(got, state, case, target_mask, default=""):
+    def same(**mistakes):
+        return lambda: is_close(got, Witness(state, case, **mistakes).forward(case.src, case.tgt, case.src_mask,
+                                                                              target_mask))
+
+    candidates = [(same(no_pe_tgt=True), NO_PE_TGT),
+                  (same(no_pe_src=True), "no positional encoding on the source: encode adds it, "
+                                         "encoder(positional_encoding(src_embedding(src)), src_mask)"),
+                  (same(no_pe_src=True, no_pe_tgt=True), "no positional encoding: add it to both embeddings"),
+                  (same(tgt_table="src"), "the target is embedded with src_embedding: decode uses tgt_embedding"),
+                  (same(src_table="tgt"), "the source is embedded with tgt_embedding: encode uses src_embedding"),
+                  (same(src_table="tgt", tgt_table="src"), "the embeddings are swapped: src_embedding for src, "
+                                                           "tgt_embedding for tgt"),
+                  (same(no_scale=True), "the embeddings are not scaled by sqrt(d_model): call the TokenEmbedding "
+                                        "modules (src_embedding(src)), not their .embedding"),
+                  (same(softmax=True), "forward returns probabilities: return the generator's logits, no softmax")]
+    if case.src_mask is not None:
+        candidates += [(same(no_cross_mask=True), CROSS_MASK), (same(no_encoder_mask=True), ENCODER_MASK),
+                       (same(no_cross_mask=True, no_encoder_mask=True), "src_mask is ignored: "
+                                                                         "it serves the encoder and the cross-attention")]
+    if target_mask is not None:
+        candidates.append((same(no_target_mask=True), "target_mask is not passed on to the decoder"))
+    return diagnose(default, *candidates)
+
+
+# --------------------------------------------------------------------------------------------- greedy decoding
+def greedy_reference(state, case, max_len, bos_id, eos_id, src_mask=None, *, stop=True, pad=True, extra=0,
+                     position=-1, decode_mask=True, causal_target=True):
+    """Greedy decoding with the witness, optionally with one mistake in the loop."""
+    w = Witness(state, case)
+    memory = w.encode(case.src, src_mask)
+    ys = torch.full((case.src.shape[0], 1), bos_id, dtype=torch.long)
+    done = torch.zeros(case.src.shape[0], dtype=torch.bool)
+    while ys.shape[1] < max_len + extra and not (stop and bool(done.all())):
+        tm = causal(ys.shape[1]) if causal_target else None
+        nxt = w.generator(w.decode(ys, memory, tm, src_mask if decode_mask else None)[:, position]).argmax(-1)
+        if pad:
+            nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
+        ys = torch.cat([ys, nxt[:, None]], dim=1)
+        done |= nxt == eos_id
+    return ys
+
+
+NO_STOP = "decoding goes on after every row has produced eos_id: stop once every row has produced eos_id"
+NO_PAD = "a finished row must keep eos_id: once a row has produced eos_id it holds eos_id after it"
+MAX_LEN_HINT = "max_len counts the bos token: stop when ys has max_len tokens (while ys.size(1) < max_len)"
+
+
+def decode_call(t, handle, case, max_len, bos_id, eos_id, src_mask=None):
+    kwargs = dict(max_len=max_len, bos_id=bos_id, eos_id=eos_id)
+    if src_mask is not None:
+        kwargs["src_mask"] = src_mask
+    reply = t.run(Call(C, "greedy_decode", (handle, case.src), kwargs))
+    ys = reply.value
+    what = f"greedy_decode(model, src, max_len={max_len}, bos_id={bos_id}, eos_id={eos_id})"
+    ys = tensor(ys, what)
+    expect(ys.dtype == torch.long, f"{what} returned dtype {ys.dtype}, expected torch.int64",
+           "return token ids as a LongTensor: argmax gives int64, and so does torch.full(..., dtype=torch.long)")
+    b = case.src.shape[0]
+    expect(ys.dim() == 2 and ys.shape[0] == b, f"{what} returned shape {tuple(ys.shape)}, expected ({b}, L)",
+           "one row per source sentence: (batch, L)")
+    expect(ys.shape[1] <= max_len, f"{what} returned {ys.shape[1]} tokens, more than max_len={max_len}",
+           MAX_LEN_HINT)
+    expect(ys.shape[1] >= 1 and bool((ys[:, 0] == bos_id).all()), f"{what}: column 0 is {ys[:, 0].tolist()}, "
+           f"expected bos_id={bos_id}", "start every row with bos_id: ys = torch.full((batch, 1), bos_id)")
+    return ys, reply
+
+
+def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, default=""):
+    def same(**kw):
+        def test():
+            ref = greedy_reference(state, case, max_len, bos_id, eos_id, src_mask, **kw)
+            return ref.shape == got.shape and torch.equal(ref, got)
+        return test
+
+    return diagnose(default,
+                    (same(stop=False), NO_STOP), (same(pad=False), NO_PAD), (same(stop=False, pad=False), NO_PAD),
+                    (same(extra=1), MAX_LEN_HINT), (same(extra=-1), MAX_LEN_HINT),
+                    (same(position=0), "the next token comes from the last position: "
+                                       "generator(decode(ys, ...)[:, -1]), not [:, 0]"),
+                    (same(decode_mask=False), "src_mask must reach decode too: "
+                                              "model.decode(ys, memory, causal_mask(L), src_mask)"),
+                    (same(causal_target=False), "decode with a causal target mask: causal_mask(ys.size(1))"))
+
+
+def eos_biased(case, eos_id, bias):
+    return case.state(eos_bias=bias, eos_id=eos_id)
+
+
+# ------------------------------------------------------------------------------------------------- properties
+@prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
+def transformer_submodules_are_named(t):
+    """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
+    h = t.build(C, "Transformer", src_vocab_size=5, tgt_vocab_size=7, d_model=4, num_heads=2, num_layers=2,
+                d_ff=8, dropout=0.0, max_len=MAX_LEN)
+    info = t.inspect(h)
+    want = ["src_embedding", "tgt_embedding", "positional_encoding", "encoder", "decoder", "generator"]
+    missing = [n for n in want if n not in info["children"]]
+    expect(not missing, f"Transformer has no sub-module {missing}; it has {info['children']}",
+           "name the sub-modules as in the docstring: " + ", ".join(want))
+    gw = info["state"].get("generator.weight")
+    expect(gw is not None and tuple(gw.shape) == (7, 4) and "generator.bias" in info["state"],
+           f"generator.weight has shape {None if gw is None else tuple(gw.shape)}, expected (7, 4)",
+           "generator = nn.Linear(d_model, tgt_vocab_size)")
+    expect("encoder.layers.1.self_attention.w_q.weight" in info["params"]
+           and "decoder.layers.1.cross_attention.w_q.weight" in info["params"],
+           "encoder/decoder do not hold num_layers=2 layers each",
+           "encoder = Encoder(num_layers, d_model, num_heads, d_ff, dropout), decoder likewise")
+    pe = info["state"].get("positional_encoding.pe")
+    expect(pe is not None and tuple(pe.shape) == (1, MAX_LEN, 4),
+           f"positional_encoding.pe has shape {None if pe is None else tuple(pe.shape)}, expected (1, {MAX_LEN}, 4)",
+           "positional_encoding = PositionalEncoding(d_model, max_len, dropout): pass max_len on")
+
+
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@given(case=cases(max_layers=1))
+def transformer_logits_shape(t, case):
+    """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D."""
+    handle, _ = build(t, case)
+    forward(t, handle, case, causal(case.tgt.shape[1]))
+
+
+@prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
+@given(case=cases(), use_causal=st.booleans())
+@example(case=fixed_case(3, lengths=[5, 3]), use_causal=True)
+@example(case=fixed_case(8, b=1, me=3, md=4, d=6, h=1, n=1, vocab=(7, 5)), use_causal=False)
+def transformer_forward_equals_torch(t, case, use_causal):
+    """forward equals the same model assembled from torch's encoder and decoder layers (float64)."""
+    tm = causal(case.tgt.shape[1]) if use_causal else None
+    handle, state = build(t, case)
+    out = forward(t, handle, case, tm)
+    expected = Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm)
+    if not is_close(out, expected):
+        close(out, expected, "logits vs the torch-assembled Transformer",
+              explain_forward(out, state, case, tm, "memory = encode(src, src_mask); logits = generator(decode(tgt, "
+                              "memory, target_mask, src_mask)); embeddings scaled, positional encoding on both "
+                              "sides; if the encoder/decoder properties fail, fix those first"))
+
+
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@given(case=cases(mask=True, max_layers=1, m_e=(3, 5)), noise=seeds())
+@example(case=fixed_case(5, lengths=[2, 4]), noise=1)
+def transformer_src_mask_serves_cross_attention(t, case, noise):
+    """Changing the source tokens that src_mask blocks leaves the logits unchanged (encoder and cross-attention)."""
+    handle, state = build(t, case)
+    tm = causal(case.tgt.shape[1])
+    out = forward(t, handle, case, tm)
+    g = torch.Generator().manual_seed(noise)
+    other = torch.where(case.src_mask[:, 0, 0], case.src, torch.randint(1, 5, case.src.shape, generator=g))
+    changed = Case(**{**case.__dict__, "src": other})
+    out2 = forward(t, handle, changed, tm)
+    if not is_close(out2, out):
+        close(out2, out, "logits after changing the padded (blocked) source tokens",
+              explain_forward(out, state, case, tm, CROSS_MASK))
+
+
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@given(case=cases(max_layers=1))
+def transformer_eval_is_deterministic(t, case):
+    """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free witness."""
+    handle, state = build(t, case, dropout=0.1)
+    tm = causal(case.tgt.shape[1])
+    out, again = forward(t, handle, case, tm, seed=1), forward(t, handle, case, tm, seed=2)
+    expect(torch.equal(out, again), "two forwards in eval mode differ",
+           "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no F.dropout(training=True)")
+    expected = Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm)
+    if not is_close(out, expected):
+        close(out, expected, "logits in eval mode (dropout=0.1) vs the dropout-free witness",
+              explain_forward(out, state, case, tm, "in eval mode the output is the dropout-free one"))
+
+
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
+def transformer_gradients_reach_every_parameter(t, case):
+    """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
+    handle, _ = build(t, case, train=True)
+    tm = causal(case.tgt.shape[1])
+    reply = t.run(Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True))
+    grads = reply.param_grads or {}
+    expect(grads, "the model has no parameters", "build the sub-modules in __init__")
+    for name, g in grads.items():
+        if g is None:
+            fail(f"{name} got no gradient",
+                 "every sub-module must take part in forward with autograd on: no .detach(), .data, numpy or "
+                 "torch.no_grad() in forward/encode/decode")
+        expect(torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN or inf in the backward pass")
+        if not name.endswith("w_k.bias"):  # the key bias cancels in the softmax: its gradient is 0 by design
+            expect(g.abs().sum() > 0, f"{name} got an all-zero gradient", "it does not affect the logits: is it "
+                   "used in forward?")
+
+
+@prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
+@given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
+       max_len=st.integers(2, 6), bias=st.sampled_from([0.0, 1.5, 3.0]))
+@example(case=fixed_case(2, n=1), ids=(1, 2), max_len=6, bias=1.0)
+def greedy_decode_equals_witness(t, case, ids, max_len, bias):
+    """greedy_decode returns exactly the witness's greedy sequence: bos first, argmax of the last position."""
+    bos, eos = ids
+    handle, state = build(t, case, state=eos_biased(case, eos, bias))
+    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    expected = oracles.TorchTransformer(state, case.num_layers, case.d_model, case.num_heads, case.d_ff).greedy(
+        case.src, max_len, bos, eos)
+    if not (ys.shape == expected.shape and torch.equal(ys, expected)):
+        fail(f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+             explain_greedy(ys, state, case, max_len, bos, eos, None,
+                            "memory = encode(src, src_mask) once; each step: logits = generator(decode(ys, memory, "
+                            "causal_mask(L), src_mask)[:, -1]), next = argmax, append; finished rows get eos_id"))
+
+
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(1, 5))
+@example(case=fixed_case(4, n=1), max_len=1)
+@example(case=fixed_case(4, n=1), max_len=4)
+def greedy_decode_respects_max_len(t, case, max_len):
+    """When eos never wins, greedy_decode returns exactly max_len tokens (max_len=1: just bos)."""
+    bos, eos = 1, 2
+    handle, state = build(t, case, state=eos_biased(case, eos, -1e3))
+    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    if ys.shape[1] != max_len:
+        fail(f"greedy_decode(max_len={max_len}) returned {ys.shape[1]} tokens, expected {max_len} (eos never wins)",
+             MAX_LEN_HINT)
+    expected = greedy_reference(state, case, max_len, bos, eos)
+    if not torch.equal(ys, expected):
+        fail(f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+             explain_greedy(ys, state, case, max_len, bos, eos, None, "next token = argmax of the last position"))
+
+
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(3, 6))
+def greedy_decode_stops_once_every_row_finished(t, case, max_len):
+    """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
+    bos, eos = 0, 3
+    handle, state = build(t, case, state=eos_biased(case, eos, 1e3))
+    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    expected = torch.tensor([[bos, eos]] * case.src.shape[0])
+    if ys.shape != expected.shape:
+        fail(f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}: every row produced eos_id at "
+             "the first step", NO_STOP if ys.shape[1] > 2 else MAX_LEN_HINT)
+    expect(torch.equal(ys, expected), f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}",
+           "the next token is the argmax of the generator's logits at the last position")
+
+
+@prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
+@given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
+@example(case=fixed_case(6, n=1))
+def greedy_decode_runs_in_eval_and_restores_mode(t, case):
+    """A model in train mode (dropout=0.5) decodes like the dropout-free witness and is in train mode afterwards."""
+    state = eos_biased(case, 2, 0.5)
+    handle, _ = build(t, case, state=state, dropout=0.5, train=True)
+    ys, reply = decode_call(t, handle, case, 5, 1, 2)
+    expect(t.inspect(handle)["training"], "after greedy_decode the model is no longer in train mode",
+           "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)")
+    expect(not any(reply.training_seen), "the model ran in train mode during greedy_decode",
+           "decode with model.eval() (dropout off), then restore the model's train/eval mode")
+    expect(not any(reply.grad_enabled_seen), "greedy_decode ran the model with gradients enabled",
+           "decode under torch.no_grad(): no autograd graph is needed")
+    expected = greedy_reference(state, case, 5, 1, 2)
+    if not (ys.shape == expected.shape and torch.equal(ys, expected)):
+        fail(f"greedy_decode of a model in train mode gave {ys.tolist()}, expected {expected.tolist()}",
+             "call model.eval() while decoding (dropout off), then restore the model's train/eval mode")
+
+
+@prop(C, points=1, examples=1)
+def transformer_is_written_by_hand(t):
+    """transformer.py calls no library attention, norm or Transformer (static check)."""
+    written_by_hand(t, C, "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
+                          "no nn.Transformer, nn.LayerNorm or nn.MultiheadAttention")
