@@ -67,4 +67,6 @@ BUGS = [
         "        self.w_v = nn.Linear(d_model, d_model)\n"
         "        self.w_o = nn.Linear(d_model, d_model)\n",
         "bias=bias"),
+    Bug("multi_head", "weights_not_detached", "stored the attention weights without detaching them",
+        "self.attention_weights = weights.detach()", "self.attention_weights = weights", "detached copy"),
 ]

@@ -109,6 +109,9 @@ def forward(t, h, query, key, value, mask=None, read=False, seed=0):
                        read=("attention_weights",) if read else ()))
     out = tensor(reply.value, "MultiHeadAttention.forward(query, key, value)",
                  shape=(query.shape[0], query.shape[1], query.shape[2]), dtype=query.dtype)
+    if read and reply.attrs_require_grad.get("attention_weights"):
+        fail("attention_weights is still attached to the autograd graph",
+             "store a detached copy: self.attention_weights = weights.detach() (a graph kept alive holds memory)")
     return (out, reply.attrs.get("attention_weights")) if read else out
 
 
