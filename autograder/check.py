@@ -22,7 +22,7 @@ def pending_hidden_points() -> dict[str, float]:
 
 def run_suite(path: Path, components=None, include_hidden: bool = True, progress=None):
     """(outcomes, pending hidden points per component) for the submission at `path`."""
-    properties = core.select(core.load(include_hidden), components)
+    properties = core.load(include_hidden, components)
     has_hidden = any(not p.visible for p in core.REGISTRY.values())
     pending = {} if has_hidden and include_hidden else pending_hidden_points()
     if components:

@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parent
 # The checker a student runs: the narrow interface, the rules, the visible properties, the reports.
 SHIPPED = ["__init__.py", "__main__.py", "cli.py", "check.py", "components.py", "results.py", "rules.py",
            "target.py", "pytest_plugin.py"]
+NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
 
 
 def hidden_points() -> dict[str, float]:
@@ -41,6 +42,11 @@ def build(dest: Path) -> Path:
         shutil.copy2(PACKAGE / name, pkg / name)
     for path in sorted((PACKAGE / "properties").glob("*.py")):
         shutil.copy2(path, pkg / "properties" / path.name)
+    # What a course notebook's read-only cells call in the student's kernel (not the course builder, not
+    # the grading preprocessor).
+    (pkg / "notebooks").mkdir()
+    for name in NOTEBOOK_SHIPPED:
+        shutil.copy2(PACKAGE / "notebooks" / name, pkg / "notebooks" / name)
     (pkg / "hidden_points.json").write_text(json.dumps(hidden_points(), indent=2, sort_keys=True) + "\n")
 
     student = PACKAGE / "student"

@@ -1,5 +1,6 @@
 """exercises/ is exactly what the generator makes; the student bundle leaks nothing and works."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -57,10 +58,12 @@ def solution_snippets():
 def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
     files = [p for p in bundle.rglob("*") if p.is_file()]
     names = {p.relative_to(bundle).as_posix() for p in files}
-    assert not any(n.startswith(("solutions/", "autograder/hidden/", "autograder/bugs/", "autograder/judge/"))
+    assert not any(n.startswith(("solutions/", "autograder/hidden/", "autograder/bugs/", "autograder/judge/",
+                                 "autograder/notebooks/course", "autograder/notebooks/grading", "examples/"))
                    for n in names), names
     text = "\n".join(p.read_text(errors="replace") for p in files)
-    assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
+    region = re.compile(r"^\s*### (BEGIN SOLUTION|BEGIN HIDDEN TESTS)\s*$", re.M)  # a marker line, not a name
+    assert not region.search(text)
     bundle_pairs = set()
     for p in files:
         lines = code_lines(p.read_text(errors="replace"))

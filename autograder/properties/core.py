@@ -96,23 +96,23 @@ def prop(component: str, points: float = 1.0, examples: int = 20, visible: bool 
     return register
 
 
-def load(include_hidden: bool = True) -> list[Property]:
-    """Import every property module; return the properties in component order."""
+def load(include_hidden: bool = True, components=None) -> list[Property]:
+    """Import the property modules (of `components`, or all); return their properties in component order."""
     from .. import properties
 
-    for info in pkgutil.iter_modules(properties.__path__):
-        if info.name in NAMES:
-            importlib.import_module(f"{properties.__name__}.{info.name}")
+    wanted = set(components or NAMES)
+    packages = [properties]
     if include_hidden:
         try:
-            hidden = importlib.import_module("autograder.hidden")
+            packages.append(importlib.import_module("autograder.hidden"))
         except ImportError:  # the student bundle ships without hidden properties
-            hidden = None
-        if hidden is not None:
-            for info in pkgutil.iter_modules(hidden.__path__):
-                importlib.import_module(f"{hidden.__name__}.{info.name}")
+            pass
+    for package in packages:
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name in wanted:
+                importlib.import_module(f"{package.__name__}.{info.name}")
     order = {name: i for i, name in enumerate(NAMES)}
-    chosen = [p for p in REGISTRY.values() if include_hidden or p.visible]
+    chosen = [p for p in REGISTRY.values() if (include_hidden or p.visible) and p.component in wanted]
     return sorted(chosen, key=lambda p: (order[p.component], not p.visible))
 
 
