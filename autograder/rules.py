@@ -75,7 +75,10 @@ STATIC: dict[str, set[str]] = {
 }
 # Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings.
 _HIDING_CALLS = {"getattr", "__import__", "eval", "exec", "compile", "vars", "globals", "__getattribute__"}
-_HIDING_MODULES = {"importlib", "ctypes", "inspect", "builtins", "subprocess"}
+_HIDING_MODULES = {"importlib", "ctypes", "inspect", "builtins", "subprocess", "autograder", "gc"}
+# Reaching into the checker or torch's mode stack: the run-time guard lives there.
+_TAMPERING_ATTRS = {"modules", "_pop_mode", "_push_mode", "_python_dispatch", "_get_current_dispatch_mode",
+                    "_disable_current_modes", "RUNTIME"}
 
 
 class ForbiddenCall(RuntimeError):
@@ -117,18 +120,29 @@ def guard(component: str):
     """Make the component's forbidden library functions raise ForbiddenCall for the duration."""
     global _Guard
     forbidden = RUNTIME.get(component, {})
-    patched = []
-    if component == "attention_numpy":
-        patched = _patch_scipy(component)
-    if not forbidden:
-        yield
-    else:
+    patched = _patch_scipy(component) if component == "attention_numpy" else []
+    try:
+        if not forbidden:
+            yield
+            return
         if _Guard is None:
             _Guard = _make_guard()
-        with _Guard(component, forbidden):
+        from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+        mode = _Guard(component, forbidden)
+        mode.__enter__()
+        try:
             yield
-    for obj, name, old in patched:
-        setattr(obj, name, old)
+        finally:
+            # The student's code ran inside: it must not have popped the guard off torch's mode stack.
+            intact = _get_current_dispatch_mode() is mode
+            if intact:
+                mode.__exit__(None, None, None)
+        if not intact:
+            raise ForbiddenCall("removing the by-hand guard from torch's dispatch mode stack", component)
+    finally:
+        for obj, name, old in patched:
+            setattr(obj, name, old)
 
 
 def _patch_scipy(component: str):
@@ -167,6 +181,9 @@ def scan_source(component: str, source: str) -> list[Finding]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in names:
             found.append(Finding(node.lineno, f"uses .{node.attr}, a library function this exercise does by hand"))
+        elif isinstance(node, ast.Attribute) and node.attr in _TAMPERING_ATTRS:
+            found.append(Finding(node.lineno, f"uses .{node.attr}, which reaches into the checker or torch's "
+                                              "dispatch modes"))
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             root = (node.module or "").split(".")[0]
             if root in _HIDING_MODULES:

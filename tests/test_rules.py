@@ -71,3 +71,27 @@ def test_static_scan_names_the_call(component, source):
 def test_static_scan_accepts_the_reference():
     for name in ("attention", "multi_head", "add_norm", "encoder", "decoder", "transformer"):
         assert scan_source(name, (ROOT / "solutions" / f"{name}.py").read_text()) == [], name
+
+
+def test_popping_the_guard_is_caught(tmp_path):
+    sub = tmp_path / "sub"
+    shutil.copytree(ROOT / "solutions", sub)
+    body = ("from torch.utils._python_dispatch import _pop_mode\n    _pop_mode()\n"
+            "    return torch.softmax(x, dim)")
+    (sub / "attention.py").write_text(attention_with(body))
+    target = InProcessTarget(sub)
+    props = {p.name: p for p in core.load() if p.component == "attention"}
+    runtime = core.run_property(props["softmax_rows_sum_to_one"], target)
+    assert runtime.status == "forbidden" and "guard" in runtime.message
+    assert not core.run_property(props["attention_is_written_by_hand"], target).passed
+
+
+def test_a_file_that_cannot_be_imported_earns_no_static_point(tmp_path):
+    sub = tmp_path / "sub"
+    shutil.copytree(ROOT / "solutions", sub)
+    (sub / "attention.py").write_text((ROOT / "solutions" / "attention.py").read_text() + "\nimport sys\nsys.exit(0)\n")
+    (sub / "decoder.py").write_text("class DecoderLayer(:\n")
+    target = InProcessTarget(sub)
+    for component in ("attention", "decoder"):
+        prop = next(p for p in core.load() if p.component == component and p.name.endswith("written_by_hand"))
+        assert not core.run_property(prop, target).passed, component

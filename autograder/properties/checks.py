@@ -133,5 +133,8 @@ def written_by_hand(t, component: str, hint: str) -> None:
         raise StudentError("missing", f"{component}.py is missing from the submission", component)
     if "NotImplementedError" in src:
         raise StudentError("not_implemented", f"{component}.py still raises NotImplementedError", component)
+    # Import the module too (its __dir__, through the narrow interface): a file that cannot be imported,
+    # or that exits or crashes on import, earns nothing here either.
+    t.call(component, "__dir__")
     findings = scan_source(component, src)
     expect(not findings, f"forbidden in {component}.py: " + "; ".join(map(str, findings[:3])), hint)

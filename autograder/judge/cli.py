@@ -1,0 +1,85 @@
+"""`python -m autograder grade` and `python -m autograder gradescope`: arguments and entry point.
+
+Kept free of heavy imports: the parser is built for every command.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+
+
+def add_grade_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("submissions", type=Path, nargs="?",
+                   help="a folder of student folders, each laid out like exercises/ (default: the sample class)")
+    p.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: cores)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per call into student code (default 10)")
+    p.add_argument("--section-timeout", type=float, default=60.0, help="seconds per component (default 60)")
+    p.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per student (default 600)")
+    p.add_argument("--memory", type=int, default=2048, metavar="MIB",
+                   help="address space a worker may add to the zygote's (default 2048 MiB)")
+    p.add_argument("--hidden", action=argparse.BooleanOptionalAction, default=True,
+                   help="run the hidden properties too (default: yes)")
+    p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
+                   help="Gradescope visibility of hidden properties' results (default after_due_date)")
+    p.add_argument("--only", nargs="+", metavar="STUDENT", help="regrade these students, merge into the gradebook")
+    p.add_argument("--no-cache", action="store_true", help="grade identical sections again instead of reusing")
+    p.add_argument("--hide", action="append", default=[], metavar="DIR", help="another folder workers must not see")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+
+
+def add_gradescope_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dest", type=Path, help="the zip to write, e.g. autograder.zip")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per call into student code (default 10)")
+    p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date")
+
+
+def options_from(args):
+    from .grade import Options
+    from .remote import Limits
+
+    limits = Limits(op_timeout=args.timeout, section_timeout=args.section_timeout,
+                    submission_timeout=args.submission_timeout, memory_mb=args.memory,
+                    hide=tuple(str(Path(h).resolve()) for h in args.hide))
+    return Options(jobs=max(1, args.jobs), limits=limits, include_hidden=args.hidden,
+                   hidden_visibility=args.hidden_visibility, only=args.only, cache=not args.no_cache)
+
+
+def main(args) -> int:
+    if args.command == "gradescope":
+        from .gradescope import build
+
+        path = build(args.dest, timeout=args.timeout, hidden_visibility=args.hidden_visibility)
+        print(f"Gradescope autograder bundle written to {path}")
+        return 0
+    import tempfile
+    import time
+
+    from rich.console import Console
+
+    from ..properties import core
+    from . import grade, sample
+
+    console = Console(quiet=args.quiet)
+    submissions, out = args.submissions, args.out
+    if submissions is None:
+        base = Path(tempfile.mkdtemp(prefix="kit-sample-class-"))
+        submissions = sample.materialize(sample.CLASS, base / "submissions")
+        out = out or base / "out"
+        console.print(f"grading the sample class ({sample.CLASS.name}) materialized in {submissions}")
+    elif out is None:
+        out = Path(tempfile.mkdtemp(prefix="kit-grades-"))
+    options = options_from(args)
+    start = time.perf_counter()
+    graded = grade.grade(submissions, out, options, console if not args.quiet else None)
+    wall = time.perf_counter() - start
+    grade.render_gradebook(graded, core.load(options.include_hidden), console)
+    errors = [e for r in graded.values() for e in r.errors]
+    console.print(f"{len(graded)} submissions graded in {wall:.1f} s with --jobs {options.jobs}; "
+                  f"results in {out} (gradebook.csv, <student>/results.json, feedback.html)")
+    for e in errors:
+        console.print(e, style="red", markup=False)
+    return 2 if errors else 0

@@ -1,0 +1,151 @@
+"""Per-student feedback: feedback.html (self-contained: inline CSS, the picture as a data: URI) and feedback.md.
+
+What passed, what failed with the smallest failing input and the hint, the student's own traceback, and the
+attention picture. Hidden properties show their verdict, message and hint (never their source) unless the
+instructor chose Gradescope visibility "hidden", in which case only their count and points show.
+"""
+from __future__ import annotations
+
+import base64
+from html import escape
+
+from ..components import BY_NAME, NAMES
+from .. import results
+
+CSS = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 980px; margin: 2em auto;
+       padding: 0 1em; color: #1d1d1f; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #ddd; }
+.total { font-size: 1.15em; } .dim { color: #666; }
+table.components { border-collapse: collapse; width: 100%; margin: 1em 0; }
+table.components th, table.components td { text-align: left; padding: .35em .6em; border-bottom: 1px solid #e5e5e5; }
+table.components td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.full td.num { color: #16794a; } tr.partial td.num { color: #9a6700; } tr.zero td.num { color: #b3261e; }
+.badge { font-size: .75em; padding: .05em .45em; border-radius: .6em; background: #eee; color: #444; margin-left: .4em; }
+details { margin: .5em 0; padding: .4em .7em; border-left: 4px solid #b3261e; background: #fdf3f2; }
+details.timeout, details.crashed { border-color: #8e44ad; background: #f7f1fa; }
+details.forbidden { border-color: #c0651b; background: #fdf5ee; }
+summary { cursor: pointer; font-weight: 600; }
+pre { background: #f6f8fa; padding: .6em; overflow: auto; max-height: 22em; font-size: 13px; }
+.hint { background: #fff8d6; padding: .3em .6em; border-radius: 4px; }
+ul.passed { columns: 2; color: #16794a; padding-left: 0; list-style: none; }
+ul.passed li { break-inside: avoid; margin-bottom: .2em; }
+img.picture { max-width: 100%; border: 1px solid #ddd; }
+"""
+
+EXPLAIN_PICTURE = (
+    "Your <code>MultiHeadAttention</code> on one fixed example: the six tokens “the cat sat on the mat”, "
+    "d_model = 8, two heads, a causal mask, the same weights for you and for the reference "
+    "(torch's <code>nn.MultiheadAttention</code>). Each row is a query; its weights over the keys should sum to 1, "
+    "and nothing may fall above the diagonal. This is your multi_head.py with your own attention.py (for the "
+    "points, multi_head is graded with the reference attention.py).")
+
+
+def _sections(r):
+    by = {n: [] for n in NAMES}
+    for o in r.outcomes:
+        by[o.property.component].append(o)
+    return {n: os for n, os in by.items() if os}
+
+
+def _visible(o, hidden_visibility):
+    return o.property.visible or hidden_visibility != "hidden"
+
+
+def _note(component: str) -> str:
+    deps = BY_NAME[component].deps
+    if not deps:
+        return ""
+    names = ", ".join(f"{d}.py" for d in deps)
+    return (f"Graded with the reference {names}, so a bug there costs nothing here; the integration "
+            f"properties re-run a few checks with your own {names}.")
+
+
+def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
+    rows = results.summarize(r.outcomes)
+    earned, available = sum(x.earned for x in rows), sum(x.available for x in rows)
+    out = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>Feedback: {escape(r.name)}</title><style>{CSS}</style></head><body>",
+           f"<h1>Transformer kit: feedback for {escape(r.name)}</h1>",
+           f'<p class="total">Total: <b>{earned:g} / {available:g}</b> points</p>',
+           '<table class="components"><thead><tr><th>component</th><th>what</th><th>points</th>'
+           "<th>properties passed</th></tr></thead><tbody>"]
+    for x in rows:
+        cls = "full" if x.earned == x.available else ("zero" if x.earned == 0 else "partial")
+        out.append(f'<tr class="{cls}"><td><a href="#c-{x.component}">{x.component}</a></td>'
+                   f"<td>{escape(BY_NAME[x.component].title)}</td>"
+                   f'<td class="num">{x.earned:g} / {x.available:g}</td><td class="num">{x.passed} / {x.total}</td></tr>')
+    out.append("</tbody></table>")
+    if r.picture:
+        data = base64.b64encode(r.picture).decode()
+        out += ['<section id="picture"><h2>Your multi-head attention, pictured</h2>',
+                f"<p>{EXPLAIN_PICTURE}</p>",
+                f'<img class="picture" alt="attention weights: yours beside the reference" '
+                f'src="data:image/png;base64,{data}"></section>']
+    for component, outcomes in _sections(r).items():
+        shown = [o for o in outcomes if _visible(o, hidden_visibility)]
+        x = next(row for row in rows if row.component == component)
+        out.append(f'<section id="c-{component}"><h2>{component}: {escape(BY_NAME[component].title)} '
+                   f'<span class="dim">({x.earned:g} / {x.available:g})</span></h2>')
+        if _note(component):
+            out.append(f'<p class="dim">{escape(_note(component))}</p>')
+        for o in shown:
+            if o.passed:
+                continue
+            badge = "" if o.property.visible else '<span class="badge">hidden</span>'
+            integ = '<span class="badge">integration</span>' if "::integration::" in o.property.id else ""
+            out.append(f'<details class="{o.status}" open><summary>{escape(o.status.replace("_", " "))}: '
+                       f"{escape(o.property.summary)}{badge}{integ} "
+                       f'<span class="dim">({o.property.points:g} pt)</span></summary>')
+            out.append(f"<p>{escape(o.message)}</p>")
+            if o.example:
+                out.append(f"<p>Smallest failing input:</p><pre>{escape(o.example)}</pre>")
+            if o.hint:
+                out.append(f'<p class="hint">Hint: {escape(o.hint)}</p>')
+            if o.detail:
+                out.append(f"<p>Your code:</p><pre>{escape(o.detail)}</pre>")
+            out.append("</details>")
+        passed = [o for o in shown if o.passed]
+        if passed:
+            out.append('<ul class="passed">' + "".join(
+                f"<li>✓ {escape(o.property.summary)}{'' if o.property.visible else ' (hidden)'}</li>"
+                for o in passed) + "</ul>")
+        concealed = [o for o in outcomes if not _visible(o, hidden_visibility)]
+        if concealed:
+            out.append(f'<p class="dim">{len(concealed)} hidden properties, '
+                       f"{sum(o.property.points for o in concealed):g} points: results shown after grading.</p>")
+        out.append("</section>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
+    rows = results.summarize(r.outcomes)
+    earned, available = sum(x.earned for x in rows), sum(x.available for x in rows)
+    out = [f"# Transformer kit: feedback for {r.name}", "", f"**Total: {earned:g} / {available:g} points**", "",
+           "| component | points | properties passed |", "|---|---:|---:|"]
+    out += [f"| {x.component} | {x.earned:g} / {x.available:g} | {x.passed} / {x.total} |" for x in rows]
+    if r.picture:
+        out += ["", "## Your multi-head attention, pictured", "",
+                "![attention weights: yours beside the reference](attention_weights.png)", ""]
+    for component, outcomes in _sections(r).items():
+        out += ["", f"## {component}: {BY_NAME[component].title}", ""]
+        if _note(component):
+            out += [_note(component), ""]
+        for o in outcomes:
+            if not _visible(o, hidden_visibility):
+                continue
+            tag = "" if o.property.visible else " (hidden)"
+            if o.passed:
+                out.append(f"- ✓ {o.property.summary}{tag}")
+                continue
+            out.append(f"- ✗ **{o.status.replace('_', ' ')}**: {o.property.summary}{tag} ({o.property.points:g} pt)")
+            out.append(f"  - {o.message}")
+            if o.example:
+                out.append("  - smallest failing input:\n\n```\n" + o.example + "\n```\n")
+            if o.hint:
+                out.append(f"  - hint: {o.hint}")
+            if o.detail:
+                out.append("  - your code:\n\n```\n" + o.detail + "\n```\n")
+    return "\n".join(out) + "\n"

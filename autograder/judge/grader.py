@@ -1,0 +1,272 @@
+"""A grading process: trusted, it runs properties (and holds hidden ones) against sandboxed workers.
+
+The orchestrator (grade.py) starts `--jobs` of these and sends each a task at a time over stdin: a section =
+the files of one package folder and the properties to run on it. It answers over stdout with plain outcome
+records. It owns one zygote and forks one fresh worker per section (and another after a crash or timeout).
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import shutil
+import struct
+import sys
+import tempfile
+import time
+import traceback
+import zlib
+from pathlib import Path
+
+_HEADER = struct.Struct("<Q")
+
+TIMEOUT_HINT = "an endless loop, or far too slow? Every call must finish within the time limit"
+CRASH_HINT = "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
+
+
+# Frames between orchestrator and grader: both sides are the judge's own code, so plain pickle is fine here.
+def send(stream, obj) -> None:
+    data = pickle.dumps(obj, protocol=5)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def recv(stream):
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError
+    (n,) = _HEADER.unpack(head)
+    data = stream.read(n)
+    if len(data) < n:
+        raise EOFError
+    return pickle.loads(data)
+
+
+def outcome_record(o) -> dict:
+    p = o.property
+    return {"id": p.id, "name": p.name, "component": p.component, "points": p.points, "visible": p.visible,
+            "summary": p.summary, "status": o.status, "message": o.message, "hint": o.hint, "example": o.example,
+            "detail": o.detail, "seconds": o.seconds}
+
+
+class Grader:
+    def __init__(self, cfg: dict):
+        import torch
+
+        torch.set_num_threads(1)  # one core per grading slot; the same float reductions in every slot
+        from ..properties import core
+        from .remote import KIT, Limits
+
+        self.core, self.cfg = core, cfg
+        self.limits: Limits = cfg["limits"]
+        self.tmp = Path(cfg["tmp"])
+        # A folder of a random name: without namespaces, a worker of another slot cannot find it (tmp is 0711).
+        slot_dir = Path(tempfile.mkdtemp(prefix=f"slot{cfg['slot']}-", dir=self.tmp))
+        self.pkg, work = slot_dir / "pkg", slot_dir / "work"
+        slot_dir.chmod(0o711)
+        for d in (self.pkg, work):
+            d.mkdir(mode=0o755)
+            d.chmod(0o755)
+        self.log_path = self.tmp / f"zygote-{cfg['slot']}.log"
+        self.zygote = None
+        self.zygote_factory()
+        # As root, workers of slot i alternate between two uids of their own (see sandbox.Zygote).
+        base = cfg["uid_base"] + 2 * cfg["slot"]
+        uids = [base, base + 1] if self.zygote.euid == 0 else []
+        core.load(include_hidden=cfg["include_hidden"])
+        self.registry = core.REGISTRY
+        hide, keep = sandbox_paths(KIT, cfg["hide"], self.tmp)
+        z, limits = self.zygote, self.limits
+        self.worker_cfg = {
+            "root": str(self.pkg), "workdir": str(work), "uids": uids, "uid": None,
+            "isolate": bool(limits.isolate and not z.isolation_problem), "hide": hide,
+            "keep": [*keep, str(self.pkg), str(work)], "tmp_mb": limits.tmp_mb,
+            "as_bytes": z.vm_bytes + (limits.memory_mb << 20) if limits.memory_mb else None,
+            "fsize": limits.fsize_mb << 20, "cpu_s": int(limits.section_timeout + 10),
+            "nproc": 1 if uids else None, "output_limit": limits.output_limit,
+            "unpath": [str(KIT), os.path.abspath(".")],
+        }
+        self.zygote.configure(self.worker_cfg)
+        self.pictures: dict[str, bytes] = {}
+        self.code: dict[tuple[str, bytes], bytes | None] = {}  # (file name, source) -> marshalled code
+
+    def zygote_factory(self):
+        """The slot's zygote, started (again) if need be."""
+        from .remote import Zygote
+
+        if self.zygote is None or not self.zygote.alive():
+            if self.zygote is not None:
+                self.zygote.close()
+            self.zygote = Zygote(self.log_path)
+            if hasattr(self, "worker_cfg"):
+                self.zygote.configure(self.worker_cfg)
+        return self.zygote
+
+    def write_package(self, files: dict[str, bytes]) -> None:
+        """The section's files, in the slot's package folder (bound into the spare worker already), each with
+        its bytecode: compiling is not running, and a reference file is compiled once per grader, not per worker."""
+        import importlib._bootstrap_external as bx
+        import importlib.util
+        import marshal
+
+        shutil.rmtree(self.pkg / "__pycache__", ignore_errors=True)
+        for old in self.pkg.iterdir():
+            old.unlink()
+        cache = self.pkg / "__pycache__"
+        cache.mkdir(mode=0o755)
+        for name, data in files.items():
+            path = self.pkg / name
+            path.write_bytes(data)
+            path.chmod(0o644)
+            key = (name, data)
+            if key not in self.code:
+                try:
+                    self.code[key] = marshal.dumps(compile(data, str(path), "exec", dont_inherit=True))
+                except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+                    self.code[key] = None  # the worker's own import reports it
+            if self.code[key] is not None:
+                st = path.stat()
+                pyc = bytearray(importlib.util.MAGIC_NUMBER) + bx._pack_uint32(0) + \
+                    bx._pack_uint32(int(st.st_mtime)) + bx._pack_uint32(st.st_size) + self.code[key]
+                target = Path(importlib.util.cache_from_source(str(path)))
+                target.write_bytes(pyc)
+                target.chmod(0o644)
+
+    def property_for(self, spec):
+        """spec: (property id, points or None). A points override marks an integration re-run."""
+        from dataclasses import replace
+
+        pid, points = spec
+        p = self.registry[pid]
+        if points is not None:
+            p = replace(p, name=f"integration::{p.name}", points=points)
+        return p
+
+    def run(self, task: dict) -> dict:
+        from ..target import seed_everything
+        from .remote import JudgeError, WorkerTarget
+
+        start = time.perf_counter()
+        self.write_package(task["files"])
+        sources = {Path(n).stem: d.decode("utf-8", errors="replace") for n, d in task["files"].items()}
+        target = WorkerTarget(self.zygote_factory, sources, self.limits, time.monotonic() + task["budget_s"],
+                              task["label"])
+        outcomes, timeouts, picture, limits = [], 0, None, self.limits
+        try:
+            for spec in task["props"]:
+                p = self.property_for(spec)
+                if timeouts >= limits.max_timeouts:
+                    outcomes.append(self.core.Outcome(p, "timeout", f"not run: {timeouts} earlier calls in this "
+                                                      "component timed out", TIMEOUT_HINT))
+                    continue
+                seed_everything(zlib.crc32(p.id.encode()))  # the judge's own randomness: order-independent
+                o = self.run_property(p, target)
+                timeouts += o.status == "timeout"
+                outcomes.append(o)
+            if task.get("picture"):
+                picture = self.picture(target)
+        except JudgeError as e:
+            return {"key": task["key"], "error": str(e)}
+        finally:
+            target.close()
+        records = [tidy(outcome_record(o), str(self.pkg), str(self.tmp)) for o in outcomes]
+        stats = target.stats
+        return {"key": task["key"], "outcomes": records, "seconds": time.perf_counter() - start,
+                "picture": picture, "log": "\n".join(stats.log)[:8000],
+                "stats": {"forks": stats.forks, "start_s": stats.start_s, "load_s": stats.load_s,
+                          "teardown_s": stats.teardown_s, "ops": stats.ops}}
+
+    def run_property(self, p, target):
+        from .remote import WorkerLost
+
+        t0 = time.perf_counter()
+        try:
+            o = self.core.run_property(p, target)
+        except WorkerLost as lost:  # the worker hung or died: this property ends here, the next gets a new one
+            e = lost.error
+            o = self.core.Outcome(p, e.kind, e.message, "", f"the call: {lost.call}" if lost.call else "")
+        if o.status == "timeout" and not o.hint:
+            o.hint = TIMEOUT_HINT
+        if o.status == "crashed" and not o.hint:
+            o.hint = CRASH_HINT
+        o.seconds = time.perf_counter() - t0
+        return o
+
+    def picture(self, target) -> bytes:
+        from . import picture
+
+        weights, problem = picture.student_weights(target)
+        k = picture.key(weights, problem)
+        if k not in self.pictures:
+            self.pictures[k] = picture.render(weights, problem)
+        return self.pictures[k]
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
+
+
+_HEX = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def tidy(record: dict, *paths: str) -> dict:
+    """Same submission, same text: no temp paths, no memory addresses."""
+    for field in ("message", "example", "detail", "hint"):
+        text = record[field] or ""
+        for path in paths:
+            text = text.replace(path, "<submission>")
+        record[field] = _HEX.sub("0x…", text)
+    return record
+
+
+def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str]]:
+    """(hide, keep): what a worker must not see, and what it must, for Python to keep working."""
+    import autograder
+
+    home = os.path.expanduser("~")
+    hide = [str(kit), str(Path(autograder.__file__).resolve().parent), str(kit / "solutions"), home, str(tmp),
+            *map(str, extra_hide)]
+    keep = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    for p in sys.path:
+        real = os.path.realpath(p) if p else ""
+        if real and os.path.isdir(real) and real != str(kit) and not real.startswith(str(kit / "autograder")):
+            keep.add(real)
+    keep = {k for k in keep if not any(k.startswith(o + "/") for o in keep)}  # the outermost suffice
+    # A kept folder inside a folder that others may not traverse (Python under /root, say): hide that folder
+    # too, so that it is replaced by a traversable empty one with the kept folder bound back inside.
+    for k in list(keep):
+        for parent in Path(k).parents:
+            if str(parent) != "/" and not os.stat(parent).st_mode & 0o001:
+                hide.append(str(parent))
+    system = {"/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys", "/run", "/var"}
+    return sorted({os.path.realpath(h) for h in hide} - system), sorted(keep)
+
+
+def main() -> None:
+    proto_in, proto_out = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)  # a stray print must not corrupt the protocol
+    grader = None
+    try:
+        grader = Grader(recv(proto_in))
+        send(proto_out, {"ready": True, "uids": grader.worker_cfg["uids"],
+                         "isolation": grader.zygote.isolation_problem})
+        while True:
+            try:
+                task = recv(proto_in)
+            except EOFError:
+                break
+            if task is None:
+                break
+            try:
+                result = grader.run(task)
+            except Exception:  # noqa: BLE001 - a judge bug: report it, do not charge the student
+                result = {"key": task["key"], "error": traceback.format_exc(limit=8)}
+            send(proto_out, result)
+    finally:
+        if grader is not None:
+            grader.close()
+
+
+if __name__ == "__main__":
+    main()

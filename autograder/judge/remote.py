@@ -1,0 +1,340 @@
+"""WorkerTarget: the Target whose operations run in a sandboxed worker process.
+
+Properties run here, in the judge; only operations (build this, call that on these inputs) cross to the worker
+and only plain data comes back. A worker that hangs is killed at the operation's time limit; one that dies
+(exit, segfault, kill) is reported with how and where; either way the property ends at once (WorkerLost is a
+BaseException, so Hypothesis does not retry the dead worker while shrinking) and the next property gets a
+fresh worker.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import autograder
+
+from ..target import Build, Call, Handle, Inspect, Reply, Source, StudentError, Target
+from . import wire
+from .sandbox import Bye, Import
+
+KIT = Path(autograder.__file__).resolve().parent.parent  # the folder holding autograder/ and solutions/
+# As root, the workers of one judge run get uids of their own: a block of UIDS_PER_RUN numbers picked by the
+# orchestrator's pid (unique among running processes), two per grading slot. So a worker can signal no
+# worker of another slot, nor of another judge running at the same time.
+UID_BASE, UIDS_PER_RUN = 2_000_000, 128
+MAX_JOBS = UIDS_PER_RUN // 2
+
+
+def uid_block(pid: int) -> int:
+    return UID_BASE + pid * UIDS_PER_RUN
+
+
+@dataclass
+class Limits:
+    """Every limit a worker runs under; defaults are the CLI's."""
+
+    op_timeout: float = 10.0  # one operation (an import, a call)
+    section_timeout: float = 60.0  # one component's section, all properties
+    submission_timeout: float = 600.0  # one student, all sections
+    max_timeouts: int = 2  # timeouts in a section before its remaining properties are not run
+    memory_mb: int = 2048  # address space on top of the zygote's own
+    fsize_mb: int = 8  # the largest file a worker may write (its captured fd 1/2 included)
+    tmp_mb: int = 64  # its private /tmp
+    output_limit: int = 20_000  # characters of Python-level prints kept
+    isolate: bool = True  # namespaces and hidden paths, when running as root
+    hide: tuple[str, ...] = ()  # more folders to hide from workers
+
+
+class WorkerLost(BaseException):
+    """The worker timed out or died; the property stops here. BaseException: Hypothesis must not catch it."""
+
+    def __init__(self, error: StudentError, call: str = ""):
+        super().__init__(error.message)
+        self.error, self.call = error, call
+
+
+class JudgeError(BaseException):
+    """The judge itself could not do its job (no sandbox): never charged to a student. A BaseException, so that
+    neither Hypothesis nor run_property mistakes it for the student's failure."""
+
+
+# -------------------------------------------------------------------------------------------------- zygote
+class Zygote:
+    """A warm process (torch imported) that forks workers on request; one per grading process."""
+
+    def __init__(self, log_path: Path | None = None):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(KIT), os.environ.get("PYTHONPATH", "")]),
+                   PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+        log = open(log_path, "ab") if log_path else subprocess.DEVNULL
+        # -c, not -m: run as __main__, sandbox.py's classes would not be the ones the wire allowlist names.
+        cmd = [sys.executable, "-c", "from autograder.judge.sandbox import main; main()", str(theirs.fileno())]
+        self.proc = subprocess.Popen(cmd, pass_fds=[theirs.fileno()], cwd=str(KIT), env=env,
+                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        if log is not subprocess.DEVNULL:
+            log.close()
+        theirs.close()
+        self.ctrl = ours
+        info = self._recv(120)
+        self.vm_bytes, self.euid = info["vm_bytes"], info["euid"]
+        self.isolation_problem = info["isolation"]  # '' when namespaces work
+
+    def _recv(self, timeout: float) -> dict:
+        self.ctrl.settimeout(timeout)
+        msg = self.ctrl.recv(1 << 16)
+        if not msg:
+            raise EOFError("the zygote is gone")
+        return wire.loads(msg)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def configure(self, cfg: dict) -> None:
+        """The fixed set-up of every worker of this slot (see sandbox.setup_worker)."""
+        self.ctrl.send(wire.dumps({"op": "configure", "cfg": cfg}))
+        self._recv(30)
+
+    def take(self) -> tuple[int, socket.socket]:
+        """The spare worker, already forked and set up: (pid, socket)."""
+        self.ctrl.send(wire.dumps({"op": "take"}))
+        self.ctrl.settimeout(60)
+        msg, fds, _, _ = socket.recv_fds(self.ctrl, 1 << 16, 1)
+        if not msg or not fds:
+            raise EOFError("the zygote is gone")
+        return wire.loads(msg)["pid"], socket.socket(fileno=fds[0])
+
+    def kill(self, pid: int) -> None:
+        """Kill a worker; no answer awaited (the zygote handles messages in order, and reaps it while we go on)."""
+        self.ctrl.send(wire.dumps({"op": "kill", "pid": pid}))
+
+    def status(self, pid: int, grace: float) -> tuple[int | None, bool]:
+        """(wait status or None if unknown, killed by us): waits `grace` seconds for the worker to end."""
+        self.ctrl.send(wire.dumps({"op": "status", "pid": pid, "grace": grace}))
+        r = self._recv(grace + 30)
+        return r["status"], r["killed"]
+
+    def close(self) -> None:
+        try:
+            self.ctrl.close()
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+# -------------------------------------------------------------------------------------------- descriptions
+def component_of(op) -> str:
+    if isinstance(op, Build):
+        return op.component
+    if isinstance(op, Call):
+        return op.on.component if isinstance(op.on, Handle) else op.on
+    if isinstance(op, Inspect):
+        return op.handle.component
+    if isinstance(op, Import):
+        return op.component
+    return ""
+
+
+def where_of(op) -> str:
+    """'during import of x.py' / 'in attention.softmax': where a crash or a timeout happened."""
+    if isinstance(op, Import):
+        return f"during import of {op.component}.py"
+    if isinstance(op, Build):
+        return f"in {op.component}.{op.name}.__init__"
+    if isinstance(op, Call):
+        if isinstance(op.on, Handle):
+            return f"in {op.on.component}.{op.on.name}.{op.name}"
+        return f"in {op.on}.{op.name}"
+    if isinstance(op, Inspect):
+        return f"in {op.handle.component}.{op.handle.name}.state_dict"
+    return ""
+
+
+def _brief(v) -> str:
+    import numpy as np
+    import torch
+
+    if isinstance(v, torch.Tensor):
+        return f"tensor of shape {tuple(v.shape)}, {str(v.dtype).removeprefix('torch.')}"
+    if isinstance(v, np.ndarray):
+        return f"array of shape {v.shape}, {v.dtype}"
+    if isinstance(v, Handle):
+        return f"<{v.name}>"
+    if isinstance(v, dict):
+        return "{...}"
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def call_of(op) -> str:
+    """The call that was running, with its inputs in brief: what the student needs to reproduce a hang."""
+    if isinstance(op, Call):
+        args = [_brief(a) for a in op.args] + [f"{k}={_brief(v)}" for k, v in op.kwargs.items()]
+        return f"{op.name}({', '.join(args)})"
+    if isinstance(op, Build):
+        return f"{op.name}({', '.join(f'{k}={_brief(v)}' for k, v in op.kwargs.items())})"
+    if isinstance(op, Import):
+        return f"import {op.component}"
+    return ""
+
+
+SIGNALS = {
+    signal.SIGSEGV: "segmentation fault", signal.SIGBUS: "bus error", signal.SIGFPE: "floating-point exception",
+    signal.SIGILL: "illegal instruction", signal.SIGABRT: "the process aborted", signal.SIGKILL: "the process was killed",
+    signal.SIGXCPU: "CPU time limit exceeded", signal.SIGTERM: "the process was terminated",
+}
+
+
+def death_message(status: int | None, where: str) -> str:
+    if status is None:
+        return f"the process ended {where}"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = SIGNALS.get(sig) or f"the process was killed by signal {signal.Signals(sig).name}"
+        return f"{name} {where}"
+    return f"the process exited (status {os.WEXITSTATUS(status)}) {where}"
+
+
+# ---------------------------------------------------------------------------------------------- the target
+@dataclass
+class WorkerStats:
+    forks: int = 0
+    start_s: float = 0.0  # fork request until the worker is ready (limits, mounts, uid drop)
+    load_s: float = 0.0  # first import of each module
+    teardown_s: float = 0.0  # collecting prints, kill, reap
+    ops: int = 0
+    log: list[str] = field(default_factory=list)
+
+
+class WorkerTarget(Target):
+    """Operations go to a sandboxed worker; `sources` are the files the judge put in its package folder."""
+
+    def __init__(self, zygote_factory, sources: dict[str, str | None], limits: Limits, deadline: float, label: str):
+        self.zygote_factory, self.zygote = zygote_factory, None
+        self.sources, self.limits, self.deadline, self.label = sources, limits, deadline, label
+        self.pid, self.sock, self.imported = None, None, set()
+        self.stats = WorkerStats()
+
+    # -- worker lifecycle
+    def _start(self) -> None:
+        t0 = time.perf_counter()
+        for attempt in (1, 2):  # a zygote that died (killed: possible only when not root) is started again
+            self.zygote = self.zygote_factory()
+            try:
+                self.pid, self.sock = self.zygote.take()
+                break
+            except (OSError, EOFError) as e:
+                self.zygote.proc.kill()
+                self.zygote.proc.wait()
+                if attempt == 2:
+                    raise JudgeError(f"the zygote does not answer: {e}") from None
+        try:
+            hello = wire.recv(self.sock, time.monotonic() + 30)
+        except (EOFError, TimeoutError, OSError, wire.WireError) as e:
+            hello = {"setup_failed": f"{type(e).__name__}: {e}"}
+        if not isinstance(hello, dict) or "setup_failed" in hello:
+            self._teardown(collect=False)
+            raise JudgeError(f"could not start a sandboxed worker: {hello.get('setup_failed')}")
+        self.stats.forks += 1
+        self.stats.start_s += time.perf_counter() - t0
+        self.imported = set()
+
+    def _teardown(self, collect: bool = True) -> None:
+        if self.pid is None:
+            return
+        t0 = time.perf_counter()
+        if collect:
+            try:
+                wire.send(self.sock, Bye())
+                reply = wire.recv(self.sock, time.monotonic() + 2)
+                if isinstance(reply, Reply) and isinstance(reply.value, str) and reply.value:
+                    self.stats.log.append(reply.value[:4000])
+            except (EOFError, TimeoutError, OSError, wire.WireError):
+                pass
+        self.sock.close()
+        try:
+            self.zygote.kill(self.pid)  # the zygote reaps it while we go on
+        except (OSError, EOFError):
+            pass
+        self.pid = self.sock = None
+        self.stats.teardown_s += time.perf_counter() - t0
+
+    def close(self) -> None:
+        self._teardown()
+
+    def _lost(self, error: StudentError | None, op, grace: float) -> WorkerLost:
+        """The worker is gone or must go: learn how it ended (killing it if need be)."""
+        self.sock.close()
+        try:
+            status, _ = self.zygote.status(self.pid, grace)
+        except (OSError, EOFError):  # the zygote itself was killed (possible only when not running as root)
+            status = None
+        self.pid = self.sock = None
+        if error is None:
+            error = StudentError("crashed", death_message(status, where_of(op)), where_of(op), "WorkerDied")
+        return WorkerLost(error, call_of(op))
+
+    # -- operations
+    def run(self, op):
+        if isinstance(op, Source):  # answered from the files the judge wrote, never by the worker
+            return Reply(self.sources.get(op.component))
+        if self.pid is None:
+            self._start()
+        component = component_of(op)
+        if component and component not in self.imported:
+            t0 = time.perf_counter()
+            self.imported.add(component)
+            try:
+                self._roundtrip(Import(component))
+            finally:
+                self.stats.load_s += time.perf_counter() - t0
+        return self._roundtrip(op)
+
+    def _roundtrip(self, op):
+        where = where_of(op)
+        now = time.monotonic()
+        limit = min(self.limits.op_timeout, self.deadline - now)
+        if limit <= 0:
+            raise WorkerLost(StudentError("timeout", f"not run: the time limit of {self.label} was used up "
+                                          f"before the call {where}", where, "Timeout"), call_of(op))
+        self.stats.ops += 1
+        try:
+            wire.send(self.sock, op)
+            reply = wire.recv(self.sock, now + limit)
+        except TimeoutError:
+            if limit < self.limits.op_timeout:
+                msg = f"timed out {where}: the time limit of {self.label} ran out"
+            else:
+                msg = f"timed out after {limit:g} s {where}"
+            raise self._lost(StudentError("timeout", msg, where, "Timeout"), op, 0) from None
+        except (EOFError, OSError):
+            raise self._lost(None, op, 2.0) from None
+        except wire.WireError as e:
+            error = StudentError("crashed", f"the worker sent back something that is not data {where} ({e})"[:300],
+                                 where, "BadReply")
+            raise self._lost(error, op, 0) from None
+        if isinstance(reply, StudentError):
+            raise _tidy(reply, where)
+        if not isinstance(reply, Reply):
+            raise self._lost(StudentError("crashed", f"the worker sent back a {type(reply).__name__} {where}",
+                                          where, "BadReply"), op, 0)
+        return reply
+
+
+def _tidy(e: StudentError, where: str) -> StudentError:
+    """Bound what a worker says about itself; name sys.exit as the exit it is."""
+    message, detail, at = str(e.message)[:600], str(e.detail)[:3000], str(e.where)[:200]
+    kind = e.kind if e.kind in KINDS else "exception"
+    if e.exc_type == "SystemExit":
+        where = f"during {at}" if at.startswith("import of ") else where
+        return StudentError("crashed", f"the process exited (sys.exit) {where}", at, "SystemExit", detail)
+    return StudentError(kind, message, at, str(e.exc_type)[:60], detail)
+
+
+KINDS = {"not_implemented", "forbidden", "missing", "syntax", "exception", "timeout", "crashed"}

@@ -1,0 +1,359 @@
+"""The zygote and the workers it forks.
+
+The zygote is a fresh interpreter that imports torch, numpy and autograder.target once, pins torch to one
+thread (no OpenMP pool to break fork, and the same float reductions in every worker), and then only forks:
+a worker costs a fork (milliseconds), not an import of torch (a second and a half). It never imports a
+property, an oracle or a hidden test, so nothing of the sort can be found in a worker's memory.
+
+A worker, right after the fork and before any student code runs:
+  - starts its own session (so its whole process group can be killed) and dies with the zygote;
+  - as root: enters new mount, network and IPC namespaces, hides the kit (solutions, hidden properties),
+    the submissions, the output folder and the judge's temp folder behind empty read-only tmpfs mounts,
+    re-exposing only the Python installation and its own package folder; /tmp is a small private tmpfs;
+  - gets rlimits: address space, file size, open files, CPU seconds, no core dumps, and (as root, under its
+    own uid) no processes or threads beyond itself;
+  - redirects fds 1 and 2 to a file in its private working directory (bounded by RLIMIT_FSIZE);
+  - as root: drops to an unprivileged uid/gid of its own (one per grading slot), with no_new_privs.
+Then it serves operations from its socket with an Executor, and is SIGKILLed when its section is done.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np  # noqa: F401 - imported once here so that workers inherit it
+import torch
+import torch.nn  # noqa: F401
+import torch.nn.functional  # noqa: F401
+
+from .. import rules
+from ..target import Executor, Reply, StudentError
+from . import wire
+
+
+@dataclass(frozen=True)
+class Import:
+    """Import a component's module (the first thing a worker does with it, so a crash there is named)."""
+
+    component: str
+
+
+@dataclass(frozen=True)
+class Bye:
+    """Return what the student's code printed (trimmed); the worker is killed right after."""
+
+
+# --------------------------------------------------------------------------------------------- libc bits
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source, target, fstype, flags, data=None) -> None:
+    enc = lambda s: None if s is None else str(s).encode()  # noqa: E731
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+
+def _prctl(option: int, arg: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
+
+
+# ----------------------------------------------------------------------------------------- worker set-up
+WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # world-writable places, made private per worker
+
+
+def isolate(hide: list[str], keep: list[str], tmp_mb: int) -> None:
+    """New mount/network/IPC namespaces; `hide` behind empty tmpfs mounts, except the `keep` paths inside."""
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing we mount leaks back to the host
+    keep = [k for k in dict.fromkeys(keep) if os.path.isdir(k)]
+    fds = {k: os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep}  # before anything shadows them
+    targets = [(h, False) for h in hide] + [(w, True) for w in WRITABLE]
+    for path, writable in sorted(dict(targets).items(), key=lambda hw: (hw[0].count("/"), hw[0])):
+        if not os.path.isdir(path) or os.path.islink(path):
+            continue
+        opts = f"size={tmp_mb}m,mode=1777" if writable else "size=1m,mode=755"
+        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts)
+        for k in keep:  # bring back what must stay visible under it (again, if a shallower mount did already)
+            if k.startswith(path.rstrip("/") + "/"):
+                os.makedirs(k, exist_ok=True)
+                _mount(f"/proc/self/fd/{fds[k]}", k, None, MS_BIND | MS_REC)
+    for fd in fds.values():
+        os.close(fd)
+
+
+def setup_worker(cfg: dict, sock_fd: int) -> None:
+    """Everything between fork and the first operation. Raises if a requested protection fails."""
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.closerange(3, sock_fd)  # nothing of the zygote's but the socket to the grader
+    os.closerange(sock_fd + 1, 1 << 16)
+    if cfg["isolate"]:
+        isolate(cfg["hide"], cfg["keep"], cfg["tmp_mb"])
+        work = "/tmp/work"
+        os.makedirs(work, exist_ok=True)
+    else:
+        work = cfg["workdir"]
+    uid = cfg.get("uid")
+    if uid is not None:
+        os.chown(work, uid, uid)
+    os.chdir(work)
+    out = os.open(os.path.join(work, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+    if uid is not None:
+        os.fchown(out, uid, uid)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past RLIMIT_FSIZE fails (EFBIG) instead of killing
+    limits = {
+        resource.RLIMIT_AS: cfg["as_bytes"],
+        resource.RLIMIT_FSIZE: cfg["fsize"],
+        resource.RLIMIT_NOFILE: 256,
+        resource.RLIMIT_CORE: 0,
+        resource.RLIMIT_CPU: cfg["cpu_s"],
+    }
+    if cfg.get("nproc") is not None:
+        limits[resource.RLIMIT_NPROC] = cfg["nproc"]
+    for which, value in limits.items():
+        if value is not None:
+            resource.setrlimit(which, (value, value))
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if uid is not None:  # last: everything above needed root
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the zygote
+    # Nothing of the kit's own folder on the path (it is hidden anyway as root); no .pyc written.
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in cfg["unpath"]]
+    sys.dont_write_bytecode = True
+
+
+def serve(sock: socket.socket, root: str, output_limit: int) -> None:
+    """Carry out operations until killed. Every student failure goes back as a StudentError."""
+    executor = Executor(root, output_limit=output_limit)
+    while True:
+        try:
+            op = wire.recv(sock)
+        except (EOFError, OSError, wire.WireError):
+            os._exit(0)
+        try:
+            if isinstance(op, Import):
+                executor.module(op.component)
+                reply = Reply()
+            elif isinstance(op, Bye):
+                reply = Reply(executor.output.getvalue() + _head("output.txt", 4000))
+            else:
+                reply = executor.run(op)
+        except StudentError as e:
+            reply = e
+        except BaseException as e:  # noqa: BLE001 - student objects can raise anywhere, even in repr
+            reply = StudentError("exception", f"{type(e).__name__}: {e}"[:300], "", type(e).__name__)
+        try:
+            data = wire.dumps(reply)
+        except Exception as e:  # noqa: BLE001 - whatever the student returned, it cannot travel
+            data = wire.dumps(StudentError("exception", f"the result could not be sent back: {e}"[:300]))
+        wire.send_bytes(sock, data)
+
+
+def _head(path: str, n: int) -> str:
+    """The first n bytes the student's code wrote to file descriptors 1 and 2."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(n)
+    except OSError:
+        return ""
+    return ("\n[written to fd 1/2]\n" + data.decode(errors="replace")) if data else ""
+
+
+# ------------------------------------------------------------------------------------------------ zygote
+def warm_up() -> None:
+    """Pay every lazy initialisation once, here, instead of in each worker."""
+    torch.set_num_threads(1)
+    x = torch.randn(2, 3, 4, dtype=torch.float64)
+    with rules.guard("attention"):
+        (x @ x.transpose(-2, -1)).exp().sum(-1)
+        torch.nn.Linear(4, 4)(x.float()).relu()
+    torch.manual_seed(0)
+
+
+def probe_isolation() -> str:
+    """'' if a forked child can enter namespaces and mount, else why not."""
+    if os.geteuid() != 0:
+        return "not running as root"
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
+            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+            os._exit(0)
+        except BaseException as e:  # noqa: BLE001
+            os.write(w, str(e).encode()[:200])
+            os._exit(1)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    why = os.read(r, 300).decode(errors="replace")
+    os.close(r)
+    return "" if status == 0 else (why or f"probe exited with status {status}")
+
+
+class Zygote:
+    """Serves one grader. It keeps one worker forked and set up ahead of time (the spare), so that taking a
+    worker costs the grader a message, not a fork; consecutive workers alternate between two uids, so a
+    running worker cannot signal the spare that will grade the next section."""
+
+    def __init__(self, ctrl: socket.socket):
+        self.ctrl, self.cfg, self.spare, self.count = ctrl, None, None, 0
+        self.exited: dict[int, int] = {}  # pid -> wait status, the most recent few hundred
+        self.dying: set[int] = set()  # killed by us, not yet reaped
+
+    def _record(self, pid: int, st: int) -> None:
+        self.exited[pid] = st
+        self.dying.discard(pid)
+        while len(self.exited) > 256:
+            del self.exited[next(iter(self.exited))]
+
+    def reap_all(self) -> None:
+        """Collect exit statuses without waiting (orphans of workers come here too: we are their subreaper)."""
+        while True:
+            try:
+                pid, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self._record(pid, st)
+
+    def wait_for(self, pid: int, block: bool) -> bool:
+        """True once `pid` has ended (its status is in self.exited, unless it was never ours)."""
+        if pid in self.exited:
+            return True
+        try:
+            got, st = os.waitpid(pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            self.dying.discard(pid)
+            return True
+        if got == 0:
+            return False
+        self._record(got, st)
+        return True
+
+    def fork_spare(self) -> None:
+        for pid in list(self.dying):  # the last worker under the uid we are about to reuse is gone
+            self.wait_for(pid, block=True)
+        self.reap_all()
+        cfg = dict(self.cfg)
+        if cfg["uids"]:
+            cfg["uid"] = cfg["uids"][self.count % len(cfg["uids"])]
+        self.count += 1
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            self.ctrl.close()
+            ours.close()
+            worker(cfg, theirs)
+        theirs.close()
+        self.spare = (pid, ours)
+
+    def kill(self, pid: int) -> None:
+        for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            try:
+                kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+        if pid not in self.exited:
+            self.dying.add(pid)
+
+    def status(self, pid: int, grace: float) -> tuple[int | None, bool]:
+        """How a worker ended: wait up to `grace` seconds for it, then kill it."""
+        deadline, killed = time.monotonic() + grace, False
+        while not self.wait_for(pid, block=False):
+            if time.monotonic() >= deadline:
+                self.kill(pid)
+                killed = True
+                self.wait_for(pid, block=True)
+                break
+            time.sleep(0.0005)
+        self.kill(pid)  # whatever is left of its process group
+        self.dying.discard(pid)
+        return self.exited.pop(pid, None), killed
+
+    def serve(self) -> None:
+        while True:
+            try:
+                msg = self.ctrl.recv(1 << 16)
+            except OSError:
+                return
+            if not msg:  # the grader hung up: take our workers down before we go
+                if self.spare:
+                    self.kill(self.spare[0])
+                for pid in list(self.dying):
+                    self.wait_for(pid, block=True)
+                return
+            req = wire.loads(msg)
+            if req["op"] == "configure":
+                self.cfg = req["cfg"]
+                self.ctrl.send(wire.dumps({"ok": True}))
+                self.fork_spare()
+            elif req["op"] == "take":
+                pid, sock = self.spare
+                socket.send_fds(self.ctrl, [wire.dumps({"pid": pid})], [sock.fileno()])
+                sock.close()
+                self.fork_spare()  # after answering: the grader does not wait for this
+            elif req["op"] == "kill":  # no answer: the grader goes on at once
+                self.kill(req["pid"])
+            elif req["op"] == "status":
+                st, killed = self.status(req["pid"], req["grace"])
+                self.ctrl.send(wire.dumps({"status": st, "killed": killed}))
+
+
+def worker(cfg: dict, sock: socket.socket) -> None:
+    """The forked child: set up, say so, then serve. Never returns."""
+    try:
+        setup_worker(cfg, sock.fileno())
+    except BaseException as e:  # noqa: BLE001 - refuse to run student code unprotected
+        try:
+            wire.send(sock, {"setup_failed": f"{type(e).__name__}: {e}"[:300]})
+        finally:
+            os._exit(70)
+    try:
+        wire.send(sock, {"ready": True})
+        serve(sock, cfg["root"], cfg["output_limit"])
+    finally:
+        os._exit(0)
+
+
+def zygote(ctrl: socket.socket) -> None:
+    warm_up()
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker come back here to be reaped
+    status = open("/proc/self/status").read()
+    vm_kb = int(status.split("VmSize:")[1].split()[0])
+    ctrl.send(wire.dumps({"ready": True, "vm_bytes": vm_kb * 1024, "isolation": probe_isolation(),
+                          "euid": os.geteuid()}))
+    Zygote(ctrl).serve()
+
+
+def main() -> None:
+    ctrl = socket.socket(fileno=int(sys.argv[1]))
+    try:
+        zygote(ctrl)
+    finally:
+        os._exit(0)
+

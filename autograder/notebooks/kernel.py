@@ -1,0 +1,145 @@
+"""What a notebook's read-only cells call in the student's kernel: `setup` (first cell) and `check` (test cells).
+
+    import autograder.notebooks.kernel as _kit
+    __package__ = _kit.setup("multi_head")       # `from .attention import ...` now works in this notebook
+    ...
+    _kit.check("multi_head", "multi_head_equals_torch")   # one property; raises with the hint when it fails
+
+`check` grades the module this notebook stands for (its solution cells, see cells.py) exactly as the `grade`
+command grades the same file: in a fresh package holding this module and, for the components it imports, the
+kit's reference when the kit has one (instructor and grading environments), else the student's own earlier
+notebooks in the same folder (a student's environment has no reference). In "judge" mode nbgrader never runs
+these cells for a grade: the grade comes from the isolated judge (grading.py); here they are the self-check.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ..components import get
+from . import cells
+
+STUDENT_MODULES = "KIT_STUDENT_MODULES"  # env: a folder with the student's <component>.py files
+PACKAGE = "_kit_notebook"  # the package this notebook's cells pretend to live in
+_ran: dict[str, str] = {}  # cell id -> source, as last executed in this kernel
+_targets: dict[str, object] = {}  # content hash -> InProcessTarget (one import per version of the code)
+_tmp: Path | None = None
+
+
+class PropertyFailed(AssertionError):
+    """A failing property. IPython prints `_render_traceback_()` instead of a traceback into the kit."""
+
+    def __init__(self, text: str):
+        super().__init__(text.splitlines()[0])
+        self.text = text
+
+    def _render_traceback_(self):
+        return self.text.splitlines()
+
+
+def _workdir() -> Path:
+    global _tmp
+    if _tmp is None:
+        _tmp = Path(tempfile.mkdtemp(prefix="kit-notebook-"))
+        atexit.register(shutil.rmtree, _tmp, True)
+    return _tmp
+
+
+def reference_dir() -> Path | None:
+    """solutions/ when the kit's reference is installed (never in a student's environment)."""
+    try:
+        import solutions
+    except ImportError:
+        return None
+    return Path(solutions.__file__).parent
+
+
+def _dep_source(name: str, own: bool) -> str | None:
+    ref = reference_dir()
+    if not own and ref is not None and (ref / f"{name}.py").is_file():
+        return (ref / f"{name}.py").read_text()
+    modules = os.environ.get(STUDENT_MODULES)  # set by nbgrader (kernel mode): the whole submission
+    if modules and (Path(modules) / f"{name}.py").is_file():
+        return (Path(modules) / f"{name}.py").read_text()
+    path = Path.cwd() / f"{name}.ipynb"  # the student's earlier notebook, next to this one
+    return cells.module_source(cells.read_notebook(path)) if path.is_file() else None
+
+
+def _deps(component: str, own: bool = False) -> dict[str, str]:
+    """The modules `component` imports: the reference's, or with own=True (or without a reference) the
+    student's own, from their earlier notebooks."""
+    found = {d: _dep_source(d, own) for d in get(component).deps}
+    return {d: src for d, src in found.items() if src is not None}
+
+
+def _record(info) -> None:
+    cell_id = getattr(info, "cell_id", None)
+    if cell_id:
+        _ran[cell_id] = info.raw_cell
+
+
+def setup(component: str) -> str:
+    """Build the package holding this notebook's dependencies; return its name for `__package__`."""
+    get(component)  # an unknown name fails here, not later
+    try:
+        ip = get_ipython()  # noqa: F821 - defined inside IPython only
+        if _record not in ip.events.callbacks["pre_run_cell"]:
+            ip.events.register("pre_run_cell", _record)
+    except NameError:
+        pass
+    folder = _workdir() / "package"
+    shutil.rmtree(folder, ignore_errors=True)
+    deps = _deps(component)
+    cells.write_package(deps, folder)
+    for missing in sorted(set(get(component).deps) - set(deps)):
+        print(f"note: {missing}.ipynb is not next to this notebook, so `from .{missing} import ...` will fail")
+    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+        del sys.modules[name]  # a re-run picks up edits to the earlier notebooks
+    from ..target import load_package
+
+    load_package(folder, PACKAGE)
+    return PACKAGE
+
+
+def notebook_module(component: str) -> str:
+    """This notebook's module: the solution cells of <component>.ipynb in the working directory, each one
+    replaced by the text last run in this kernel (so an edited cell counts once it is run, saved or not)."""
+    path = Path.cwd() / f"{component}.ipynb"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path.name} is not in {Path.cwd()}: keep the notebook's name and folder")
+    solution = cells.solution_cells(cells.read_notebook(path))
+    return cells.module_from_cells([_ran.get(c.get("id", ""), cells.source_text(c)) for c in solution])
+
+
+def _target(component: str, own: bool):
+    from ..target import InProcessTarget
+
+    modules = {**_deps(component, own), component: notebook_module(component)}
+    key = hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()[:16]
+    if key not in _targets:
+        folder = cells.write_package(modules, _workdir() / key)
+        _targets[key] = InProcessTarget(folder, label=f"{component}.ipynb")
+    return _targets[key]
+
+
+def check(component: str, name: str, integration: bool = False) -> None:
+    """Run one property on this notebook's code; print the verdict, or raise PropertyFailed with the same text
+    (message, smallest failing input, hint) that pytest and `grade` show. nbgrader counts a raise as 0 points.
+    integration=True: with the student's own earlier modules in place of the reference (the judge's
+    integration share)."""
+    from ..properties import core
+    from ..results import outcome_text
+
+    props = {p.id: p for p in core.load(include_hidden=True)}
+    prop = props.get(f"{component}::{name}")
+    if prop is None:
+        raise LookupError(f"no property {component}::{name} in this installation of the kit")
+    outcome = core.run_property(prop, _target(component, integration))
+    if not outcome.passed:
+        raise PropertyFailed(outcome_text(outcome))
+    print(outcome_text(outcome))

@@ -1,0 +1,100 @@
+"""nbgrader autograde time per student on the whole course, beside `python -m autograder grade` on the same code.
+
+    python benchmarks/bench_nbgrader.py [--modes judge,kernel] [--bug multi_head:merge_without_transpose]
+
+Three students (the reference filled in, one cataloged bug, the untouched release) in a course of all ten
+notebooks. Prints a Markdown table for docs/nbgrader.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+A = "transformer"
+
+
+def environment(tmp: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=os.pathsep.join([str(Path(sys.executable).parent),
+                                                                        os.environ["PATH"]]))
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[var] = str(tmp / var.lower())
+    return env
+
+
+def run(args, cwd, env) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)
+    if proc.returncode:
+        sys.exit(f"{args} failed:\n{proc.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def submit(course: Path, student: str, solved: bool, bug=None) -> None:
+    from autograder.notebooks import cells
+
+    for path in sorted((course / "release" / A).glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        source = json.loads((course / "source" / A / path.name).read_text())
+        answers = {c["metadata"]["nbgrader"]["grade_id"]: cells.source_text(c) for c in cells.solution_cells(source)}
+        for c in cells.solution_cells(nb):
+            if solved:
+                c["source"] = answers[c["metadata"]["nbgrader"]["grade_id"]]
+            if bug and bug.component == path.stem and bug.find in cells.source_text(c):
+                c["source"] = bug.apply(cells.source_text(c))
+        dest = course / "submitted" / student / A
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / path.name).write_text(json.dumps(nb))
+
+
+def main() -> None:
+    from autograder.bugs import catalog
+    from autograder.components import NAMES
+    from autograder.notebooks import cells
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--modes", default="judge,kernel")
+    parser.add_argument("--bug", default="multi_head:merge_without_transpose")
+    args = parser.parse_args()
+    bug = next(b for b in catalog() if b.id == args.bug)
+    students = {"reference": dict(solved=True), "bug": dict(solved=True, bug=bug), "untouched": dict(solved=False)}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-nbgrader-"))
+    env = environment(tmp)
+    rows = []
+    try:
+        for mode in args.modes.split(","):
+            course = tmp / mode
+            run([sys.executable, "-m", "autograder", "nbgrader-course", str(course), "--grader", mode], ROOT, env)
+            run([sys.executable, "-m", "nbgrader", "generate_assignment", A], course, env)
+            for name, kw in students.items():
+                submit(course, name, **kw)
+            seconds = run([sys.executable, "-m", "nbgrader", "autograde", A], course, env)
+            rows.append((f"`nbgrader autograde`, {mode} mode", seconds))
+        subs = tmp / "submissions"
+        for name in students:
+            cells.submission_from_notebooks(course / "submitted" / name / A, subs / name, NAMES)
+        for label, extra in [("`python -m autograder grade` on the same code", []),
+                             ("`python -m autograder grade --no-cache`", ["--no-cache"])]:
+            out = tmp / f"out{len(extra)}"
+            seconds = run([sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--quiet",
+                           *extra], ROOT, env)
+            rows.append((label, seconds))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    n = len(students)
+    print(f"| whole course, {n} students ({', '.join(students)}), {os.cpu_count()} cores | total s | s per student |")
+    print("|---|---:|---:|")
+    for label, seconds in rows:
+        print(f"| {label} | {seconds:.1f} | {seconds / n:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""Hostile submissions (examples/hostile): each earns no point it did not earn, the batch finishes, and the
+other students' results are exactly what they are when graded alone.
+
+One class is graded once: the reference, every hostile submission, and each one's control (the same file
+without its hostile block: what it earns honestly). Timeouts are set low (3 s) to keep this quick.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.components import NAMES
+from autograder.judge import sample
+from autograder.judge.grade import Options, grade
+from autograder.judge.remote import KIT, UIDS_PER_RUN, Limits, uid_block
+
+HOSTILE = sample.hostile_names()
+PWNED = Path("/tmp/autograder-hostile-pwned")
+ROOT_ISOLATION = os.geteuid() == 0
+
+PROBE = '''
+import json as _json, os as _os, socket as _socket
+def _can(f):
+    try:
+        f()
+        return True
+    except Exception:
+        return False
+_report = {
+    "uid": _os.getuid(),
+    "solutions": _can(lambda: open(%(solutions)r).read()),
+    "kit": _os.path.exists(%(kit)r),
+    "out": _os.path.exists(%(out)r),
+    "submissions": _os.path.exists(%(subs)r),
+    "interfaces": [name for _, name in _socket.if_nameindex()],
+    "tmp_writable": _can(lambda: open("/tmp/probe.txt", "w").write("x")),
+    "fork": _can(lambda: _os.fork() == 0 and _os._exit(0)),
+}
+print("PROBE" + _json.dumps(_report) + "END")
+'''
+
+
+def limits() -> Limits:
+    return Limits(op_timeout=3, section_timeout=30, memory_mb=1024)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("hostile")
+    subs, out = base / "submissions", base / "out"
+    spec = {"reference": "reference"}
+    for name in HOSTILE:
+        spec[f"h-{name}"] = f"hostile:{name}"
+        spec[f"c-{name}"] = f"control:{name}"
+    sample.materialize(spec, subs)
+    # A symlink to the reference must not be followed; a probe reports what a worker can see.
+    sample.make("missing:attention", subs / "symlink")
+    (subs / "symlink" / "attention.py").symlink_to(KIT / "solutions" / "attention.py")
+    sample.make("reference", subs / "probe")
+    probe = PROBE % {"solutions": str(KIT / "solutions" / "attention.py"), "kit": str(KIT / "autograder"),
+                     "out": str(out), "subs": str(subs)}
+    (subs / "probe" / "mask.py").write_text((subs / "probe" / "mask.py").read_text() + probe)
+    # A decoy results file the forger will look for; the judge overwrites it with the real one.
+    (out / "h-forge_results").mkdir(parents=True)
+    (out / "h-forge_results" / "results.json").write_text('{"score": 1e9}')
+    PWNED.unlink(missing_ok=True)
+    results = grade(subs, out, Options(jobs=2, limits=limits()))
+    alone_subs = base / "alone"
+    sample.materialize({"reference": "reference"}, alone_subs)
+    alone = grade(alone_subs, base / "alone-out", Options(jobs=1, limits=limits()))
+    yield {"results": results, "out": out, "alone": alone, "alone_out": base / "alone-out"}
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def points(graded, student) -> dict[str, float]:
+    return graded["results"][student].points()
+
+
+def failures(graded, student, component) -> list:
+    return [o for o in graded["results"][student].outcomes if o.property.component == component and not o.passed]
+
+
+def without_time(path: Path) -> str:
+    return "".join(line for line in path.read_text().splitlines(True) if '"execution_time"' not in line)
+
+
+def test_the_batch_finishes_with_every_student(graded):
+    students = set(graded["results"])
+    assert {f"h-{n}" for n in HOSTILE} <= students
+    for s in students:
+        assert (graded["out"] / s / "results.json").is_file()
+        assert (graded["out"] / s / "feedback.html").is_file()
+        assert not graded["results"][s].errors, graded["results"][s].errors
+    rows = (graded["out"] / "gradebook.csv").read_text().splitlines()
+    assert len(rows) == 2 + len(students)
+
+
+def test_other_students_are_unaffected(graded):
+    """The reference graded beside every hostile submission = the reference graded alone, byte for byte."""
+    assert without_time(graded["out"] / "reference" / "results.json") == \
+        without_time(graded["alone_out"] / "reference" / "results.json")
+    assert points(graded, "reference") == graded["alone"]["reference"].points()
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_no_point_it_did_not_earn(graded, name):
+    hostile, control = points(graded, f"h-{name}"), points(graded, f"c-{name}")
+    for component in NAMES:
+        assert hostile[component] <= control[component], (name, component, hostile[component], control[component])
+
+
+def _statuses(graded, student, component):
+    return {o.status for o in failures(graded, student, component)}
+
+
+def _messages(graded, student, component):
+    return " | ".join(o.message for o in failures(graded, student, component))
+
+
+def test_sys_exit_at_import(graded):
+    msgs = _messages(graded, "h-exit_at_import", "attention")
+    assert "the process exited (sys.exit) during import of attention.py" in msgs
+    assert points(graded, "h-exit_at_import")["attention"] <= 1  # the static by-hand check, at most
+    # Dependents are graded with the reference attention: only their integration share is lost.
+    assert points(graded, "h-exit_at_import")["multi_head"] >= 0.85 * points(graded, "reference")["multi_head"]
+
+
+def test_os_exit_inside_forward(graded):
+    assert _statuses(graded, "h-os_exit_in_forward", "multi_head") == {"crashed"}
+    assert "the process exited (status 0) in multi_head.MultiHeadAttention.forward" in \
+        _messages(graded, "h-os_exit_in_forward", "multi_head")
+
+
+def test_endless_loop_in_softmax(graded):
+    assert points(graded, "h-loop_in_softmax")["attention"] == 0
+    assert _statuses(graded, "h-loop_in_softmax", "attention") <= {"timeout", "failed"}
+    assert re.search(r"timed out after 3 s in attention\.(softmax|scaled_dot_product_attention)",
+                     _messages(graded, "h-loop_in_softmax", "attention"))
+
+
+def test_long_sleep(graded):
+    assert "timed out after 3 s in feed_forward.FeedForward.forward" in \
+        _messages(graded, "h-long_sleep", "feed_forward")
+
+
+def test_memory_bomb(graded):
+    assert points(graded, "h-memory_bomb")["add_norm"] < 0.1 * points(graded, "reference")["add_norm"]  # by-hand scan
+    assert _statuses(graded, "h-memory_bomb", "add_norm") <= {"error", "timeout", "crashed"}
+    assert "MemoryError" in _messages(graded, "h-memory_bomb", "add_norm")
+
+
+def test_fork_storm(graded):
+    assert points(graded, "h-fork_storm")["positional_encoding"] < 0.1 * points(graded, "reference")["positional_encoding"]
+    if ROOT_ISOLATION:
+        assert "Resource temporarily unavailable" in _messages(graded, "h-fork_storm", "positional_encoding")
+
+
+def test_200_mb_of_output_is_trimmed_and_costs_nothing(graded):
+    assert points(graded, "h-output_flood")["mask"] == points(graded, "reference")["mask"]
+    assert (graded["out"] / "logs" / "h-output_flood.txt").stat().st_size < 64_000
+
+
+def test_segfault_through_ctypes(graded):
+    assert points(graded, "h-segfault")["attention"] == 0
+    assert re.search(r"segmentation fault in attention\.", _messages(graded, "h-segfault", "attention"))
+
+
+@pytest.mark.parametrize("name", ["patch_checks", "inspect_frames", "tensor_subclass"])
+def test_comparisons_happen_where_the_student_cannot_reach(graded, name):
+    """Patched comparisons, frames searched for expected values, a tensor that equals everything: the
+    control returns zeros, and the hostile version earns no more."""
+    assert points(graded, f"h-{name}")["attention"] <= points(graded, f"c-{name}")["attention"]
+    assert points(graded, f"h-{name}")["attention"] < 0.5 * points(graded, "reference")["attention"]
+
+
+def test_importing_the_reference_or_the_autograder(graded):
+    assert points(graded, "h-import_reference")["attention"] == 0
+
+
+def test_forging_results_files(graded):
+    assert points(graded, "h-forge_results")["attention"] == 0
+    for path in graded["out"].rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".csv", ".html", ".md", ".txt"):
+            assert "FORGED" not in path.read_text(errors="replace"), path
+    assert json.loads((graded["out"] / "h-forge_results" / "results.json").read_text())["score"] < 1e9
+
+
+def test_killing_the_parent(graded):
+    assert points(graded, "h-kill_parent") == points(graded, "c-kill_parent")
+
+
+@pytest.mark.parametrize("name", ["forbidden_direct", "forbidden_getattr"])
+def test_forbidden_library_calls(graded, name):
+    assert points(graded, f"h-{name}")["attention"] == 0
+    assert "forbidden" in _statuses(graded, f"h-{name}", "attention")
+    assert "softmax" in _messages(graded, f"h-{name}", "attention")
+
+
+def test_reseeding_the_generators(graded):
+    assert points(graded, "h-reseed") == points(graded, "reference")
+
+
+def test_a_forged_reply_is_refused_not_unpickled(graded):
+    assert not PWNED.exists()
+    assert "not data" in _messages(graded, "h-forged_reply", "attention")
+
+
+def test_symlinks_are_not_followed(graded):
+    assert points(graded, "symlink")["attention"] == 0
+    assert "missing" in _messages(graded, "symlink", "attention")
+
+
+@pytest.mark.skipif(not ROOT_ISOLATION, reason="the sandbox's namespaces and uid drop need root")
+def test_what_a_worker_can_see(graded):
+    log = (graded["out"] / "logs" / "probe.txt").read_text()
+    report = json.loads(log.split("PROBE", 1)[1].split("END", 1)[0])
+    assert uid_block(os.getpid()) <= report["uid"] < uid_block(os.getpid()) + UIDS_PER_RUN
+    assert not report["solutions"] and not report["kit"]
+    assert not report["out"] and not report["submissions"]
+    assert report["interfaces"] == ["lo"] and not report["fork"]
+    assert report["tmp_writable"]
+    assert points(graded, "probe") == points(graded, "reference")
+
+
+def test_no_worker_is_left_behind(graded):
+    stray = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                uid = proc.stat().st_uid
+            except OSError:
+                continue
+            if uid_block(os.getpid()) <= uid < uid_block(os.getpid()) + UIDS_PER_RUN:  # this test's judge runs
+                stray.append((proc.name, (proc / "stat").read_text(errors="replace")[:120]))
+    assert not stray

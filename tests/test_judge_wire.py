@@ -1,0 +1,76 @@
+"""What crosses between judge and worker: plain data only; anything else is refused, never unpickled."""
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.judge import wire
+from autograder.target import Handle, Opaque, Reply, StudentError
+
+
+@pytest.mark.parametrize("value", [
+    torch.randn(2, 3, dtype=torch.float64), torch.randn(3, 4).t(), torch.zeros(0, 5), torch.tensor(3.5),
+    torch.tensor([True, False]), torch.arange(6, dtype=torch.int64).view(2, 3), torch.randn(2, dtype=torch.bfloat16),
+    torch.randn(2, dtype=torch.complex64), np.arange(5.0), np.float32(1.5), np.int64(7), np.dtype("float32"),
+])
+def test_data_round_trips(value):
+    back = wire.loads(wire.dumps(value))
+    assert type(back) is type(value) or (isinstance(value, torch.Tensor) and type(back) is torch.Tensor)
+    if isinstance(value, torch.Tensor):
+        assert back.dtype == value.dtype and back.shape == value.shape and torch.equal(back, value)
+    elif isinstance(value, np.ndarray):
+        assert np.array_equal(back, value)
+    else:
+        assert back == value
+
+
+def test_replies_and_errors_round_trip():
+    reply = Reply({"w": torch.ones(2)}, {"attention_weights": torch.zeros(1, 2)}, [None], {"p": torch.ones(1)},
+                  grad_enabled_seen=(True,), training_seen=(False,))
+    back = wire.loads(wire.dumps(reply))
+    assert torch.equal(back.value["w"], torch.ones(2)) and back.grad_enabled_seen == (True,)
+    err = wire.loads(wire.dumps(StudentError("timeout", "timed out", "attention.softmax")))
+    assert err.kind == "timeout" and err.where == "attention.softmax"
+    assert wire.loads(wire.dumps(Handle(3, "multi_head", "MultiHeadAttention"))).id == 3
+    assert wire.loads(wire.dumps(Opaque("Foo", "<Foo>"))).text == "<Foo>"
+
+
+def test_a_tensor_subclass_arrives_as_a_plain_tensor():
+    class Liar(torch.Tensor):
+        def __eq__(self, other):
+            return True
+
+    back = wire.loads(wire.dumps(torch.zeros(2).as_subclass(Liar)))
+    assert type(back) is torch.Tensor
+
+
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+@pytest.mark.parametrize("payload", [
+    pickle.dumps(_Evil()),
+    pickle.dumps(torch.ones(2)),  # torch's own tensor pickle runs torch.load inside: refused too
+    pickle.dumps(np.array([1, 2], dtype=object)),
+    b"\x80\x05garbage",
+])
+def test_anything_else_is_refused(payload):
+    with pytest.raises(wire.WireError):
+        wire.loads(payload)
+
+
+def test_frames_are_bounded():
+    import socket
+
+    a, b = socket.socketpair()
+    a.sendall((wire.MAX_FRAME + 1).to_bytes(8, "little"))
+    with pytest.raises(wire.WireError):
+        wire.recv(b, deadline=None)
+    a.close()
+    with pytest.raises(EOFError):
+        wire.recv(b, deadline=None)
