@@ -39,7 +39,7 @@ def sums_to_one(x, dim):
     return is_close(x.sum(dim), torch.ones_like(x.sum(dim)))
 
 
-@prop(C, points=2)
+@prop(C, points=2, examples=12)
 @given(x=st.integers(1, 3).flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
        .flatmap(lambda shape: tensors(shape)), dtype=dtypes())
 def softmax_rows_sum_to_one(t, x, dtype):
@@ -58,7 +58,7 @@ def softmax_rows_sum_to_one(t, x, dtype):
                        "the whole tensor sums to 1: sum along dim with keepdim=True, not over everything")))
 
 
-@prop(C, points=1)
+@prop(C, points=1, examples=12)
 @given(x=tensors((2, 3, 4)), dim=st.sampled_from([0, 1, -2, 2]))
 def softmax_respects_dim(t, x, dim):
     """softmax(x, dim) normalises along `dim`, whichever it is."""
@@ -69,7 +69,7 @@ def softmax_respects_dim(t, x, dim):
                                                                        "last dim?")))
 
 
-@prop(C, points=2)
+@prop(C, points=2, examples=12)
 @given(x=tensors((3, 5), lo=-1e4, hi=1e4), dtype=dtypes())
 @example(x=torch.tensor([[1e4, 0.0, -1e4], [1000.0, 1000.0, 999.0]], dtype=torch.float64), dtype=torch.float32)
 def softmax_is_stable_for_large_logits(t, x, dtype):
@@ -81,7 +81,7 @@ def softmax_is_stable_for_large_logits(t, x, dtype):
     close(y, torch.softmax(x.double(), -1), "softmax of large logits", "subtract the max along the same dim", dtype=dtype)
 
 
-@prop(C, points=1)
+@prop(C, points=1, examples=12)
 @given(x=tensors((2, 4)), shift=st.floats(-100, 100, width=32))
 def softmax_is_shift_invariant(t, x, shift):
     """softmax(x + c) = softmax(x) for a constant c per row."""
@@ -101,7 +101,7 @@ def softmax_of_all_neg_inf_row_is_zero(t, dtype, n):
     close(y[0], torch.full((n,), 1 / n, dtype=dtype), "softmax of a row of zeros")
 
 
-@prop(C, points=2, error_hint="a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
+@prop(C, points=2, examples=12, error_hint="a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
                               "on the wrong dims? scores = query @ key.transpose(-2, -1)")
 @given(qkv=attention_inputs(distinct_lengths=True))
 def attention_shapes_for_cross_attention(t, qkv):
@@ -109,7 +109,7 @@ def attention_shapes_for_cross_attention(t, qkv):
     attend(t, *qkv)
 
 
-@prop(C, points=2)
+@prop(C, points=2, examples=12)
 @given(qkv=attention_inputs())
 def attention_weights_are_a_distribution(t, qkv):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
@@ -122,7 +122,7 @@ def attention_weights_are_a_distribution(t, qkv):
                                                    "instead of the last dim?")))
 
 
-@prop(C, points=3)
+@prop(C, points=3, examples=12)
 @given(q=tensors((1, 1, 4), lo=-2, hi=2), k=tensors((1, 2, 4), lo=-2, hi=2), d_k=st.integers(2, 4),
        dtype=dtypes())
 @example(q=torch.ones(1, 1, 4, dtype=torch.float64), k=torch.tensor([[[1.0, 1, 1, 1], [0, 0, 0, 0]]],
@@ -158,7 +158,7 @@ def masked_inputs(draw, fully_masked=False):
     return q, k, v, m
 
 
-@prop(C, points=3)
+@prop(C, points=3, examples=12)
 @given(inputs=masked_inputs())
 def attention_equals_torch(t, inputs):
     """Weights and output equal torch's scaled_dot_product_attention (mask True = may attend)."""
@@ -181,7 +181,7 @@ def attention_equals_torch(t, inputs):
     close(out, expected_out, "output (vs torch.nn.functional.scaled_dot_product_attention)", hint)
 
 
-@prop(C, points=2)
+@prop(C, points=2, examples=12)
 @given(inputs=masked_inputs())
 def attention_masked_keys_get_zero_weight(t, inputs):
     """Where the mask is False, the weight is exactly 0; allowed weights still sum to 1."""
@@ -200,7 +200,7 @@ def attention_masked_keys_get_zero_weight(t, inputs):
              "mask applied after the softmax? Zeroing weights after normalising leaves rows that sum to < 1")
 
 
-@prop(C, points=2, examples=15)
+@prop(C, points=2, examples=10)
 @given(inputs=masked_inputs(fully_masked=True))
 @example(inputs=(torch.ones(1, 2, 2, dtype=torch.float64), torch.ones(1, 3, 2, dtype=torch.float64),
                  torch.ones(1, 3, 2, dtype=torch.float64), torch.tensor([[[True, True, False], [False] * 3]])))
@@ -219,7 +219,7 @@ def attention_fully_masked_rows_are_zero(t, inputs):
              "zero the row" if uniform else "fully masked rows must give all-zero weights and output")
 
 
-@prop(C, points=2)
+@prop(C, points=2, examples=12)
 @given(inputs=masked_inputs())
 def attention_output_in_convex_hull_of_values(t, inputs):
     """Each output coordinate lies between the min and max of the allowed value rows."""
