@@ -238,7 +238,15 @@ def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str
         for parent in Path(k).parents:
             if str(parent) != "/" and not os.stat(parent).st_mode & 0o001:
                 hide.append(str(parent))
-    system = {"/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys", "/run", "/var"}
+    system = {"/", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys",
+              "/run", "/var", "/tmp"}
+    # Deny by default: every other top-level folder is hidden too. Another checkout of the kit, a copy of the
+    # solutions or last year's submissions could sit anywhere (/work, /home, /srv, /opt...): the judge cannot
+    # list them, so it shows nothing but the system and binds back what Python needs (keep).
+    for entry in os.listdir("/"):
+        path = "/" + entry
+        if path not in system and os.path.isdir(path) and not os.path.islink(path):
+            hide.append(path)
     return sorted({os.path.realpath(h) for h in hide} - system), sorted(keep)
 
 
