@@ -25,9 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("release", help="build the student bundle (no solutions, no hidden properties)")
     p.add_argument("dest", type=Path)
 
+    try:
+        from .judge.cli import add_grade_arguments, add_gradescope_arguments
+    except ImportError:  # the student bundle ships the self-check only: no judge, no course builder
+        return parser
     p = sub.add_parser("grade", help="grade a class in sandboxed workers (no folder: the bundled sample class)")
-    from .judge.cli import add_grade_arguments, add_gradescope_arguments
-
     add_grade_arguments(p)
     p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")
     add_gradescope_arguments(p)

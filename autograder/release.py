@@ -52,7 +52,7 @@ def build(dest: Path) -> Path:
     student = PACKAGE / "student"
     (dest / "tests").mkdir()
     shutil.copy2(student / "test_exercises.py", dest / "tests" / "test_exercises.py")
-    for name in ("conftest.py", "README.md", "pyproject.toml"):
+    for name in ("conftest.py", "README.md", "pyproject.toml", "requirements.txt"):
         shutil.copy2(student / name, dest / name)
     shutil.copy2(PACKAGE.parent / "constraints.txt", dest / "constraints.txt")
     return dest

@@ -85,6 +85,14 @@ def run_bundle_pytest(bundle, *args):
                           capture_output=True, text=True, timeout=600)
 
 
+def test_bundle_check_command_works_without_the_instructor_tools(bundle):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
+    proc = subprocess.run([sys.executable, "-m", "autograder", "check", "exercises", "--component", "mask"],
+                          cwd=bundle, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the stubs earn nothing: not full marks
+    assert "0 / " in proc.stdout and "hidden" in proc.stdout, proc.stdout
+
+
 def test_bundle_pytest_on_stubs_reports_zero(bundle):
     proc = run_bundle_pytest(bundle, "-m", "attention")
     assert proc.returncode == 1, proc.stdout + proc.stderr
