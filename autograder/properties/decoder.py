@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from . import oracles
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
-from .encoder import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, explain_stack, ffn, norm, same_layer_hint, sublayer,
-                      tols)
+from .encoder import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, explain_stack, ffn, norm, stack_has_n_distinct_layers,
+                      sublayer, tols)
 from .multi_head import mha_reference
 from .strategies import (decoder_layer_state, dtypes, masks, model_sizes, randn, seeds, stack_state, tensors)
 
@@ -179,13 +179,7 @@ def decoder_submodules_are_named(t):
 @example(n=2)
 def decoder_stack_has_n_distinct_layers(t, n):
     """Decoder(num_layers=N) holds N separate layers: layers.0 ... layers.N-1, each with its own parameters."""
-    info = t.inspect(t.build(C, "Decoder", num_layers=n, d_model=4, num_heads=2, d_ff=8))
-    have = sorted({int(p.split(".")[1]) for p in info["params"] if p.startswith("layers.")})
-    if have != list(range(n)):
-        shared = any(k.startswith(f"layers.{n - 1}.") for k in info["state"])
-        fail(f"Decoder(num_layers={n}) has parameters for layers {have}, expected {list(range(n))}",
-             same_layer_hint("DecoderLayer") if shared else "build num_layers DecoderLayer instances in an "
-                                                            "nn.ModuleList")
+    stack_has_n_distinct_layers(t, C, "Decoder", "DecoderLayer", n)
 
 
 @prop(C, points=1, examples=4, error_hint=LAYER_ERROR)

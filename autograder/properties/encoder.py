@@ -101,7 +101,6 @@ def same_layer_hint(cls="EncoderLayer"):
             f"module): build N separate {cls} instances, e.g. [{cls}(...) for _ in range(N)]")
 
 
-SAME_LAYER = same_layer_hint()
 LAYER_0 = "every step applies layers[0]: loop over the layers, for layer in self.layers: x = layer(x, ...)"
 MASK_EVERY_LAYER = "the mask must reach every layer: x = layer(x, mask) inside the loop"
 
@@ -199,14 +198,19 @@ def encoder_submodules_are_named(t):
 @example(n=2)
 def encoder_stack_has_n_distinct_layers(t, n):
     """Encoder(num_layers=N) holds N separate layers: layers.0 ... layers.N-1, each with its own parameters."""
-    info = t.inspect(t.build(C, "Encoder", num_layers=n, d_model=4, num_heads=2, d_ff=8))
+    stack_has_n_distinct_layers(t, C, "Encoder", "EncoderLayer", n)
+
+
+def stack_has_n_distinct_layers(t, component: str, stack: str, layer: str, n: int) -> None:
+    """Shared by Encoder and Decoder: N layers, each with its own parameters, each a `layer`."""
+    info = t.inspect(t.build(component, stack, num_layers=n, d_model=4, num_heads=2, d_ff=8))
     have = sorted({int(p.split(".")[1]) for p in info["params"] if p.startswith("layers.")})
     if have != list(range(n)):
         shared = any(k.startswith(f"layers.{n - 1}.") for k in info["state"])  # listed, but no own parameters
-        fail(f"Encoder(num_layers={n}) has parameters for layers {have}, expected {list(range(n))}",
-             SAME_LAYER if shared else "build num_layers EncoderLayer instances in an nn.ModuleList")
+        fail(f"{stack}(num_layers={n}) has parameters for layers {have}, expected {list(range(n))}",
+             same_layer_hint(layer) if shared else f"build num_layers {layer} instances in an nn.ModuleList")
     expect(any(p == f"layers.{n - 1}.self_attention.w_q.weight" for p in info["params"]),
-           f"layers.{n - 1}.self_attention.w_q.weight not found", "each layer is an EncoderLayer")
+           f"layers.{n - 1}.self_attention.w_q.weight not found", f"each layer is a {layer}")
 
 
 @prop(C, points=3, examples=8, error_hint=LAYER_ERROR)
