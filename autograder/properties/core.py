@@ -11,6 +11,7 @@ import importlib
 import pkgutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -108,11 +109,10 @@ def load(include_hidden: bool = True, components=None) -> list[Property]:
 
     wanted = set(components or NAMES)
     packages = [properties]
-    if include_hidden:
-        try:
-            packages.append(importlib.import_module("autograder.hidden"))
-        except ImportError:  # the student bundle ships without hidden properties
-            pass
+    # Only the hidden package beside this one: the student bundle ships none, and an instructor's kit installed
+    # in the same environment must not lend it its own.
+    if include_hidden and (Path(properties.__file__).resolve().parent.parent / "hidden").is_dir():
+        packages.append(importlib.import_module("autograder.hidden"))
     for package in packages:
         for info in pkgutil.iter_modules(package.__path__):
             if info.name in wanted:
