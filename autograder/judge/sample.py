@@ -7,7 +7,9 @@ A recipe names how a student folder is made, so examples/ holds no copy of the s
     missing:<component>    the reference without that file
     syntax:<component>     the reference with a syntax error in that file
     partial:<k>            the first k components done (the reference), the rest untouched stubs
-    hostile:<name>         the reference with examples/hostile/<name>/*.py over it
+    hostile:<name>         the reference with examples/hostile/<name>/*.py over it; a file named
+                           <module>.append.py is appended to the reference's <module>.py instead (an attack
+                           that redefines one function or class needs no copy of the rest)
     control:<name>         the same, minus the lines between "# >>> hostile" and "# <<< hostile" (what the
                            hostile file earns honestly)
 """
@@ -67,7 +69,12 @@ def make(recipe: str, dest: Path, solutions: Path = KIT / "solutions") -> Path:
             raise ValueError(f"no hostile submission {arg!r} in {HOSTILE}")
         for f in sorted(folder.glob("*.py")):
             text = f.read_text()
-            (dest / f.name).write_text(text if kind == "hostile" else without_hostile_blocks(text))
+            text = text if kind == "hostile" else without_hostile_blocks(text)
+            if f.name.endswith(".append.py"):
+                target = dest / f.name.replace(".append.py", ".py")
+                target.write_text(target.read_text() + "\n\n" + text)
+            else:
+                (dest / f.name).write_text(text)
     else:
         raise ValueError(f"unknown recipe {recipe!r}")
     return dest
