@@ -58,3 +58,18 @@ def test_catalog_is_broad():
     bugs = catalog()
     assert len(bugs) >= 30
     assert {b.component for b in bugs} == set(NAMES), "every component needs cataloged bugs"
+
+
+# One mistake, one deduction: a slip that cuts across a function (its dtype, the order of a returned tuple, a
+# missing attribute) fails the one property that owns it, not every property that reads the result.
+ONE_DEDUCTION = {
+    "attention_numpy:attention_scale_promotes_to_float64": "np_attention_shapes_and_dtype",
+}
+
+
+@pytest.mark.parametrize("bug_id", sorted(ONE_DEDUCTION))
+def test_cross_cutting_slip_costs_one_property(bug_id, tmp_path):
+    bug = next(b for b in catalog() if b.id == bug_id)
+    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o.property.name for o in run(target, bug.component) if not o.passed]
+    assert failed == [ONE_DEDUCTION[bug_id]], failed

@@ -68,13 +68,13 @@ def seeds() -> st.SearchStrategy[int]:
 
 @st.composite
 def attention_inputs(draw, lead=None, distinct_lengths: bool = True, lo=-3.0, hi=3.0, dtype=None, min_d_k=1):
-    """(query, key, value) with leading dims, m_q (!= m_k if asked), d_k, d_v; same dtype."""
+    """(query, key, value) with leading dims, m_q (!= m_k if asked), d_k, d_v != m_k; same dtype."""
     dtype = dtype or draw(dtypes())
     lead = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)) if lead is None else list(lead)
     m_q, m_k = draw(sizes(1, 4)), draw(sizes(1, 5))
     if distinct_lengths and m_q == m_k:
         m_k = m_q + 1
-    d_k, d_v = draw(sizes(min_d_k, 4)), draw(sizes(1, 4))
+    d_k, d_v = draw(sizes(min_d_k, 4)), draw(sizes(1, 4).filter(lambda d: d != m_k))  # the tuple's order shows
     q = draw(tensors((*lead, m_q, d_k), dtype, lo, hi))
     k = draw(tensors((*lead, m_k, d_k), dtype, lo, hi))
     v = draw(tensors((*lead, m_k, d_v), dtype, lo, hi))
