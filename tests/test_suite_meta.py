@@ -75,3 +75,16 @@ def test_cross_cutting_slip_costs_one_property(bug_id, tmp_path):
     target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
     failed = [o.property.name for o in run(target, bug.component) if not o.passed]
     assert failed == [ONE_DEDUCTION[bug_id]], failed
+
+
+# Mistakes a student must be able to see in the self-check (visible properties), not only in the grade.
+CAUGHT_VISIBLY = ["multi_head:no_dropout_on_weights", "add_norm:no_dropout", "add_norm:dropout_after_norm",
+                  "positional_encoding:exponent_doubled_loop_index", "positional_encoding:cos_at_next_pair_frequency"]
+
+
+@pytest.mark.parametrize("bug_id", CAUGHT_VISIBLY)
+def test_bug_is_caught_by_a_visible_property(bug_id, tmp_path):
+    bug = next(b for b in catalog() if b.id == bug_id)
+    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o for o in run(target, bug.component) if not o.passed and o.property.visible]
+    assert any(bug.hint.lower() in o.hint.lower() for o in failed), [(o.property.name, o.hint) for o in failed]
