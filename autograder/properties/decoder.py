@@ -13,7 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import oracles
-from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .checks import close, consistent, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .encoder import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, explain_stack, ffn, norm, stack_has_n_distinct_layers,
                       sublayer, tols)
@@ -192,7 +192,8 @@ def decoder_layer_output_shape(t, case):
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (x.shape[0], memory.shape[1], d):
         fail(f"output shape {tuple(out.shape)}: one row per memory position, expected {tuple(x.shape)}",
              "the cross-attention's queries come from the decoder: cross_attention(x, memory, memory, memory_mask)")
-    tensor(out, "DecoderLayer.forward(x, memory, target_mask, memory_mask)", like=x)
+    tensor(out, "DecoderLayer.forward(x, memory, target_mask, memory_mask)", like=x, check_dtype=True,
+           shape_only=True)
 
 
 @prop(C, points=3, examples=6, error_hint=LAYER_ERROR)
@@ -221,6 +222,7 @@ def decoder_layer_is_causal(t, case, p):
     p = min(p, m_d - 2)
     handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
     out = run(t, handle, x, memory, tm, mm)
+    not_constant(out, torch_layer(state, d, h, d_ff, x, memory, tm, mm), "DecoderLayer output")
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
     out2 = run(t, handle, changed, memory, tm, mm)
@@ -255,11 +257,12 @@ def decoder_layer_cross_attention_reads_memory(t, case):
 def decoder_layer_memory_mask_hides_padding(t, case):
     """Changing the memory at positions that memory_mask blocks leaves the output unchanged."""
     x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype)
+    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
     padded = ~mm[:, 0, 0]  # (batch, m_E)
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
     out, out2 = run(t, handle, x, memory, tm, mm), run(t, handle, x, changed, tm, mm)
-    close(out2, out, "output after changing the memory at blocked positions", NO_MEMORY_MASK)
+    consistent(out2, out, "output after changing the memory at blocked positions", NO_MEMORY_MASK,
+               expected=torch_layer(state, d, h, d_ff, x, memory, tm, mm))
 
 
 @prop(C, points=2, examples=4, error_hint=LAYER_ERROR)
