@@ -88,3 +88,15 @@ def test_bug_is_caught_by_a_visible_property(bug_id, tmp_path):
     target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
     failed = [o for o in run(target, bug.component) if not o.passed and o.property.visible]
     assert any(bug.hint.lower() in o.hint.lower() for o in failed), [(o.property.name, o.hint) for o in failed]
+
+
+def test_nan_is_reported_as_nan_before_any_other_diagnosis(tmp_path):
+    """Issue 7 item 2: an unguarded softmax (a fully masked row gives NaN) used by multi_head is reported as a NaN,
+    never as "dropout is active in eval mode" (NaN != NaN made two equal runs look different)."""
+    bug = next(b for b in catalog() if b.id == "attention:fully_masked_nan")
+    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o for o in run(target, "multi_head") if not o.passed]
+    assert any(o.property.name == "multi_head_dropout_is_off_in_eval" for o in failed)
+    for o in failed:
+        assert "your output has NaN at [" in o.message, (o.property.name, o.message)
+        assert "fully masked row" in o.hint and "dropout" not in o.hint, (o.property.name, o.hint)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from ..properties.attention import C, attend, masked_inputs, softmax
 from ..properties import oracles
-from ..properties.checks import close, consistent, expect
+from ..properties.checks import close, consistent, expect, not_constant
 from ..properties.core import prop
 from ..properties.strategies import attention_inputs, randn, seeds, tensors
 from ..target import Call
@@ -75,6 +75,9 @@ def attention_gradients_are_finite(t, inputs):
     # shape property's business, so judge the gradients that exist.
     swapped = isinstance(first, torch.Tensor) and tuple(first.shape) == (*q.shape[:-1], k.shape[-2]) \
         and k.shape[-2] != v.shape[-1]
+    if isinstance(first, torch.Tensor):  # gradients of a constant are finite too: the result must be computed
+        expected_out, expected_w = oracles.attention(q, k, v, m)
+        not_constant(first, expected_w if swapped else expected_out, "output")
     for name, g in zip("qk" if swapped else "qkv", reply.input_grads):
         expect(g is not None, f"no gradient reaches {name}", "do not detach or leave autograd (no .numpy(), .data)")
         expect(torch.isfinite(g).all(), f"the gradient of {name} has NaN or inf",
