@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from ..properties import oracles
 from ..properties.checks import close, expect, fail, is_close
 from ..properties.core import prop
-from ..properties.strategies import dtypes, model_sizes, seeds
+from ..properties.strategies import MultiHeadInputs, dtypes, model_sizes, seeds
 from ..properties.multi_head import (ERROR, build, cases, check_output, explain, fixed_case, forward, live_rows,
                                      mha_reference, stored_weights)
 from ..target import Call
@@ -18,7 +18,7 @@ C = "multi_head"
 
 @prop(C, points=2, examples=5, visible=False, error_hint=ERROR)
 @given(case=cases(mask="full"))
-@example(case=(torch.ones(1, 2, 4, dtype=torch.float64), torch.ones(1, 3, 4, dtype=torch.float64),
+@example(case=MultiHeadInputs(torch.ones(1, 2, 4, dtype=torch.float64), torch.ones(1, 3, 4, dtype=torch.float64),
                torch.ones(1, 3, 4, dtype=torch.float64), torch.tensor([[[[True, False, True], [False] * 3],
                                                                         [[False] * 3, [False] * 3]]]), 4, 2, 0))
 def multi_head_fully_masked_rows_are_finite(t, case):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from . import oracles
 from .checks import close, consistent, diagnose, expect, fail, finite, is_close, not_constant, tensor, written_by_hand
 from .core import prop
-from .strategies import attention_inputs, dtypes, masks, tensors
+from .strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
 
 C = "attention"
 
@@ -182,7 +182,7 @@ def masked_inputs(draw, fully_masked=False):
         m = m.reshape(-1, *shape[-2:])[0]
         if not fully_masked:
             m[..., 0] = True
-    return q, k, v, m
+    return MaskedAttentionInputs(q, k, v, m)
 
 
 @prop(C, points=3, examples=12)
@@ -229,7 +229,7 @@ def attention_masked_keys_get_zero_weight(t, inputs):
 
 @prop(C, points=2, examples=10)
 @given(inputs=masked_inputs(fully_masked=True))
-@example(inputs=(torch.ones(1, 2, 2, dtype=torch.float64), torch.ones(1, 3, 2, dtype=torch.float64),
+@example(inputs=MaskedAttentionInputs(torch.ones(1, 2, 2, dtype=torch.float64), torch.ones(1, 3, 2, dtype=torch.float64),
                  torch.ones(1, 3, 2, dtype=torch.float64), torch.tensor([[[True, True, False], [False] * 3]])))
 def attention_fully_masked_rows_are_zero(t, inputs):
     """A query whose keys are all masked gets all-zero weights and output: never NaN."""

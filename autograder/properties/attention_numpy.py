@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 from . import oracles
 from .checks import array, close, consistent, diagnose, expect, fail, is_close, not_constant, written_by_hand
 from .core import prop
-from .strategies import arrays
+from .strategies import MaskedAttentionInputs, arrays
 
 C = "attention_numpy"
 NP_DTYPES = (np.float32, np.float64)
@@ -218,12 +218,12 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
     if kind != "none":
         shape = (*lead, m_q, m_k) if kind == "full" else (m_q, m_k)
         m = draw(hnp.arrays(np.bool_, shape, elements=st.booleans()))
-    return q, k, v, m
+    return MaskedAttentionInputs(q, k, v, m)
 
 
 @prop(C, points=3, examples=10)
 @given(inputs=np_attention_inputs())
-@example(inputs=(np.ones((1, 2, 2)), np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]]),
+@example(inputs=MaskedAttentionInputs(np.ones((1, 2, 2)), np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]]),
                  np.arange(6.0).reshape(1, 3, 2), np.array([[True, False, True], [False, False, False]])))
 def np_attention_equals_oracle(t, inputs):
     """Output and weights equal softmax(q k^T / sqrt(d_k)) v in float64 (masks, m_q != m_k, leading dims)."""
@@ -307,7 +307,7 @@ def np_attention_two_keys_closed_form(t, q, k, d_k, dtype):
 
 @prop(C, points=2, examples=8)
 @given(inputs=np_attention_inputs(mask="full"))
-@example(inputs=(np.ones((2, 2)), np.ones((3, 2)), np.ones((3, 2)),
+@example(inputs=MaskedAttentionInputs(np.ones((2, 2)), np.ones((3, 2)), np.ones((3, 2)),
                  np.array([[True, True, False], [False, False, False]])))
 def np_attention_fully_masked_rows_are_zero(t, inputs):
     """A query whose keys are all masked gets all-zero weights and output: never NaN."""

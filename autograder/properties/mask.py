@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from . import oracles
 from .checks import diagnose, expect, fail, tensor
 from .core import prop
-from .strategies import dtypes, seeds, randn
+from .strategies import PaddedTokens, dtypes, seeds, randn
 
 C = "mask"
 
@@ -95,7 +95,7 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
         for row in range(b):
             n = draw(st.integers(0, s))
             tokens[row, n:] = pad_id
-    return tokens, pad_id
+    return PaddedTokens(tokens, pad_id)
 
 
 # --------------------------------------------------------------------------------------------- causal mask
@@ -158,8 +158,8 @@ def padding_mask_shape_and_dtype(t, inputs):
 
 @prop(C, points=2, examples=10)
 @given(inputs=padded_tokens())
-@example(inputs=(torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), 3))
-@example(inputs=(torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), 0))
+@example(inputs=PaddedTokens(torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), 3))
+@example(inputs=PaddedTokens(torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), 0))
 def padding_mask_marks_real_tokens(t, inputs):
     """mask[b, 0, 0, j] is True exactly where tokens[b, j] != pad_id."""
     tokens, pad_id = inputs

@@ -18,7 +18,7 @@ from ..target import Call, StudentError
 from . import oracles
 from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
-from .strategies import dtypes, masks, mha_state, model_sizes, randn, seeds, tensors
+from .strategies import MultiHeadInputs, dtypes, masks, mha_state, model_sizes, randn, seeds, tensors
 
 C = "multi_head"
 CLASS = "MultiHeadAttention"
@@ -169,7 +169,7 @@ def cases(draw, min_heads=2, max_heads=2, distinct_lengths=True, mask=None, dtyp
     kind = draw(st.sampled_from(["2d", "pad", "full"])) if mask == "any" else mask
     shape = {None: None, "2d": (m_q, m_k), "pad": (b, 1, 1, m_k), "full": (b, h, m_q, m_k)}[kind]
     m = None if shape is None else draw(masks(shape, p_fully_masked_row=True))
-    return q, k, v, m, d, h, draw(seeds())
+    return MultiHeadInputs(q, k, v, m, d, h, draw(seeds()))
 
 
 def fixed_case(b, m_q, m_k, d, h, seed, dtype=torch.float64, mask=None):
@@ -177,7 +177,7 @@ def fixed_case(b, m_q, m_k, d, h, seed, dtype=torch.float64, mask=None):
     q, k, v = (randn(s, seed + i, dtype) for i, s in enumerate([(b, m_q, d), (b, m_k, d), (b, m_k, d)]))
     shape = {None: None, "2d": (m_q, m_k), "pad": (b, 1, 1, m_k), "full": (b, h, m_q, m_k)}[mask]
     m = None if shape is None else randn(shape, seed + 9) > -0.5
-    return q, k, v, m, d, h, seed
+    return MultiHeadInputs(q, k, v, m, d, h, seed)
 
 
 # ------------------------------------------------------------------------------------------------- properties
