@@ -66,6 +66,7 @@ ONE_DEDUCTION = {
     "attention_numpy:attention_scale_promotes_to_float64": "np_attention_shapes_and_dtype",
     "attention:returns_weights_first": "attention_shapes_for_cross_attention",
     "multi_head:no_attention_weights_attribute": "multi_head_cross_attention_shape",
+    "mask:causal_float_mask": "causal_mask_shape_and_dtype",
 }
 
 
@@ -100,3 +101,22 @@ def test_nan_is_reported_as_nan_before_any_other_diagnosis(tmp_path):
     for o in failed:
         assert "your output has NaN at [" in o.message, (o.property.name, o.message)
         assert "fully masked row" in o.hint and "dropout" not in o.hint, (o.property.name, o.hint)
+
+
+@pytest.mark.parametrize("bug_id, prop_name, words", [
+    ("attention_numpy:attention_no_scale", "np_attention_equals_oracle",
+     ["query=np.array(", "key=np.array(", "value=np.array(", "mask="]),
+    ("multi_head:merge_without_transpose", "multi_head_masks_equal_torch",
+     ["query=torch.tensor(", "key=", "value=", "mask=", "d_model=", "num_heads="]),
+    ("mask:padding_inverted", "padding_mask_marks_real_tokens", ["tokens=torch.tensor(", "pad_id="]),
+])
+def test_failing_inputs_are_labelled_code(bug_id, prop_name, words, tmp_path):
+    """Issue 7 item 8: a failing example names each input (query=, mask=, d_model=...) and is written as code:
+    NumPy inputs as np.array(...), torch inputs as torch.tensor(...)."""
+    bug = next(b for b in catalog() if b.id == bug_id)
+    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    outcome = core.run_property(core.REGISTRY[f"{bug.component}::{prop_name}"], target)
+    assert not outcome.passed
+    for word in words:
+        assert word in outcome.example, (word, outcome.example)
+    assert "array(" not in outcome.example.replace("np.array(", "")
