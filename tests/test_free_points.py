@@ -88,3 +88,32 @@ def earned(target, component):
 def test_constant_output_earns_only_shape_points(component, fill):
     extra = earned(ComputesNothing(fill), component) - SHAPE_PROPERTIES[component]
     assert not extra, f"output that is all {fill} earns {sorted(extra)} in {component}"
+
+
+# The same two submissions as hostile examples (examples/hostile/{zeros,nan}_everywhere), graded by the judge:
+# in the components they replace, only shape properties and the static by-hand check pass.
+ATTACKED = ("attention", "multi_head", "positional_encoding")
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    from autograder.judge import sample
+    from autograder.judge.grade import Options, grade
+    from autograder.judge.remote import Limits
+
+    base = tmp_path_factory.mktemp("free-points")
+    sample.materialize({"zeros": "hostile:zeros_everywhere", "nan": "hostile:nan_everywhere"}, base / "subs")
+    return grade(base / "subs", base / "out", Options(jobs=2, limits=Limits(op_timeout=3, section_timeout=30,
+                                                                               memory_mb=1024)))
+
+
+@pytest.mark.parametrize("student", ["zeros", "nan"])
+def test_judge_gives_computing_nothing_only_shape_points(judged, student):
+    outcomes = [o for o in judged[student].outcomes if o.property.component in ATTACKED and o.passed]
+    # Integration re-runs (the dependent component's first properties with the student's files) are named
+    # "integration::<property>": judged by the property they re-run.
+    names = {o.property.id: o.property.name.removeprefix("integration::") for o in outcomes}
+    extra = {pid for pid, name in names.items() if name not in SHAPE_PROPERTIES[pid.split("::")[0]]
+             and not name.endswith("_is_written_by_hand")}
+    assert not extra, extra
+    assert {o.property.id for o in outcomes} >= {f"multi_head::{n}" for n in SHAPE_PROPERTIES["multi_head"]}
