@@ -18,7 +18,7 @@ from .core import prop
 from .encoder import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, explain_stack, ffn, norm, stack_has_n_distinct_layers,
                       sublayer, tols)
 from .multi_head import mha_reference
-from .strategies import (decoder_layer_state, dtypes, masks, model_sizes, randn, seeds, stack_state, tensors)
+from .strategies import (DecoderInputs, decoder_layer_state, dtypes, masks, model_sizes, randn, seeds, stack_state, tensors)
 
 C = "decoder"
 LAYER_ERROR = ("a shape error with m_E != m_D? In the cross-attention the queries come from the decoder (x) and "
@@ -118,7 +118,7 @@ def layer_cases(draw, memory_mask=True, dtype=None):
     memory = draw(tensors((b, m_e, d), dtype))
     use = draw(st.booleans()) if memory_mask == "maybe" else memory_mask
     mm = draw(masks((b, 1, 1, m_e), p_fully_masked_row=False)) if use else None
-    return x, memory, causal(m_d), mm, d, h, draw(st.sampled_from([4, 8])), draw(seeds())
+    return DecoderInputs(x, memory, causal(m_d), mm, d, h, draw(st.sampled_from([4, 8])), draw(seeds()))
 
 
 def fixed_layer_case(b, m_d, m_e, d, h, d_ff, seed, dtype=torch.float64, memory_mask=True):
@@ -127,7 +127,7 @@ def fixed_layer_case(b, m_d, m_e, d, h, d_ff, seed, dtype=torch.float64, memory_
     if memory_mask:
         mm = randn((b, 1, 1, m_e), seed + 2) > 0
         mm[..., 0] = True
-    return x, memory, causal(m_d), mm, d, h, d_ff, seed
+    return DecoderInputs(x, memory, causal(m_d), mm, d, h, d_ff, seed)
 
 
 def build_layer(t, d, h, d_ff, seed, dtype, state=None, **kw):

@@ -17,7 +17,7 @@ from . import oracles
 from .checks import close, consistent, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
 from .multi_head import mha_reference
-from .strategies import dtypes, encoder_layer_state, masks, model_sizes, randn, seeds, stack_state, tensors
+from .strategies import EncoderInputs, dtypes, encoder_layer_state, masks, model_sizes, randn, seeds, stack_state, tensors
 
 C = "encoder"
 LAYER_ERROR = ("EncoderLayer(d_model, num_heads, d_ff, dropout) / Encoder(num_layers, ...) must build and load "
@@ -138,7 +138,7 @@ def layer_cases(draw, mask=True, dtype=None, max_len=4):
     b, m = draw(st.integers(1, 2)), draw(st.integers(2, max_len))
     x = draw(tensors((b, m, d), dtype))
     pad = padding_mask(draw, b, m) if mask and draw(st.booleans() if mask == "maybe" else st.just(True)) else None
-    return x, pad, d, h, draw(st.sampled_from([4, 8])), draw(seeds())
+    return EncoderInputs(x, pad, d, h, draw(st.sampled_from([4, 8])), draw(seeds()))
 
 
 def fixed_layer_case(b, m, d, h, d_ff, seed, dtype=torch.float64, mask=True):
@@ -147,7 +147,7 @@ def fixed_layer_case(b, m, d, h, d_ff, seed, dtype=torch.float64, mask=True):
     if mask:
         pad = randn((b, 1, 1, m), seed + 1) > 0
         pad[..., 0] = True
-    return x, pad, d, h, d_ff, seed
+    return EncoderInputs(x, pad, d, h, d_ff, seed)
 
 
 def build_layer(t, d, h, d_ff, seed, dtype, state=None, **kw):

@@ -74,6 +74,33 @@ class PaddedTokens(LabelledCase):
     pad_id: int
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class EncoderInputs(LabelledCase):
+    """EncoderLayer(d_model, num_heads, d_ff) with weights from `seed`, called on (x, mask)."""
+
+    x: object
+    mask: object
+    d_model: int
+    num_heads: int
+    d_ff: int
+    seed: int
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class DecoderInputs(LabelledCase):
+    """DecoderLayer(d_model, num_heads, d_ff) with weights from `seed`, called on (x, memory, target_mask,
+    memory_mask)."""
+
+    x: object
+    memory: object
+    target_mask: object
+    memory_mask: object
+    d_model: int
+    num_heads: int
+    d_ff: int
+    seed: int
+
+
 def dtypes() -> st.SearchStrategy[torch.dtype]:
     return st.sampled_from(FLOAT_DTYPES)
 
