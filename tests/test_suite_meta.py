@@ -58,3 +58,65 @@ def test_catalog_is_broad():
     bugs = catalog()
     assert len(bugs) >= 30
     assert {b.component for b in bugs} == set(NAMES), "every component needs cataloged bugs"
+
+
+# One mistake, one deduction: a slip that cuts across a function (its dtype, the order of a returned tuple, a
+# missing attribute) fails the one property that owns it, not every property that reads the result.
+ONE_DEDUCTION = {
+    "attention_numpy:attention_scale_promotes_to_float64": "np_attention_shapes_and_dtype",
+    "attention:returns_weights_first": "attention_shapes_for_cross_attention",
+    "multi_head:no_attention_weights_attribute": "multi_head_cross_attention_shape",
+    "mask:causal_float_mask": "causal_mask_shape_and_dtype",
+}
+
+
+@pytest.mark.parametrize("bug_id", sorted(ONE_DEDUCTION))
+def test_cross_cutting_slip_costs_one_property(bug_id, tmp_path):
+    bug = next(b for b in catalog() if b.id == bug_id)
+    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o.property.name for o in run(target, bug.component) if not o.passed]
+    assert failed == [ONE_DEDUCTION[bug_id]], failed
+
+
+# Mistakes a student must be able to see in the self-check (visible properties), not only in the grade.
+CAUGHT_VISIBLY = ["multi_head:no_dropout_on_weights", "add_norm:no_dropout", "add_norm:dropout_after_norm",
+                  "positional_encoding:exponent_doubled_loop_index", "positional_encoding:cos_at_next_pair_frequency"]
+
+
+@pytest.mark.parametrize("bug_id", CAUGHT_VISIBLY)
+def test_bug_is_caught_by_a_visible_property(bug_id, tmp_path):
+    bug = next(b for b in catalog() if b.id == bug_id)
+    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o for o in run(target, bug.component) if not o.passed and o.property.visible]
+    assert any(bug.hint.lower() in o.hint.lower() for o in failed), [(o.property.name, o.hint) for o in failed]
+
+
+def test_nan_is_reported_as_nan_before_any_other_diagnosis(tmp_path):
+    """Issue 7 item 2: an unguarded softmax (a fully masked row gives NaN) used by multi_head is reported as a NaN,
+    never as "dropout is active in eval mode" (NaN != NaN made two equal runs look different)."""
+    bug = next(b for b in catalog() if b.id == "attention:fully_masked_nan")
+    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o for o in run(target, "multi_head") if not o.passed]
+    assert any(o.property.name == "multi_head_dropout_is_off_in_eval" for o in failed)
+    for o in failed:
+        assert "your output has NaN at [" in o.message, (o.property.name, o.message)
+        assert "fully masked row" in o.hint and "dropout" not in o.hint, (o.property.name, o.hint)
+
+
+@pytest.mark.parametrize("bug_id, prop_name, words", [
+    ("attention_numpy:attention_no_scale", "np_attention_equals_oracle",
+     ["query=np.array(", "key=np.array(", "value=np.array(", "mask="]),
+    ("multi_head:merge_without_transpose", "multi_head_masks_equal_torch",
+     ["query=torch.tensor(", "key=", "value=", "mask=", "d_model=", "num_heads="]),
+    ("mask:padding_inverted", "padding_mask_marks_real_tokens", ["tokens=torch.tensor(", "pad_id="]),
+])
+def test_failing_inputs_are_labelled_code(bug_id, prop_name, words, tmp_path):
+    """Issue 7 item 8: a failing example names each input (query=, mask=, d_model=...) and is written as code:
+    NumPy inputs as np.array(...), torch inputs as torch.tensor(...)."""
+    bug = next(b for b in catalog() if b.id == bug_id)
+    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    outcome = core.run_property(core.REGISTRY[f"{bug.component}::{prop_name}"], target)
+    assert not outcome.passed
+    for word in words:
+        assert word in outcome.example, (word, outcome.example)
+    assert "array(" not in outcome.example.replace("np.array(", "")

@@ -31,3 +31,6 @@ BUGS = [
     Bug("add_norm", "dropout_after_norm", "dropout applied to the normalised sum",
         _ADD, "        return self.dropout(self.norm(x + sublayer_output))\n", "dropout goes on the sublayer output"),
 ]
+
+BUGS.append(Bug("add_norm", "no_dropout", "never applied dropout to the sublayer output",
+                _ADD, "        return self.norm(x + sublayer_output)\n", "dropout is never applied"))

@@ -32,3 +32,6 @@ BUGS = [
         "scores = scores.masked_fill(~mask, float(\"-inf\"))", "scores = scores.masked_fill(~mask, -1e9)",
         "-1e9"),
 ]
+
+BUGS.append(Bug("attention", "returns_weights_first", "returned (weights, output) instead of (output, weights)",
+                "return weights @ value, weights", "return weights, weights @ value", "return output, weights"))

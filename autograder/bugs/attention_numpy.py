@@ -38,3 +38,9 @@ BUGS = [
         "    mean = np.mean(x, axis=0, keepdims=True)\n    var = np.mean((x - mean) ** 2, axis=0, keepdims=True)\n",
         "wrong axis"),
 ]
+
+# One mistake, one deduction: a float64 result for float32 inputs fails the one dtype property only.
+BUGS.append(Bug("attention_numpy", "attention_scale_promotes_to_float64",
+                "divided by np.sqrt(d_k): a float64 scalar promotes float32 scores to float64 (NumPy 2)",
+                "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)", "scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)",
+                "keep the input's dtype"))

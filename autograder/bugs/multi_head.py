@@ -70,3 +70,10 @@ BUGS = [
     Bug("multi_head", "weights_not_detached", "stored the attention weights without detaching them",
         "self.attention_weights = weights.detach()", "self.attention_weights = weights", "detached copy"),
 ]
+
+BUGS += [
+    Bug("multi_head", "no_dropout_on_weights", "never applied dropout to the attention weights",
+        "heads = self.dropout(weights) @ v", "heads = weights @ v", "dropout is never applied"),
+    Bug("multi_head", "no_attention_weights_attribute", "never stored the attention weights",
+        "        self.attention_weights = weights.detach()\n", "", "store the weights in forward"),
+]

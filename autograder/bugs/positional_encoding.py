@@ -38,3 +38,27 @@ BUGS = [
         "        return self.embedding(tokens) * math.sqrt(self.d_model)\n",
         "        return self.embedding(tokens) * self.d_model\n", "instead of sqrt(d_model)"),
 ]
+
+# The two most common slips of published tutorials, written as the small loop they come in.
+_TABLE = _EVEN + _ANGLE + "    pe = torch.zeros(max_len, d_model, dtype=torch.float64)\n" + _FILL
+BUGS += [
+    Bug("positional_encoding", "exponent_doubled_loop_index",
+        "loop `for i in range(0, d_model, 2)` with 10000 ** (2 * i / d_model): i already steps by 2",
+        _TABLE,
+        "    pe = torch.zeros(max_len, d_model, dtype=torch.float64)\n"
+        "    for i in range(0, d_model, 2):\n"
+        "        angle = position[:, 0] / 10000.0 ** (2 * i / d_model)\n"
+        "        pe[:, i] = torch.sin(angle)\n"
+        "        if i + 1 < d_model:\n"
+        "            pe[:, i + 1] = torch.cos(angle)\n",
+        "i is already 2i"),
+    Bug("positional_encoding", "cos_at_next_pair_frequency",
+        "cos(p / 10000 ** ((i + 2) / d_model)) in column i + 1: the next pair's frequency",
+        _TABLE,
+        "    pe = torch.zeros(max_len, d_model, dtype=torch.float64)\n"
+        "    for i in range(0, d_model, 2):\n"
+        "        pe[:, i] = torch.sin(position[:, 0] / 10000.0 ** (i / d_model))\n"
+        "        if i + 1 < d_model:\n"
+        "            pe[:, i + 1] = torch.cos(position[:, 0] / 10000.0 ** ((i + 2) / d_model))\n",
+        "next pair's frequency"),
+]

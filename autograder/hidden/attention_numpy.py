@@ -7,11 +7,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from autograder.properties.attention_numpy import (
-    C, attend, attention_hint, layer_norm, layer_norm_hint, np_attention_inputs, np_dtypes, oracle_attention, softmax,
-    t64,
+    C, attend, attention_hint, layer_norm, layer_norm_hint, np_attention_inputs, np_dtypes, oracle_attention,
+    oracle_softmax, softmax, t64,
 )
 from autograder.properties import oracles
-from autograder.properties.checks import close, expect, fail, is_close
+from autograder.properties.checks import close, consistent, expect, fail, is_close, not_constant
 from autograder.properties.core import prop
 from autograder.properties.strategies import arrays
 
@@ -21,8 +21,9 @@ from autograder.properties.strategies import arrays
 def np_softmax_is_shift_invariant(t, x, shift, dtype):
     """softmax(x + c) = softmax(x) for a constant c."""
     x = x.astype(dtype)
-    close(softmax(t, (x + shift).astype(dtype)), softmax(t, x), "softmax(x + c) vs softmax(x)",
-          "subtract the max along the axis: adding a constant to every logit must change nothing", dtype=dtype)
+    consistent(softmax(t, (x + shift).astype(dtype)), softmax(t, x), "softmax(x + c) vs softmax(x)",
+               "subtract the max along the axis: adding a constant to every logit must change nothing", dtype=dtype,
+               expected=oracle_softmax(x))
 
 
 @st.composite
@@ -59,8 +60,9 @@ def np_attention_is_key_permutation_invariant(t, inputs, seed):
     out, w = attend(t, q, k, v, m)
     out_p, w_p = attend(t, q, k[perm], v[perm], m[:, perm])
     hint = "each key's score is q·k / sqrt(d_k) with its own mask entry: nothing may depend on the key order"
-    close(out_p, out, "output with keys and values permuted", hint, dtype=q.dtype)
-    close(w_p, w[:, perm], "weights with keys permuted", hint, dtype=q.dtype)
+    expected_out, expected_w = oracle_attention(q, k, v, m)
+    consistent(out_p, out, "output with keys and values permuted", hint, dtype=q.dtype, expected=expected_out)
+    consistent(w_p, w[:, perm], "weights with keys permuted", hint, dtype=q.dtype, expected=expected_w[:, perm])
 
 
 @prop(C, points=1, examples=5, visible=False)
@@ -73,6 +75,7 @@ def np_layer_norm_constant_rows_are_zero(t, c, d, dtype):
     y = layer_norm(t, x)
     expect(np.isfinite(y).all(), "layer_norm of a constant row gives inf or NaN",
            "a constant row has variance 0: add eps inside the square root, sqrt(var + eps)")
+    not_constant(y, oracles.layer_norm(t64(x)), "layer_norm(x)")
     close(y[0], np.zeros(d), "layer_norm of a constant row", "x - mean is 0 for a constant row", dtype=dtype)
 
 
@@ -97,6 +100,7 @@ def np_layer_norm_rows_are_independent(t, x, row, new, dtype):
     x2 = x.copy()
     x2[row] = new.astype(dtype)
     y, y2 = layer_norm(t, x), layer_norm(t, x2)
+    not_constant(y, oracles.layer_norm(t64(x)), "layer_norm(x)")
     keep = np.arange(3) != row
     if not is_close(y2[keep], y[keep], dtype):
         fail(f"changing row {row} changed the other rows",

@@ -9,12 +9,12 @@ from autograder.properties import oracles
 from autograder.properties.checks import expect, fail
 from autograder.properties.core import prop
 from autograder.properties.mask import C, causal, causal_hint, expected_causal, padded_tokens, padding, padding_hint
-from autograder.properties.strategies import dtypes, randn, seeds
+from autograder.properties.strategies import PaddedTokens, dtypes, randn, seeds
 
 
 @prop(C, points=3, examples=8, visible=False)
 @given(inputs=padded_tokens(max_batch=2, max_seq=5), cut=st.integers(0, 4), seed=seeds(), dtype=dtypes())
-@example(inputs=(torch.tensor([[4, 2, 1, 0, 0], [3, 0, 0, 0, 0]]), 0), cut=2, seed=0, dtype=torch.float64)
+@example(inputs=PaddedTokens(torch.tensor([[4, 2, 1, 0, 0], [3, 0, 0, 0, 0]]), 0), cut=2, seed=0, dtype=torch.float64)
 def causal_and_padding_masks_combine(t, inputs, cut, seed, dtype):
     """causal_mask(s) & padding_mask(tokens) broadcasts to (batch, 1, s, s): j <= i and token j is real."""
     tokens, pad_id = inputs

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from ..properties import oracles
 from ..properties.checks import close, expect, fail, is_close
 from ..properties.core import prop
-from ..properties.strategies import dtypes, model_sizes, seeds
-from ..properties.multi_head import (ERROR, build, cases, explain, fixed_case, forward, live_rows, mha_reference,
-                                     stored_weights)
+from ..properties.strategies import MultiHeadInputs, dtypes, model_sizes, seeds
+from ..properties.multi_head import (ERROR, build, cases, check_output, explain, fixed_case, forward, live_rows,
+                                     mha_reference, stored_weights)
 from ..target import Call
 
 C = "multi_head"
@@ -18,21 +18,17 @@ C = "multi_head"
 
 @prop(C, points=2, examples=5, visible=False, error_hint=ERROR)
 @given(case=cases(mask="full"))
-@example(case=(torch.ones(1, 2, 4, dtype=torch.float64), torch.ones(1, 3, 4, dtype=torch.float64),
+@example(case=MultiHeadInputs(torch.ones(1, 2, 4, dtype=torch.float64), torch.ones(1, 3, 4, dtype=torch.float64),
                torch.ones(1, 3, 4, dtype=torch.float64), torch.tensor([[[[True, False, True], [False] * 3],
                                                                         [[False] * 3, [False] * 3]]]), 4, 2, 0))
 def multi_head_fully_masked_rows_are_finite(t, case):
     """A query row masked for every key in a head gets zero weights there; the output is finite and exact."""
     q, k, v, m, d, h, seed = case
     handle, state = build(t, d, h, seed, q.dtype)
-    out, w = forward(t, handle, q, k, v, m, read=True)
+    out, w = forward(t, handle, q, k, v, m, read=True)  # NaN in the output is reported here, first
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
-    expect(not torch.isnan(out).any() and not torch.isnan(w).any(),
-           "NaN in the output or the attention_weights with a fully masked row",
-           "a query with no allowed key must get all-zero weights (scaled_dot_product_attention from attention.py "
-           "does this): do not re-normalise or divide the weights yourself")
     expected, expected_w = mha_reference(state, h, q, k, v, m)
-    if not is_close(w, expected_w):
+    if w is not None and not is_close(w, expected_w):
         close(w, expected_w, "attention_weights with fully masked rows",
               explain(w, state, h, q, k, v, m, "fully masked rows hold zero weights; the others sum to 1",
                       what="weights"))
@@ -88,8 +84,11 @@ def multi_head_per_head_mask_reaches_its_head(t, case):
     """With a (batch, h, m_q, m_k) mask, head j's weights are zero exactly where mask[:, j] is False."""
     q, k, v, m, d, h, seed = case
     handle, state = build(t, d, h, seed, q.dtype)
-    _, w = forward(t, handle, q, k, v, m, read=True)
+    out, w = forward(t, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
+    if w is None:  # no attribute: the shape property says so; the output must still use the per-head mask
+        return check_output(out, state, h, q, k, v, m, f"output with a {tuple(m.shape)} mask",
+                            "the mask's dim 1 indexes the heads: pass the mask unchanged")
     if (w[~m] != 0).any():
         fail("a key blocked for head j (mask[:, j] False) got weight in head j",
              explain(w, state, h, q, k, v, m, "the mask's dim 1 indexes the heads: split the heads to "

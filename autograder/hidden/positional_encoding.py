@@ -7,7 +7,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.properties.checks import close, expect, fail, tensor
+from autograder.properties import oracles
+from autograder.properties.checks import close, expect, fail, not_constant, tensor
 from autograder.properties.core import prop
 from autograder.properties.positional_encoding import (
     C, EMBEDDING_ERROR, TABLE_ERROR, check_table, pe_atol, pe_hint, table, token_hint,
@@ -28,6 +29,7 @@ def sinusoidal_rotation_by_a_fixed_offset(t, half, k):
     """PE[p + k] = R_k PE[p]: each pair rotates by the angle k·ω_i, ω_i = 1 / 10000^(2i/d_model)."""
     d, max_len = 2 * half, 40
     pe = table(t, max_len, d).double()
+    not_constant(pe, oracles.sinusoidal(max_len, d), f"sinusoidal_encoding({max_len}, {d})")
     omega = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     sin_p, cos_p = pe[:-k, 0::2], pe[:-k, 1::2]
@@ -53,7 +55,8 @@ def positional_encoding_default_max_len(t, d):
 @prop(C, points=1, examples=3, visible=False, error_hint=EMBEDDING_ERROR)
 @given(vocab=st.integers(2, 6), d=st.integers(1, 5), seed=seeds(), dtype=dtypes())
 def token_embedding_parameters_and_dtype(t, vocab, d, seed, dtype):
-    """TokenEmbedding has embedding (nn.Embedding, weight (vocab_size, d_model)); a float64 model gives float64."""
+    """TokenEmbedding has embedding (nn.Embedding, weight (vocab_size, d_model)); a float64 model gives float64
+    values (the dtype itself is the visible token_embedding_scales_by_sqrt_d_model's business)."""
     h = t.build(C, "TokenEmbedding", dtype=dtype, vocab_size=vocab, d_model=d)
     info = t.inspect(h)
     expect(info["module_types"].get("embedding") == "Embedding",

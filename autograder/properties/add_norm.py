@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import oracles
-from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from ..target import Call
 from .strategies import dtypes, norm_state, randn, seeds, tensors
@@ -30,8 +30,13 @@ def build_norm(t, d, dtype, state=None, eps=None):
     return t.build(C, "LayerNorm", state=unit_state(d, dtype) if state is None else state, dtype=dtype, **kwargs)
 
 
-def norm(t, h, x):
-    return tensor(t.method(h, "forward", x), "LayerNorm(x)", like=x)
+LAYER_NORM_NAN = ("a NaN in LayerNorm comes from a position with variance 0 (a constant row): 0 / sqrt(0) is NaN; "
+                  "add eps inside the square root, sqrt(var + eps).")
+
+
+def norm(t, h, x, strict=False):
+    """strict: the one property that owns LayerNorm's dtype and device."""
+    return tensor(t.method(h, "forward", x), "LayerNorm(x)", like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
 
 
 def standardized(shape, seed, dtype, std=1.0, mean=0.0):
@@ -136,10 +141,11 @@ def layer_norm_init_weight_ones_bias_zeros(t, d):
        dtype=dtypes())
 @example(x=torch.tensor([[[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 5.0]]]), dtype=torch.float64)
 def layer_norm_normalises_each_position(t, x, dtype):
-    """With weight 1 and bias 0, every position has mean 0 and variance σ²/(σ² + eps) over the last dim."""
+    """With weight 1 and bias 0, every position has mean 0 and variance σ²/(σ² + eps) over the last dim, in x's
+    dtype."""
     x = x.to(dtype)
     d = x.shape[-1]
-    y = norm(t, build_norm(t, d, dtype), x)
+    y = norm(t, build_norm(t, d, dtype), x, strict=True)
     y64, x64 = y.double(), x.double()
     atol = 1e-4 if dtype == torch.float32 else 1e-9
     ones, zeros = torch.ones(d, dtype=torch.float64), torch.zeros(d, dtype=torch.float64)
@@ -166,6 +172,7 @@ def layer_norm_is_shift_and_scale_invariant(t, d, seed, std, scale, shift, dtype
     x = standardized((2, 3, d), seed, dtype, std)
     h = build_norm(t, d, dtype)
     y = norm(t, h, x)
+    not_constant(y, oracles.layer_norm(x.double()), "LayerNorm(x)")
     shifted = norm(t, h, x + shift)
     expect(is_close(shifted, y, dtype, rtol=1e-4, atol=1e-4), f"LayerNorm(x + {shift:g}) differs from LayerNorm(x)",
            "subtract the mean over the last dim: adding a constant to a position must change nothing")
@@ -206,6 +213,7 @@ def layer_norm_normalises_the_last_dim_only(t, d, seed, pos, dtype):
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 1, dtype, 4.0) + 3
     y, y2 = norm(t, h, x), norm(t, h, x2)
+    not_constant(y, oracles.layer_norm(x.double()), "LayerNorm(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):
@@ -255,9 +263,10 @@ def build_add_norm(t, d, seed, dtype, dropout=None, train=False):
     return t.build(C, "AddAndNorm", state=state, train=train, dtype=dtype, **kwargs), state
 
 
-def check_add_norm(t, h, state, x, s, what, default):
-    """y = AddAndNorm(x, s) ≈ LayerNorm(x + s) with the copied weights, or a named mistake."""
-    y = tensor(t.method(h, "forward", x, s), what, like=x)
+def check_add_norm(t, h, state, x, s, what, default, strict=False):
+    """y = AddAndNorm(x, s) ≈ LayerNorm(x + s) with the copied weights, or a named mistake.
+    strict: the one property that owns AddAndNorm's dtype and device."""
+    y = tensor(t.method(h, "forward", x, s), what, like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
     w, b = state["norm.weight"], state["norm.bias"]
     expected = oracles.layer_norm((x + s).double(), w.double(), b.double())
     if not is_close(y, expected, x.dtype):
@@ -269,11 +278,12 @@ def check_add_norm(t, h, state, x, s, what, default):
 @prop(C, points=3, examples=10, error_hint=ERROR_HINT)
 @given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.sampled_from([3, 4, 8, 16]), seed=seeds(), dtype=dtypes())
 def add_and_norm_equals_norm_of_the_sum(t, b, m, d, seed, dtype):
-    """AddAndNorm(x, s) = LayerNorm(x + s), with the norm's weight and bias copied in (norm.weight, norm.bias)."""
+    """AddAndNorm(x, s) = LayerNorm(x + s), with the norm's weight and bias copied in (norm.weight, norm.bias), in
+    x's dtype."""
     h, state = build_add_norm(t, d, seed, dtype)
     x, s = randn((b, m, d), seed + 2, dtype), randn((b, m, d), seed + 3, dtype)
     check_add_norm(t, h, state, x, s, "AddAndNorm(x, sublayer_output)",
-                   "out = self.norm(x + self.dropout(sublayer_output)): add the residual, then normalise")
+                   "out = self.norm(x + self.dropout(sublayer_output)): add the residual, then normalise", strict=True)
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
@@ -293,6 +303,33 @@ def add_and_norm_dropout_is_off_in_eval(t, d, seed, dtype):
                              "out = norm(x + dropout(sublayer_output)), and dropout is off in eval mode")
 
     check_add_norm(t, h, state, x, s, "AddAndNorm(x, sublayer_output) in eval mode with dropout=0.5", hint)
+
+
+@prop(C, points=1, examples=3, error_hint=ERROR_HINT)
+@given(seed=seeds(), dtype=dtypes())
+def add_and_norm_dropout_acts_in_training(t, seed, dtype):
+    """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,
+    same seed): dropout acts on the sublayer output before the residual add, so no entry is zeroed outright."""
+    d = 8
+    x, s = randn((2, 4, d), seed + 2, dtype), randn((2, 4, d), seed + 3, dtype, 2.0)
+    plain_handle, _ = build_add_norm(t, d, seed, dtype, dropout=0.0, train=True)
+    plain = tensor(t.run(Call(plain_handle, "forward", (x, s), seed=seed)).value,
+                   "AddAndNorm(x, sublayer_output) in training mode with dropout=0", like=x)
+    h, _ = build_add_norm(t, d, seed, dtype, dropout=0.5, train=True)
+    y = tensor(t.run(Call(h, "forward", (x, s), seed=seed)).value,
+               "AddAndNorm(x, sublayer_output) in training mode with dropout=0.5", like=x)
+    changed = 1.0 - torch.isclose(y.double(), plain.double(), rtol=1e-4, atol=1e-6).all(-1).double().mean().item()
+    # Each position drops about half of its 8 features of s (and doubles the rest): every position moves.
+    if changed < 0.5:
+        fail(f"in training mode with dropout=0.5, {changed:.0%} of the positions differ from the same module "
+             "built with dropout=0: dropout is never applied",
+             "dropout is never applied to the sublayer output: out = self.norm(x + self.dropout(sublayer_output)), "
+             "with self.dropout = nn.Dropout(dropout) (it follows train()/eval())")
+    zeros = (y == 0).double().mean().item()
+    if zeros > 0.2:
+        fail(f"in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0",
+             "dropout goes on the sublayer output, before the residual add: norm(x + dropout(sublayer_output)), "
+             "not dropout of the normalised sum")
 
 
 @prop(C, points=1, examples=1, error_hint=ERROR_HINT)

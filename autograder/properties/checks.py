@@ -32,8 +32,18 @@ def expect(condition, message: str, hint="") -> None:
         fail(message, hint)
 
 
-def tensor(value, what: str, shape=None, dtype=None, like: torch.Tensor | None = None) -> torch.Tensor:
-    """Check that `value` is a tensor of the expected shape and dtype; return it."""
+def tensor(value, what: str, shape=None, dtype=None, like: torch.Tensor | None = None,
+           check_dtype: bool = False, shape_only: bool = False, nan_hint: str | None = None) -> torch.Tensor:
+    """Check that `value` is a tensor of the expected shape, with no NaN or inf; return it.
+
+    Every expected value in the kit is finite, so a NaN or inf is reported here, before any other diagnosis
+    (nan_hint: the likely cause in this function, if not the usual one). shape_only: a shape property, which
+    earns its points on the shape alone (NaN included).
+
+    The dtype is checked only where check_dtype is set: one property per function owns the dtype (and device),
+    so a dtype slip costs one property. Elsewhere a float tensor of another float dtype is compared by value
+    (with the looser of the two dtypes' tolerances), and a non-float one is cast to the expected dtype.
+    """
     if like is not None:
         shape = tuple(like.shape) if shape is None else shape
         dtype = like.dtype if dtype is None else dtype
@@ -47,12 +57,22 @@ def tensor(value, what: str, shape=None, dtype=None, like: torch.Tensor | None =
     if shape is not None and tuple(value.shape) != tuple(shape):
         fail(f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}", _shape_hint(tuple(shape), tuple(value.shape)))
     if dtype is not None and value.dtype != dtype:
-        fail(f"{what}: expected dtype {dtype}, got {value.dtype}",
-             "keep the input's dtype: build new tensors with dtype=x.dtype, device=x.device")
+        if check_dtype:
+            fail(f"{what}: expected dtype {dtype}, got {value.dtype}",
+                 "keep the input's dtype: build new tensors with dtype=x.dtype, device=x.device")
+        if not (value.is_floating_point() and dtype.is_floating_point):
+            value = value.to(dtype)
+    if check_dtype and like is not None and value.device != like.device:
+        fail(f"{what}: expected device {like.device}, got {value.device}",
+             "keep the input's device: build new tensors with device=x.device")
+    if not shape_only:
+        finite(value, what, hint=nan_hint)
     return value
 
 
-def array(value, what: str, shape=None, dtype=None) -> np.ndarray:
+def array(value, what: str, shape=None, dtype=None, check_dtype: bool = False, shape_only: bool = False,
+          nan_hint: str | None = None) -> np.ndarray:
+    """NumPy twin of `tensor`: the dtype is checked only where check_dtype is set, NaN and inf first."""
     if isinstance(value, torch.Tensor):
         fail(f"{what}: expected a NumPy array, got a torch.Tensor", "this warm-up is NumPy only")
     if not isinstance(value, np.ndarray):
@@ -60,7 +80,14 @@ def array(value, what: str, shape=None, dtype=None) -> np.ndarray:
     if shape is not None and tuple(value.shape) != tuple(shape):
         fail(f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}", _shape_hint(tuple(shape), tuple(value.shape)))
     if dtype is not None and value.dtype != dtype:
-        fail(f"{what}: expected dtype {dtype}, got {value.dtype}", "keep the input's dtype")
+        if check_dtype:
+            fail(f"{what}: expected dtype {np.dtype(dtype)}, got {value.dtype}",
+                 "keep the input's dtype: a float64 scalar such as np.sqrt(d_k) promotes a float32 array to "
+                 "float64 (NumPy 2); use math.sqrt, or cast back with .astype(x.dtype)")
+        if not (np.issubdtype(value.dtype, np.floating) and np.issubdtype(np.dtype(dtype), np.floating)):
+            value = value.astype(dtype)
+    if not shape_only and value.dtype != object:
+        finite(value, what, hint=nan_hint)
     return value
 
 
@@ -72,36 +99,116 @@ def _shape_hint(expected: tuple, got: tuple) -> str:
     return "compare each dimension with the shapes in the docstring"
 
 
+# ----------------------------------------------------------------------------------- NaN first, then values
+NAN_HINT = ("a NaN usually comes from a fully masked row through softmax: its max is -inf and -inf - (-inf) is "
+            "NaN; give such a row zero weights (replace a -inf max by 0 and a zero sum by 1). Other sources are "
+            "0/0 (a variance of 0 without eps) and exp overflow (subtract the max first).")
+INF_HINT = ("an inf usually comes from exp overflow (subtract the max before exp) or from a division by zero "
+            "(add eps to the variance).")
+
+
+def _index_text(idx) -> str:
+    return "[" + ", ".join(str(int(i)) for i in idx) + "]"
+
+
+def finite(actual, what: str, expected=None, hint: str | None = None) -> None:
+    """Fail, before any other diagnosis, where `actual` has NaN or inf and `expected` is finite there.
+
+    Without `expected` every NaN and inf fails: two outputs of the student's code compared with each other must
+    be numbers (NaN never equals NaN, and a NaN that 'matches' a NaN proves nothing).
+    """
+    a = _as_tensor(actual)
+    if not (a.is_floating_point() or a.is_complex()):
+        return
+    bad = ~torch.isfinite(a)
+    e = None
+    if expected is not None:
+        e = _as_tensor(expected)
+        if e.shape == a.shape and (e.is_floating_point() or e.is_complex()):
+            bad &= torch.isfinite(e)
+        elif e.shape != a.shape:
+            e = None
+    if not bool(bad.any()):
+        return
+    idx = tuple(int(i) for i in torch.nonzero(bad)[0])
+    value = a[idx].item()
+    kind = "NaN" if value != value else ("inf" if value > 0 else "-inf")
+    at = _index_text(idx) if idx else "(a scalar)"
+    count = int(bad.sum())
+    where = f" and at {count - 1} other places" if count > 1 else ""
+    hint = hint or (NAN_HINT if kind == "NaN" else INF_HINT)
+    if e is not None:
+        fail(f"{what}: your output has {kind} at {at}{where}, where {e[idx].item():.6g} was expected", hint)
+    fail(f"{what}: your output has {kind} at {at}{where}", hint)
+
+
+def _spread(x: torch.Tensor) -> float:
+    x = x.to(torch.float64)
+    return float(x.max() - x.min()) if x.numel() else 0.0
+
+
+def not_constant(actual, expected, what: str) -> None:
+    """Fail when the output is one constant where the expected output is not: code that computes nothing
+    (zeros, a placeholder) must not pass a property that compares the student's output with itself."""
+    a, e = _as_tensor(actual).detach(), _as_tensor(expected).detach()
+    if a.numel() < 2 or e.numel() < 2 or not (e.is_floating_point() or e.dtype == torch.bool):
+        return
+    if _spread(e) > 1e-6 and _spread(a) == 0.0:
+        fail(f"{what}: your output is {a.flatten()[0].item():.6g} everywhere, where the expected output is not "
+             f"constant (it ranges from {e.to(torch.float64).min().item():.6g} to "
+             f"{e.to(torch.float64).max().item():.6g})",
+             "the function returns a constant: compute the result from the inputs (is a placeholder such as "
+             "zeros_like still returned?)")
+
+
+def consistent(actual, reference, what: str, hint="", dtype=None, rtol=None, atol=None, expected=None) -> None:
+    """Two outputs of the student's code that must agree (an invariance): both finite, not constant where
+    `expected` (the true output for `reference`'s input) is not, then equal within tolerance."""
+    finite(reference, what)
+    finite(actual, what)
+    if expected is not None:
+        not_constant(reference, expected, what)
+    close(actual, reference, what, hint, dtype, rtol, atol)
+
+
 def is_close(actual, expected, dtype=None, rtol=None, atol=None) -> bool:
+    """True when actual ≈ expected elementwise. NaN matches only a NaN at the same place. The tolerance is the
+    looser of `dtype`'s and the actual value's own dtype's (a float64 result for a float32 input is judged by
+    its value; the dtype is another property's business)."""
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.shape != e.shape:
         return False
     r, t = tol(dtype or a.dtype)
+    if a.is_floating_point() and dtype is not None:
+        r, t = max(r, tol(a.dtype)[0]), max(t, tol(a.dtype)[1])
     r, t = rtol if rtol is not None else r, atol if atol is not None else t
     a64, e64 = a.to(torch.float64), e.to(torch.float64)
-    if torch.isnan(a64).any() != torch.isnan(e64).any():
-        return False
     return bool(torch.allclose(a64, e64, rtol=r, atol=t, equal_nan=True))
 
 
-def close(actual, expected, what: str, hint: str = "", dtype=None, rtol=None, atol=None) -> None:
-    """Fail unless actual ≈ expected, reporting the worst element."""
+def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None) -> None:
+    """Fail unless actual ≈ expected: first a NaN or inf where a number was expected, then the worst element.
+    hint: a string, or a callable run only on failure."""
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.shape != e.shape:
         fail(f"{what}: expected shape {tuple(e.shape)}, got {tuple(a.shape)}",
              hint or _shape_hint(tuple(e.shape), tuple(a.shape)))
+    finite(a, what, e)
     if is_close(a, e, dtype, rtol, atol):
         return
     a64, e64 = a.to(torch.float64), e.to(torch.float64)
-    if torch.isnan(a64).any() and not torch.isnan(e64).any():
-        idx = tuple(int(i) for i in torch.nonzero(torch.isnan(a64))[0])
-        fail(f"{what}: NaN at index {idx}, expected {e64[idx].item():.6g}",
-             hint if hint else "a NaN usually comes from exp overflow, 0/0 or -inf - -inf: guard fully masked rows")
     diff = (a64 - e64).abs().nan_to_num(nan=float("inf"))
     flat = int(torch.argmax(diff))
     idx = tuple(int(i) for i in np.unravel_index(flat, tuple(a.shape))) if a.dim() else ()
-    fail(f"{what}: at index {idx} got {a64[idx].item():.6g}, expected {e64[idx].item():.6g} "
+    fail(f"{what}: at index {_index_text(idx)} got {a64[idx].item():.6g}, expected {e64[idx].item():.6g} "
          f"(max abs difference {diff.max().item():.3g})", hint)
+
+
+def equal(actual, expected, what: str, hint="") -> None:
+    """Exact equality (repeatability, bool masks), NaN checked first: NaN never equals NaN."""
+    finite(actual, what, expected)
+    a, e = _as_tensor(actual), _as_tensor(expected)
+    expect(a.shape == e.shape and bool(torch.equal(a, e.to(a.dtype))), f"{what}: the values differ", hint)
 
 
 def _as_tensor(x) -> torch.Tensor:

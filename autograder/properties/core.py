@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import re
 import pkgutil
 import time
 from dataclasses import dataclass, field
@@ -142,14 +143,33 @@ def hypothesis_settings(examples: int) -> settings:
     )
 
 
+_ARGUMENT = re.compile(r"^ {4}[A-Za-z_]\w*=")
+# Inputs as code a student can paste: NumPy as np.array(..., dtype=np.float32), torch as torch.tensor(...).
+_AS_CODE = [(re.compile(r"(?<![\w.])array\("), "np.array("), (re.compile(r"(?<![\w.])tensor\("), "torch.tensor("),
+            (re.compile(r"\bnumpy\."), "np."), (re.compile(r"dtype=(float32|float64|bool|int64)\b"), r"dtype=np.\1")]
+
+
 def _example_from_notes(exc: BaseException) -> str:
     for note in getattr(exc, "__notes__", []) or []:
         if note.startswith(("Falsifying example", "Failing test case", "Failing explicit example",
                             "Falsifying explicit example")):
-            lines = note.splitlines()[1:-1]
-            # Drop the target argument: it says nothing about the input.
-            return "\n".join(line.strip().rstrip(",") for line in lines if not line.strip().startswith("t="))
+            return format_example(note.splitlines()[1:-1])
     return ""
+
+
+def format_example(lines: list[str]) -> str:
+    """Hypothesis's argument lines as `name=value` blocks, one per parameter, without the target argument (it
+    says nothing about the input) and with values written as code."""
+    blocks: list[list[str]] = []
+    for line in lines:
+        if _ARGUMENT.match(line) or not blocks:
+            blocks.append([line[4:] if line.startswith("    ") else line])
+        else:
+            blocks[-1].append(line[4:] if line.startswith("    ") else line)
+    text = "\n".join("\n".join(b).rstrip().removesuffix(",") for b in blocks if not b[0].startswith("t="))
+    for pattern, code in _AS_CODE:
+        text = pattern.sub(code, text)
+    return text
 
 
 def _unwrap(exc: BaseException) -> BaseException:

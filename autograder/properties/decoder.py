@@ -13,12 +13,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import oracles
-from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .checks import close, consistent, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .encoder import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, explain_stack, ffn, norm, stack_has_n_distinct_layers,
                       sublayer, tols)
 from .multi_head import mha_reference
-from .strategies import (decoder_layer_state, dtypes, masks, model_sizes, randn, seeds, stack_state, tensors)
+from .strategies import (DecoderInputs, decoder_layer_state, dtypes, masks, model_sizes, randn, seeds, stack_state, tensors)
 
 C = "decoder"
 LAYER_ERROR = ("a shape error with m_E != m_D? In the cross-attention the queries come from the decoder (x) and "
@@ -118,7 +118,7 @@ def layer_cases(draw, memory_mask=True, dtype=None):
     memory = draw(tensors((b, m_e, d), dtype))
     use = draw(st.booleans()) if memory_mask == "maybe" else memory_mask
     mm = draw(masks((b, 1, 1, m_e), p_fully_masked_row=False)) if use else None
-    return x, memory, causal(m_d), mm, d, h, draw(st.sampled_from([4, 8])), draw(seeds())
+    return DecoderInputs(x, memory, causal(m_d), mm, d, h, draw(st.sampled_from([4, 8])), draw(seeds()))
 
 
 def fixed_layer_case(b, m_d, m_e, d, h, d_ff, seed, dtype=torch.float64, memory_mask=True):
@@ -127,7 +127,7 @@ def fixed_layer_case(b, m_d, m_e, d, h, d_ff, seed, dtype=torch.float64, memory_
     if memory_mask:
         mm = randn((b, 1, 1, m_e), seed + 2) > 0
         mm[..., 0] = True
-    return x, memory, causal(m_d), mm, d, h, d_ff, seed
+    return DecoderInputs(x, memory, causal(m_d), mm, d, h, d_ff, seed)
 
 
 def build_layer(t, d, h, d_ff, seed, dtype, state=None, **kw):
@@ -192,7 +192,8 @@ def decoder_layer_output_shape(t, case):
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (x.shape[0], memory.shape[1], d):
         fail(f"output shape {tuple(out.shape)}: one row per memory position, expected {tuple(x.shape)}",
              "the cross-attention's queries come from the decoder: cross_attention(x, memory, memory, memory_mask)")
-    tensor(out, "DecoderLayer.forward(x, memory, target_mask, memory_mask)", like=x)
+    tensor(out, "DecoderLayer.forward(x, memory, target_mask, memory_mask)", like=x, check_dtype=True,
+           shape_only=True)
 
 
 @prop(C, points=3, examples=6, error_hint=LAYER_ERROR)
@@ -221,6 +222,7 @@ def decoder_layer_is_causal(t, case, p):
     p = min(p, m_d - 2)
     handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
     out = run(t, handle, x, memory, tm, mm)
+    not_constant(out, torch_layer(state, d, h, d_ff, x, memory, tm, mm), "DecoderLayer output")
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
     out2 = run(t, handle, changed, memory, tm, mm)
@@ -255,11 +257,12 @@ def decoder_layer_cross_attention_reads_memory(t, case):
 def decoder_layer_memory_mask_hides_padding(t, case):
     """Changing the memory at positions that memory_mask blocks leaves the output unchanged."""
     x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype)
+    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
     padded = ~mm[:, 0, 0]  # (batch, m_E)
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
     out, out2 = run(t, handle, x, memory, tm, mm), run(t, handle, x, changed, tm, mm)
-    close(out2, out, "output after changing the memory at blocked positions", NO_MEMORY_MASK)
+    consistent(out2, out, "output after changing the memory at blocked positions", NO_MEMORY_MASK,
+               expected=torch_layer(state, d, h, d_ff, x, memory, tm, mm))
 
 
 @prop(C, points=2, examples=4, error_hint=LAYER_ERROR)

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from .checks import close, diagnose, expect, fail, is_close, tensor
+from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
 from .core import prop
 from .strategies import dtypes, ffn_state, randn, seeds, tensors
 
@@ -52,8 +52,9 @@ def build_ffn(t, d, d_ff, seed, dtype, dropout=None, train=False, state=None):
     return t.build(C, "FeedForward", state=state, train=train, dtype=dtype, **kwargs), state
 
 
-def ffn(t, h, x, what="FeedForward(x)"):
-    return tensor(t.method(h, "forward", x), what, like=x)
+def ffn(t, h, x, what="FeedForward(x)", strict=False):
+    """strict: the one property that owns the output's dtype and device."""
+    return tensor(t.method(h, "forward", x), what, like=x, check_dtype=strict)
 
 
 def variant(x, state, act="relu", where="middle"):
@@ -89,8 +90,8 @@ def ffn_hint(x, y, state, default: str) -> str:
     )
 
 
-def check_ffn(t, h, state, x, what="FeedForward(x)", default=None):
-    y = ffn(t, h, x, what)
+def check_ffn(t, h, state, x, what="FeedForward(x)", default=None, strict=False):
+    y = ffn(t, h, x, what, strict)
     expected = variant(x, state)
     if not is_close(y, expected, x.dtype):
         close(y, expected, what, ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
@@ -152,7 +153,7 @@ def feed_forward_any_leading_dims(t, shape, seed, dtype):
     """FeedForward works on (..., d_model): the output has the input's shape and dtype."""
     h, state = build_ffn(t, 3, 5, seed, dtype)
     check_ffn(t, h, state, randn(shape, seed + 20, dtype), f"FeedForward(x) for x of shape {shape}",
-              "apply the layers to the last dim only: nn.Linear already handles any leading dims")
+              "apply the layers to the last dim only: nn.Linear already handles any leading dims", strict=True)
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
@@ -164,6 +165,7 @@ def feed_forward_is_position_wise(t, d, seed, pos, dtype):
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 21, dtype, 3.0)
     y, y2 = ffn(t, h, x), ffn(t, h, x2)
+    not_constant(y, variant(x, state), "FeedForward(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):

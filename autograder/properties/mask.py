@@ -12,19 +12,27 @@ from hypothesis import strategies as st
 from . import oracles
 from .checks import diagnose, expect, fail, tensor
 from .core import prop
-from .strategies import dtypes, seeds, randn
+from .strategies import PaddedTokens, dtypes, seeds, randn
 
 C = "mask"
 
 
 # ------------------------------------------------------------------------------------------- local helpers
-def causal(t, size, **kwargs):
+def as_bool(m, what, strict, hint):
+    """A bool mask. strict: the shape-and-dtype property, which alone fails another dtype; elsewhere a 0/1 mask
+    of another dtype is read as bool (one slip, one deduction) and anything else fails."""
+    if m.dtype == torch.bool:
+        return m
+    if strict or not bool(((m == 0) | (m == 1)).all()):
+        fail(f"{what}: expected dtype torch.bool, got {m.dtype}", hint)
+    return m != 0
+
+
+def causal(t, size, strict=False, **kwargs):
     m = tensor(t.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size))
-    if m.dtype != torch.bool:
-        fail(f"causal_mask({size}): expected dtype torch.bool, got {m.dtype}",
-             "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool).tril(): "
-             "not a float 0/1 or 0/-inf mask")
-    return m
+    return as_bool(m, f"causal_mask({size})", strict,
+                   "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool).tril(): "
+                   "not a float 0/1 or 0/-inf mask")
 
 
 def expected_causal(size):
@@ -49,7 +57,7 @@ def causal_hint(m, size, default):
     )
 
 
-def padding(t, tokens, pad_id):
+def padding(t, tokens, pad_id, strict=False):
     b, s = tokens.shape
     m = t.call(C, "padding_mask", tokens, pad_id)
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, s), (b, 1, s)):
@@ -59,10 +67,8 @@ def padding(t, tokens, pad_id):
         fail(f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
              "the mask blocks padded keys, so seq must be the last dim (the keys' dim): (batch, 1, 1, seq)")
     m = tensor(m, "padding_mask", shape=(b, 1, 1, s))
-    if m.dtype != torch.bool:
-        fail(f"padding_mask: expected dtype torch.bool, got {m.dtype}",
-             "return the bool comparison tokens != pad_id (True = real token, may attend)")
-    return m
+    return as_bool(m, "padding_mask", strict, "return the bool comparison tokens != pad_id (True = real token, "
+                                              "may attend)")
 
 
 def padding_hint(m, tokens, pad_id, default):
@@ -89,7 +95,7 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
         for row in range(b):
             n = draw(st.integers(0, s))
             tokens[row, n:] = pad_id
-    return tokens, pad_id
+    return PaddedTokens(tokens, pad_id)
 
 
 # --------------------------------------------------------------------------------------------- causal mask
@@ -97,7 +103,7 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
 @given(size=st.integers(1, 6))
 def causal_mask_shape_and_dtype(t, size):
     """causal_mask(size) is a bool tensor of shape (size, size)."""
-    causal(t, size)
+    causal(t, size, strict=True)
 
 
 @prop(C, points=3, examples=6)
@@ -130,6 +136,8 @@ def causal_mask_blocks_the_future(t, n, cut, d, seed, dtype):
     """With the student's causal mask in (oracle) self-attention, outputs up to t never depend on inputs after t."""
     cut = min(cut, n - 2)
     m = causal(t, n)
+    expect(bool(m.diagonal().all()), f"your causal_mask({n}) blocks position i from itself",
+           causal_hint(m, n, "position i may always attend to itself: mask[i, i] is True"))
     x = randn((2, n, d), seed, dtype)
     x2 = x.clone()
     x2[:, cut + 1:] = randn((2, n - cut - 1, d), seed + 1, dtype, 3.0)
@@ -145,13 +153,13 @@ def causal_mask_blocks_the_future(t, n, cut, d, seed, dtype):
 @given(inputs=padded_tokens())
 def padding_mask_shape_and_dtype(t, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""
-    padding(t, *inputs)
+    padding(t, *inputs, strict=True)
 
 
 @prop(C, points=2, examples=10)
 @given(inputs=padded_tokens())
-@example(inputs=(torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), 3))
-@example(inputs=(torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), 0))
+@example(inputs=PaddedTokens(torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), 3))
+@example(inputs=PaddedTokens(torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), 0))
 def padding_mask_marks_real_tokens(t, inputs):
     """mask[b, 0, 0, j] is True exactly where tokens[b, j] != pad_id."""
     tokens, pad_id = inputs
@@ -172,6 +180,10 @@ def padding_mask_hides_padded_keys(t, inputs, heads, m_q, seed, dtype):
     tokens, pad_id = inputs
     b, s = tokens.shape
     m = padding(t, tokens, pad_id)
+    real = tokens != pad_id
+    expect(bool((m.reshape(b, s) | ~real).all()) or not bool(real.any()),
+           "your padding mask blocks a real token (tokens != pad_id)",
+           padding_hint(m, tokens, pad_id, "True where tokens != pad_id: real tokens may be attended to"))
     q = randn((b, heads, m_q, 3), seed, dtype)
     k, v = randn((b, heads, s, 3), seed + 1, dtype), randn((b, heads, s, 2), seed + 2, dtype)
     pad = (tokens == pad_id)[:, None, :, None]  # (b, 1, s, 1)

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from ..target import Call, StudentError
 from . import oracles
-from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
-from .strategies import dtypes, masks, mha_state, model_sizes, randn, seeds, tensors
+from .strategies import MultiHeadInputs, dtypes, masks, mha_state, model_sizes, randn, seeds, tensors
 
 C = "multi_head"
 CLASS = "MultiHeadAttention"
@@ -103,27 +103,47 @@ def build(t, d_model, heads, seed, dtype, bias=True, dropout=0.0, train=False):
     return h, state
 
 
-def forward(t, h, query, key, value, mask=None, read=False, seed=0):
+def forward(t, h, query, key, value, mask=None, read=False, seed=0, strict=False):
+    """The output (and the attention_weights attribute read after the call, if read).
+
+    strict: the shape property, which alone owns the dtype, the device and a detached attention_weights, and
+    earns its points on shapes (NaN included); elsewhere a dtype slip is judged by the values.
+    """
     kwargs = {} if mask is None else {"mask": mask}
     reply = t.run(Call(h, "forward", (query, key, value), kwargs, seed=seed,
                        read=("attention_weights",) if read else ()))
     out = tensor(reply.value, "MultiHeadAttention.forward(query, key, value)",
-                 shape=(query.shape[0], query.shape[1], query.shape[2]), dtype=query.dtype)
-    if read and reply.attrs_require_grad.get("attention_weights"):
+                 shape=(query.shape[0], query.shape[1], query.shape[2]), dtype=query.dtype, like=query if strict else None,
+                 check_dtype=strict, shape_only=strict)
+    if strict and read and reply.attrs_require_grad.get("attention_weights"):
         fail("attention_weights is still attached to the autograd graph",
              "store a detached copy: self.attention_weights = weights.detach() (a graph kept alive holds memory)")
     return (out, reply.attrs.get("attention_weights")) if read else out
 
 
-def stored_weights(w, shape, dtype):
-    """attention_weights as read after a forward: a tensor (batch, h, m_q, m_k)."""
+def stored_weights(w, shape, dtype, strict=False):
+    """attention_weights as read after a forward: a tensor (batch, h, m_q, m_k).
+
+    A missing attribute (None, or not a tensor) fails only the strict caller, the shape property: the others get
+    None back and check the output instead, so that the missing attribute costs one property.
+    """
+    if not isinstance(w, torch.Tensor) and not strict:
+        return None
     if w is None:
         fail("attention_weights is None after a forward",
              "store the weights in forward: self.attention_weights = weights.detach()")
     if isinstance(w, torch.Tensor) and w.dim() == 3 and tuple(w.shape) == (shape[0], shape[2], shape[3]):
         fail(f"attention_weights: expected shape {tuple(shape)}, got {tuple(w.shape)}",
              "averaged over the heads? keep one weight matrix per head: (batch, num_heads, m_q, m_k)")
-    return tensor(w, "attention_weights", shape=shape, dtype=dtype)
+    return tensor(w, "attention_weights", shape=shape, dtype=dtype, check_dtype=strict, shape_only=strict)
+
+
+def check_output(out, state, heads, q, k, v, m, what, default):
+    """The output against nn.MultiheadAttention on rows that are not fully masked (torch gives NaN there)."""
+    expected, _ = oracles.multi_head(state, q.shape[-1], heads, q, k, v, m)
+    keep = live_rows(expected)
+    if not is_close(out[keep], expected[keep]):
+        close(out[keep], expected[keep], what, explain(out, state, heads, q, k, v, m, default))
 
 
 def live_rows(expected):
@@ -149,7 +169,7 @@ def cases(draw, min_heads=2, max_heads=2, distinct_lengths=True, mask=None, dtyp
     kind = draw(st.sampled_from(["2d", "pad", "full"])) if mask == "any" else mask
     shape = {None: None, "2d": (m_q, m_k), "pad": (b, 1, 1, m_k), "full": (b, h, m_q, m_k)}[kind]
     m = None if shape is None else draw(masks(shape, p_fully_masked_row=True))
-    return q, k, v, m, d, h, draw(seeds())
+    return MultiHeadInputs(q, k, v, m, d, h, draw(seeds()))
 
 
 def fixed_case(b, m_q, m_k, d, h, seed, dtype=torch.float64, mask=None):
@@ -157,7 +177,7 @@ def fixed_case(b, m_q, m_k, d, h, seed, dtype=torch.float64, mask=None):
     q, k, v = (randn(s, seed + i, dtype) for i, s in enumerate([(b, m_q, d), (b, m_k, d), (b, m_k, d)]))
     shape = {None: None, "2d": (m_q, m_k), "pad": (b, 1, 1, m_k), "full": (b, h, m_q, m_k)}[mask]
     m = None if shape is None else randn(shape, seed + 9) > -0.5
-    return q, k, v, m, d, h, seed
+    return MultiHeadInputs(q, k, v, m, d, h, seed)
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -185,11 +205,12 @@ def multi_head_parameters_are_named(t):
                               "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)")
 @given(case=cases(min_heads=1, max_heads=3, mask="any"))
 def multi_head_cross_attention_shape(t, case):
-    """Cross-attention (m_q != m_k): output (batch, m_q, d_model), attention_weights (batch, h, m_q, m_k)."""
+    """Cross-attention (m_q != m_k): output (batch, m_q, d_model), attention_weights (batch, h, m_q, m_k) stored
+    detached, both in the query's dtype."""
     q, k, v, m, d, h, seed = case
     handle, _ = build(t, d, h, seed, q.dtype)
-    _, w = forward(t, handle, q, k, v, m, read=True)
-    stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
+    _, w = forward(t, handle, q, k, v, m, read=True, strict=True)
+    stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
 
 
 @prop(C, points=3, examples=7, error_hint=ERROR)
@@ -236,8 +257,11 @@ def multi_head_attention_weights_equal_torch(t, case):
     """attention_weights after a forward equals torch's per-head weights (batch, h, m_q, m_k)."""
     q, k, v, m, d, h, seed = case
     handle, state = build(t, d, h, seed, q.dtype)
-    _, w = forward(t, handle, q, k, v, m, read=True)
+    out, w = forward(t, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
+    if w is None:  # no attribute: the shape property says so; the output still has to be right
+        return check_output(out, state, h, q, k, v, m, "output vs nn.MultiheadAttention", "project, split, "
+                            "attend, merge, w_o")
     _, expected = oracles.multi_head(state, d, h, q, k, v, m)
     keep = ~torch.isnan(expected).any(-1)
     if not is_close(w[keep], expected[keep]):
@@ -260,6 +284,7 @@ def multi_head_self_attention_is_permutation_equivariant(t, case, perm_seed):
     out = forward(t, handle, x, x, x)
     xp = x[:, perm]
     out_p = forward(t, handle, xp, xp, xp)
+    not_constant(out, mha_reference(state, h, x, x, x)[0], "output")
     if not is_close(out_p, out[:, perm]):
         close(out_p, out[:, perm], f"output for the positions permuted by {perm.tolist()} vs the output permuted",
               diagnose("each position's output may depend on the set of positions, never on where it sits: "
@@ -318,7 +343,7 @@ def multi_head_dropout_is_off_in_eval(t, case):
     again = forward(t, handle, q, k, v, m, seed=2)
     hint = ("dropout is active in eval mode: use an nn.Dropout module (self.dropout), which follows "
             "train()/eval(), not F.dropout(..., training=True)")
-    expect(torch.equal(out, again), "two forwards in eval mode gave different outputs", hint)
+    equal(again, out, "two forwards in eval mode", hint)
     expected = mha_reference(state, h, q, k, v, m)[0]
     if not is_close(out, expected):
         close(out, expected, "output in eval mode with dropout=0.5",
@@ -335,6 +360,10 @@ def multi_head_stores_weights_before_dropout(t, case):
     handle, state = build(t, d, h, seed, q.dtype, dropout=0.5, train=True)
     _, w = forward(t, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
+    if w is None:  # no attribute: the shape property says so; check the output in eval mode instead
+        h_eval, _ = build(t, d, h, seed, q.dtype, dropout=0.5)
+        return check_output(forward(t, h_eval, q, k, v, m), state, h, q, k, v, m,
+                            "output in eval mode with dropout=0.5", "in eval mode dropout does nothing")
     expected = mha_reference(state, h, q, k, v, m)[1]
     if not is_close(w, expected):
         close(w, expected, "attention_weights in train mode (dropout=0.5)",
@@ -343,6 +372,29 @@ def multi_head_stores_weights_before_dropout(t, case):
                        (lambda: bool(((w == 0) | torch.isclose(w, 2 * expected, rtol=1e-4, atol=1e-6)).all()),
                         "attention_weights stored after dropout: store them before dropout "
                         "(self.attention_weights = weights.detach(), then dropout(weights) @ v)")))
+
+
+@prop(C, points=1, examples=3, error_hint=ERROR)
+@given(seed=seeds(), dtype=dtypes())
+def multi_head_dropout_acts_in_training(t, seed, dtype):
+    """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,
+    same seed): dropout acts on the attention weights, so entries change and none is zeroed outright."""
+    q, k, v, _, d, h, _ = fixed_case(2, 4, 5, 8, 2, seed, dtype)
+    plain_handle, state = build(t, d, h, seed, dtype, dropout=0.0, train=True)
+    plain = forward(t, plain_handle, q, k, v, seed=seed)
+    handle, _ = build(t, d, h, seed, dtype, dropout=0.5, train=True)
+    out = forward(t, handle, q, k, v, seed=seed)
+    changed = 1.0 - torch.isclose(out.double(), plain.double(), rtol=1e-4, atol=1e-6).double().mean().item()
+    # Dropping half of the weights (and doubling the rest) moves nearly every output entry.
+    if changed < 0.5:
+        fail(f"in training mode with dropout=0.5, {changed:.0%} of the output entries differ from the same "
+             "module built with dropout=0: dropout is never applied",
+             "dropout is never applied to the attention weights: heads = self.dropout(weights) @ v, with "
+             "self.dropout = nn.Dropout(dropout) (it follows train()/eval())")
+    zeros = (out == 0).double().mean().item()
+    if zeros > 0.2:
+        fail(f"in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0",
+             "dropout goes on the attention weights (dropout(weights) @ v), not on the output of w_o")
 
 
 @prop(C, points=1, examples=1)

@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import oracles
-from .checks import close, diagnose, expect, fail, is_close, tensor
+from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
 from .core import prop
 from ..target import Call, StudentError
 from .strategies import dtypes, randn, seeds
@@ -31,18 +31,27 @@ def pe_atol(max_len: int) -> float:
     return 1e-5 + 2e-7 * max_len
 
 
-def table(t, max_len, d):
-    """The student's sinusoidal_encoding(max_len, d), checked for shape only."""
+def table(t, max_len, d, shape_only=False):
+    """The student's sinusoidal_encoding(max_len, d), checked for shape (and NaN, unless shape_only)."""
     return tensor(t.call(C, "sinusoidal_encoding", max_len, d), f"sinusoidal_encoding({max_len}, {d})",
-                  shape=(max_len, d))
+                  shape=(max_len, d), shape_only=shape_only)
 
 
 def pe_variant(max_len, d, base=10000.0, swap=False, cos_own_column=False, pair_index=False, multiply=False,
-               all_sin=False, start=0):
-    """The closed form in float64, or one of its usual mistakes."""
+               all_sin=False, start=0, doubled=False, cos_offset=0):
+    """The closed form in float64, or one of its usual mistakes.
+
+    doubled: the tutorial loop `for i in range(0, d_model, 2)` with 10000 ** (2 * i / d_model): i already steps
+    by 2, so pair k runs at 10000^(4k/d). cos_offset: the cos column's exponent is shifted by this many columns
+    (2: the next pair's frequency, as in cos(p / 10000 ** (2 * (i + 1) / d_model))).
+    """
     p = torch.arange(start, start + max_len, dtype=torch.float64)[:, None]
     cols = torch.arange(d, dtype=torch.float64)
     expo = (cols // 2) / d if pair_index else (2 * (cols // 2)) / d  # per column: 2i/d (or i/d)
+    if doubled:
+        expo = 2 * expo
+    if cos_offset:
+        expo = expo + torch.where(cols % 2 == 1, float(cos_offset), 0.0) / d
     if cos_own_column:
         expo = cols / d  # column j uses 10000^(j/d): the cos of a pair gets another frequency
     freq = base ** expo if multiply else base ** -expo
@@ -52,6 +61,15 @@ def pe_variant(max_len, d, base=10000.0, swap=False, cos_own_column=False, pair_
     if all_sin:
         second = torch.sin
     return torch.where(even, first(angle), second(angle))
+
+
+DOUBLED = ("the exponent counts the pair index twice: in a loop `for i in range(0, d_model, 2)`, i is already 2i "
+           "(the even column), so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model)")
+COS_NEXT_PAIR = ("cos taken at the next pair's frequency: the cos column 2i+1 uses the same angle as the sin column "
+                 "2i, p / 10000^(2i/d_model), not the angle of the pair that starts at column 2i+2")
+DOUBLED_AND_COS_NEXT_PAIR = ("two tutorial slips at once: in a loop `for i in range(0, d_model, 2)`, i is already 2i, "
+                             "so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model); and the cos "
+                             "in column i + 1 uses that same angle, not cos taken at the next pair's frequency")
 
 
 def pe_hint(pe, max_len, d, default):
@@ -66,6 +84,9 @@ def pe_hint(pe, max_len, d, default):
                                             "2i+1 use the angle p / 10000^(2i/d_model), 2i being the even column"),
         (lambda: same(pair_index=True), "exponent i/d_model: it is 2i/d_model, with 2i the even column index "
                                         "(torch.arange(0, d_model, 2))"),
+        (lambda: same(doubled=True), DOUBLED),
+        (lambda: same(cos_offset=2), COS_NEXT_PAIR),
+        (lambda: same(doubled=True, cos_offset=2), DOUBLED_AND_COS_NEXT_PAIR),
         (lambda: same(base=1000.0), "the base is 10000, not 1000"),
         (lambda: same(multiply=True), "multiplied by 10000^(2i/d_model): divide the position by it"),
         (lambda: same(all_sin=True), "every column is a sin: odd columns are cos"),
@@ -91,7 +112,7 @@ def check_table(t, max_len, d, what=None):
 @given(max_len=st.integers(1, 8), d=st.integers(1, 8))
 def sinusoidal_shape_and_default_dtype(t, max_len, d):
     """sinusoidal_encoding(max_len, d_model) is (max_len, d_model) in torch.get_default_dtype()."""
-    pe = table(t, max_len, d)
+    pe = table(t, max_len, d, shape_only=True)
     expect(pe.dtype == torch.get_default_dtype(),
            f"sinusoidal_encoding returned {pe.dtype}, expected the default dtype {torch.get_default_dtype()}",
            "return the default float dtype (torch.get_default_dtype()): compute in float64 if you like, then "
@@ -143,6 +164,7 @@ def sinusoidal_dot_product_depends_on_the_offset_only(t, half, k):
     """PE[p]·PE[p+k] is the same for every p: relative positions are a fixed rotation of each pair."""
     d, max_len = 2 * half, 30
     pe = table(t, max_len, d).double()
+    not_constant(pe, oracles.sinusoidal(max_len, d), f"sinusoidal_encoding({max_len}, {d})")
     dots = (pe[:-k] * pe[k:]).sum(-1)
     if not torch.allclose(dots, dots[0].expand_as(dots), atol=1e-4):
         p = int((dots - dots[0]).abs().argmax())
@@ -185,7 +207,7 @@ def positional_encoding_adds_the_table(t, b, s, d, seed, dtype):
     max_len = 8
     h = t.build(C, "PositionalEncoding", d_model=d, max_len=max_len, dropout=0.5, train=False)
     x = randn((b, s, d), seed, dtype)
-    y = tensor(t.method(h, "forward", x), "PositionalEncoding(x)", like=x)
+    y = tensor(t.method(h, "forward", x), "PositionalEncoding(x)", like=x, check_dtype=True)
     pe = oracles.sinusoidal(max_len, d)[:s]
     expected = x.double() + pe
     atol = pe_atol(max_len) + (2e-5 if dtype == torch.float32 else 0.0)
@@ -220,7 +242,8 @@ def token_embedding_scales_by_sqrt_d_model(t, vocab, d, b, s, seed, dtype):
     h = t.build(C, "TokenEmbedding", state={"embedding.weight": w}, dtype=dtype, vocab_size=vocab, d_model=d)
     g = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, vocab, (b, s), generator=g)
-    y = tensor(t.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(b, s, d), dtype=dtype)
+    y = tensor(t.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(b, s, d), dtype=dtype,
+               check_dtype=True)
     rows = w[tokens].double()
     expected = rows * math.sqrt(d)
     if not is_close(y, expected, dtype):

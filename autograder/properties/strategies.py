@@ -6,6 +6,7 @@ large, and a failure report names the seed, which reproduces them exactly.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,6 +15,90 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+# ------------------------------------------------------------------------------------ labelled cases (reports)
+class LabelledCase:
+    """Base of the small frozen dataclasses that carry one drawn case: a failure report prints each input by its
+    parameter name (query=..., mask=..., d_model=...), one per line, instead of an unlabelled tuple. Unpacks like
+    the tuple it replaces (q, k, v, m = case)."""
+
+    def __iter__(self):
+        return iter(getattr(self, f.name) for f in dataclasses.fields(self))
+
+    def __repr__(self) -> str:
+        fields = "".join(f"\n        {f.name}={getattr(self, f.name)!r}," for f in dataclasses.fields(self))
+        return f"{type(self).__name__}({fields}\n    )"
+
+    def _repr_pretty_(self, printer, cycle):  # Hypothesis prints drawn arguments with this (IPython protocol)
+        printer.text(repr(self))
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class AttentionInputs(LabelledCase):
+    """scaled_dot_product_attention(query, key, value) without a mask (torch tensors or NumPy arrays)."""
+
+    query: object
+    key: object
+    value: object
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class MaskedAttentionInputs(LabelledCase):
+    """scaled_dot_product_attention(query, key, value, mask): mask is None, or bool with True = may attend."""
+
+    query: object
+    key: object
+    value: object
+    mask: object
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class MultiHeadInputs(LabelledCase):
+    """MultiHeadAttention(d_model, num_heads) with weights from `seed`, called on (query, key, value, mask)."""
+
+    query: object
+    key: object
+    value: object
+    mask: object
+    d_model: int
+    num_heads: int
+    seed: int
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class PaddedTokens(LabelledCase):
+    """padding_mask(tokens, pad_id): token ids (batch, seq) and the padding id."""
+
+    tokens: object
+    pad_id: int
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class EncoderInputs(LabelledCase):
+    """EncoderLayer(d_model, num_heads, d_ff) with weights from `seed`, called on (x, mask)."""
+
+    x: object
+    mask: object
+    d_model: int
+    num_heads: int
+    d_ff: int
+    seed: int
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class DecoderInputs(LabelledCase):
+    """DecoderLayer(d_model, num_heads, d_ff) with weights from `seed`, called on (x, memory, target_mask,
+    memory_mask)."""
+
+    x: object
+    memory: object
+    target_mask: object
+    memory_mask: object
+    d_model: int
+    num_heads: int
+    d_ff: int
+    seed: int
 
 
 def dtypes() -> st.SearchStrategy[torch.dtype]:
@@ -68,17 +153,17 @@ def seeds() -> st.SearchStrategy[int]:
 
 @st.composite
 def attention_inputs(draw, lead=None, distinct_lengths: bool = True, lo=-3.0, hi=3.0, dtype=None, min_d_k=1):
-    """(query, key, value) with leading dims, m_q (!= m_k if asked), d_k, d_v; same dtype."""
+    """(query, key, value) with leading dims, m_q (!= m_k if asked), d_k, d_v != m_k; same dtype."""
     dtype = dtype or draw(dtypes())
     lead = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)) if lead is None else list(lead)
     m_q, m_k = draw(sizes(1, 4)), draw(sizes(1, 5))
     if distinct_lengths and m_q == m_k:
         m_k = m_q + 1
-    d_k, d_v = draw(sizes(min_d_k, 4)), draw(sizes(1, 4))
+    d_k, d_v = draw(sizes(min_d_k, 4)), draw(sizes(1, 4).filter(lambda d: d != m_k))  # the tuple's order shows
     q = draw(tensors((*lead, m_q, d_k), dtype, lo, hi))
     k = draw(tensors((*lead, m_k, d_k), dtype, lo, hi))
     v = draw(tensors((*lead, m_k, d_v), dtype, lo, hi))
-    return q, k, v
+    return AttentionInputs(q, k, v)
 
 
 def randn(shape, seed: int, dtype=torch.float64, scale: float = 1.0) -> torch.Tensor:

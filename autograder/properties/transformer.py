@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 
 from ..target import Call
 from . import oracles
-from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .strategies import seeds, transformer_state
 
@@ -106,7 +106,8 @@ def causal(m):
     return torch.ones(m, m, dtype=torch.bool).tril()
 
 
-def forward(t, handle, case, target_mask=None, seed=0):
+def forward(t, handle, case, target_mask=None, seed=0, strict=False):
+    """The logits. strict: the shape property, which alone owns their dtype and earns its points on shapes."""
     kwargs = {k: v for k, v in (("src_mask", case.src_mask), ("target_mask", target_mask)) if v is not None}
     out = t.run(Call(handle, "forward", (case.src, case.tgt), kwargs, seed=seed)).value
     shape = (case.tgt.shape[0], case.tgt.shape[1], case.tgt_vocab)
@@ -117,7 +118,8 @@ def forward(t, handle, case, target_mask=None, seed=0):
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (shape[0], case.src.shape[1], shape[2]):
         fail(f"forward returned shape {tuple(out.shape)}, expected {shape}: one row per source position",
              "the decoder runs on the target: decode(tgt, memory, ...) gives one row per target position")
-    return tensor(out, "Transformer.forward(src, tgt, src_mask, target_mask)", shape=shape, dtype=torch.float64)
+    return tensor(out, "Transformer.forward(src, tgt, src_mask, target_mask)", shape=shape, dtype=torch.float64,
+                  check_dtype=strict, shape_only=strict)
 
 
 class Witness(oracles.TorchTransformer):
@@ -268,9 +270,9 @@ def transformer_submodules_are_named(t):
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(max_layers=1))
 def transformer_logits_shape(t, case):
-    """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D."""
+    """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
     handle, _ = build(t, case)
-    forward(t, handle, case, causal(case.tgt.shape[1]))
+    forward(t, handle, case, causal(case.tgt.shape[1]), strict=True)
 
 
 @prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
@@ -302,6 +304,7 @@ def transformer_src_mask_serves_cross_attention(t, case, noise):
     other = torch.where(case.src_mask[:, 0, 0], case.src, torch.randint(1, 5, case.src.shape, generator=g))
     changed = Case(**{**case.__dict__, "src": other})
     out2 = forward(t, handle, changed, tm)
+    not_constant(out, Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm), "logits")
     if not is_close(out2, out):
         close(out2, out, "logits after changing the padded (blocked) source tokens",
               explain_forward(out, state, case, tm, CROSS_MASK))
@@ -314,8 +317,8 @@ def transformer_eval_is_deterministic(t, case):
     handle, state = build(t, case, dropout=0.1)
     tm = causal(case.tgt.shape[1])
     out, again = forward(t, handle, case, tm, seed=1), forward(t, handle, case, tm, seed=2)
-    expect(torch.equal(out, again), "two forwards in eval mode differ",
-           "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no F.dropout(training=True)")
+    equal(again, out, "two forwards in eval mode",
+          "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no F.dropout(training=True)")
     expected = Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm)
     if not is_close(out, expected):
         close(out, expected, "logits in eval mode (dropout=0.1) vs the dropout-free witness",
