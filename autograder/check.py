@@ -33,7 +33,7 @@ def run_suite(path: Path, components=None, include_hidden: bool = True, progress
         outcomes.append(core.run_property(p, target))
         if progress is not None:
             progress(p)
-    return outcomes, pending
+    return core.require_behaviour(outcomes), pending
 
 
 def main(args) -> int:

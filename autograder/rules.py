@@ -1,84 +1,81 @@
 """The by-hand rules: which library functions a component may not use, enforced two ways.
 
-At run time a TorchDispatchMode watches every ATen operator while the component under test runs. Every way
-of reaching torch's softmax (torch.softmax, F.softmax, Tensor.softmax, getattr(torch, "soft" + "max"),
-torch.ops.aten._softmax, torch._C._VariableFunctions...) ends in the same ATen operator, so no spelling slips
-through. Statically, an AST scan names forbidden calls and the tricks used to hide them.
+At run time, the library's own kernels refuse. Every forbidden operator family (every softmax, log-softmax and
+logsumexp; every layer/group/batch/instance/RMS normalisation; every fused attention; sparse, nested, quantized
+and backward variants included) is found by name in torch's operator registry, and each of its kernels (CPU,
+sparse, nested, mkldnn, quantized, composite...) is shadowed by a Python kernel registered with torch.library.
+While a component that forbids the family is under test, that kernel raises ForbiddenCall; otherwise it steps
+aside for one call (unregisters itself, runs the original, registers again). Any route to the operator ends in
+one of its kernels (torch.softmax, getattr with a computed name, torch.ops.aten._softmax, .redispatch, a
+disabled or popped dispatch mode, an excluded dispatch key, another thread), so no spelling slips through, and
+operators outside the families pay nothing. The configuration is computed once, before any student code is
+imported, and held in a closure (frozensets); `install()` returns the guard that the Executor keeps.
+
+After every call the guard also checks that torch's dispatch state (the thread's included/excluded dispatch
+keys, the dispatch mode stack) is what it was before, and that its own kernels are still registered: a call
+that changed either fails as forbidden. A forbidden call the student catches still fails the call. An audit
+hook (which cannot be removed) refuses, during a call, the interpreter-walking functions that would find the
+guard's objects (gc.get_objects and kin) and the import of torch's compilers (torch.compile generates its own
+softmax kernel).
+
+Statically, an AST scan names forbidden calls and the tricks used to hide them, in the component's file and in
+every helper module of the submission that it imports.
 """
 from __future__ import annotations
 
 import ast
 import contextlib
+import re
+import sys
 from dataclasses import dataclass
+from types import MappingProxyType
 
-# ATen operator (overload packet) name -> what a student wrote to reach it.
-SOFTMAX = {
-    "_softmax": "softmax (torch.softmax / F.softmax / Tensor.softmax)",
-    "softmax": "softmax (torch.softmax / F.softmax / Tensor.softmax)",
-    "_safe_softmax": "softmax (inside F.scaled_dot_product_attention or nn.MultiheadAttention)",
-    "_log_softmax": "log_softmax (torch.log_softmax / F.log_softmax)",
-    "log_softmax": "log_softmax (torch.log_softmax / F.log_softmax)",
-    "_masked_softmax": "masked softmax (nn.MultiheadAttention fast path)",
-}
-ATTENTION = {
-    "_scaled_dot_product_flash_attention_for_cpu": "F.scaled_dot_product_attention",
-    "_scaled_dot_product_flash_attention": "F.scaled_dot_product_attention",
-    "_scaled_dot_product_efficient_attention": "F.scaled_dot_product_attention",
-    "_scaled_dot_product_cudnn_attention": "F.scaled_dot_product_attention",
-    "_scaled_dot_product_attention_math": "F.scaled_dot_product_attention",
-    "_scaled_dot_product_fused_attention_overrideable": "F.scaled_dot_product_attention",
-    "scaled_dot_product_attention": "F.scaled_dot_product_attention",
-    "_fused_sdp_choice": "F.scaled_dot_product_attention",
-    "_native_multi_head_attention": "nn.MultiheadAttention",
-    "_transformer_encoder_layer_fwd": "nn.TransformerEncoderLayer",
-}
-LAYER_NORM = {
-    "native_layer_norm": "layer norm (F.layer_norm / nn.LayerNorm)",
-    "layer_norm": "layer norm (F.layer_norm / nn.LayerNorm)",
-    "rms_norm": "F.rms_norm",
-    "_fused_rms_norm": "F.rms_norm",
-}
-
-# Per component: ATen operators that may not run while it is under test.
-RUNTIME: dict[str, dict[str, str]] = {
-    "attention_numpy": {**SOFTMAX, **ATTENTION, **LAYER_NORM},
-    "attention": {**SOFTMAX, **ATTENTION},
-    "mask": {},
-    "multi_head": {**SOFTMAX, **ATTENTION},
-    "add_norm": {**LAYER_NORM},
-    "feed_forward": {},
-    "positional_encoding": {},
-    "encoder": {**SOFTMAX, **ATTENTION, **LAYER_NORM},
-    "decoder": {**SOFTMAX, **ATTENTION, **LAYER_NORM},
+# ------------------------------------------------------------------------------------------------ the rule
+# An operator is forbidden where it computes the exercise's result in one call: a softmax (log_softmax and
+# logsumexp included: exp(log_softmax) and the gradient of logsumexp are softmax), a normalisation over features
+# with its own mean and variance (layer, group, batch, instance, RMS norm), or a fused attention. The ingredients
+# stay allowed: reductions (mean, var, var_mean, std, sum, amax, vector norms), elementwise ops, matmul.
+FAMILIES: MappingProxyType = MappingProxyType({
+    "softmax": re.compile(r"softmax|logsumexp"),
+    "norm": re.compile(r"(layer|group|batch|instance|rms)_norm"),
+    "attention": re.compile(r"attention|_fused_sdp|_transformer_encoder_layer|_transform_bias_rescale_qkv"),
+})
+FAMILY_TEXT = MappingProxyType({
+    "softmax": "a library softmax: torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, torch.logsumexp...",
+    "norm": "a library normalisation: F.layer_norm, nn.LayerNorm, F.group_norm, F.batch_norm, F.instance_norm, "
+            "F.rms_norm...",
+    "attention": "a library attention: F.scaled_dot_product_attention, nn.MultiheadAttention, "
+                 "nn.TransformerEncoderLayer...",
+})
+# Per component: the operator families that may not run while it is under test.
+RUNTIME: MappingProxyType = MappingProxyType({
+    "attention_numpy": ("softmax", "attention", "norm"),
+    "attention": ("softmax", "attention"),
+    "mask": (),
+    "multi_head": ("softmax", "attention"),
+    "add_norm": ("norm",),
+    "feed_forward": (),
+    "positional_encoding": (),
+    "encoder": ("softmax", "attention", "norm"),
+    "decoder": ("softmax", "attention", "norm"),
     # Softmax stays allowed here: a greedy decoder may take it before argmax, harmlessly.
-    "transformer": {**ATTENTION, **LAYER_NORM},
-}
+    "transformer": ("attention", "norm"),
+})
+# Kernels that compute values (not Meta, not the autograd layer: autograd ends in one of these).
+_KEYS = ("CPU", "CUDA", "XPU", "MPS", "SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU",
+         "NestedTensorCUDA", "MkldnnCPU", "QuantizedCPU", "QuantizedCUDA", "CompositeExplicitAutograd",
+         "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
 
-# Names that may not appear as attributes or imports from a library, per component.
-_ATTENTION_NAMES = {"scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward"}
-_SOFTMAX_NAMES = {"softmax", "log_softmax", "_softmax", "_log_softmax", "_safe_softmax"}
-_NORM_NAMES = {"layer_norm", "LayerNorm", "native_layer_norm", "rms_norm", "RMSNorm"}
-_TRANSFORMER_NAMES = {
-    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer",
-}
-STATIC: dict[str, set[str]] = {
-    "attention_numpy": _SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES,
-    "attention": _SOFTMAX_NAMES | _ATTENTION_NAMES | _TRANSFORMER_NAMES,
-    "mask": set(),
-    "multi_head": _SOFTMAX_NAMES | _ATTENTION_NAMES | _TRANSFORMER_NAMES,
-    "add_norm": _NORM_NAMES | _TRANSFORMER_NAMES,
-    "feed_forward": _TRANSFORMER_NAMES,
-    "positional_encoding": _TRANSFORMER_NAMES,
-    "encoder": _SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES,
-    "decoder": _SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES,
-    "transformer": _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES,
-}
-# Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings.
-_HIDING_CALLS = {"getattr", "__import__", "eval", "exec", "compile", "vars", "globals", "__getattribute__"}
-_HIDING_MODULES = {"importlib", "ctypes", "inspect", "builtins", "subprocess", "autograder", "gc"}
-# Reaching into the checker or torch's mode stack: the run-time guard lives there.
-_TAMPERING_ATTRS = {"modules", "_pop_mode", "_push_mode", "_python_dispatch", "_get_current_dispatch_mode",
-                    "_disable_current_modes", "RUNTIME"}
+
+def family_ops(op_names=None) -> dict[str, frozenset[str]]:
+    """family -> the qualified operator names ('aten::_softmax.out') in torch's registry that belong to it."""
+    import torch
+
+    names = torch._C._dispatch_get_all_op_names() if op_names is None else op_names
+    found = {}
+    for family, pattern in FAMILIES.items():
+        found[family] = frozenset(n for n in names if pattern.search(n.partition("::")[2].partition(".")[0]))
+    return found
 
 
 class ForbiddenCall(RuntimeError):
@@ -89,70 +86,159 @@ class ForbiddenCall(RuntimeError):
         super().__init__(f"{what} is forbidden in {component}: this exercise asks for it by hand")
 
 
-def _make_guard():
-    from torch.utils._python_dispatch import TorchDispatchMode
+def _what(op: str, family: str) -> str:
+    return f"{op} ({FAMILY_TEXT[family]})"
 
-    class Guard(TorchDispatchMode):
-        @classmethod
-        def _should_skip_dynamo(cls) -> bool:
-            # torch wraps __torch_dispatch__ to skip dynamo, importing torch._dynamo on first use (~1 s).
-            # This mode never runs under torch.compile, so the wrapper buys nothing.
+
+# --------------------------------------------------------------------------------------------- the guard
+_installed = None  # a cache only: the Executor keeps the guard it got from install() before importing students
+
+
+def install():
+    """Shadow the forbidden kernels and add the audit hook, once per process; return the guard factory."""
+    global _installed
+    if _installed is None:
+        _installed = _make_guard()
+    return _installed
+
+
+def guard(component: str):
+    """Context manager: the component's forbidden operators raise ForbiddenCall for the duration."""
+    return install()(component)
+
+
+def _make_guard():
+    import warnings
+
+    import torch
+    from torch._C import _dispatch_has_kernel_for_dispatch_key
+
+    ops = family_ops()
+    family_of = {op: family for family, names in ops.items() for op in names}
+    forbidden = {c: frozenset(op for f in families for op in ops[f]) for c, families in RUNTIME.items()}
+    state = [None, frozenset(), None]  # component under test, its forbidden operators, the first one reached
+    libraries: dict[str, object] = {}  # operator -> the torch.library.Library holding its shadow kernels
+    kernels, keys_of = {}, {}
+
+    def has_kernel(op, key):
+        try:
+            return _dispatch_has_kernel_for_dispatch_key(op, key)
+        except RuntimeError:  # a key this build does not know
             return False
 
-        def __init__(self, component: str, forbidden: dict[str, str]):
-            super().__init__()
-            self.component, self.forbidden = component, forbidden
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            what = self.forbidden.get(func._overloadpacket.__name__)
-            if what is not None:
-                raise ForbiddenCall(what, self.component)
-            return func(*args, **(kwargs or {}))
-
-    return Guard
-
-
-_Guard = None
-
-
-@contextlib.contextmanager
-def guard(component: str):
-    """Make the component's forbidden library functions raise ForbiddenCall for the duration."""
-    global _Guard
-    forbidden = RUNTIME.get(component, {})
-    patched = _patch_scipy(component) if component == "attention_numpy" else []
-    try:
-        if not forbidden:
-            yield
+    def register(op):
+        if op in libraries:
             return
-        if _Guard is None:
-            _Guard = _make_guard()
-        from torch.utils._python_dispatch import _get_current_dispatch_mode
+        ns, _, name = op.partition("::")
+        library = torch.library.Library(ns, "IMPL")
+        with warnings.catch_warnings():  # "overriding a previously registered kernel": that is the point
+            warnings.simplefilter("ignore")
+            for key in keys_of[op]:
+                library.impl(name, kernels[op], key)
+        libraries[op] = library
 
-        mode = _Guard(component, forbidden)
-        mode.__enter__()
+    def shadow(op, overload):
+        what = _what(op, family_of[op])
+
+        def kernel(*args, **kwargs):
+            if op in state[1]:
+                if state[2] is None:
+                    state[2] = what
+                raise ForbiddenCall(what, state[0])
+            library = libraries.pop(op, None)  # allowed here: step aside for this one call
+            if library is not None:
+                library._destroy()
+            try:
+                return overload(*args, **kwargs)
+            finally:
+                register(op)
+
+        return kernel
+
+    for op in sorted(family_of):
+        keys = tuple(k for k in _KEYS if has_kernel(op, k))
+        if not keys:
+            continue  # no kernel that computes values in this build (Meta only, or another device)
+        ns, _, name = op.partition("::")
+        packet, _, overload = name.partition(".")
+        try:
+            target = getattr(getattr(getattr(torch.ops, ns), packet), overload or "default")
+        except (AttributeError, RuntimeError):
+            continue
+        keys_of[op], kernels[op] = keys, shadow(op, target)
+        register(op)
+    shadowed = frozenset(libraries)
+
+    def dispatch_state():
+        return (repr(torch._C._dispatch_tls_local_include_set()), repr(torch._C._dispatch_tls_local_exclude_set()),
+                torch._C._len_torch_dispatch_stack(), torch._C._len_torch_function_stack())
+
+    def intact() -> bool:
+        return set(libraries) >= shadowed and all(lib.m is not None for lib in libraries.values())
+
+    refused_events = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+
+    def audit(event, args):
+        if state[0] is None:
+            return
+        if event in refused_events:
+            what = f"{event}(), which walks the interpreter's objects (the by-hand guard among them),"
+        elif event == "import" and str(args[0]).startswith(("torch._dynamo", "torch._inductor")):
+            what = "torch.compile, which generates its own kernels,"
+        else:
+            return
+        if state[2] is None:
+            state[2] = what
+        raise ForbiddenCall(what, state[0])
+
+    sys.addaudithook(audit)
+
+    @contextlib.contextmanager
+    def guard_for(component: str):
+        banned = forbidden.get(component, frozenset())
+        outer, before = list(state), dispatch_state()
+        patched = _patch_scipy(component) if "softmax" in RUNTIME.get(component, ()) else []
+        state[:] = [component, banned, None]
         try:
             yield
-        finally:
-            # The student's code ran inside: it must not have popped the guard off torch's mode stack.
-            intact = _get_current_dispatch_mode() is mode
-            if intact:
-                mode.__exit__(None, None, None)
-        if not intact:
-            raise ForbiddenCall("removing the by-hand guard from torch's dispatch mode stack", component)
-    finally:
+        except BaseException:
+            reached = _leave(component, banned, outer, patched)
+            if reached:  # a forbidden call the student caught, then something else went wrong
+                raise ForbiddenCall(reached, component) from None
+            raise
+        reached = _leave(component, banned, outer, patched)
+        if reached:  # reached and caught inside: the call still used it
+            raise ForbiddenCall(reached, component)
+        if dispatch_state() != before:
+            raise ForbiddenCall("changing torch's dispatch state (a dispatch mode, or an included or excluded "
+                                "dispatch key, left changed)", component)
+
+    def _leave(component, banned, outer, patched):
+        mine = state[0] == component and state[1] is banned
+        reached = state[2] if mine else "tampering with the by-hand guard"
+        state[:] = outer
         for obj, name, old in patched:
             setattr(obj, name, old)
+        if not intact():
+            reached = reached or "removing the by-hand guard's kernels"
+        return reached
+
+    guard_for.forbidden = lambda component: forbidden.get(component, frozenset())
+    guard_for.shadowed = lambda: shadowed
+    return guard_for
+
+
+def forbidden_ops(component: str) -> frozenset[str]:
+    """The qualified operator names the guard refuses while `component` is under test."""
+    return install().forbidden(component)
 
 
 def _patch_scipy(component: str):
-    import sys
-
     special = sys.modules.get("scipy.special")
     if special is None:
         return []
     patched = []
-    for name in ("softmax", "log_softmax"):
+    for name in ("softmax", "log_softmax", "logsumexp"):
         if hasattr(special, name):
             def refuse(*a, _n=name, **k):
                 raise ForbiddenCall(f"scipy.special.{_n}", component)
@@ -161,46 +247,142 @@ def _patch_scipy(component: str):
     return patched
 
 
+# ------------------------------------------------------------------------------------------- the static scan
+# Names that may not appear as attributes or imports from a library, per component.
+_ATTENTION_NAMES = {"scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward",
+                    "_native_multi_head_attention", "_scaled_dot_product_attention_math",
+                    "_scaled_dot_product_flash_attention_for_cpu", "_transformer_encoder_layer_fwd"}
+_SOFTMAX_NAMES = {"softmax", "log_softmax", "_softmax", "_log_softmax", "_safe_softmax", "_sparse_softmax",
+                  "_masked_softmax", "softmin", "gumbel_softmax", "logsumexp", "Softmax", "LogSoftmax", "Softmin"}
+_NORM_NAMES = {"layer_norm", "LayerNorm", "native_layer_norm", "rms_norm", "RMSNorm", "_fused_rms_norm",
+               "group_norm", "GroupNorm", "native_group_norm", "batch_norm", "native_batch_norm", "BatchNorm1d",
+               "BatchNorm2d", "BatchNorm3d", "instance_norm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
+_TRANSFORMER_NAMES = {
+    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer",
+}
+STATIC: MappingProxyType = MappingProxyType({
+    "attention_numpy": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES),
+    "attention": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _TRANSFORMER_NAMES),
+    "mask": frozenset(),
+    "multi_head": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _TRANSFORMER_NAMES),
+    "add_norm": frozenset(_NORM_NAMES | _TRANSFORMER_NAMES),
+    "feed_forward": frozenset(_TRANSFORMER_NAMES),
+    "positional_encoding": frozenset(_TRANSFORMER_NAMES),
+    "encoder": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
+    "decoder": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
+    "transformer": frozenset(_ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
+})
+# Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings.
+_HIDING_CALLS = {"getattr", "__import__", "eval", "exec", "compile", "vars", "globals", "__getattribute__"}
+_HIDING_MODULES = {"importlib", "ctypes", "inspect", "builtins", "subprocess", "autograder", "gc"}
+# Reaching into the checker, torch's dispatcher (modes, dispatch keys, kernels) or torch's own Python
+# implementations of the operators (decompositions, references, compilers): the run-time guard lives there.
+_TAMPERING_ATTRS = frozenset({
+    "modules", "_pop_mode", "_push_mode", "_python_dispatch", "_get_current_dispatch_mode", "_disable_current_modes",
+    "RUNTIME", "_C", "_DisableTorchDispatch", "_disabled_torch_dispatch_impl", "_ExcludeDispatchKeyGuard",
+    "_IncludeDispatchKeyGuard", "_ForceDispatchKeyGuard", "_unset_dispatch_mode", "_set_dispatch_mode",
+    "_pop_torch_dispatch_stack", "_push_on_torch_dispatch_stack", "_dispatch_tls_set_dispatch_key_excluded",
+    "_dispatch_tls_set_dispatch_key_included", "redispatch", "_op_dk", "library", "_decomp", "_refs", "_prims",
+    "_dynamo", "_inductor", "__closure__", "cell_contents", "__subclasses__", "__globals__", "f_back", "f_globals",
+    "f_locals",
+})
+
+
 @dataclass(frozen=True)
 class Finding:
     line: int
     what: str
+    file: str = ""
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.what}"
+        return f"{self.file}, line {self.line}: {self.what}" if self.file else f"line {self.line}: {self.what}"
 
 
-def scan_source(component: str, source: str) -> list[Finding]:
+def scan_source(component: str, source: str, file: str = "") -> list[Finding]:
     """Static by-hand check: forbidden library names and the tricks that hide them."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the import itself reports the syntax error
-    names = STATIC.get(component, set())
+    names = STATIC.get(component, frozenset())
     found: list[Finding] = []
+    add = lambda node, what: found.append(Finding(node.lineno, what, file))  # noqa: E731
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in names:
-            found.append(Finding(node.lineno, f"uses .{node.attr}, a library function this exercise does by hand"))
+            add(node, f"uses .{node.attr}, a library function this exercise does by hand")
         elif isinstance(node, ast.Attribute) and node.attr in _TAMPERING_ATTRS:
-            found.append(Finding(node.lineno, f"uses .{node.attr}, which reaches into the checker or torch's "
-                                              "dispatch modes"))
+            add(node, f"uses .{node.attr}, which reaches into the checker or torch's dispatcher")
+        elif (isinstance(node, ast.Attribute) and node.attr == "compile" and isinstance(node.value, ast.Name)
+              and node.value.id == "torch"):
+            add(node, "uses torch.compile, which generates its own kernels")
+        elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "__dict__" and not isinstance(node.slice, ast.Constant)):
+            add(node, "looks up a computed name in a __dict__, which can hide a forbidden call")
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             root = (node.module or "").split(".")[0]
             if root in _HIDING_MODULES:
-                found.append(Finding(node.lineno, f"imports from {node.module}, which this kit does not allow"))
+                add(node, f"imports from {node.module}, which this kit does not allow")
             for alias in node.names:
-                if alias.name in names:
-                    found.append(Finding(node.lineno, f"imports {alias.name} from {node.module}"))
+                if alias.name in names or alias.name in _TAMPERING_ATTRS:
+                    add(node, f"imports {alias.name} from {node.module}")
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in _HIDING_MODULES:
-                    found.append(Finding(node.lineno, f"imports {alias.name}, which this kit does not allow"))
+                    add(node, f"imports {alias.name}, which this kit does not allow")
+                elif set(alias.name.split(".")) & _TAMPERING_ATTRS:
+                    add(node, f"imports {alias.name}, which reaches into the checker or torch's dispatcher")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _HIDING_CALLS:
             dynamic = node.func.id != "getattr" or not (
                 len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value not in names
+                and node.args[1].value not in _TAMPERING_ATTRS
             )
             if dynamic:
-                found.append(Finding(node.lineno, f"calls {node.func.id}(...) with a computed name, which can hide a forbidden call"))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
-            found.append(Finding(node.lineno, f"names {node.value!r} in a string"))
-    return sorted(set(found), key=lambda f: f.line)
+                add(node, f"calls {node.func.id}(...) with a computed name, which can hide a forbidden call")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                node.value in names or node.value in _TAMPERING_ATTRS):
+            add(node, f"names {node.value!r} in a string")
+    return sorted(set(found), key=lambda f: (f.file, f.line))
+
+
+def imported_helpers(source: str) -> list[str]:
+    """Names of the sibling modules a file imports (`from .x import y`, `from . import x`, `import x`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            names.append(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name.split(".")[0] for alias in node.names)
+    return list(dict.fromkeys(n for n in names if n.isidentifier()))
+
+
+def scan_submission(component: str, read) -> list[Finding]:
+    """scan_source over the component's file and every helper module of the submission it imports, directly or
+    through other helpers, under the component's rules. `read(name)` is a module's text, or None if the
+    submission has no such file. Other components' files are not followed: their own check covers them, so one
+    mistake costs one point."""
+    from .components import NAMES
+
+    source = read(component)
+    if source is None:
+        return []
+    found = scan_source(component, source)
+    seen, todo = {component}, imported_helpers(source)
+    while todo:
+        name = todo.pop(0)
+        if name in seen or name in NAMES:
+            continue
+        seen.add(name)
+        text = read(name)
+        if text is None:  # a library (torch, numpy...), not a file of the submission
+            continue
+        found += scan_source(component, text, f"{name}.py")
+        todo += imported_helpers(text)
+    return found

@@ -43,6 +43,25 @@ def test_stubs_score_zero(stubs, component):
                for o in outcomes), [o.message for o in outcomes]
 
 
+@pytest.fixture(scope="module")
+def pass_stubs(tmp_path_factory):
+    """The stubs with every `raise NotImplementedError` replaced by `pass`: code that does nothing."""
+    folder = tmp_path_factory.mktemp("pass_stubs")
+    for f in (ROOT / "exercises").glob("*.py"):
+        (folder / f.name).write_text(f.read_text().replace("raise NotImplementedError", "pass"))
+    return InProcessTarget(folder, "pass-stubs")
+
+
+@pytest.mark.parametrize("component", NAMES)
+def test_stubs_that_pass_score_zero(pass_stubs, component):
+    """Scored as check, grade and nbgrader score (core.require_behaviour): no static point without behaviour."""
+    outcomes = core.require_behaviour(run(pass_stubs, component))
+    earned = [o.property.name for o in outcomes if o.passed]
+    assert not earned, f"a stub that does nothing earns points in {component}: {earned}"
+    static = [o for o in outcomes if core.is_static(o.property)]
+    assert all("by-hand point only together" in o.message or o.status != "failed" for o in static)
+
+
 @pytest.mark.parametrize("bug", catalog(), ids=lambda b: b.id)
 def test_bug_is_caught_and_named(bug, tmp_path):
     target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)

@@ -413,7 +413,7 @@ def assemble(r: StudentResult, tasks: list[Task], done: dict[str, dict]) -> None
             r.log.append(f"## {t.label}: what the code printed (trimmed)\n{rec['log']}")
     order = {n: i for i, n in enumerate(NAMES)}
     records.sort(key=lambda x: (order[x["component"]], "::integration::" in x["id"]))  # stable within each
-    r.outcomes = [outcome_from(x) for x in records]
+    r.outcomes = core.require_behaviour([outcome_from(x) for x in records])
 
 
 def write_timing(out: Path, results_by: dict[str, StudentResult]) -> None:

@@ -232,7 +232,7 @@ def diagnose(default: str, *candidates) -> str:
 
 def written_by_hand(t, component: str, hint: str) -> None:
     """The static half of the by-hand rule; a file that is still a stub earns nothing here either."""
-    from ..rules import scan_source
+    from ..rules import scan_submission
     from ..target import StudentError
 
     src = t.source(component)
@@ -243,5 +243,8 @@ def written_by_hand(t, component: str, hint: str) -> None:
     # Import the module too (its __dir__, through the narrow interface): a file that cannot be imported,
     # or that exits or crashes on import, earns nothing here either.
     t.call(component, "__dir__")
-    findings = scan_source(component, src)
-    expect(not findings, f"forbidden in {component}.py: " + "; ".join(map(str, findings[:3])), hint)
+    # The component's file and every helper module of the submission that it imports (read by the checking
+    # side: in the judge, from its own copy of the files).
+    findings = scan_submission(component, lambda name: src if name == component else t.source(name))
+    expect(not findings, f"forbidden in {component}.py or a helper it imports: "
+           + "; ".join(map(str, findings[:3])), hint)

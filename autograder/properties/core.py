@@ -213,3 +213,29 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
     # An exception on the checking side, caused by what the student returned (a wrong type, say).
     return Outcome(p, "failed", f"the result could not be checked: {type(exc).__name__}: {exc}"[:400],
                    "check the return type and shape against the docstring", example)
+
+
+# ------------------------------------------------------------------------------------------ scoring rules
+# The static by-hand property (a scan of the source) is the only property code that does nothing can pass:
+# its points come only with working code. One rule, applied wherever outcomes are scored (check, pytest,
+# the judge, the notebooks).
+STATIC_SUFFIX = "written_by_hand"
+NO_BEHAVIOUR = ("{component}.py earns its by-hand point only together with a property of what the code does, "
+                "and none of those passed yet.")
+NO_BEHAVIOUR_HINT = "make the component work first: this point follows."
+
+
+def is_static(p: Property) -> bool:
+    """A property that reads the source instead of running it."""
+    return p.name.endswith(STATIC_SUFFIX)
+
+
+def require_behaviour(outcomes: list[Outcome]) -> list[Outcome]:
+    """A passed static property of a component with no passed behavioural property becomes failed, saying why.
+    Changes the outcomes in place and returns them."""
+    behaving = {o.property.component for o in outcomes if o.passed and not is_static(o.property)}
+    for o in outcomes:
+        if o.passed and is_static(o.property) and o.property.component not in behaving:
+            o.status, o.hint = "failed", NO_BEHAVIOUR_HINT
+            o.message = NO_BEHAVIOUR.format(component=o.property.component)
+    return outcomes
