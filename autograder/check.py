@@ -36,15 +36,20 @@ def pending_hidden_points() -> dict[str, float]:
     return {k: float(v) for k, v in _bundle_numbers("hidden_points.json").items()}
 
 
+# The instructor's kit has the judge beside this file; the student bundle has not. Decided by the folder, not
+# by an import: an editable install of the kit in the same environment would lend the bundle its judge.
+INSTRUCTOR_KIT = (Path(__file__).resolve().parent / "judge").is_dir()
+
+
 def integration_shares() -> dict[str, float]:
     """Property id -> points of its integration re-run (judge/grade.py decides; a bundle ships the numbers).
 
     The judge re-runs these properties with the student's own files, which is what the self-check does
     anyway, so their outcomes here are their integration verdicts."""
-    try:
-        from .judge.grade import integration_props
-    except ImportError:  # the student bundle: no judge, the numbers recorded at release
+    if not INSTRUCTOR_KIT:  # the student bundle: the numbers recorded at release
         return {k: float(v) for k, v in _bundle_numbers("integration_points.json").items()}
+    from .judge.grade import integration_props
+
     return {pid: points for specs in integration_props(core.load(include_hidden=True)).values()
             for pid, points in specs}
 

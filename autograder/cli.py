@@ -1,4 +1,4 @@
-"""python -m autograder COMMAND: one entry point for students and instructors."""
+"""python -m autograder COMMAND: the kit's commands (a student bundle has `check` only)."""
 from __future__ import annotations
 
 import argparse
@@ -20,10 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-hidden", action="store_true", help="visible properties only")
     p.add_argument("-v", "--verbose", action="store_true", help="print every failure in full")
 
-    try:
-        from .judge.cli import add_grade_arguments, add_gradescope_arguments
-    except ImportError:  # the student bundle ships the self-check only: no judge, no stubs, no course builder
-        return parser
+    if not (Path(__file__).resolve().parent / "judge").is_dir():
+        return parser  # the student bundle ships the self-check only: no judge, no stubs, no course builder
+    from .judge.cli import add_grade_arguments, add_gradescope_arguments
+
     p = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
     p.add_argument("--check", action="store_true", help="exit 1 if exercises/ has drifted, write nothing")
 

@@ -169,14 +169,14 @@ def render_table(rows: list[ComponentSummary], title: str = "Transformer kit", c
 
     console = console or Console()
     table = Table(title=Text(title), show_lines=False)
-    table.add_column("component")
+    table.add_column("component", max_width=34)
     table.add_column("points", justify="right")
     table.add_column("first failing property and hint", overflow="fold")
     for r in rows:
         style = "green" if r.earned == r.available else ("red" if r.earned == 0 else "yellow")
         points = f"{r.earned:g} / {r.available:g}"
         if r.pending:
-            points += f" (+{r.pending:g} at grading)"
+            points += f" (+{r.pending:g} not run)" if r.component == INTEGRATION else f" (+{r.pending:g} hidden)"
         note = Text()
         if r.blocked:
             note.append(r.blocked, style="bold")
@@ -194,12 +194,11 @@ def render_table(rows: list[ComponentSummary], title: str = "Transformer kit", c
     table.add_section()
     table.add_row(Text("total", style="bold"), Text(f"{earned:g} / {available:g}", style="bold"), "")
     console.print(table)
-    if pending:  # never let a green run claim more than it knows
-        total = total_points if total_points is not None else available + pending
+    if pending:  # never let a green run claim more than it knows: say what is still to come, and the sum
+        integration = sum(r.available + r.pending for r in rows if r.component == INTEGRATION)
+        visible = available - sum(r.available for r in rows if r.component == INTEGRATION)
         hidden = sum(r.pending for r in rows if r.component != INTEGRATION)
-        if hidden:
-            console.print(Text(f"{hidden:g} more points are hidden and decided at grading: the grade is out of "
-                               f"{total:g}."), soft_wrap=True)
-        if pending - hidden:
-            console.print(Text(f"{pending - hidden:g} integration points belong to properties not run here; "
-                               "they are decided at grading."), soft_wrap=True)
+        total = total_points if total_points is not None else available + pending
+        console.print(Text(f"{pending:g} more points are decided at grading (hidden properties, integration properties "
+                           f"not run here): {visible:g} visible + {hidden:g} hidden + {integration:g} integration = "
+                           f"{total:g} points in all."), soft_wrap=True)
