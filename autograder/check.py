@@ -84,7 +84,7 @@ class SelfCheck:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        folder, self.rename = submission_folder(self.path)
+        folder, self.rename, self.files = submission_folder(self.path)
         self.target = InProcessTarget(folder, label=self.path.name)
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
 
@@ -113,7 +113,7 @@ class SelfCheck:
 
     def blocked(self, component: str) -> str:
         failing = self.failing_dependencies(component)
-        return results.dependency_sentence(component, failing) if failing else ""
+        return results.dependency_sentence(component, failing, self.files) if failing else ""
 
     def blame(self, o: core.Outcome) -> core.Outcome:
         """A failure of a component whose dependencies fail says so first. Its own hint is held back unless
@@ -126,14 +126,14 @@ class SelfCheck:
 
 
 def submission_folder(path: Path):
-    """(folder of <component>.py files, outcome renamer). A folder of notebooks (the bundle's notebooks/,
+    """(folder of <component>.py files, outcome renamer, {component: the file's name for the student}). A folder of notebooks (the bundle's notebooks/,
     or nbgrader's <component>.ipynb) becomes their modules in a temporary folder, and the renamer turns a
     `attention.py, line 12` in what a student reads into the notebook's cell."""
     from .notebooks import cells
 
     path = Path(path)
     if any((path / f"{n}.py").is_file() for n in NAMES) or not any(path.glob("*.ipynb")):
-        return path, lambda o: o
+        return path, lambda o: o, {}
     folder = Path(tempfile.mkdtemp(prefix="kit-notebooks-"))
     _, places = cells.submission_from_notebooks(path, folder, NAMES, with_places=True)
 
@@ -142,7 +142,7 @@ def submission_folder(path: Path):
             return o
         return replace(o, message=cells.name_cells(o.message, places), detail=cells.name_cells(o.detail, places))
 
-    return folder, rename
+    return folder, rename, {name: notebook for name, (notebook, _) in places.items()}
 
 
 def run_suite(path: Path, components=None, include_hidden: bool = True, progress=None,

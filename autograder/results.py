@@ -110,15 +110,18 @@ def write_json(data: dict, path: Path) -> None:
     Path(path).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def dependency_sentence(component: str, failing: dict[str, int]) -> str:
-    """Whole sentence naming the student's dependency files that fail (file stem -> failing properties)."""
+def dependency_sentence(component: str, failing: dict[str, int], files: dict[str, str] | None = None) -> str:
+    """Whole sentence naming the student's dependency files that fail (file stem -> failing properties).
+    files: how to call each file (a notebook's name), else <stem>.py."""
+    files = files or {}
     if len(failing) == 1:
         (dep, count), = failing.items()
+        file = files.get(dep, f"{dep}.py")
         if count == 1:
-            return f"{component} uses your {dep}.py, which fails 1 property: fix {dep}.py first."
-        return f"{component} uses your {dep}.py, which fails {count} properties: fix {dep}.py first."
-    files = ", ".join(f"{d}.py" for d in failing)
-    return (f"{component} uses your {files}, which fail {sum(failing.values())} properties between them: "
+            return f"{component} uses your {file}, which fails 1 property: fix {file} first."
+        return f"{component} uses your {file}, which fails {count} properties: fix {file} first."
+    names = ", ".join(files.get(d, f"{d}.py") for d in failing)
+    return (f"{component} uses your {names}, which fail {sum(failing.values())} properties between them: "
             "fix those files first.")
 
 
