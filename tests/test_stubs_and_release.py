@@ -196,3 +196,25 @@ def test_bundle_pytest_on_reference_passes_and_says_hidden_points_remain(bundle,
     proc = run_bundle_pytest(work)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "more points are decided at grading" in proc.stdout
+
+
+def test_bundle_notebook_runs_in_a_kernel_and_a_failure_names_the_cell(bundle, tmp_path):
+    """The student's way: open notebooks/02_attention.ipynb in Jupyter and run it (setup cell, tests)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    work = tmp_path / "student"
+    shutil.copytree(bundle, work)
+    shutil.rmtree(work / "notebooks")
+    boom = ("attention", "    exp = torch.exp(x - x_max)\n", "    exp = torch.exp(x - x_max)\n    raise ValueError('boom')\n")
+    filled_notebooks(bundle, work / "notebooks", boom)
+    nb = nbformat.read(work / "notebooks" / "02_attention.ipynb", as_version=4)
+    env_backup = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("PYTHONPATH")}
+    try:
+        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                                resources={"metadata": {"path": str(work / "notebooks")}}).execute()
+    finally:
+        os.environ.update(env_backup)
+    errors = ["\n".join(o["traceback"]) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o["output_type"] == "error"]
+    assert errors and all("ValueError" in e and "boom" in e for e in errors), errors[:2]
+    assert any('02_attention.ipynb, the cell that starts "import math", line ' in e for e in errors), errors[:2]
