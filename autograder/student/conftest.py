@@ -1,8 +1,6 @@
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent
 # The bundle's root holds the checker package (autograder/) beside exercises/.
 sys.path.insert(0, str(ROOT))
@@ -12,5 +10,6 @@ pytest_plugins = ["autograder.pytest_plugin"]
 def pytest_configure(config):
     # `pytest` from any folder of the bundle (exercises/, notebooks/): pytest finds this folder's settings but
     # would look for tests where it was started; the tests live in tests/.
-    if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
+    source = getattr(config, "args_source", None)  # pytest >= 7.3
+    if source is not None and source.name == "INVOCATION_DIR":
         config.args[:] = [str(ROOT / "tests")]
