@@ -1,61 +1,202 @@
-"""The self-check: run the property suite in-process on a submission folder and report."""
+"""The self-check: run the property suite in-process on a submission folder and report.
+
+Unlike the judge, the self-check runs each component with the student's own dependencies (the student has
+no reference). So it knows the dependency order (components.py `deps`): when a component's dependencies
+fail in the student's files, each of its failing properties and its table row say so first, naming the
+file, and the component's own hints are held back (they would diagnose the dependency's bug as this one's).
+A dependency that was not selected (`pytest -m multi_head`) has its visible properties run quietly first.
+"""
 from __future__ import annotations
 
 import json
+import re
+import tempfile
 import time
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
 from . import results
+from .components import NAMES, get
 from .properties import core
 from .target import InProcessTarget
 
 
-def pending_hidden_points() -> dict[str, float]:
-    """Hidden points per component, as recorded in a student bundle (the hidden properties themselves are not)."""
+def _bundle_numbers(name: str) -> dict:
+    """A json file of numbers shipped in a student bundle beside this module, or {} (the instructor's kit)."""
     try:
-        text = resources.files("autograder").joinpath("hidden_points.json").read_text()
+        text = resources.files("autograder").joinpath(name).read_text()
     except (FileNotFoundError, OSError):
         return {}
-    return {k: float(v) for k, v in json.loads(text).items()}
+    return json.loads(text)
 
 
-def run_suite(path: Path, components=None, include_hidden: bool = True, progress=None):
-    """(outcomes, pending hidden points per component) for the submission at `path`."""
+def pending_hidden_points() -> dict[str, float]:
+    """Hidden points per component, as recorded in a student bundle (the hidden properties themselves are not)."""
+    return {k: float(v) for k, v in _bundle_numbers("hidden_points.json").items()}
+
+
+# The instructor's kit has the judge beside this file; the student bundle has not. Decided by the folder, not
+# by an import: an editable install of the kit in the same environment would lend the bundle its judge.
+INSTRUCTOR_KIT = (Path(__file__).resolve().parent / "judge").is_dir()
+
+
+def integration_shares() -> dict[str, float]:
+    """Property id -> points of its integration re-run (judge/grade.py decides; a bundle ships the numbers).
+
+    The judge re-runs these properties with the student's own files, which is what the self-check does
+    anyway, so their outcomes here are their integration verdicts."""
+    if not INSTRUCTOR_KIT:  # the student bundle: the numbers recorded at release
+        return {k: float(v) for k, v in _bundle_numbers("integration_points.json").items()}
+    from .judge.grade import integration_props
+
+    return {pid: points for specs in integration_props(core.load(include_hidden=True)).values()
+            for pid, points in specs}
+
+
+def integration_outcomes(outcomes: list[core.Outcome], shares: dict[str, float], ran) -> tuple[list, float]:
+    """(the integration outcomes of this run, integration points of the components in `ran` not run here)."""
+    by_id = {o.property.id: o for o in outcomes}
+    found, pending = [], 0.0
+    for pid, points in shares.items():
+        if pid.split("::")[0] not in ran:
+            continue
+        o = by_id.get(pid)
+        if o is None:
+            pending += points
+            continue
+        p = replace(o.property, name=f"integration::{o.property.name}", points=points)
+        found.append(replace(o, property=p))
+    return found, pending
+
+
+_FRAME_FILE = re.compile(r"^\s*(\w+)\.py, line \d+")
+
+
+def _innermost_file(detail: str) -> str:
+    files = [m.group(1) for line in detail.splitlines() if (m := _FRAME_FILE.match(line))]
+    return files[-1] if files else ""
+
+
+class SelfCheck:
+    """Runs properties on one submission in this process and remembers every outcome, so that a dependent
+    component can be told when the files it uses fail."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        folder, self.rename, self.files = submission_folder(self.path)
+        self.target = InProcessTarget(folder, label=self.path.name)
+        self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
+
+    def run(self, p: core.Property) -> core.Outcome:
+        for dep in get(p.component).deps:
+            self._run_quietly(dep)
+        outcome = self.raw.get(p.id) or self.rename(core.run_property(p, self.target))
+        self.raw[p.id] = outcome
+        return self.blame(outcome)
+
+    def _run_quietly(self, component: str) -> None:
+        """The visible properties of a dependency not run yet (`pytest -m multi_head` selects no attention
+        property): their verdicts are needed, not shown. Cost: the dependency's suite, once per run."""
+        for p in core.load(include_hidden=False, components=[component]):
+            if p.id not in self.raw:
+                self.raw[p.id] = self.rename(core.run_property(p, self.target))
+
+    def failing_dependencies(self, component: str) -> dict[str, int]:
+        """The student's dependency files that fail on their own (not because of a file they use in turn):
+        file stem -> failing properties."""
+        deps = get(component).deps
+        failing = {d: sum(1 for o in self.raw.values() if o.property.component == d and not o.passed)
+                   for d in deps}
+        failing = {d: n for d, n in failing.items() if n}
+        return {d: n for d, n in failing.items() if not any(x in failing for x in get(d).deps)}
+
+    def blocked(self, component: str) -> str:
+        failing = self.failing_dependencies(component)
+        return results.dependency_sentence(component, failing, self.files) if failing else ""
+
+    def blame(self, o: core.Outcome) -> core.Outcome:
+        """A failure of a component whose dependencies fail says so first. Its own hint is held back unless
+        the failure is plainly its own: its code is not written yet."""
+        sentence = "" if o.passed else self.blocked(o.property.component)
+        if not sentence:
+            return o
+        own = o.status == "not_implemented" and _innermost_file(o.detail) in ("", o.property.component)
+        return replace(o, message=f"{sentence} {o.message}".strip(), hint=o.hint if own else "")
+
+
+def submission_folder(path: Path):
+    """(folder of <component>.py files, outcome renamer, {component: the file's name for the student}). A folder of notebooks (the bundle's notebooks/,
+    or nbgrader's <component>.ipynb) becomes their modules in a temporary folder, and the renamer turns a
+    `attention.py, line 12` in what a student reads into the notebook's cell."""
+    from .notebooks import cells
+
+    path = Path(path)
+    if any((path / f"{n}.py").is_file() for n in NAMES) or not any(path.glob("*.ipynb")):
+        return path, lambda o: o, {}
+    folder = Path(tempfile.mkdtemp(prefix="kit-notebooks-"))
+    _, places = cells.submission_from_notebooks(path, folder, NAMES, with_places=True)
+
+    def rename(o: core.Outcome) -> core.Outcome:
+        if o.passed:
+            return o
+        return replace(o, message=cells.name_cells(o.message, places), detail=cells.name_cells(o.detail, places))
+
+    return folder, rename, {name: notebook for name, (notebook, _) in places.items()}
+
+
+def run_suite(path: Path, components=None, include_hidden: bool = True, progress=None,
+              blocked: dict[str, str] | None = None):
+    """(outcomes, pending points per row) for the submission at `path`, the integration outcomes last.
+    blocked, if given, is filled with each component's dependency sentence (empty when its files pass)."""
     properties = core.load(include_hidden, components)
     has_hidden = any(not p.visible for p in core.REGISTRY.values())
     pending = {} if has_hidden and include_hidden else pending_hidden_points()
     if components:
         pending = {k: v for k, v in pending.items() if k in components}
-    target = InProcessTarget(Path(path))
+    session = SelfCheck(Path(path))
     outcomes = []
     for p in properties:
-        outcomes.append(core.run_property(p, target))
+        outcomes.append(session.run(p))
         if progress is not None:
             progress(p)
-    return core.require_behaviour(outcomes), pending
+    outcomes = core.require_behaviour(outcomes)
+    ran = {p.component for p in properties}
+    found, pending_integration = integration_outcomes(outcomes, integration_shares(), ran)
+    if pending_integration:
+        pending[results.INTEGRATION] = pending_integration
+    if blocked is not None:
+        blocked.update({c: session.blocked(c) for c in ran})
+    return outcomes + found, pending
 
 
 def main(args) -> int:
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+    from rich.text import Text
 
     console = Console()
     components = [args.component] if args.component else None
-    start = time.perf_counter()
-    with Progress(transient=True, console=console) as bar:
-        task = bar.add_task(f"checking {args.path}", total=None)
+    start, blocked = time.perf_counter(), {}
+    columns = (SpinnerColumn(), TextColumn(f"checking {Path(args.path).name}/", markup=False), BarColumn(),
+               TextColumn("{task.description}", markup=False))
+    with Progress(*columns, transient=True, console=console) as bar:
+        task = bar.add_task("", total=None)
         outcomes, pending = run_suite(args.path, components, not args.no_hidden,
-                                      lambda p: bar.update(task, advance=1, description=p.id))
+                                      lambda p: bar.update(task, advance=1, description=p.id), blocked)
     elapsed = time.perf_counter() - start
-    rows = results.summarize(outcomes, pending, components)
+    rows = results.summarize(outcomes, pending, components, blocked)
+    own = [o for o in outcomes if results.row_of(o) != results.INTEGRATION]  # each failure once
     if args.verbose:
-        for o in outcomes:
+        for o in own:
             if not o.passed:
-                console.rule(o.property.id)
-                console.print(results.outcome_text(o), markup=False, highlight=False)
+                console.rule(Text(o.property.id))
+                console.print(Text(results.outcome_text(o)), highlight=False)
+    else:
+        for block in results.failure_blocks(own):
+            console.print(Text(block), highlight=False, soft_wrap=True)
     results.render_table(rows, title=f"{Path(args.path).name}: {elapsed:.1f} s", console=console)
     if args.json:
         results.write_json(results.gradescope(outcomes, elapsed), Path(args.json))
-    full = all(o.passed for o in outcomes) and not any(pending.values())
-    return 0 if full else 1
+    # Pending points (hidden, integration not run) are printed, never a failure: 0 when all that ran passed.
+    return 0 if all(o.passed for o in outcomes) else 1

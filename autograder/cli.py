@@ -1,4 +1,4 @@
-"""python -m autograder COMMAND: one entry point for students and instructors."""
+"""python -m autograder COMMAND: the kit's commands (a student bundle has `check` only)."""
 from __future__ import annotations
 
 import argparse
@@ -13,11 +13,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("check", help="run the property suite in-process on a submission folder")
-    p.add_argument("path", type=Path, nargs="?", default=Path("exercises"))
+    p.add_argument("path", type=Path, nargs="?", default=Path("exercises"),
+                   help="a folder of <component>.py files, or of the course notebooks (default: exercises)")
     p.add_argument("--component", choices=NAMES)
     p.add_argument("--json", metavar="FILE", help="also write Gradescope results.json")
     p.add_argument("--no-hidden", action="store_true", help="visible properties only")
     p.add_argument("-v", "--verbose", action="store_true", help="print every failure in full")
+
+    if not (Path(__file__).resolve().parent / "judge").is_dir():
+        return parser  # the student bundle ships the self-check only: no judge, no stubs, no course builder
+    from .judge.cli import add_grade_arguments, add_gradescope_arguments
 
     p = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
     p.add_argument("--check", action="store_true", help="exit 1 if exercises/ has drifted, write nothing")
@@ -25,10 +30,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("release", help="build the student bundle (no solutions, no hidden properties)")
     p.add_argument("dest", type=Path)
 
-    try:
-        from .judge.cli import add_grade_arguments, add_gradescope_arguments
-    except ImportError:  # the student bundle ships the self-check only: no judge, no course builder
-        return parser
     p = sub.add_parser("grade", help="grade a class in sandboxed workers (no folder: the bundled sample class)")
     add_grade_arguments(p)
     p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")

@@ -1,7 +1,9 @@
 """pytest integration for students: one test per visible property, and a points table at the end.
 
 `pytest` in the student bundle runs every visible property on exercises/ (or on the folder named by the
-KIT_SUBMISSION environment variable). `pytest -m attention` checks one component; `-k` filters by name.
+KIT_SUBMISSION environment variable: KIT_SUBMISSION=notebooks grades the notebooks). `pytest -m attention`
+checks one component; `-k` filters by name. Each failure prints as one short block, the table comes last
+(the bundle's pytest settings turn pytest's own long failure report off: `--tb=no -rN`).
 """
 from __future__ import annotations
 
@@ -11,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from . import results
-from .check import pending_hidden_points
+from .check import SelfCheck, integration_outcomes, integration_shares, pending_hidden_points
 from .components import NAMES
 from .properties import core
-from .target import InProcessTarget
 
 _OUTCOMES: list[core.Outcome] = []
+_SESSION: list[SelfCheck] = []
 
 
 def submission_root(config) -> Path:
@@ -35,11 +37,14 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def kit_target(request):
-    return InProcessTarget(submission_root(request.config))
+    """The self-check session on the submission (named for the tests written before it knew dependencies)."""
+    if not _SESSION:
+        _SESSION.append(SelfCheck(submission_root(request.config)))
+    return _SESSION[0]
 
 
-def check_property(prop: core.Property, target) -> None:
-    outcome = core.run_property(prop, target)
+def check_property(prop: core.Property, session: SelfCheck) -> None:
+    outcome = session.run(prop)
     _OUTCOMES.append(outcome)
     # The static point needs a passed behavioural property: the static test runs last in its component.
     core.require_behaviour([o for o in _OUTCOMES if o.property.component == prop.component])
@@ -51,9 +56,20 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not _OUTCOMES:
         return
     from rich.console import Console
+    from rich.text import Text
 
     ran = {o.property.component for o in _OUTCOMES}
     pending = {k: v for k, v in pending_hidden_points().items() if k in ran}
-    rows = results.summarize(_OUTCOMES, pending, ran)
+    found, pending_integration = integration_outcomes(_OUTCOMES, integration_shares(), ran)
+    if pending_integration:
+        pending[results.INTEGRATION] = pending_integration
+    blocked = {c: _SESSION[0].blocked(c) for c in ran} if _SESSION else {}
+    rows = results.summarize(_OUTCOMES + found, pending, ran, blocked)
     console = Console(file=terminalreporter._tw._file, force_terminal=terminalreporter.hasmarkup, width=110)
+    if config.getoption("tbstyle", "auto") == "no":  # pytest's report is off: ours, one short block each
+        blocks = results.failure_blocks(_OUTCOMES)
+        if blocks:
+            terminalreporter.write_sep("=", "failures")
+        for block in blocks:
+            console.print(Text(block), highlight=False, soft_wrap=True)
     results.render_table(rows, title=f"points for {submission_root(config).name}/", console=console)

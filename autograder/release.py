@@ -1,8 +1,9 @@
-"""Build the student bundle: stubs, the visible properties, a student README and pyproject. Nothing else.
+"""Build the student bundle: stubs, the same exercises as notebooks, the visible properties, a student README
+and pyproject. Nothing else.
 
 Left out on purpose: solutions/, autograder/hidden/ (hidden properties), autograder/bugs/ (quotes the
-solutions), the judge and the instructor's tools. Hidden points are shipped as numbers only, so the
-self-check can say how many points are still to be decided at grading.
+solutions), the judge and the instructor's tools. Hidden points and the integration share are shipped as
+numbers only, so the self-check's table adds up to the grade's total.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from . import stubs
+from .components import COMPONENTS
 from .properties import core
 
 PACKAGE = Path(__file__).resolve().parent
@@ -26,6 +28,47 @@ def hidden_points() -> dict[str, float]:
         if not p.visible:
             points[p.component] = points.get(p.component, 0.0) + p.points
     return points
+
+
+def integration_points() -> dict[str, float]:
+    """Property id -> points of its integration re-run, as the judge decides them."""
+    from .judge.grade import integration_props
+
+    return {pid: points for specs in integration_props(core.load(include_hidden=True)).values()
+            for pid, points in specs}
+
+
+# The bundle's notebooks live in notebooks/, beside the checker's folder: the setup cell puts it on the path.
+NOTEBOOK_SETUP = ("import os, sys\nsys.path.insert(0, os.path.abspath(\"..\"))  # the bundle's folder, which holds "
+                  "the checker (autograder/)\n")
+
+
+def student_notebooks() -> dict[str, dict]:
+    """NN_<component>.ipynb (numbered in course order) -> the course notebook as a student gets it: solution
+    cells stubbed as in exercises/, hidden test cells left out (their points stay in the text)."""
+    from .notebooks import cells, course
+
+    props = core.load(include_hidden=True)
+    shares = integration_points()
+    out = {}
+    for number, c in enumerate(COMPONENTS, 1):
+        integration = [(core.REGISTRY[pid], points) for pid, points in shares.items()
+                       if pid.startswith(f"{c.name}::")]
+        nb = course.notebook(c.name, [p for p in props if p.component == c.name], number, integration)
+        kept = []
+        for cell in nb["cells"]:
+            text = cells.source_text(cell)
+            if "### BEGIN HIDDEN TESTS" in text:
+                continue
+            if cells.is_solution(cell):
+                cell["source"] = stubs.strip_solutions(text)
+            elif cell["metadata"].get("nbgrader", {}).get("grade_id") == "setup":
+                cell["source"] = text.replace("import autograder.notebooks.kernel", NOTEBOOK_SETUP
+                                              + "import autograder.notebooks.kernel", 1)
+            kept.append(cell)
+        nb["cells"] = kept
+        out[f"{number:02d}_{c.name}.ipynb"] = nb
+    return out
 
 
 def build(dest: Path) -> Path:
@@ -48,6 +91,10 @@ def build(dest: Path) -> Path:
     for name in NOTEBOOK_SHIPPED:
         shutil.copy2(PACKAGE / "notebooks" / name, pkg / "notebooks" / name)
     (pkg / "hidden_points.json").write_text(json.dumps(hidden_points(), indent=2, sort_keys=True) + "\n")
+    (pkg / "integration_points.json").write_text(json.dumps(integration_points(), indent=2, sort_keys=True) + "\n")
+    (dest / "notebooks").mkdir()
+    for name, nb in student_notebooks().items():
+        (dest / "notebooks" / name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
     student = PACKAGE / "student"
     (dest / "tests").mkdir()

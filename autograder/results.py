@@ -9,6 +9,20 @@ from .components import BY_NAME, NAMES
 from .properties.core import Outcome
 
 HIDDEN_VISIBILITY = "after_due_date"  # Gradescope: hidden results show once the due date passes
+# The integration share (a few properties of each dependent component re-run with the student's own
+# dependencies) is its own row and column, so that each component's points depend on that component alone.
+INTEGRATION = "integration"
+INTEGRATION_TITLE = "your pieces together"
+ROWS: tuple[str, ...] = (*NAMES, INTEGRATION)
+
+
+def row_of(o: Outcome) -> str:
+    """The table row an outcome counts in: its component, or the integration row for an integration re-run."""
+    return INTEGRATION if o.property.name.startswith("integration::") else o.property.component
+
+
+def row_title(row: str) -> str:
+    return INTEGRATION_TITLE if row == INTEGRATION else BY_NAME[row].title
 
 
 @dataclass
@@ -19,7 +33,8 @@ class ComponentSummary:
     passed: int
     total: int
     first_failure: Outcome | None
-    pending: float = 0.0  # hidden points not run here: decided at grading
+    pending: float = 0.0  # hidden (or integration) points not run here: decided at grading
+    blocked: str = ""  # the self-check: "multi_head uses your attention.py, which fails ...", else empty
 
     @property
     def full(self) -> bool:
@@ -27,12 +42,15 @@ class ComponentSummary:
 
 
 def summarize(outcomes: list[Outcome], pending: dict[str, float] | None = None,
-              components=None) -> list[ComponentSummary]:
-    pending = pending or {}
-    names = [n for n in NAMES if (components is None or n in components)]
+              components=None, blocked: dict[str, str] | None = None) -> list[ComponentSummary]:
+    """One row per component (of `components`, or all) that has outcomes or pending points, then the
+    integration row. pending: points decided at grading, per row name. blocked: per component, the sentence
+    saying which of the student's dependency files fail."""
+    pending, blocked = pending or {}, blocked or {}
+    names = [n for n in ROWS if (components is None or n in components or n == INTEGRATION)]
     rows = []
     for name in names:
-        mine = [o for o in outcomes if o.property.component == name]
+        mine = [o for o in outcomes if row_of(o) == name]
         if not mine and not pending.get(name):
             continue
         rows.append(ComponentSummary(
@@ -43,6 +61,7 @@ def summarize(outcomes: list[Outcome], pending: dict[str, float] | None = None,
             len(mine),
             next((o for o in mine if not o.passed), None),
             pending.get(name, 0.0),
+            blocked.get(name, ""),
         ))
     return rows
 
@@ -77,7 +96,7 @@ def gradescope(outcomes: list[Outcome], execution_time: float | None = None,
             "status": "passed" if o.passed else "failed",
             "output": outcome_text(o),
             "visibility": "visible" if o.property.visible else hidden_visibility,
-            "tags": [o.property.component],
+            "tags": [row_of(o)],
         })
     result = {"score": sum(o.score for o in outcomes), "tests": tests}
     if execution_time is not None:
@@ -91,33 +110,98 @@ def write_json(data: dict, path: Path) -> None:
     Path(path).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def render_table(rows: list[ComponentSummary], title: str = "Transformer kit", console=None) -> None:
-    """The per-component table students and instructors see at the end of a run."""
+def dependency_sentence(component: str, failing: dict[str, int], files: dict[str, str] | None = None) -> str:
+    """Whole sentence naming the student's dependency files that fail (file stem -> failing properties).
+    files: how to call each file (a notebook's name), else <stem>.py."""
+    files = files or {}
+    if len(failing) == 1:
+        (dep, count), = failing.items()
+        file = files.get(dep, f"{dep}.py")
+        if count == 1:
+            return f"{component} uses your {file}, which fails 1 property: fix {file} first."
+        return f"{component} uses your {file}, which fails {count} properties: fix {file} first."
+    names = ", ".join(files.get(d, f"{d}.py") for d in failing)
+    return (f"{component} uses your {names}, which fail {sum(failing.values())} properties between them: "
+            "fix those files first.")
+
+
+SHORT_EXAMPLE_LINES = 8  # a failure's block stays short: the whole input is in `check -v`
+
+
+def short_text(o: Outcome) -> str:
+    """One failure as a short block: verdict and property, message, a few lines of the failing input, hint,
+    and the innermost line of the student's code."""
+    head = f"✗ {o.property.component} · {o.property.name} ({o.property.points:g} pt): {o.status.replace('_', ' ')}"
+    lines = [head, _indent(o.message, "  ")]
+    if o.example:
+        example = o.example.splitlines()
+        if len(example) > SHORT_EXAMPLE_LINES:
+            example = example[:SHORT_EXAMPLE_LINES] + ["..."]
+        lines.append(_indent("smallest failing input:\n" + _indent("\n".join(example)), "  "))
+    if o.hint:
+        lines.append(f"  hint: {o.hint}")
+    if o.detail:
+        lines.append(_indent("\n".join(o.detail.splitlines()[-2:]), "  "))
+    return "\n".join(line for line in lines if line.strip())
+
+
+def failure_blocks(outcomes: list[Outcome]) -> list[str]:
+    """The failures, one short block each. A failure with the same verdict, message and hint as the one
+    before it in the same row takes one line (the untouched stubs: one block per function, not per property)."""
+    blocks, last = [], None
+    for o in outcomes:
+        if o.passed:
+            continue
+        key = (row_of(o), o.status, o.message, o.hint)
+        if key == last:
+            blocks.append(f"✗ {o.property.component} · {o.property.name} ({o.property.points:g} pt): "
+                          "the same as above")
+        else:
+            blocks.append(short_text(o))
+        last = key
+    return blocks
+
+
+def render_table(rows: list[ComponentSummary], title: str = "Transformer kit", console=None,
+                 total_points: float | None = None) -> None:
+    """The per-component table students and instructors see at the end of a run. Every text is plain (a
+    message's `PE[p, 2i]` must not be read as markup). total_points: the grade's total, when known."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
-    table = Table(title=title, show_lines=False)
-    table.add_column("component")
+    table = Table(title=Text(title), show_lines=False)
+    table.add_column("component", max_width=34)
     table.add_column("points", justify="right")
     table.add_column("first failing property and hint", overflow="fold")
     for r in rows:
         style = "green" if r.earned == r.available else ("red" if r.earned == 0 else "yellow")
         points = f"{r.earned:g} / {r.available:g}"
         if r.pending:
-            points += f" (+{r.pending:g} hidden)"
-        note = ""
-        if r.first_failure is not None:
+            points += f" (+{r.pending:g} not run)" if r.component == INTEGRATION else f" (+{r.pending:g} hidden)"
+        note = Text()
+        if r.blocked:
+            note.append(r.blocked, style="bold")
+        elif r.first_failure is not None:
             o = r.first_failure
-            note = f"{o.property.name}: {o.message}"
+            note.append(f"{o.property.name}: {o.message}")
             if o.hint:
-                note += f"\n→ {o.hint}"
-        table.add_row(f"{r.component}\n[dim]{BY_NAME[r.component].title}[/dim]", f"[{style}]{points}[/{style}]", note)
+                note.append(f"\n→ {o.hint}")
+        label = Text(r.component)
+        label.append(f"\n{row_title(r.component)}", style="dim")
+        table.add_row(label, Text(points, style=style), note)
     earned = sum(r.earned for r in rows)
     available = sum(r.available for r in rows)
     pending = sum(r.pending for r in rows)
     table.add_section()
-    table.add_row("[bold]total[/bold]", f"[bold]{earned:g} / {available:g}[/bold]", "")
+    table.add_row(Text("total", style="bold"), Text(f"{earned:g} / {available:g}", style="bold"), "")
     console.print(table)
-    if pending:  # never let a green run claim more than it knows
-        console.print(f"{pending:g} more points are hidden and decided at grading.", soft_wrap=True)
+    if pending:  # never let a green run claim more than it knows: say what is still to come, and the sum
+        integration = sum(r.available + r.pending for r in rows if r.component == INTEGRATION)
+        visible = available - sum(r.available for r in rows if r.component == INTEGRATION)
+        hidden = sum(r.pending for r in rows if r.component != INTEGRATION)
+        total = total_points if total_points is not None else available + pending
+        console.print(Text(f"{pending:g} more points are decided at grading (hidden properties, integration properties "
+                           f"not run here): {visible:g} visible + {hidden:g} hidden + {integration:g} integration = "
+                           f"{total:g} points in all."), soft_wrap=True)

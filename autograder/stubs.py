@@ -31,9 +31,15 @@ def solution_regions(source: str) -> list[str]:
     return [m.group(0) for m in _REGION.finditer(source)]
 
 
+# exercises/__init__.py: solutions/'s own says "Reference solutions", which is not true where it ships.
+PACKAGE_DOC = ('"""Your Transformer exercises, one module per component: replace each `raise NotImplementedError` '
+               'with your code.\n\nCheck them with `pytest` (or `python -m autograder check exercises`) from the '
+               'folder above.\n"""\n')
+
+
 def generate(solutions: Path = SOLUTIONS) -> dict[str, str]:
     """File name -> stub text, for every component plus the package marker."""
-    files = {"__init__.py": (solutions / "__init__.py").read_text()}
+    files = {"__init__.py": PACKAGE_DOC}
     for c in COMPONENTS:
         files[c.filename] = strip_solutions((solutions / c.filename).read_text())
     return files

@@ -274,7 +274,7 @@ class Executor:
         except StudentError:
             raise
         except _ForbiddenCall as e:
-            raise StudentError("forbidden", str(e), where, "ForbiddenCall",
+            raise StudentError("forbidden", self._forbidden_message(e, component), where, "ForbiddenCall",
                                student_traceback(e, self.root)) from None
         except ModuleNotFoundError as e:
             missing = (e.name or "").rsplit(".", 1)[-1]
@@ -293,6 +293,15 @@ class Executor:
             text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
             msg = f"{type(e).__name__} in {where}" + (f": {text}" if text else "")
             raise StudentError("exception", msg, where, type(e).__name__, student_traceback(e, self.root)) from None
+
+    def _forbidden_message(self, e: rules.ForbiddenCall, component: str) -> str:
+        """The guard watches the component under test; the call may sit in a file it uses (attention.py's
+        torch.softmax while multi_head runs): name that file."""
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if str(self.root) in str(f.filename)]
+        where = Path(frames[-1].filename).stem if frames else component
+        if where == component:
+            return str(e)
+        return f"{e.what} is forbidden in {where}.py, which {component} uses: this exercise asks for it by hand"
 
     # -- operations
     def run(self, op) -> Reply:

@@ -1,1 +1,4 @@
-"""Reference solutions of the Transformer exercises, one module per component."""
+"""Your Transformer exercises, one module per component: replace each `raise NotImplementedError` with your code.
+
+Check them with `pytest` (or `python -m autograder check exercises`) from the folder above.
+"""

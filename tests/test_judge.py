@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder.components import BY_NAME, NAMES
+from autograder.results import INTEGRATION, ROWS
 from autograder.judge import sample
 from autograder.judge.grade import Options, grade
 from autograder.judge.remote import KIT, Limits
@@ -80,7 +81,7 @@ def results(runs, label, run=1) -> dict:
 
 
 def by_component(res: dict, integration: bool | None = None) -> dict[str, float]:
-    pts = {n: 0.0 for n in NAMES}
+    pts = {n: 0.0 for n in ROWS}
     for t in res["tests"]:
         if integration is None or ("::integration::" in t["name"]) == integration:
             pts[t["tags"][0]] += t["score"]
@@ -119,10 +120,14 @@ def test_reference_full_marks_and_stubs_zero(runs):
 def test_results_json_is_gradescope_format(runs):
     res = results(runs, "scale")
     assert isinstance(res["execution_time"], float)
-    assert {t["tags"][0] for t in res["tests"]} == set(NAMES)
+    assert {t["tags"][0] for t in res["tests"]} == set(ROWS)
     for t in res["tests"]:
         assert set(t) >= {"name", "score", "max_score", "output", "visibility", "tags"}
-        assert t["tags"][0] in NAMES and t["name"].startswith(t["tags"][0] + "::")
+        if t["tags"] == [INTEGRATION]:  # its own row, never tagged as the component it re-runs
+            assert "::integration::" in t["name"]
+        else:
+            assert t["tags"][0] in NAMES and t["name"].startswith(t["tags"][0] + "::")
+            assert "::integration::" not in t["name"]
         assert t["visibility"] in ("visible", "after_due_date")
     assert any(t["visibility"] == "after_due_date" for t in res["tests"]), "hidden properties show after the due date"
 
@@ -172,13 +177,18 @@ def test_hidden_property_source_never_reaches_outputs(runs):
 def test_gradebook_csv(runs):
     with open(runs["out1"] / "gradebook.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["student", *NAMES, "total"]
+    assert list(rows[0]) == ["student", *NAMES, INTEGRATION, "total"]
     assert rows[0]["student"] == "(max)"
     students = {r["student"]: r for r in rows[1:]}
     assert set(students) == set(runs["names1"].values())
     ref = students[runs["names1"]["reference"]]
     assert float(ref["total"]) == results(runs, "reference")["score"] == float(rows[0]["total"])
     assert float(students[runs["names1"]["missing"]]["feed_forward"]) == 0
+    # A bug in attention.py costs attention and the integration share, never a component that uses it.
+    scale = students[runs["names1"]["scale"]]
+    assert float(scale["attention"]) < float(ref["attention"])
+    assert {n: scale[n] for n in NAMES if n != "attention"} == {n: ref[n] for n in NAMES if n != "attention"}
+    assert float(ref["integration"]) == float(rows[0]["integration"]) > 0
 
 
 class _Page(HTMLParser):

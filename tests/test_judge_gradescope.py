@@ -8,7 +8,8 @@ import subprocess
 import sys
 import zipfile
 
-from autograder.components import NAMES
+from autograder.components import NAMES  # noqa: F401
+from autograder.results import ROWS
 from autograder.judge.gradescope import build
 from autograder.judge.remote import KIT
 
@@ -39,11 +40,11 @@ def test_run_autograder_on_a_simulated_tree(tmp_path):
                           text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     res = json.loads((root / "results" / "results.json").read_text())
-    pts = {n: 0.0 for n in NAMES}
-    top = {n: 0.0 for n in NAMES}
+    pts = {n: 0.0 for n in ROWS}
+    top = {n: 0.0 for n in ROWS}
     for t in res["tests"]:
         pts[t["tags"][0]] += t["score"]
         top[t["tags"][0]] += t["max_score"]
     assert pts["attention"] == top["attention"] > 0 and pts["mask"] == top["mask"] > 0
     assert pts["add_norm"] == 0 and res["score"] == pts["attention"] + pts["mask"] + pts["multi_head"] + \
-        pts["encoder"] + pts["decoder"] + pts["transformer"]
+        pts["encoder"] + pts["decoder"] + pts["transformer"] + pts["integration"]

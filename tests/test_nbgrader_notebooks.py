@@ -56,7 +56,9 @@ def test_one_test_cell_per_property_worth_what_grade_gives(notebooks):
         graded = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
         ids = [c["metadata"]["nbgrader"]["grade_id"] for c in nb["cells"] if "nbgrader" in c["metadata"]]
         assert len(ids) == len(set(ids)), name
-        assert sum(c["metadata"]["nbgrader"]["points"] for c in graded) == pytest.approx(maxima(props)[name])
+        # A notebook's total: its component's column of the gradebook plus the integration cells it holds.
+        share = sum(points for _, points in shares.get(name, []))
+        assert sum(c["metadata"]["nbgrader"]["points"] for c in graded) == pytest.approx(maxima(props)[name] + share)
         expected = [p.name for p in props if p.component == name] + [
             f"integration::{pid.split('::')[1]}" for pid, _ in shares.get(name, [])]
         called = []
@@ -65,6 +67,14 @@ def test_one_test_cell_per_property_worth_what_grade_gives(notebooks):
             assert component == name
             called.append(f"integration::{prop}" if integration else prop)
         assert sorted(called) == sorted(expected), name
+
+
+def test_nbgrader_total_is_the_gradebook_total(notebooks):
+    from autograder.judge.grade import maxima
+
+    total = sum(c["metadata"]["nbgrader"]["points"] for nb in notebooks.values() for c in nb["cells"]
+                if c["metadata"].get("nbgrader", {}).get("grade"))
+    assert total == pytest.approx(sum(maxima(core.load(include_hidden=True)).values()))
 
 
 def test_hidden_property_names_only_inside_hidden_regions(notebooks):

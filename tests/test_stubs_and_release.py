@@ -2,6 +2,7 @@
 import json
 import re
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,22 @@ def run_bundle_pytest(bundle, *args):
                           capture_output=True, text=True, timeout=600)
 
 
+def test_bundle_check_exits_0_at_full_marks_with_points_pending_and_the_totals_add_up(bundle, tmp_path):
+    from autograder.judge.grade import maxima
+
+    work = tmp_path / "student"
+    shutil.copytree(bundle, work)
+    for name in NAMES:
+        shutil.copy2(ROOT / "solutions" / f"{name}.py", work / "exercises" / f"{name}.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))} | {"COLUMNS": "250"}
+    proc = subprocess.run([sys.executable, "-m", "autograder", "check"], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]  # hidden points pending: no failure
+    total = sum(maxima(core_load()).values())
+    assert re.search(rf"visible \+ \d+ hidden \+ \d+ integration = {total:g} points in all", proc.stdout), proc.stdout[-800:]
+    assert "integration" in proc.stdout and "your pieces together" in proc.stdout
+
+
 def test_bundle_check_command_works_without_the_instructor_tools(bundle):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
     proc = subprocess.run([sys.executable, "-m", "autograder", "check", "exercises", "--component", "mask"],
@@ -100,6 +117,75 @@ def test_bundle_pytest_on_stubs_reports_zero(bundle):
     assert "hidden" in proc.stdout  # the table says points remain to be decided at grading
 
 
+def test_bundle_pytest_from_exercises_on_stubs_is_a_screenful_per_component_and_ends_with_the_table(bundle):
+    """Run where a student edits (cwd=exercises/): the tests are found, every failure is one short block, the
+    table comes last (only pytest's one-line count after it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
+    proc = subprocess.run([sys.executable, "-m", "pytest"], cwd=bundle / "exercises", env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) <= 50 * len(NAMES), len(lines)
+    for name in NAMES:
+        assert len([line for line in lines if line.startswith(f"✗ {name} · ")]) <= 40, name
+    end = max(i for i, line in enumerate(lines) if line.startswith("└"))  # the table's last border
+    assert all("✗" not in line for line in lines[end:]) and len(lines) - end <= 4, lines[end:]
+    assert "Traceback" not in proc.stdout and "_____" not in proc.stdout
+
+
+def test_bundle_offers_only_what_works_there_and_says_what_it_is(bundle):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
+    proc = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=bundle, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and "check" in proc.stdout
+    assert not {"stubs", "release", "grade", "gradescope", "nbgrader-course"} & set(re.findall(r"\w[\w-]*", proc.stdout))
+    assert "Reference" not in (bundle / "exercises" / "__init__.py").read_text()
+    assert "NotImplementedError" in (bundle / "exercises" / "__init__.py").read_text()
+    assert "jupyter" in (bundle / "requirements.txt").read_text() or "notebook" in (bundle / "requirements.txt").read_text()
+    names = sorted(p.name for p in (bundle / "notebooks").glob("*.ipynb"))
+    assert names == [f"{i:02d}_{n}.ipynb" for i, n in enumerate(NAMES, 1)]  # sorted = course order
+    points = json.loads((bundle / "autograder" / "integration_points.json").read_text())
+    from autograder.judge.grade import integration_props
+
+    assert points == {pid: x for specs in integration_props(core_load()).values() for pid, x in specs}
+
+
+def core_load():
+    from autograder.properties import core
+
+    return core.load(include_hidden=True)
+
+
+def filled_notebooks(bundle, dest, bug=None):
+    """The bundle's notebooks with the reference in their solution cells; bug: (component, find, replace)."""
+    from autograder.notebooks import cells
+
+    shutil.copytree(bundle / "notebooks", dest)
+    for path in sorted(dest.glob("*.ipynb")):
+        name = path.stem[3:]
+        _, chunks = cells.split_module((ROOT / "solutions" / f"{name}.py").read_text())
+        nb = json.loads(path.read_text())
+        solution = cells.solution_cells(nb)
+        assert len(solution) == len(chunks), name
+        for cell, chunk in zip(solution, chunks):
+            cell["source"] = chunk.replace(bug[1], bug[2]) if bug and bug[0] == name else chunk
+        path.write_text(json.dumps(nb))
+    return dest
+
+
+def test_bundle_grades_the_notebooks_and_names_the_cell(bundle, tmp_path):
+    """The notebooks are graded by the same suite; a traceback names the notebook's cell, not a generated file."""
+    boom = ("attention", "    exp = torch.exp(x - x_max)\n", "    exp = torch.exp(x - x_max)\n    raise ValueError('boom')\n")
+    folder = filled_notebooks(bundle, tmp_path / "notebooks", boom)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
+    proc = subprocess.run([sys.executable, "-m", "autograder", "check", str(folder), "--component", "attention"],
+                          cwd=bundle, env=env | {"COLUMNS": "250"}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "ValueError in attention.softmax: boom" in proc.stdout
+    assert '02_attention.ipynb, the cell that starts "import math", line ' in proc.stdout, proc.stdout[:3000]
+    assert "attention.py, line" not in proc.stdout
+
+
 def test_bundle_pytest_on_reference_passes_and_says_hidden_points_remain(bundle, tmp_path):
     import shutil
 
@@ -109,4 +195,26 @@ def test_bundle_pytest_on_reference_passes_and_says_hidden_points_remain(bundle,
         shutil.copy2(ROOT / "solutions" / f"{name}.py", work / "exercises" / f"{name}.py")
     proc = run_bundle_pytest(work)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "more points are hidden and decided at grading" in proc.stdout
+    assert "more points are decided at grading" in proc.stdout
+
+
+def test_bundle_notebook_runs_in_a_kernel_and_a_failure_names_the_cell(bundle, tmp_path):
+    """The student's way: open notebooks/02_attention.ipynb in Jupyter and run it (setup cell, tests)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    work = tmp_path / "student"
+    shutil.copytree(bundle, work)
+    shutil.rmtree(work / "notebooks")
+    boom = ("attention", "    exp = torch.exp(x - x_max)\n", "    exp = torch.exp(x - x_max)\n    raise ValueError('boom')\n")
+    filled_notebooks(bundle, work / "notebooks", boom)
+    nb = nbformat.read(work / "notebooks" / "02_attention.ipynb", as_version=4)
+    env_backup = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("PYTHONPATH")}
+    try:
+        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                                resources={"metadata": {"path": str(work / "notebooks")}}).execute()
+    finally:
+        os.environ.update(env_backup)
+    errors = ["\n".join(o["traceback"]) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o["output_type"] == "error"]
+    assert errors and all("ValueError" in e and "boom" in e for e in errors), errors[:2]
+    assert any('02_attention.ipynb, the cell that starts "import math", line ' in e for e in errors), errors[:2]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from ..components import BY_NAME, NAMES
+from ..components import BY_NAME
 from .. import results
 
 CSS = """
@@ -42,10 +42,19 @@ EXPLAIN_PICTURE = (
 
 
 def _sections(r):
-    by = {n: [] for n in NAMES}
+    """Outcomes per table row: each component's own, then the integration re-runs in a section of their own
+    (listed under the component they re-run, they read as duplicates)."""
+    by = {n: [] for n in results.ROWS}
     for o in r.outcomes:
-        by[o.property.component].append(o)
+        by[results.row_of(o)].append(o)
     return {n: os for n, os in by.items() if os}
+
+
+def _label(o) -> str:
+    """What a property is called in its section: an integration re-run names the component it re-runs."""
+    if results.row_of(o) == results.INTEGRATION:
+        return f"{o.property.component}: {o.property.summary}"
+    return o.property.summary
 
 
 def _visible(o, hidden_visibility):
@@ -53,12 +62,15 @@ def _visible(o, hidden_visibility):
 
 
 def _note(component: str) -> str:
+    if component == results.INTEGRATION:
+        return ("A few properties of each component that uses others, re-run with your own files for all of "
+                "them: a bug in a file costs points in its own component and here, nowhere else.")
     deps = BY_NAME[component].deps
     if not deps:
         return ""
     names = ", ".join(f"{d}.py" for d in deps)
     return (f"Graded with the reference {names}, so a bug there costs nothing here; the integration "
-            f"properties re-run a few checks with your own {names}.")
+            f"section re-runs a few of these checks with your own {names}.")
 
 
 def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
@@ -74,7 +86,7 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     for x in rows:
         cls = "full" if x.earned == x.available else ("zero" if x.earned == 0 else "partial")
         out.append(f'<tr class="{cls}"><td><a href="#c-{x.component}">{x.component}</a></td>'
-                   f"<td>{escape(BY_NAME[x.component].title)}</td>"
+                   f"<td>{escape(results.row_title(x.component))}</td>"
                    f'<td class="num">{x.earned:g} / {x.available:g}</td><td class="num">{x.passed} / {x.total}</td></tr>')
     out.append("</tbody></table>")
     if r.picture:
@@ -86,7 +98,7 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     for component, outcomes in _sections(r).items():
         shown = [o for o in outcomes if _visible(o, hidden_visibility)]
         x = next(row for row in rows if row.component == component)
-        out.append(f'<section id="c-{component}"><h2>{component}: {escape(BY_NAME[component].title)} '
+        out.append(f'<section id="c-{component}"><h2>{component}: {escape(results.row_title(component))} '
                    f'<span class="dim">({x.earned:g} / {x.available:g})</span></h2>')
         if _note(component):
             out.append(f'<p class="dim">{escape(_note(component))}</p>')
@@ -94,9 +106,8 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
             if o.passed:
                 continue
             badge = "" if o.property.visible else '<span class="badge">hidden</span>'
-            integ = '<span class="badge">integration</span>' if "::integration::" in o.property.id else ""
             out.append(f'<details class="{o.status}" open><summary>{escape(o.status.replace("_", " "))}: '
-                       f"{escape(o.property.summary)}{badge}{integ} "
+                       f"{escape(_label(o))}{badge} "
                        f'<span class="dim">({o.property.points:g} pt)</span></summary>')
             out.append(f"<p>{escape(o.message)}</p>")
             if o.example:
@@ -109,7 +120,7 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
         passed = [o for o in shown if o.passed]
         if passed:
             out.append('<ul class="passed">' + "".join(
-                f"<li>✓ {escape(o.property.summary)}{'' if o.property.visible else ' (hidden)'}</li>"
+                f"<li>✓ {escape(_label(o))}{'' if o.property.visible else ' (hidden)'}</li>"
                 for o in passed) + "</ul>")
         concealed = [o for o in outcomes if not _visible(o, hidden_visibility)]
         if concealed:
@@ -130,7 +141,7 @@ def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
         out += ["", "## Your multi-head attention, pictured", "",
                 "![attention weights: yours beside the reference](attention_weights.png)", ""]
     for component, outcomes in _sections(r).items():
-        out += ["", f"## {component}: {BY_NAME[component].title}", ""]
+        out += ["", f"## {component}: {results.row_title(component)}", ""]
         if _note(component):
             out += [_note(component), ""]
         for o in outcomes:
@@ -138,9 +149,9 @@ def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
                 continue
             tag = "" if o.property.visible else " (hidden)"
             if o.passed:
-                out.append(f"- ✓ {o.property.summary}{tag}")
+                out.append(f"- ✓ {_label(o)}{tag}")
                 continue
-            out.append(f"- ✗ **{o.status.replace('_', ' ')}**: {o.property.summary}{tag} ({o.property.points:g} pt)")
+            out.append(f"- ✗ **{o.status.replace('_', ' ')}**: {_label(o)}{tag} ({o.property.points:g} pt)")
             out.append(f"  - {o.message}")
             if o.example:
                 out.append("  - smallest failing input:\n\n```\n" + o.example + "\n```\n")

@@ -38,7 +38,8 @@ MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 64
 SHORT = {"attention_numpy": "np", "attention": "attn", "mask": "mask", "multi_head": "mha", "add_norm": "norm",
          "feed_forward": "ffn", "positional_encoding": "pe", "encoder": "enc", "decoder": "dec",
-         "transformer": "model"}
+         "transformer": "model", results.INTEGRATION: "integ"}
+COLUMNS = results.ROWS  # the gradebook's point columns: each component, then the integration share
 
 
 @dataclass
@@ -77,9 +78,10 @@ class StudentResult:
     stats: list[dict] = field(default_factory=list)
 
     def points(self) -> dict[str, float]:
-        by = {name: 0.0 for name in NAMES}
+        """Points per gradebook column: each component's own properties, and the integration share apart."""
+        by = {name: 0.0 for name in COLUMNS}
         for o in self.outcomes:
-            by[o.property.component] += o.score
+            by[results.row_of(o)] += o.score
         return by
 
 
@@ -220,11 +222,12 @@ def write_student(out: Path, r: StudentResult, options: Options) -> None:
 
 
 def maxima(props: list[core.Property]) -> dict[str, float]:
-    by = {name: 0.0 for name in NAMES}
+    """The most points per gradebook column (COLUMNS), integration share apart."""
+    by = {name: 0.0 for name in COLUMNS}
     for p in props:
         by[p.component] += p.points
-    for comp, specs in integration_props(props).items():
-        by[comp] += sum(points for _, points in specs)
+    for specs in integration_props(props).values():
+        by[results.INTEGRATION] += sum(points for _, points in specs)
     return by
 
 
@@ -238,16 +241,16 @@ def read_gradebook(path: Path) -> dict[str, dict[str, str]]:
 def write_gradebook(path: Path, rows: dict[str, dict[str, str]], maximum: dict[str, float]) -> None:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["student", *NAMES, "total"])
-    w.writerow(["(max)", *(f"{maximum[n]:g}" for n in NAMES), f"{sum(maximum.values()):g}"])
+    w.writerow(["student", *COLUMNS, "total"])
+    w.writerow(["(max)", *(f"{maximum[n]:g}" for n in COLUMNS), f"{sum(maximum.values()):g}"])
     for name in sorted(rows):
-        w.writerow([name, *(rows[name].get(n, "") for n in NAMES), rows[name].get("total", "")])
+        w.writerow([name, *(rows[name].get(n, "") for n in COLUMNS), rows[name].get("total", "")])
     write_atomic(path, buf.getvalue())
 
 
 def gradebook_row(r: StudentResult) -> dict[str, str]:
     pts = r.points()
-    return {**{n: f"{pts[n]:g}" for n in NAMES}, "total": f"{sum(pts.values()):g}"}
+    return {**{n: f"{pts[n]:g}" for n in COLUMNS}, "total": f"{sum(pts.values()):g}"}
 
 
 # ------------------------------------------------------------------------------------------------ grading
@@ -434,8 +437,9 @@ class _RichProgress:
     def __init__(self, console, total):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        # A student's folder name is text, never markup.
         self.bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TextColumn("{task.description}"), console=console, transient=True)
+                            TextColumn("{task.description}", markup=False), console=console, transient=True)
         self.task = self.bar.add_task("", total=total)
         self.bar.start()
 
@@ -451,24 +455,34 @@ def _progress(console, total):
 
 
 def render_gradebook(results_by: dict[str, StudentResult], props, console) -> None:
+    """The class at a glance: a column per component, the integration share, the total. Names are plain text."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     maximum = maxima(props)
     table = Table(title="gradebook", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
     table.add_column("student", overflow="fold")
-    used = [n for n in NAMES if maximum[n]]
+    used = [n for n in COLUMNS if maximum[n]]
     for n in used:
-        table.add_column(f"{SHORT[n]}\n[dim]{maximum[n]:g}[/dim]", justify="right", no_wrap=True)
-    table.add_column(f"total\n[dim]{sum(maximum.values()):g}[/dim]", justify="right", no_wrap=True)
+        header = Text(SHORT[n])
+        header.append(f"\n{maximum[n]:g}", style="dim")
+        table.add_column(header, justify="right", no_wrap=True)
+    total = Text("total")
+    total.append(f"\n{sum(maximum.values()):g}", style="dim")
+    table.add_column(total, justify="right", no_wrap=True)
     for name in sorted(results_by):
         r = results_by[name]
         pts = r.points()
         cells = []
         for n in used:
             style = "green" if pts[n] == maximum[n] else ("red" if pts[n] == 0 else "yellow")
-            cells.append(f"[{style}]{pts[n]:g}[/{style}]")
-        flag = " [red](judge error)[/red]" if r.errors else ""
-        table.add_row(name + flag, *cells, f"[bold]{sum(pts.values()):g}[/bold]")
+            cells.append(Text(f"{pts[n]:g}", style=style))
+        label = Text(name)
+        if r.errors:
+            label.append(" (judge error)", style="red")
+        table.add_row(label, *cells, Text(f"{sum(pts.values()):g}", style="bold"))
     console.print(table)
-    console.print("[dim]" + ", ".join(f"{SHORT[n]} = {n}" for n in used) + "[/dim]")
+    console.print(Text(", ".join(f"{SHORT[n]} = {n}" for n in used if n != results.INTEGRATION)
+                       + f", {SHORT[results.INTEGRATION]} = {results.INTEGRATION}: {results.INTEGRATION_TITLE}",
+                       style="dim"))

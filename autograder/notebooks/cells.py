@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 BEGIN = "### BEGIN SOLUTION"
@@ -88,14 +89,58 @@ def write_package(modules: dict[str, str], dest: Path) -> Path:
     return dest
 
 
-def submission_from_notebooks(folder: Path, dest: Path, components) -> Path:
-    """A submission folder (what `grade` reads) from a folder of <component>.ipynb notebooks.
-
-    A component whose notebook is missing is left out: the grader then reports the module missing.
-    """
-    modules = {}
-    for name in components:
-        path = Path(folder) / f"{name}.ipynb"
+def find_notebook(folder: Path, name: str) -> Path | None:
+    """<name>.ipynb (nbgrader), or the student bundle's numbered NN_<name>.ipynb."""
+    folder = Path(folder)
+    for path in [folder / f"{name}.ipynb", *sorted(folder.glob(f"[0-9][0-9]_{name}.ipynb"))]:
         if path.is_file():
-            modules[name] = module_source(read_notebook(path))
-    return write_package(modules, Path(dest))
+            return path
+    return None
+
+
+def cell_places(sources: list[str]) -> list[tuple[int, int, int, str]]:
+    """Where each solution cell lands in module_from_cells' text: (first module line, lines, lines stripped
+    from the cell's top, the cell's first line), in module_from_cells' own arithmetic."""
+    places, line = [], 1
+    for src in sources:
+        lines = src.splitlines()
+        top = next((i for i, text in enumerate(lines) if text.strip()), len(lines))
+        body = "\n".join(lines).strip("\n").splitlines()
+        first = next((text.strip() for text in body if text.strip()), "")
+        places.append((line, len(body), top, first))
+        line += len(body) + 2  # module_from_cells joins with two blank lines
+    return places
+
+
+def submission_from_notebooks(folder: Path, dest: Path, components, with_places: bool = False):
+    """A submission folder (what `grade` reads) from a folder of <component>.ipynb notebooks (or the bundle's
+    NN_<component>.ipynb). A component whose notebook is missing is left out: the grader then reports the
+    module missing. with_places: also return {component: (notebook name, cell_places)} for name_cells."""
+    modules, places = {}, {}
+    for name in components:
+        path = find_notebook(folder, name)
+        if path is not None:
+            sources = [source_text(c) for c in solution_cells(read_notebook(path))]
+            modules[name] = module_from_cells(sources)
+            places[name] = (path.name, cell_places(sources))
+    dest = write_package(modules, Path(dest))
+    return (dest, places) if with_places else dest
+
+
+_LINE = re.compile(r"\b(\w+)\.py, line (\d+)")
+
+
+def name_cells(text: str, places: dict) -> str:
+    """`attention.py, line 57` -> `02_attention.ipynb, the cell that starts "def softmax(...", line 3`: a
+    student who works in notebooks never sees the generated file."""
+    def cell(match):
+        name, line = match.group(1), int(match.group(2))
+        if name not in places:
+            return match.group(0)
+        notebook, cells_ = places[name]
+        for start, count, top, first in cells_:
+            if start <= line < start + count:
+                return f'{notebook}, the cell that starts "{first[:40]}", line {line - start + 1 + top}'
+        return match.group(0)
+
+    return _LINE.sub(cell, text or "")

@@ -57,8 +57,9 @@ def _points(x: float) -> str:
 def check_source(p: core.Property, integration: float | None = None) -> str:
     if integration is not None:
         deps = ", ".join(get(p.component).deps)
-        return (f"# Integration, {_points(integration)}: {p.summary}\n# Run with your own {deps} (your earlier "
-                f"notebooks) in place of the reference.\n"
+        return (f"# Integration (your pieces together), {_points(integration)}: {p.summary}\n# Run with your own "
+                f"{deps} (your earlier notebooks) in place of the reference; the gradebook counts it in the "
+                f"integration column, not in {p.component}.\n"
                 f'_kit.check("{p.component}", "{p.name}", integration=True)')
     call = f'_kit.check("{p.component}", "{p.name}")'
     if p.visible:
@@ -98,9 +99,13 @@ def notebook(name: str, properties: list[core.Property], number: int, integratio
     hidden_points = sum(p.points for p in hidden)
     nb_cells.append(_cell("markdown", (
         f"## Tests\n\nEach cell below checks one property of `{comp.filename}` and is worth its points "
-        f"({_points(sum(p.points for p in visible) + sum(x for _, x in integration))} here"
+        f"({_points(sum(p.points for p in visible))} here"
         + (f", plus {_points(hidden_points)} in {len(hidden)} hidden tests run at grading" if hidden else "")
-        + "). A failure prints the smallest input on which your code goes wrong and a hint naming the likely "
+        + ")."
+        + (f" The last {len(integration)} cells are integration tests (your pieces together, "
+           f"{_points(sum(x for _, x in integration))}): they re-run a property with your own earlier modules, "
+           "and the gradebook counts them in its integration column." if integration else "")
+        + " A failure prints the smallest input on which your code goes wrong and a hint naming the likely "
           "mistake, as `pytest` and the `grade` command do. Run them all with *Run > Run All Cells*.")))
     k = 0
     for p in visible + hidden:

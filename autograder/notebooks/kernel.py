@@ -67,8 +67,8 @@ def _dep_source(name: str, own: bool) -> str | None:
     modules = os.environ.get(STUDENT_MODULES)  # set by nbgrader (kernel mode): the whole submission
     if modules and (Path(modules) / f"{name}.py").is_file():
         return (Path(modules) / f"{name}.py").read_text()
-    path = Path.cwd() / f"{name}.ipynb"  # the student's earlier notebook, next to this one
-    return cells.module_source(cells.read_notebook(path)) if path.is_file() else None
+    path = cells.find_notebook(Path.cwd(), name)  # the student's earlier notebook, next to this one
+    return cells.module_source(cells.read_notebook(path)) if path is not None else None
 
 
 def _deps(component: str, own: bool = False) -> dict[str, str]:
@@ -110,11 +110,29 @@ def setup(component: str) -> str:
 def notebook_module(component: str) -> str:
     """This notebook's module: the solution cells of <component>.ipynb in the working directory, each one
     replaced by the text last run in this kernel (so an edited cell counts once it is run, saved or not)."""
-    path = Path.cwd() / f"{component}.ipynb"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path.name} is not in {Path.cwd()}: keep the notebook's name and folder")
+    path = cells.find_notebook(Path.cwd(), component)  # <component>.ipynb, or the bundle's NN_<component>.ipynb
+    if path is None:
+        raise FileNotFoundError(f"{component}.ipynb is not in {Path.cwd()}: keep the notebook's name and folder")
     solution = cells.solution_cells(cells.read_notebook(path))
     return cells.module_from_cells([_ran.get(c.get("id", ""), cells.source_text(c)) for c in solution])
+
+
+def _places(component: str, own: bool) -> dict:
+    """Where each module line came from, for the modules built from notebooks here (cells.name_cells): this
+    notebook's, and its dependencies' when they come from the student's earlier notebooks."""
+    from_notebooks = [component]
+    if (own or reference_dir() is None) and not os.environ.get(STUDENT_MODULES):
+        from_notebooks += list(get(component).deps)
+    places = {}
+    for name in from_notebooks:
+        path = cells.find_notebook(Path.cwd(), name)
+        if path is None:
+            continue
+        solution = cells.solution_cells(cells.read_notebook(path))
+        ran = _ran if name == component else {}
+        sources = [ran.get(c.get("id", ""), cells.source_text(c)) for c in solution]
+        places[name] = (path.name, cells.cell_places(sources))
+    return places
 
 
 def _target(component: str, own: bool):
@@ -145,6 +163,6 @@ def check(component: str, name: str, integration: bool = False) -> None:
     seen = _outcomes.setdefault(id(target), {})
     seen[prop.id] = outcome
     core.require_behaviour(list(seen.values()))  # the static point needs a passed behavioural cell on this code
-    if not outcome.passed:
-        raise PropertyFailed(outcome_text(outcome))
+    if not outcome.passed:  # a line of the student's code is named by its cell, not by the generated file
+        raise PropertyFailed(cells.name_cells(outcome_text(outcome), _places(component, integration)))
     print(outcome_text(outcome))
