@@ -339,13 +339,19 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
                     settle(s, t, not_run(t, f"not run: the submission's time limit "
                                             f"({options.limits.submission_timeout:g} s) was used up"))
                     continue
-                slot.give(t, min(options.limits.section_timeout, budget), s)
+                if slot.proc.poll() is not None:  # it died while idle (killed: possible only when not root)
+                    slots[slot.index] = slot = restart(slot, cfg, tmp)
+                try:
+                    slot.give(t, min(options.limits.section_timeout, budget), s)
+                except (BrokenPipeError, OSError):
+                    slots[slot.index] = slot = restart(slot, cfg, tmp)
+                    slot.give(t, min(options.limits.section_timeout, budget), s)
                 sel.register(slot.proc.stdout, selectors.EVENT_READ, slot)
                 return
             slot.task = None
 
         def feed_idle():
-            for slot in slots:
+            for slot in list(slots):
                 if slot.task is None:
                     feed(slot)
 
@@ -359,6 +365,7 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
                 slot = key.data
                 sel.unregister(slot.proc.stdout)
                 task, student = slot.task, slot.student
+                slot.task = None
                 try:
                     record = grader_mod.recv(slot.proc.stdout)
                 except (EOFError, OSError):

@@ -216,22 +216,13 @@ class Grader:
         return o
 
     def picture(self, target) -> dict:
-        """{"png": bytes or None, "caption": a plain sentence}: a picture that cannot be drawn is a note, never a
-        failed section or a judge error."""
+        """{"png": bytes or None, "caption": a plain sentence}, drawn once per distinct view in this process."""
         from . import picture
 
         seen = picture.student_view(target)
         k = picture.key(seen)
         if k not in self.pictures:
-            png, text = None, ""
-            try:
-                text = picture.caption(seen)[:FIELD_LIMITS["message"]]
-                png = picture.render(seen)
-            except MemoryError:
-                raise
-            except Exception as e:  # noqa: BLE001 - whatever the student's text does to matplotlib
-                text = f"The picture could not be drawn ({type(e).__name__}). {text}".strip()
-            self.pictures[k] = {"png": png, "caption": text}
+            self.pictures[k] = picture.draw(seen, FIELD_LIMITS["message"])
         return self.pictures[k]
 
     def close(self) -> None:

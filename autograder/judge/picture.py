@@ -119,6 +119,20 @@ def key(view: View) -> str:
     return h.hexdigest()
 
 
+def draw(view: View, limit: int = 1200) -> dict:
+    """{"png": bytes or None, "caption": at most `limit` characters}: a picture that cannot be drawn is a note
+    in the feedback, never a failed section or a judge error."""
+    png, text = None, ""
+    try:
+        text = caption(view)[:limit]
+        png = render(view)
+    except MemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever the worker's text or numbers do to matplotlib
+        text = f"The picture could not be drawn ({type(e).__name__}). {text}".strip()[:limit]
+    return {"png": png, "caption": text}
+
+
 def render(view: View) -> bytes:
     """PNG bytes: a row per head (the student's weights left, the reference's right), then the output's
     difference from the reference's. Every text from the worker is plain text."""
