@@ -109,15 +109,33 @@ class Opaque:
         return f"<{self.type_name}: {self.text}>"
 
 
+ERROR_KINDS = frozenset({"not_implemented", "forbidden", "missing", "syntax", "exception", "timeout", "crashed"})
+# Characters kept of each field: a student's code can raise a StudentError itself, with anything inside.
+ERROR_LIMITS = {"message": 600, "where": 200, "exc_type": 60, "detail": 3000}
+
+
+def _error_text(value, limit: int) -> str:
+    """Plain text cut to `limit`; anything else is named, never walked (str() of a self-similar list is endless)."""
+    if type(value) is not str:
+        return f"({type(value).__name__[:40]}, not text)"
+    return value[:limit]
+
+
 class StudentError(Exception):
-    """The code under test failed: raised, was missing, timed out, crashed, or broke a rule."""
+    """The code under test failed: raised, was missing, timed out, crashed, or broke a rule.
+
+    Flat and bounded wherever it is made: a kind from ERROR_KINDS and strings of ERROR_LIMITS characters."""
 
     def __init__(self, kind: str, message: str, where: str = "", exc_type: str = "", detail: str = ""):
+        kind = kind if type(kind) is str and kind in ERROR_KINDS else "exception"
+        message, where, exc_type, detail = (_error_text(v, ERROR_LIMITS[n]) for n, v in (
+            ("message", message), ("where", where), ("exc_type", exc_type), ("detail", detail)))
         super().__init__(message)
         self.kind, self.message, self.where, self.exc_type, self.detail = kind, message, where, exc_type, detail
 
-    def __reduce__(self):
-        return (StudentError, (self.kind, self.message, self.where, self.exc_type, self.detail))
+    def __reduce__(self):  # checked again: the fields may have been replaced since
+        e = StudentError(self.kind, self.message, self.where, self.exc_type, self.detail)
+        return (StudentError, (e.kind, e.message, e.where, e.exc_type, e.detail))
 
     def __str__(self) -> str:
         return self.message

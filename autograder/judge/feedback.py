@@ -7,6 +7,7 @@ instructor chose Gradescope visibility "hidden", in which case only their count 
 from __future__ import annotations
 
 import base64
+import re
 from html import escape
 
 from ..components import BY_NAME
@@ -37,8 +38,9 @@ EXPLAIN_PICTURE = (
     "Your <code>MultiHeadAttention</code> on one fixed example: the six tokens “the cat sat on the mat”, "
     "d_model = 8, two heads, a causal mask, the same weights for you and for the reference "
     "(torch's <code>nn.MultiheadAttention</code>). Each row is a query; its weights over the keys should sum to 1, "
-    "and nothing may fall above the diagonal. This is your multi_head.py with your own attention.py (for the "
-    "points, multi_head is graded with the reference attention.py).")
+    "and nothing may fall above the diagonal. The bottom row shows your output minus the reference's output on "
+    "the same example: weights can match while the output does not. This is your multi_head.py with your own "
+    "attention.py (for the points, multi_head is graded with the reference attention.py).")
 
 
 def _sections(r):
@@ -89,12 +91,15 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
                    f"<td>{escape(results.row_title(x.component))}</td>"
                    f'<td class="num">{x.earned:g} / {x.available:g}</td><td class="num">{x.passed} / {x.total}</td></tr>')
     out.append("</tbody></table>")
-    if r.picture:
-        data = base64.b64encode(r.picture).decode()
-        out += ['<section id="picture"><h2>Your multi-head attention, pictured</h2>',
-                f"<p>{EXPLAIN_PICTURE}</p>",
-                f'<img class="picture" alt="attention weights: yours beside the reference" '
-                f'src="data:image/png;base64,{data}"></section>']
+    if r.picture or r.picture_caption:
+        out += ['<section id="picture"><h2>Your multi-head attention, pictured</h2>', f"<p>{EXPLAIN_PICTURE}</p>"]
+        if r.picture:
+            data = base64.b64encode(r.picture).decode()
+            out.append(f'<img class="picture" alt="attention weights: yours beside the reference" '
+                       f'src="data:image/png;base64,{data}">')
+        if r.picture_caption:
+            out.append(f"<p><b>{escape(r.picture_caption)}</b></p>")
+        out.append("</section>")
     for component, outcomes in _sections(r).items():
         shown = [o for o in outcomes if _visible(o, hidden_visibility)]
         x = next(row for row in rows if row.component == component)
@@ -134,12 +139,15 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
 def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     rows = results.summarize(r.outcomes)
     earned, available = sum(x.earned for x in rows), sum(x.available for x in rows)
-    out = [f"# Transformer kit: feedback for {r.name}", "", f"**Total: {earned:g} / {available:g} points**", "",
+    out = [f"# Transformer kit: feedback for {_md_text(r.name)}", "", f"**Total: {earned:g} / {available:g} points**", "",
            "| component | points | properties passed |", "|---|---:|---:|"]
     out += [f"| {x.component} | {x.earned:g} / {x.available:g} | {x.passed} / {x.total} |" for x in rows]
-    if r.picture:
-        out += ["", "## Your multi-head attention, pictured", "",
-                "![attention weights: yours beside the reference](attention_weights.png)", ""]
+    if r.picture or r.picture_caption:
+        out += ["", "## Your multi-head attention, pictured", ""]
+        if r.picture:
+            out += ["![attention weights: yours beside the reference](attention_weights.png)", ""]
+        if r.picture_caption:
+            out += [_md_text(r.picture_caption), ""]
     for component, outcomes in _sections(r).items():
         out += ["", f"## {component}: {results.row_title(component)}", ""]
         if _note(component):
@@ -152,11 +160,26 @@ def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
                 out.append(f"- ✓ {_label(o)}{tag}")
                 continue
             out.append(f"- ✗ **{o.status.replace('_', ' ')}**: {_label(o)}{tag} ({o.property.points:g} pt)")
-            out.append(f"  - {o.message}")
+            out.append(f"  - {_md_text(o.message)}")
             if o.example:
-                out.append("  - smallest failing input:\n\n```\n" + o.example + "\n```\n")
+                out.append("  - smallest failing input:\n\n" + _md_code(o.example) + "\n")
             if o.hint:
-                out.append(f"  - hint: {o.hint}")
+                out.append(f"  - hint: {_md_text(o.hint)}")
             if o.detail:
-                out.append("  - your code:\n\n```\n" + o.detail + "\n```\n")
+                out.append("  - your code:\n\n" + _md_code(o.detail) + "\n")
     return "\n".join(out) + "\n"
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")  # inline markup; block markup cannot start mid-line
+
+
+def _md_text(text: str) -> str:
+    """Text from a worker as one line of plain Markdown: no markup, no HTML, no line that starts a new block."""
+    return escape(_MD_SPECIAL.sub(r"\\\1", " ".join(text.split())), quote=False)
+
+
+def _md_code(text: str) -> str:
+    """A fenced block that the text cannot close: the fence is longer than any run of backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"

@@ -7,7 +7,9 @@ the reference of the component itself. So a bug costs points where it lives. A s
 that holds the student's own files only.
 
 Sections are deterministic functions of their files, so a section whose files are byte-identical to one
-already graded in this run (an untouched stub, a file copied from the reference...) reuses its result.
+already graded in this run (an untouched stub, a file copied from the reference...) reuses its result, but
+only a result obtained normally (no timeout, no worker lost, no time budget used up): each student's time
+budget is their own, spent only on sections graded for them, and no message names another student.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.markup import escape
+
 from ..components import COMPONENTS, NAMES
 from ..properties import core
 from .. import results
@@ -33,6 +37,7 @@ from . import grader as grader_mod
 from .remote import KIT, MAX_JOBS, Limits, uid_block
 
 INTEGRATION_SHARE = 0.10
+GRADER_TRIES = 3  # a section on which grading processes keep dying is marked crashed (for its student) after this
 INTEGRATION_PROPS = 2  # properties re-run with the student's own dependencies, per dependent component
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 64
@@ -63,7 +68,9 @@ class Task:
     picture: bool = False
 
     def message(self, budget_s: float) -> dict:
-        return {"key": self.key, "label": self.label, "files": self.files, "props": self.props,
+        # The label in the worker's messages names the section, never the student: a result may be reused
+        # for another student with the same files.
+        return {"key": self.key, "label": f"the {self.kind} section", "files": self.files, "props": self.props,
                 "picture": self.picture, "budget_s": budget_s}
 
 
@@ -73,6 +80,7 @@ class StudentResult:
     outcomes: list = field(default_factory=list)
     seconds: float = 0.0
     picture: bytes | None = None
+    picture_caption: str = ""  # what the picture shows, in a sentence; or why there is none
     log: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     stats: list[dict] = field(default_factory=list)
@@ -155,7 +163,7 @@ class Slot:
     def __init__(self, index: int, cfg: dict, tmp: Path):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(KIT), os.environ.get("PYTHONPATH", "")]),
                    PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        self.index, self.task = index, None
+        self.index, self.task, self.student = index, None, ""
         self.log = open(tmp / f"grader-{index}.log", "ab")
         self.proc = subprocess.Popen([sys.executable, "-c", "from autograder.judge.grader import main; main()"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=str(KIT),
@@ -170,8 +178,8 @@ class Slot:
             tail = Path(self.log.name).read_text(errors="replace")[-3000:]
             raise RuntimeError(f"grading process {self.index} failed to start:\n{tail}") from None
 
-    def give(self, task: Task, budget_s: float) -> None:
-        self.task, self.started = task, time.monotonic()
+    def give(self, task: Task, budget_s: float, student: str) -> None:
+        self.task, self.student, self.started = task, student, time.monotonic()
         grader_mod.send(self.proc.stdin, task.message(budget_s))
 
     def close(self) -> None:
@@ -276,29 +284,18 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
         results_by[s] = StudentResult(s, log=notes)
         tasks_of[s] = plan(s, files, reference, props, salt)
 
-    done: dict[str, dict] = {}  # task key -> result record
-    queue = [t for s in students for t in tasks_of[s]]
-    if options.cache:
-        seen, unique = set(), []
-        for t in queue:
-            if t.key not in seen:
-                seen.add(t.key)
-                unique.append(t)
-        queue = unique
-    spent = {s: 0.0 for s in students}
-    owner = {}  # a task key -> the first student who needs it (charged its time)
-    for s in students:
-        for t in tasks_of[s]:
-            owner.setdefault(t.key, s)
+    done: dict[str, dict[str, dict]] = {s: {} for s in students}  # student -> task key -> result record
+    cache: dict[str, dict] = {}  # task key -> a result obtained normally, reusable for any student
+    spent = {s: 0.0 for s in students}  # each student's own time: never spent on another's behalf
     gradebook = read_gradebook(out / "gradebook.csv") if options.only else {}
     maximum = maxima(props)
     finished: set[str] = set()
 
     def finish_ready():
         for s in students:
-            if s in finished or any(t.key not in done for t in tasks_of[s]):
+            if s in finished or any(t.key not in done[s] for t in tasks_of[s]):
                 continue
-            assemble(results_by[s], tasks_of[s], done)
+            assemble(results_by[s], tasks_of[s], done[s])
             write_student(out, results_by[s], options)
             gradebook[s] = gradebook_row(results_by[s])
             write_gradebook(out / "gradebook.csv", gradebook, maximum)
@@ -309,35 +306,59 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
     cfg = {"limits": options.limits, "tmp": str(tmp), "include_hidden": options.include_hidden,
            "uid_base": uid_block(os.getpid()),
            "hide": [str(submissions), str(out), *options.limits.hide]}
-    progress = _progress(console, len(queue))
+    pending = [(s, t) for s in students for t in tasks_of[s]]  # (student, section) in order
+    distinct = len({t.key for _, t in pending}) if options.cache else len(pending)
+    progress = _progress(console, len(pending))
     slots: list[Slot] = []
-    retried: set[str] = set()
+    deaths: dict[tuple[str, str], int] = {}  # (student, task key) -> grading processes lost on it
     try:
-        slots = [Slot(i, cfg, tmp) for i in range(max(1, min(options.jobs, MAX_JOBS, len(queue) or 1)))]
+        slots = [Slot(i, cfg, tmp) for i in range(max(1, min(options.jobs, MAX_JOBS, distinct or 1)))]
         for slot in slots:
             info = slot.ready()
             if info.get("isolation") and options.limits.isolate and console is not None:
-                console.print(f"[yellow]workers run without namespaces: {info['isolation']}[/yellow]")
+                console.print(f"[yellow]workers run without namespaces: {escape(info['isolation'])}[/yellow]")
         sel = selectors.DefaultSelector()
-        pending = list(queue)
+
+        def settle(s: str, t: Task, record: dict) -> None:
+            done[s][t.key] = record
+            progress.advance(t.label)
 
         def feed(slot):
-            while pending:
-                t = pending.pop(0)
-                s = owner[t.key]
+            """Give the slot the first section that must be graded; settle on the way those that need not be."""
+            busy = {other.task.key for other in slots if other.task is not None}
+            i = 0
+            while i < len(pending):
+                s, t = pending[i]
+                if options.cache and t.key in cache:  # graded normally for someone: the same for everyone
+                    pending.pop(i)
+                    settle(s, t, cache[t.key])
+                    continue
+                if options.cache and t.key in busy:  # being graded now: wait for that result
+                    i += 1
+                    continue
+                pending.pop(i)
                 budget = options.limits.submission_timeout - spent[s]
                 if budget <= 0:  # this student's time is used up: the rest is not run
-                    done[t.key] = not_run(t, f"not run: the submission's time limit "
-                                             f"({options.limits.submission_timeout:g} s) was used up")
-                    progress.advance(t.label)
+                    settle(s, t, not_run(t, f"not run: the submission's time limit "
+                                            f"({options.limits.submission_timeout:g} s) was used up"))
                     continue
-                slot.give(t, min(options.limits.section_timeout, budget))
+                if slot.proc.poll() is not None:  # it died while idle (killed: possible only when not root)
+                    slots[slot.index] = slot = restart(slot, cfg, tmp)
+                try:
+                    slot.give(t, min(options.limits.section_timeout, budget), s)
+                except (BrokenPipeError, OSError):
+                    slots[slot.index] = slot = restart(slot, cfg, tmp)
+                    slot.give(t, min(options.limits.section_timeout, budget), s)
                 sel.register(slot.proc.stdout, selectors.EVENT_READ, slot)
                 return
             slot.task = None
 
-        for slot in slots:
-            feed(slot)
+        def feed_idle():
+            for slot in list(slots):
+                if slot.task is None:
+                    feed(slot)
+
+        feed_idle()
         finish_ready()
         while any(slot.task is not None for slot in slots):
             for slot in slots:  # a grading process that stopped answering (a judge bug) is killed: see below
@@ -346,26 +367,28 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
             for key, _ in sel.select(timeout=5):
                 slot = key.data
                 sel.unregister(slot.proc.stdout)
-                task = slot.task
+                task, student = slot.task, slot.student
+                slot.task = None
                 try:
                     record = grader_mod.recv(slot.proc.stdout)
                 except (EOFError, OSError):
                     record = None
-                if record is None:  # the grading process died: a new one, and one more try for the task
-                    slots[slot.index] = slot = restart(slot, cfg, tmp)
-                    if task.key not in retried:
-                        retried.add(task.key)
-                        pending.insert(0, task)
-                    else:
-                        done[task.key] = not_run(task, "crashed: the grading process died twice on this section",
-                                                 "crashed")
-                        progress.advance(task.label)
+                spent[student] += time.monotonic() - slot.started  # the student's own section, even if lost
+                if record is None:  # the grading process died or was killed: a new one regrades the section
+                    slots[slot.index] = restart(slot, cfg, tmp)
+                    lost = deaths[student, task.key] = deaths.get((student, task.key), 0) + 1
+                    if lost < GRADER_TRIES:
+                        pending.insert(0, (student, task))
+                    else:  # charged to this student's own section only, and never cached
+                        settle(student, task, not_run(task, f"crashed: the grading process ended {lost} times "
+                                                            "while grading this section", "crashed"))
                 else:
-                    spent[owner[task.key]] += record.get("seconds", 0.0)
-                    done[task.key] = record
-                    progress.advance(task.label)
-                feed(slot)
+                    if record.get("normal") and not record.get("error"):
+                        cache[task.key] = record
+                    settle(student, task, record)
+                feed_idle()
                 finish_ready()
+        assert not pending, pending
     finally:
         progress.stop()
         for slot in slots:
@@ -410,8 +433,8 @@ def assemble(r: StudentResult, tasks: list[Task], done: dict[str, dict]) -> None
         records.extend(rec["outcomes"])
         r.seconds += rec.get("seconds", 0.0)
         r.stats.append(dict(rec.get("stats", {}), section=t.kind, seconds=round(rec.get("seconds", 0.0), 3)))
-        if rec.get("picture"):
-            r.picture = rec["picture"]
+        if isinstance(rec.get("picture"), dict):
+            r.picture, r.picture_caption = rec["picture"]["png"], rec["picture"]["caption"]
         if rec.get("log"):
             r.log.append(f"## {t.label}: what the code printed (trimmed)\n{rec['log']}")
     order = {n: i for i, n in enumerate(NAMES)}

@@ -3,12 +3,18 @@
 The orchestrator (grade.py) starts `--jobs` of these and sends each a task at a time over stdin: a section =
 the files of one package folder and the properties to run on it. It answers over stdout with plain outcome
 records. It owns one zygote and forks one fresh worker per section (and another after a crash or timeout).
+
+It is trusted but not unbounded: it runs with an address-space limit of its own (GRADER_MEMORY_MB above what it
+uses once set up) and a CPU limit per section, so that whatever a student's replies make it do, it cannot take
+the machine down; if it dies, the orchestrator regrades its section in a fresh one.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import re
+import resource
 import shutil
 import struct
 import sys
@@ -19,6 +25,12 @@ import zlib
 from pathlib import Path
 
 _HEADER = struct.Struct("<Q")
+
+GRADER_MEMORY_MB = 3072  # address space on top of a set-up grading process's own (torch, properties: ~0.7 GiB)
+GRADER_CPU_MARGIN_S = 60  # CPU seconds per section beyond its time budget (the picture, Hypothesis' own work)
+# Characters kept of each field of an outcome, whatever a worker sent to build it: the feedback can never
+# carry a file (a reference solution, say) however a worker smuggles it into a message.
+FIELD_LIMITS = {"message": 1200, "example": 2000, "hint": 600, "detail": 3000}
 
 TIMEOUT_HINT = "an endless loop, or far too slow? Every call must finish within the time limit"
 CRASH_HINT = "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
@@ -87,6 +99,10 @@ class Grader:
             "unpath": [str(KIT), os.path.abspath(".")],
         }
         self.zygote.configure(self.worker_cfg)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        self.as_limit = _vm_bytes() + (GRADER_MEMORY_MB << 20)
+        if soft == resource.RLIM_INFINITY or soft > self.as_limit:
+            resource.setrlimit(resource.RLIMIT_AS, (self.as_limit, hard))
         self.pictures: dict[str, bytes] = {}
         self.code: dict[tuple[str, bytes], bytes | None] = {}  # (file name, source) -> marshalled code
 
@@ -97,7 +113,8 @@ class Grader:
         if self.zygote is None or not self.zygote.alive():
             if self.zygote is not None:
                 self.zygote.close()
-            self.zygote = Zygote(self.log_path)
+            with _unlimited():  # the zygote must not inherit this process's own limits
+                self.zygote = Zygote(self.log_path)
             if hasattr(self, "worker_cfg"):
                 self.zygote.configure(self.worker_cfg)
         return self.zygote
@@ -147,6 +164,7 @@ class Grader:
         from .remote import JudgeError, WorkerTarget
 
         start = time.perf_counter()
+        _limit_cpu(task["budget_s"] + GRADER_CPU_MARGIN_S)
         self.write_package(task["files"])
         sources = {Path(n).stem: d.decode("utf-8", errors="replace") for n, d in task["files"].items()}
         target = WorkerTarget(self.zygote_factory, sources, self.limits, time.monotonic() + task["budget_s"],
@@ -161,6 +179,8 @@ class Grader:
                     continue
                 seed_everything(zlib.crc32(p.id.encode()))  # the judge's own randomness: order-independent
                 o = self.run_property(p, target)
+                if o.message.startswith("the result could not be checked: MemoryError"):
+                    raise MemoryError  # this process is out of memory: it ends, the section is regraded
                 timeouts += o.status == "timeout"
                 outcomes.append(o)
             if task.get("picture"):
@@ -171,7 +191,10 @@ class Grader:
             target.close()
         records = [tidy(outcome_record(o), str(self.pkg), str(self.tmp)) for o in outcomes]
         stats = target.stats
-        return {"key": task["key"], "outcomes": records, "seconds": time.perf_counter() - start,
+        # Normal: every call answered in time by a live worker. Only such a result may be reused for another
+        # student whose section has the same files (a timeout depends on the load and on the time left).
+        normal = not target.abnormal and not any(r["status"] in ("timeout", "crashed") for r in records)
+        return {"key": task["key"], "outcomes": records, "seconds": time.perf_counter() - start, "normal": normal,
                 "picture": picture, "log": "\n".join(stats.log)[:8000],
                 "stats": {"forks": stats.forks, "start_s": stats.start_s, "load_s": stats.load_s,
                           "teardown_s": stats.teardown_s, "ops": stats.ops}}
@@ -192,13 +215,14 @@ class Grader:
         o.seconds = time.perf_counter() - t0
         return o
 
-    def picture(self, target) -> bytes:
+    def picture(self, target) -> dict:
+        """{"png": bytes or None, "caption": a plain sentence}, drawn once per distinct view in this process."""
         from . import picture
 
-        weights, problem = picture.student_weights(target)
-        k = picture.key(weights, problem)
+        seen = picture.student_view(target)
+        k = picture.key(seen)
         if k not in self.pictures:
-            self.pictures[k] = picture.render(weights, problem)
+            self.pictures[k] = picture.draw(seen, FIELD_LIMITS["message"])
         return self.pictures[k]
 
     def close(self) -> None:
@@ -210,13 +234,41 @@ _HEX = re.compile(r"0x[0-9a-fA-F]{6,}")
 
 
 def tidy(record: dict, *paths: str) -> dict:
-    """Same submission, same text: no temp paths, no memory addresses."""
-    for field in ("message", "example", "detail", "hint"):
-        text = record[field] or ""
+    """Same submission, same text: no temp paths, no memory addresses; each field bounded (FIELD_LIMITS)."""
+    for field, limit in FIELD_LIMITS.items():
+        text = record[field] if isinstance(record[field], str) else ""
+        text = text[:4 * limit]  # cut before replacing: the text may be long
         for path in paths:
             text = text.replace(path, "<submission>")
-        record[field] = _HEX.sub("0x…", text)
+        text = _HEX.sub("0x…", text)
+        record[field] = text if len(text) <= limit else text[:limit - 1] + "…"
     return record
+
+
+def _vm_bytes() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) << 10 for line in f if line.startswith("VmSize:"))
+
+
+def _limit_cpu(seconds: float) -> None:
+    """SIGXCPU (which ends this process) after `seconds` more of CPU time: one section's allowance."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(used.ru_utime + used.ru_stime + seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+@contextlib.contextmanager
+def _unlimited():
+    """This process's soft memory and CPU limits lifted (to their hard limits) while it starts a child."""
+    saved = {r: resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU)}
+    for r, (_, hard) in saved.items():
+        resource.setrlimit(r, (hard, hard))
+    try:
+        yield
+    finally:
+        for r, limits in saved.items():
+            resource.setrlimit(r, limits)
 
 
 def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str]]:
@@ -268,6 +320,8 @@ def main() -> None:
                 break
             try:
                 result = grader.run(task)
+            except MemoryError:  # past this process's own limit: end it, the orchestrator regrades the section
+                os._exit(3)
             except Exception:  # noqa: BLE001 - a judge bug: report it, do not charge the student
                 result = {"key": task["key"], "error": traceback.format_exc(limit=8)}
             send(proto_out, result)

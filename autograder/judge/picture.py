@@ -1,14 +1,20 @@
-"""The attention picture: the student's multi-head attention weights beside the reference's, on one example.
+"""The attention picture: the student's multi-head attention on one fixed example, beside the reference's.
 
 The example is fixed (six tokens, two heads, a causal mask, float64 weights from a fixed seed), so every
-student sees the same picture of the same computation. The reference weights come from torch's
-nn.MultiheadAttention with the same weights (oracles.multi_head), computed here in the judge.
+student sees the same picture of the same computation. The reference comes from torch's nn.MultiheadAttention
+with the same weights (oracles.multi_head), computed here in the judge. The picture shows the weights of each
+head and the output's difference from the reference's: weights can match while the output does not (heads
+merged without a transpose), and the caption then says so in words.
+
+Everything a worker sends is drawn as plain text (parse_math=False: a message like "$\\frac{" is not
+mathtext), and a picture that cannot be drawn becomes a note in the feedback (grader.py), never a judge error.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -17,6 +23,18 @@ from ..target import Call, StudentError
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 D_MODEL, HEADS = 8, 2
+MATCH = 1e-6  # float64 on a 6-token example: a correct implementation is within 1e-12 of torch's
+PROBLEM_LINES, PROBLEM_WIDTH = 8, 34  # what is drawn of a message from the worker
+
+
+@dataclass
+class View:
+    """What the student's MultiHeadAttention did on the example: weights (heads, m, m) and output (m, d), or why
+    not (problem: the worker's message, bounded)."""
+
+    weights: torch.Tensor | None = None
+    output: torch.Tensor | None = None
+    problem: str = ""
 
 
 def example():
@@ -32,13 +50,18 @@ def example():
     return x, state, mask
 
 
-def reference_weights() -> torch.Tensor:
+def reference() -> View:
     x, state, mask = example()
-    return oracles.multi_head(state, D_MODEL, HEADS, x, x, x, mask)[1][0]  # (heads, m, m)
+    out, w = oracles.multi_head(state, D_MODEL, HEADS, x, x, x, mask)
+    return View(w[0], out[0])
 
 
-def student_weights(target) -> tuple[torch.Tensor | None, str]:
-    """(weights (heads, m, m) or None, what went wrong). `target` holds the student's own files."""
+def reference_weights() -> torch.Tensor:
+    return reference().weights
+
+
+def student_view(target) -> View:
+    """`target` holds the student's own files. Never raises for what the student's code does."""
     from .remote import WorkerLost
 
     x, state, mask = example()
@@ -48,60 +71,130 @@ def student_weights(target) -> tuple[torch.Tensor | None, str]:
                               d_model=D_MODEL, num_heads=HEADS)
         reply = target.run(Call(handle, "forward", (x, x, x), {"mask": mask}, read=("attention_weights",)))
     except StudentError as e:
-        return None, e.message
+        return View(problem=e.message)
     except WorkerLost as e:
-        return None, e.error.message
+        return View(problem=e.error.message)
+    out = reply.value
+    output = out[0].to(torch.float64) if isinstance(out, torch.Tensor) and tuple(out.shape) == (1, m, D_MODEL) \
+        else None
     w = reply.attrs.get("attention_weights")
     if not isinstance(w, torch.Tensor):
-        return None, f"attention_weights is {type(w).__name__} after a forward call, expected a tensor"
+        return View(output=output, problem=f"attention_weights is {type(w).__name__} after a forward call, "
+                                           "expected a tensor")
     if tuple(w.shape) != (1, HEADS, m, m):
-        return None, f"attention_weights has shape {tuple(w.shape)}, expected {(1, HEADS, m, m)}"
-    return w[0].to(torch.float64), ""
+        return View(output=output, problem=f"attention_weights has shape {tuple(w.shape)}, expected "
+                                           f"{(1, HEADS, m, m)}")
+    return View(w[0].to(torch.float64), output)
 
 
-def key(weights: torch.Tensor | None, problem: str) -> str:
-    if weights is None:
-        return "problem:" + problem
-    return hashlib.sha256(weights.nan_to_num(-1.0).mul(1e6).round().numpy().tobytes()).hexdigest()
+def _close(a: torch.Tensor | None, b: torch.Tensor) -> bool:
+    return a is not None and bool(torch.isfinite(a).all()) and float((a - b).abs().max()) <= MATCH
 
 
-def render(weights: torch.Tensor | None, problem: str) -> bytes:
-    """PNG bytes: one row per head, the student's weights left, the reference's right."""
+def caption(view: View) -> str:
+    """One plain sentence about what the picture shows; the truth when the weights match but the output does not."""
+    ref = reference()
+    weights_ok, output_ok = _close(view.weights, ref.weights), _close(view.output, ref.output)
+    if view.weights is None:
+        return "There are no weights to picture: {problem}".format(problem=view.problem or "no weights")
+    if view.output is None:
+        return "Your forward call did not return a tensor of shape (1, 6, 8), so only the weights are pictured."
+    worst = f"{float((view.output - ref.output).abs().max()):.3g}"
+    if weights_ok and output_ok:
+        return "Your weights and your output match the reference on this example."
+    if weights_ok:
+        return ("Your attention weights match the reference, but your output does not (largest difference "
+                "{worst}): the mistake comes after the weights, where the heads are merged back or projected "
+                "with w_o.").format(worst=worst)
+    if output_ok:
+        return "Your output matches the reference, but the weights you store in attention_weights do not."
+    return "Neither your attention weights nor your output match the reference (largest output difference " \
+           "{worst}).".format(worst=worst)
+
+
+def key(view: View) -> str:
+    h = hashlib.sha256(view.problem.encode("utf-8", "replace"))
+    for t in (view.weights, view.output):
+        h.update(b"-" if t is None else t.nan_to_num(-1.0).mul(1e6).round().numpy().tobytes())
+    return h.hexdigest()
+
+
+def draw(view: View, limit: int = 1200) -> dict:
+    """{"png": bytes or None, "caption": at most `limit` characters}: a picture that cannot be drawn is a note
+    in the feedback, never a failed section or a judge error."""
+    png, text = None, ""
+    try:
+        text = caption(view)[:limit]
+        png = render(view)
+    except MemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever the worker's text or numbers do to matplotlib
+        text = f"The picture could not be drawn ({type(e).__name__}). {text}".strip()[:limit]
+    return {"png": png, "caption": text}
+
+
+def render(view: View) -> bytes:
+    """PNG bytes: a row per head (the student's weights left, the reference's right), then the output's
+    difference from the reference's. Every text from the worker is plain text."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ref = reference_weights()
-    fig, axes = plt.subplots(HEADS, 2, figsize=(7.6, 3.2 * HEADS), dpi=90, squeeze=False, layout="constrained")
+    ref = reference()
+    fig, axes = plt.subplots(HEADS + 1, 2, figsize=(7.6, 3.2 * (HEADS + 1)), dpi=90, squeeze=False,
+                             layout="constrained")
     for h in range(HEADS):
-        for col, (who, w) in enumerate((("yours", weights), ("reference", ref))):
+        for col, (who, w) in enumerate((("yours", view.weights), ("reference", ref.weights))):
             ax = axes[h][col]
             ax.set_title(f"head {h + 1}: {who}", fontsize=11)
             if w is None:
-                ax.set_axis_off()
-                text = "\n".join(_wrap(problem or "no weights", 34)[:8])
-                ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=9, wrap=True, color="#a40000")
+                _problem(ax, view.problem or "no weights")
                 continue
             img = ax.imshow(w[h].numpy(), vmin=0, vmax=1, cmap="viridis")
-            ax.set_xticks(range(len(TOKENS)), TOKENS, fontsize=8, rotation=45)
-            ax.set_yticks(range(len(TOKENS)), TOKENS, fontsize=8)
-            ax.set_xlabel("key", fontsize=9)
-            ax.set_ylabel("query", fontsize=9)
+            _tokens(ax, "key", "query")
             for i in range(len(TOKENS)):
                 for j in range(len(TOKENS)):
                     v = float(w[h, i, j])
                     if not math.isnan(v):
                         ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
                                 color="white" if v < 0.6 else "black")
-    fig.colorbar(img, ax=axes.ravel().tolist(), shrink=0.6, label="attention weight")
+    fig.colorbar(img, ax=axes[:HEADS].ravel().tolist(), shrink=0.6, label="attention weight")
+    ax, note = axes[HEADS][0], axes[HEADS][1]
+    ax.set_title("output: yours minus the reference", fontsize=11)
+    if view.output is None:
+        _problem(ax, "no output of shape (1, 6, 8) to compare")
+    else:
+        diff = (view.output - ref.output).nan_to_num(nan=float("inf")).clamp(-9.99, 9.99).numpy()
+        span = max(1e-3, float(abs(diff).max()))
+        img = ax.imshow(diff, vmin=-span, vmax=span, cmap="coolwarm", aspect="auto")
+        ax.set_yticks(range(len(TOKENS)), TOKENS, fontsize=8)
+        ax.set_xticks(range(D_MODEL), [str(i) for i in range(D_MODEL)], fontsize=8)
+        ax.set_xlabel("feature", fontsize=9)
+        fig.colorbar(img, ax=ax, shrink=0.8)
+    note.set_axis_off()
+    note.text(0.0, 0.5, "\n".join(_wrap(caption(view), PROBLEM_WIDTH)[:PROBLEM_LINES]), ha="left", va="center",
+              fontsize=9, parse_math=False)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     plt.close(fig)
     return buf.getvalue()
 
 
+def _tokens(ax, x_label: str, y_label: str) -> None:
+    ax.set_xticks(range(len(TOKENS)), TOKENS, fontsize=8, rotation=45)
+    ax.set_yticks(range(len(TOKENS)), TOKENS, fontsize=8)
+    ax.set_xlabel(x_label, fontsize=9)
+    ax.set_ylabel(y_label, fontsize=9)
+
+
+def _problem(ax, text: str) -> None:
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, "\n".join(_wrap(text, PROBLEM_WIDTH)[:PROBLEM_LINES]), ha="center", va="center", fontsize=9,
+            color="#a40000", parse_math=False)
+
+
 def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, width) or [""]
+    return textwrap.wrap(text[:PROBLEM_LINES * width * 2], width) or [""]

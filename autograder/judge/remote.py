@@ -19,7 +19,7 @@ from pathlib import Path
 
 import autograder
 
-from ..target import Build, Call, Handle, Inspect, Reply, Source, StudentError, Target
+from ..target import ERROR_KINDS, Build, Call, Handle, Inspect, Reply, Source, StudentError, Target
 from . import wire
 from .sandbox import Bye, Import
 
@@ -268,8 +268,13 @@ class WorkerTarget(Target):
     def close(self) -> None:
         self._teardown()
 
+    # Set when a worker was lost (timeout, crash, bad reply) or the time ran out: such a section's result is not
+    # a function of its files alone, so the orchestrator never reuses it for another student.
+    abnormal = False
+
     def _lost(self, error: StudentError | None, op, grace: float) -> WorkerLost:
         """The worker is gone or must go: learn how it ended (killing it if need be)."""
+        self.abnormal = True
         self.sock.close()
         try:
             status, _ = self.zygote.status(self.pid, grace)
@@ -301,6 +306,7 @@ class WorkerTarget(Target):
         now = time.monotonic()
         limit = min(self.limits.op_timeout, self.deadline - now)
         if limit <= 0:
+            self.abnormal = True
             raise WorkerLost(StudentError("timeout", f"not run: the time limit of {self.label} was used up "
                                           f"before the call {where}", where, "Timeout"), call_of(op))
         self.stats.ops += 1
@@ -321,20 +327,36 @@ class WorkerTarget(Target):
             raise self._lost(error, op, 0) from None
         if isinstance(reply, StudentError):
             raise _tidy(reply, where)
-        if not isinstance(reply, Reply):
-            raise self._lost(StudentError("crashed", f"the worker sent back a {type(reply).__name__} {where}",
-                                          where, "BadReply"), op, 0)
+        problem = _malformed(reply)
+        if problem:
+            raise self._lost(StudentError("crashed", f"the worker sent back {problem} {where}", where, "BadReply"),
+                             op, 0)
         return reply
 
 
+def _malformed(reply) -> str:
+    """'' for a Reply whose fields have the types the properties expect; else what is wrong (a forged frame)."""
+    if type(reply) is not Reply:
+        return f"a {type(reply).__name__[:40]}, not a reply"
+    fields = {"attrs": dict, "attrs_require_grad": dict, "grad_enabled_seen": tuple, "training_seen": tuple,
+              "input_grads": (list, type(None)), "param_grads": (dict, type(None))}
+    for name, kinds in fields.items():
+        if not isinstance(getattr(reply, name, None), kinds):
+            return f"a reply whose {name} is not a {kinds.__name__ if isinstance(kinds, type) else kinds[0].__name__}"
+    return ""
+
+
+# Kinds a worker may claim; a timeout or a crash is the judge's to say.
+WORKER_KINDS = ERROR_KINDS - {"timeout", "crashed"}
+
+
 def _tidy(e: StudentError, where: str) -> StudentError:
-    """Bound what a worker says about itself; name sys.exit as the exit it is."""
-    message, detail, at = str(e.message)[:600], str(e.detail)[:3000], str(e.where)[:200]
-    kind = e.kind if e.kind in KINDS else "exception"
+    """A worker's error, rebuilt from plain bounded text (StudentError checks each field's type and cuts it: a
+    forged frame may carry anything there); name sys.exit as the exit it is."""
+    fields = e.__dict__
+    e = StudentError(*(fields.get(n) for n in ("kind", "message", "where", "exc_type", "detail")))
     if e.exc_type == "SystemExit":
-        where = f"during {at}" if at.startswith("import of ") else where
-        return StudentError("crashed", f"the process exited (sys.exit) {where}", at, "SystemExit", detail)
-    return StudentError(kind, message, at, str(e.exc_type)[:60], detail)
-
-
-KINDS = {"not_implemented", "forbidden", "missing", "syntax", "exception", "timeout", "crashed"}
+        where = f"during {e.where}" if e.where.startswith("import of ") else where
+        return StudentError("crashed", f"the process exited (sys.exit) {where}", e.where, "SystemExit", e.detail)
+    kind = e.kind if e.kind in WORKER_KINDS else "exception"
+    return StudentError(kind, e.message, e.where, e.exc_type, e.detail)

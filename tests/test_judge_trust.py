@@ -1,0 +1,331 @@
+"""Nothing from a worker is trusted in shape or size, no student's time or result is spent on another's behalf,
+and nothing a worker says can break the feedback: issue 11 (items 1-3, 6's bounds) and issue 7 (item 10).
+
+Fast checks of the reply decoder, the picture and the feedback first; then one class graded beside an honest
+student (the reference, "victim"): the hostile submissions of examples/hostile that attack the judge's trust,
+two students that burn their own time budget on sections nobody else has (named to sort before and after the
+victim), a multi-head bug after the weights, and a grading process killed in the middle. The victim must get
+exactly what it gets when graded alone.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import re
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder.judge import feedback, picture, sample, wire
+from autograder.judge.grade import Options, StudentResult, grade, render_gradebook
+from autograder.judge.grader import FIELD_LIMITS, tidy
+from autograder.judge.remote import Limits, _tidy
+from autograder.properties import core
+from autograder.target import ERROR_LIMITS, InProcessTarget, Reply, StudentError
+
+
+# ------------------------------------------------------------------------------------ the reply decoder
+def self_similar_tuple(levels: int = 64):
+    t = ()
+    for _ in range(levels):
+        t = (t, t)
+    return t
+
+
+def self_similar_list(levels: int = 48):
+    x = []
+    for _ in range(levels):
+        x = [x, x]
+    return x
+
+
+class Forged:
+    """Pickles as `fn(*args)`: a frame a worker could write by hand to its socket."""
+
+    def __init__(self, fn, *args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return (self.fn, self.args)
+
+
+BOMBS = {
+    "error kind: a self-similar tuple of 2**64 nodes": Forged(StudentError, self_similar_tuple(), "m"),
+    "error message: a self-similar list of 2**48 leaves": Forged(StudentError, "exception", self_similar_list()),
+    "a reply value: a self-similar list": Reply(self_similar_list()),
+    "a dict key: a self-similar tuple": Reply({self_similar_tuple(30): 1}),
+    "a dict with a million keys": Reply({i: 0.0 for i in range(1_000_000)}),
+    "a string of 60 MiB": Reply("x" * (60 << 20)),
+    "a tensor shape of range(10**18)": Forged(wire._tensor, "float32", range(10**18), b""),
+    "torch.Size(range(10**18))": Forged(torch.Size, range(10**18)),
+    "set(range(10**18))": Forged(set, range(10**18)),
+    "bytearray(2**40)": Forged(bytearray, 2**40),
+    "one MiB of tensor data, 100 tensors": Reply([Forged(wire._tensor, "uint8", (1 << 20,), b"\0" * (1 << 20))] * 100),
+    "a list that contains itself": Reply([]),
+    "an integer of a million bits": Reply(1 << 1_000_000),
+}
+BOMBS["a list that contains itself"].value.append(BOMBS["a list that contains itself"].value)
+
+
+def frame(obj) -> bytes:
+    return pickle.dumps(obj, protocol=5)
+
+
+@pytest.mark.parametrize("name", list(BOMBS))
+def test_the_decoder_refuses_before_anything_walks(name):
+    data = frame(BOMBS[name])
+    assert len(data) < wire.MAX_FRAME
+    start = time.process_time()
+    with pytest.raises(wire.WireError):
+        wire.loads(data)
+    assert time.process_time() - start < 5  # refused from the opcodes: nothing was built, hashed or printed
+
+
+def test_honest_replies_still_load():
+    """The largest honest replies: a transformer's state dict, and prints up to the worker's limit."""
+    state = {f"layers.{i}.w_{n}.weight": torch.randn(16, 16) for i in range(60) for n in "qkvo"}
+    info = Reply({"module": True, "state": state, "params": list(state), "children": ["a"] * 50,
+                  "module_types": {n: "Linear" for n in state}})
+    back = wire.loads(wire.dumps(info))
+    assert torch.equal(back.value["state"]["layers.59.w_o.weight"], state["layers.59.w_o.weight"])
+    assert wire.loads(wire.dumps(Reply("p" * 24_000))).value == "p" * 24_000
+    x = torch.randn(3, 4)  # the judge's own operations may share a tensor: Call(sdpa, (x, x, x))
+    assert all(torch.equal(t, x) for t in wire.loads(wire.dumps((x, x, x))))
+
+
+def test_an_error_is_flat_and_bounded_where_it_is_made_and_where_it_is_read():
+    e = StudentError(self_similar_tuple(), self_similar_list(), "w" * 10_000, None, "d" * 10**6)
+    assert e.kind == "exception" and "not text" in e.message
+    assert len(e.where) == ERROR_LIMITS["where"] and len(e.detail) == ERROR_LIMITS["detail"]
+    e.kind, e.message = self_similar_tuple(), self_similar_list()  # replaced after the checks
+    back = wire.loads(wire.dumps(e))
+    assert back.kind == "exception" and "not text" in back.message
+    # A frame that sets the fields after construction (BUILD) gets past __init__: the judge rebuilds it.
+    forged = StudentError("timeout", "m")
+    forged.__dict__.update(kind=("a",) * 1000, message=["x"] * 1000, detail=b"bytes")
+    judged = _tidy(forged, "in attention.softmax")
+    assert judged.kind == "exception" and "not text" in judged.message and "not text" in judged.detail
+    assert _tidy(StudentError("timeout", "I timed out, honest"), "x").kind == "exception"  # the judge's word
+
+
+def test_outcome_fields_are_bounded_in_the_judge():
+    record = {"message": "M" * 10**6, "example": "E" * 10**6, "hint": "H" * 10**6, "detail": "D" * 10**6}
+    bounded = tidy(record)
+    assert all(len(bounded[f]) <= limit for f, limit in FIELD_LIMITS.items())
+
+
+# ------------------------------------------------------------------------------------------- the picture
+def test_the_picture_tells_when_weights_match_but_the_output_does_not(tmp_path):
+    """Heads merged without a transpose: the weights are the reference's, the output is not."""
+    folder = sample.make("bug:multi_head:merge_without_transpose", tmp_path / "merge")
+    seen = picture.student_view(InProcessTarget(folder))
+    assert torch.allclose(seen.weights, picture.reference().weights)
+    text = picture.caption(seen)
+    assert "weights match the reference, but your output does not" in text
+    drawn = picture.draw(seen)
+    assert drawn["png"].startswith(b"\x89PNG") and drawn["caption"] == text
+    good = picture.student_view(InProcessTarget(sample.make("reference", tmp_path / "ref")))
+    assert picture.caption(good) == "Your weights and your output match the reference on this example."
+
+
+def test_worker_text_is_drawn_plain_and_a_failed_drawing_is_a_note(monkeypatch):
+    drawn = picture.draw(picture.View(problem=r"ValueError in forward: $\frac{ $ [bold]"))
+    assert drawn["png"].startswith(b"\x89PNG")  # mathtext would raise here: the text is drawn as it is
+
+    def broken(view):
+        raise ValueError("matplotlib could not draw this")
+
+    monkeypatch.setattr(picture, "render", broken)
+    drawn = picture.draw(picture.View(problem="anything"))
+    assert drawn["png"] is None and drawn["caption"].startswith("The picture could not be drawn (ValueError).")
+
+
+# ------------------------------------------------------------------------------------------ the feedback
+def test_worker_text_is_never_markup(tmp_path):
+    outcome = core.Outcome(core.Property("p", "attention", 1.0, True, 0, None, "a summary"), "failed",
+                           "<script>x</script> **bold** [link](http://x) ``` fence", "hint <b>",
+                           "``` example ```", "detail")
+    r = StudentResult("student", [outcome], picture_caption="There are no weights to picture: <img src=x> $\\frac{ $")
+    html, md = feedback.html(r), feedback.markdown(r)
+    assert "<script>" not in html and "<img src=x>" not in html and "&lt;script&gt;" in html
+    assert "<script>" not in md and "<img src=x>" not in md and "\\*\\*bold\\*\\*" in md
+    assert "````text\n``` example ```\n````" in md  # a fence the example cannot close
+
+
+def test_names_are_not_console_markup():
+    from rich.console import Console
+
+    console = Console(record=True, width=200, file=io.StringIO())
+    render_gradebook({"[red]bob[/red]": StudentResult("[red]bob[/red]")}, core.load(False), console)
+    assert "[red]bob[/red]" in console.export_text()
+
+
+# ---------------------------------------------------------------------------- one class, one honest student
+# Generous for an honest student on a loaded machine (the reference's sections take 1-4 s), and twice the
+# burner's section limit exceeds its budget.
+LIMITS = Limits(op_timeout=4, section_timeout=20, submission_timeout=38, memory_mb=1024)
+CLASS = {
+    "victim": "reference",
+    "aa_burner": "hostile:budget_burner",  # sorts before the victim: it used to be charged the shared sections
+    "zz_burner": "hostile:budget_burner",
+    "error_bomb": "hostile:error_bomb",
+    "forged_bomb": "hostile:forged_bomb",
+    "huge_returns": "hostile:huge_returns",
+    "picture_mathtext": "hostile:picture_mathtext",
+    "long_names": "hostile:long_names",
+    "merge": "bug:multi_head:merge_without_transpose",
+}
+
+
+def grader_pids() -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"autograder.judge.grader" in (proc / "cmdline").read_bytes():
+                if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                    pids.append(int(proc.name))
+        except (OSError, ValueError, IndexError):
+            pass
+    return pids
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("trust")
+    subs, out = base / "submissions", base / "out"
+    sample.materialize(CLASS, subs)
+    options = Options(jobs=2, limits=LIMITS, include_hidden=False)
+    killed: dict = {}
+
+    def kill_one_grader():  # a grading process dies mid-section: its section is regraded, charged to nobody else
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not any(out.glob("*/results.json")):
+            time.sleep(0.2)  # once a student is done, both grading processes are set up and at work
+        pids = grader_pids()
+        if pids:
+            killed["limits"] = Path(f"/proc/{pids[0]}/limits").read_text()
+            os.kill(pids[0], signal.SIGKILL)
+            killed["pid"] = pids[0]
+
+    killer = threading.Thread(target=kill_one_grader, daemon=True)
+    killer.start()
+    results = grade(subs, out, options)
+    killer.join(timeout=1)
+    alone = grade(sample.materialize({"victim": "reference"}, base / "alone"), base / "alone-out", options)
+    yield {"results": results, "out": out, "alone": alone, "alone_out": base / "alone-out", "killed": killed}
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def outcomes(graded, student, component=None):
+    return [o for o in graded["results"][student].outcomes if component in (None, o.property.component)]
+
+
+def failed(graded, student, component):
+    return [o for o in outcomes(graded, student, component) if not o.passed]
+
+
+def messages(graded, student, component):
+    return " | ".join(o.message for o in failed(graded, student, component))
+
+
+def without_time(path: Path) -> str:
+    return "".join(line for line in path.read_text().splitlines(True) if '"execution_time"' not in line)
+
+
+def test_the_victim_gets_exactly_its_reference_grade(graded):
+    """Graded beside every attack, burners before and after it, a grading process killed: the same bytes."""
+    assert graded["results"]["victim"].points() == graded["alone"]["victim"].points()
+    assert without_time(graded["out"] / "victim" / "results.json") == \
+        without_time(graded["alone_out"] / "victim" / "results.json")
+    for student in graded["results"]:
+        assert not graded["results"][student].errors, (student, graded["results"][student].errors)
+
+
+def test_no_message_names_another_student(graded):
+    for path in (graded["out"] / "victim").iterdir():
+        text = path.read_text(errors="replace") if path.suffix != ".png" else ""
+        assert "aa_burner" not in text and "zz_burner" not in text, path
+    for student in ("aa_burner", "zz_burner"):
+        for path in (graded["out"] / student).glob("*.*"):
+            if path.suffix != ".png":
+                other = "zz_burner" if student == "aa_burner" else "aa_burner"
+                assert other not in path.read_text() and "victim" not in path.read_text(), path
+
+
+def test_a_burned_budget_is_the_burners_own(graded):
+    victim = graded["results"]["victim"].points()
+    for burner in ("aa_burner", "zz_burner"):
+        pts = graded["results"][burner].points()
+        assert pts["attention_numpy"] < victim["attention_numpy"]  # its own slow sections ran out of time
+        assert any("time limit" in o.message for o in failed(graded, burner, "attention_numpy"))
+    # aa's budget was gone before its shared sections: not run, for it alone; zz reused the victim's results
+    # (obtained normally), which cost it nothing.
+    assert "was used up" in messages(graded, "aa_burner", "transformer")
+    section = lambda student: sum(o.score for o in outcomes(graded, student, "transformer")  # noqa: E731
+                                  if "::integration::" not in o.property.id)
+    assert section("zz_burner") == section("victim")
+
+
+def test_a_killed_grading_process_is_regraded_not_marked(graded):
+    assert graded["killed"].get("pid"), "no grading process was killed"
+    limits = graded["killed"]["limits"]
+    assert re.search(r"Max address space\s+\d+", limits), limits  # the grading processes have limits too
+    assert re.search(r"Max cpu time\s+\d+", limits), limits
+    for student in graded["results"]:
+        assert "grading process" not in " ".join(o.message for o in outcomes(graded, student))
+
+
+def test_an_error_bomb_costs_only_its_component(graded):
+    statuses = {o.status for o in failed(graded, "error_bomb", "multi_head")}
+    assert "error" in statuses and "crashed" not in statuses, statuses  # the grading process never died on it
+    assert "not text" in messages(graded, "error_bomb", "multi_head")
+
+
+def test_a_forged_bomb_frame_is_refused(graded):
+    assert graded["results"]["forged_bomb"].points()["attention"] == 0
+    assert "crashed" in {o.status for o in failed(graded, "forged_bomb", "attention")}
+    assert "not data" in messages(graded, "forged_bomb", "attention")
+    assert "parts" in messages(graded, "forged_bomb", "attention")
+
+
+def test_huge_returns_are_refused(graded):
+    text = messages(graded, "huge_returns", "attention")
+    assert "not data" in text and ("parts" in text or "operations" in text)  # the dict: refused unread
+    assert graded["results"]["huge_returns"].points()["attention"] < graded["results"]["victim"].points()["attention"]
+
+
+def test_a_picture_that_would_crash_is_drawn_plain(graded):
+    r = graded["results"]["picture_mathtext"]
+    assert r.points() == graded["results"]["victim"].points(), [  # correct everywhere but on the picture
+        (o.property.id, o.message) for o in r.outcomes if not o.passed]
+    assert r.picture.startswith(b"\x89PNG")
+    assert "There are no weights to picture" in r.picture_caption and "$\\frac{ $" in r.picture_caption
+    html = (graded["out"] / "picture_mathtext" / "feedback.html").read_text()
+    assert "&lt;b&gt;html&lt;/b&gt;" in html and "<b>html</b>" not in html
+
+
+def test_the_feedback_carries_no_file(graded):
+    """400 parameter names of 2 000 characters each (a whole file's worth): each field is cut in the judge."""
+    assert graded["results"]["long_names"].points()["multi_head"] < graded["results"]["victim"].points()["multi_head"]
+    for student in graded["results"]:
+        data = json.loads((graded["out"] / student / "results.json").read_text())
+        for test in data["tests"]:
+            assert len(test.get("output", "")) <= sum(FIELD_LIMITS.values()) + 500, (student, test["name"])
+    for name in ("results.json", "feedback.html", "feedback.md"):
+        text = (graded["out"] / "long_names" / name).read_text()
+        assert text.count("SMUGGLED_LINE_") * len("SMUGGLED_LINE_") < 4 * FIELD_LIMITS["message"], name
+
+
+def test_the_merge_bug_is_pictured_truthfully(graded):
+    r = graded["results"]["merge"]
+    assert r.points()["multi_head"] < graded["results"]["victim"].points()["multi_head"]
+    assert "weights match the reference, but your output does not" in r.picture_caption
+    for name in ("feedback.html", "feedback.md"):
+        assert "your output does not" in (graded["out"] / "merge" / name).read_text()
