@@ -31,6 +31,7 @@ from ..properties import core
 from .. import results
 from . import grader as grader_mod
 from .remote import KIT, MAX_JOBS, Limits, uid_block
+from .sandbox import Reaper
 
 INTEGRATION_SHARE = 0.10
 INTEGRATION_PROPS = 2  # properties re-run with the student's own dependencies, per dependent component
@@ -60,10 +61,11 @@ class Task:
     files: dict[str, bytes]
     props: list[tuple[str, float | None]]
     picture: bool = False
+    reference: tuple[str, ...] = ()  # the files of `files` that are the reference's (the dependencies)
 
     def message(self, budget_s: float) -> dict:
         return {"key": self.key, "label": self.label, "files": self.files, "props": self.props,
-                "picture": self.picture, "budget_s": budget_s}
+                "picture": self.picture, "budget_s": budget_s, "reference": self.reference}
 
 
 @dataclass
@@ -137,7 +139,8 @@ def plan(student: str, files: dict[str, bytes], reference: dict[str, bytes], pro
             package[c.filename] = files[c.filename]
         for dep in c.deps:
             package[f"{dep}.py"] = reference[f"{dep}.py"]
-        tasks.append(Task("", f"{student}/{c.name}", c.name, package, mine))
+        tasks.append(Task("", f"{student}/{c.name}", c.name, package, mine,
+                          reference=tuple(f"{dep}.py" for dep in c.deps)))
     integration = [spec for specs in integration_props(props).values() for spec in specs]
     if integration:  # the picture of the student's own multi-head attention comes from this worker too
         tasks.append(Task("", f"{student}/integration", "integration", dict(files), integration, picture=True))
@@ -309,12 +312,17 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
     progress = _progress(console, len(queue))
     slots: list[Slot] = []
     retried: set[str] = set()
+    reaper = Reaper()
     try:
         slots = [Slot(i, cfg, tmp) for i in range(max(1, min(options.jobs, MAX_JOBS, len(queue) or 1)))]
-        for slot in slots:
+        from rich.markup import escape
+
+        for i, slot in enumerate(slots):
             info = slot.ready()
-            if info.get("isolation") and options.limits.isolate and console is not None:
-                console.print(f"[yellow]workers run without namespaces: {info['isolation']}[/yellow]")
+            if i == 0 and info.get("isolation") and options.limits.isolate and console is not None:
+                console.print(f"[yellow]workers run without namespaces ({escape(info['isolation'])}): they can read what "
+                              "your user can; every process they start is ended before the results are "
+                              "written[/yellow]", highlight=False)
         sel = selectors.DefaultSelector()
         pending = list(queue)
 
@@ -367,7 +375,13 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
         progress.stop()
         for slot in slots:
             slot.close()
+        reaper.end_all()  # whatever a submission left running (possible only without namespaces) ends here
+        reaper.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    for s in finished:  # written again once nothing of the run is left: a leftover may have changed them
+        write_student(out, results_by[s], options)
+    if finished:
+        write_gradebook(out / "gradebook.csv", gradebook, maximum)
     finish_ready()
     write_timing(out, results_by)
     return results_by

@@ -35,6 +35,14 @@ def uid_block(pid: int) -> int:
     return UID_BASE + pid * UIDS_PER_RUN
 
 
+# The whole environment of a zygote, hence of every worker: no HOME, no token, no path of the host. Set at
+# exec, because clearing os.environ later would leave the old values in /proc/self/environ and in whatever
+# module copied them. The kit is found as the zygote's working directory (python -c puts it on sys.path).
+ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
+               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1"}
+
+
 @dataclass
 class Limits:
     """Every limit a worker runs under; defaults are the CLI's."""
@@ -70,12 +78,10 @@ class Zygote:
 
     def __init__(self, log_path: Path | None = None):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(KIT), os.environ.get("PYTHONPATH", "")]),
-                   PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
         log = open(log_path, "ab") if log_path else subprocess.DEVNULL
         # -c, not -m: run as __main__, sandbox.py's classes would not be the ones the wire allowlist names.
         cmd = [sys.executable, "-c", "from autograder.judge.sandbox import main; main()", str(theirs.fileno())]
-        self.proc = subprocess.Popen(cmd, pass_fds=[theirs.fileno()], cwd=str(KIT), env=env,
+        self.proc = subprocess.Popen(cmd, pass_fds=[theirs.fileno()], cwd=str(KIT), env=ENVIRONMENT,
                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         if log is not subprocess.DEVNULL:
             log.close()
@@ -84,6 +90,7 @@ class Zygote:
         info = self._recv(120)
         self.vm_bytes, self.euid = info["vm_bytes"], info["euid"]
         self.isolation_problem = info["isolation"]  # '' when namespaces work
+        self.mode = info.get("mode")  # "root", "user" (unprivileged user namespace) or None
 
     def _recv(self, timeout: float) -> dict:
         self.ctrl.settimeout(timeout)
@@ -215,8 +222,10 @@ class WorkerStats:
 class WorkerTarget(Target):
     """Operations go to a sandboxed worker; `sources` are the files the judge put in its package folder."""
 
-    def __init__(self, zygote_factory, sources: dict[str, str | None], limits: Limits, deadline: float, label: str):
+    def __init__(self, zygote_factory, sources: dict[str, str | None], limits: Limits, deadline: float, label: str,
+                 preload: list | None = None):
         self.zygote_factory, self.zygote = zygote_factory, None
+        self.preload = preload or []  # [(module, reference bytecode)]: run in each worker before student code
         self.sources, self.limits, self.deadline, self.label = sources, limits, deadline, label
         self.pid, self.sock, self.imported = None, None, set()
         self.stats = WorkerStats()
@@ -241,6 +250,15 @@ class WorkerTarget(Target):
         if not isinstance(hello, dict) or "setup_failed" in hello:
             self._teardown(collect=False)
             raise JudgeError(f"could not start a sandboxed worker: {hello.get('setup_failed')}")
+        if self.preload:  # before any student code: the reference dependencies, from bytecode
+            try:
+                wire.send(self.sock, {"preload": self.preload})
+                done = wire.recv(self.sock, time.monotonic() + 30)
+            except (EOFError, TimeoutError, OSError, wire.WireError) as e:
+                done = e
+            if not isinstance(done, Reply):
+                self._teardown(collect=False)
+                raise JudgeError(f"could not preload the reference dependencies: {done}"[:300])
         self.stats.forks += 1
         self.stats.start_s += time.perf_counter() - t0
         self.imported = set()
