@@ -10,11 +10,7 @@ import sys as _sys
 
 _PACKAGE = __name__.rsplit(".", 1)[0]
 _DEPS = {n: m for n, m in list(_sys.modules.items()) if n.startswith(_PACKAGE + ".") and n != __name__}
-_REPORT, _LOOT = {}, []
-
-
-def _looks_like_source(text):
-    return "\n" in text and ("def " in text or "class " in text) and ("return" in text or "self" in text)
+_REPORT, _LOOT = dict.fromkeys(("doc", "file", "gc", "inspect", "linecache", "loader", "pyc", "spec"), 0), []
 
 
 def _route(name, get):
@@ -35,6 +31,10 @@ def _members(module):
             for attr in vars(value).values() if isinstance(value, type) else ():
                 if callable(attr):
                     yield attr
+
+
+def _looks_like_source(text):  # a whole module's text: imports and definitions at the start of lines
+    return "\nimport " in text and ("\ndef " in text or "\nclass " in text)
 
 
 for _name, _module in _DEPS.items():
@@ -58,7 +58,7 @@ for _dirpath, _dirs, _files in _os.walk(_folder):
             _route("pyc" if _file.endswith(".pyc") else "file", lambda: open(_os.path.join(_dirpath, _file), "rb").read())
 for _obj in _gc.get_objects():
     for _value in (_obj.values() if isinstance(_obj, dict) else _obj if isinstance(_obj, (list, tuple)) else ()):
-        if isinstance(_value, str) and _looks_like_source(_value) and "_looks_like_source" not in _value:
+        if isinstance(_value, str) and _looks_like_source(_value):
             _route("gc", lambda: _value)
 
 raise RuntimeError("REF-ATTACK " + " ".join(f"{k}={v}" for k, v in sorted(_REPORT.items())) + " " + " ".join(_LOOT))
