@@ -54,6 +54,7 @@ class Grader:
         import torch
 
         torch.set_num_threads(1)  # one core per grading slot; the same float reductions in every slot
+        from .. import timing
         from ..properties import core
         from .remote import KIT, Limits
 
@@ -83,7 +84,8 @@ class Grader:
             "pidns": z.mode if limits.isolate else None,
             "keep": [*keep, str(self.pkg), str(work)], "tmp_mb": limits.tmp_mb,
             "as_bytes": z.vm_bytes + (limits.memory_mb << 20) if limits.memory_mb else None,
-            "fsize": limits.fsize_mb << 20, "cpu_s": int(limits.section_timeout + 10),
+            # A backstop only: the section's own budget is enforced from here, in scaled CPU seconds.
+            "fsize": limits.fsize_mb << 20, "cpu_s": int(limits.section_timeout * timing.speed() * 1.5 + 10),
             "nproc": 1 if uids else None, "output_limit": limits.output_limit,
             "unpath": [str(KIT), os.path.abspath(".")],
         }

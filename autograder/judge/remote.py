@@ -9,6 +9,7 @@ fresh worker.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import autograder
 
+from .. import timing
 from ..target import Build, Call, Handle, Inspect, Reply, Source, StudentError, Target
 from . import wire
 from .sandbox import Bye, Import
@@ -47,8 +49,8 @@ ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", 
 class Limits:
     """Every limit a worker runs under; defaults are the CLI's."""
 
-    op_timeout: float = 10.0  # one operation (an import, a call)
-    section_timeout: float = 60.0  # one component's section, all properties
+    op_timeout: float = 10.0  # one operation (an import, a call): CPU seconds, scaled (autograder/timing.py)
+    section_timeout: float = 60.0  # one component's section, all properties: CPU seconds, scaled
     submission_timeout: float = 600.0  # one student, all sections
     max_timeouts: int = 2  # timeouts in a section before its remaining properties are not run
     memory_mb: int = 2048  # address space on top of the zygote's own
@@ -229,6 +231,13 @@ class WorkerTarget(Target):
         self.sources, self.limits, self.deadline, self.label = sources, limits, deadline, label
         self.pid, self.sock, self.imported = None, None, set()
         self.stats = WorkerStats()
+        # Budgets count the worker's CPU time (the kernel's accounting, read from here: the student cannot
+        # change it), scaled by this machine's speed; the wall clock is only a backstop WALL_FACTOR larger.
+        self.speed = timing.speed()
+        self.budget = max(0.0, deadline - time.monotonic())  # the section's, in (scaled) CPU seconds
+        self.cpu_used = 0.0  # scaled CPU seconds used by this section's workers so far
+        self.wall_deadline = time.monotonic() + self.budget * self.speed * timing.WALL_FACTOR
+        self.cpu_pid = None  # the worker's pid as this process sees it (in its PID namespace it is 1)
 
     # -- worker lifecycle
     def _start(self) -> None:
@@ -250,6 +259,7 @@ class WorkerTarget(Target):
         if not isinstance(hello, dict) or "setup_failed" in hello:
             self._teardown(collect=False)
             raise JudgeError(f"could not start a sandboxed worker: {hello.get('setup_failed')}")
+        self.cpu_pid = hello.get("pid") or self.pid
         if self.preload:  # before any student code: the reference dependencies, from bytecode
             try:
                 wire.send(self.sock, {"preload": self.preload})
@@ -298,6 +308,36 @@ class WorkerTarget(Target):
             error = StudentError("crashed", death_message(status, where_of(op)), where_of(op), "WorkerDied")
         return WorkerLost(error, call_of(op))
 
+    def budget_left(self) -> float:
+        """Scaled CPU seconds left to this section (0 once the wall-clock backstop has passed)."""
+        if time.monotonic() >= self.wall_deadline:
+            return 0.0
+        return self.budget - self.cpu_used
+
+    def _receive(self, limit: float):
+        """The worker's reply, or TimeoutError("cpu"/"wall") once it has used `limit` scaled CPU seconds on
+        this operation, or waited WALL_FACTOR times as long. CPU time cannot grow faster than the wall clock
+        for one thread, so we sleep until the earliest moment the limit could be reached, then look again."""
+        cpu_limit = limit * self.speed
+        wall_end = min(time.monotonic() + cpu_limit * timing.WALL_FACTOR, self.wall_deadline)
+        start = timing.cpu_seconds(self.cpu_pid) or 0.0
+        used = 0.0
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= wall_end:
+                    raise TimeoutError("wall")
+                ready, _, _ = select.select([self.sock], [], [], min(cpu_limit - used, wall_end - now) + 0.002)
+                if ready:
+                    return wire.recv(self.sock, wall_end)
+                cpu = timing.cpu_seconds(self.cpu_pid)
+                used = (cpu - start) if cpu is not None else used
+                if used >= cpu_limit:
+                    raise TimeoutError("cpu")
+        finally:
+            cpu = timing.cpu_seconds(self.cpu_pid)
+            self.cpu_used += ((cpu - start) if cpu is not None else used) / self.speed
+
     # -- operations
     def run(self, op):
         if isinstance(op, Source):  # answered from the files the judge wrote, never by the worker
@@ -316,20 +356,19 @@ class WorkerTarget(Target):
 
     def _roundtrip(self, op):
         where = where_of(op)
-        now = time.monotonic()
-        limit = min(self.limits.op_timeout, self.deadline - now)
+        limit = min(self.limits.op_timeout, self.budget_left())
         if limit <= 0:
             raise WorkerLost(StudentError("timeout", f"not run: the time limit of {self.label} was used up "
                                           f"before the call {where}", where, "Timeout"), call_of(op))
         self.stats.ops += 1
         try:
             wire.send(self.sock, op)
-            reply = wire.recv(self.sock, now + limit)
-        except TimeoutError:
+            reply = self._receive(limit)
+        except TimeoutError as e:
             if limit < self.limits.op_timeout:
                 msg = f"timed out {where}: the time limit of {self.label} ran out"
             else:
-                msg = f"timed out after {limit:g} s {where}"
+                msg = timing.timeout_message(limit, where, component_of(op), wall=str(e) == "wall")
             raise self._lost(StudentError("timeout", msg, where, "Timeout"), op, 0) from None
         except (EOFError, OSError):
             raise self._lost(None, op, 2.0) from None

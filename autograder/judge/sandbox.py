@@ -170,8 +170,10 @@ def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> No
             _mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=1m")
 
 
-def setup_worker(cfg: dict, sock_fd: int) -> None:
-    """Everything between fork and the first operation. Raises if a requested protection fails."""
+def setup_worker(cfg: dict, sock_fd: int) -> int:
+    """Everything between fork and the first operation. Raises if a requested protection fails. Returns the
+    worker's pid as the zygote's PID namespace sees it (the grader reads its CPU time there)."""
+    host_pid = int(os.readlink("/proc/self"))  # before its own /proc (where it is 1) is mounted
     os.setsid()
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its keeper (or the zygote) from the start
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -220,6 +222,7 @@ def setup_worker(cfg: dict, sock_fd: int) -> None:
     # Nothing of the kit's own folder on the path (it is hidden anyway as root); no .pyc written.
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in cfg["unpath"]]
     sys.dont_write_bytecode = True
+    return host_pid
 
 
 # ---------------------------------------------------------------------------- reference dependencies
@@ -535,14 +538,14 @@ def worker(cfg: dict, sock: socket.socket) -> None:
                 sock.close()
                 os.closerange(3, 1 << 16)
                 keep_until_it_ends(inner)
-        setup_worker(cfg, sock.fileno())
+        host_pid = setup_worker(cfg, sock.fileno())
     except BaseException as e:  # noqa: BLE001 - refuse to run student code unprotected
         try:
             wire.send(sock, {"setup_failed": f"{type(e).__name__}: {e}"[:300]})
         finally:
             os._exit(70)
     try:
-        wire.send(sock, {"ready": True})
+        wire.send(sock, {"ready": True, "pid": host_pid})
         serve(sock, cfg["root"], cfg["output_limit"])
     finally:
         os._exit(0)
