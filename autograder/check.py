@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import results
 from .properties import core
-from .target import InProcessTarget
+from .target import DEFAULT_TIMEOUT, InProcessTarget
 
 
 def pending_hidden_points() -> dict[str, float]:
@@ -20,14 +20,16 @@ def pending_hidden_points() -> dict[str, float]:
     return {k: float(v) for k, v in json.loads(text).items()}
 
 
-def run_suite(path: Path, components=None, include_hidden: bool = True, progress=None):
-    """(outcomes, pending hidden points per component) for the submission at `path`."""
+def run_suite(path: Path, components=None, include_hidden: bool = True, progress=None,
+              timeout: float = DEFAULT_TIMEOUT):
+    """(outcomes, pending hidden points per component) for the submission at `path`; `timeout`: CPU seconds per
+    call, as the judge's --timeout (autograder/timing.py)."""
     properties = core.load(include_hidden, components)
     has_hidden = any(not p.visible for p in core.REGISTRY.values())
     pending = {} if has_hidden and include_hidden else pending_hidden_points()
     if components:
         pending = {k: v for k, v in pending.items() if k in components}
-    target = InProcessTarget(Path(path))
+    target = InProcessTarget(Path(path), timeout=timeout)
     outcomes = []
     for p in properties:
         outcomes.append(core.run_property(p, target))

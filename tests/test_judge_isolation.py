@@ -259,3 +259,57 @@ def test_as_a_user_without_namespaces_the_daemon_is_ended(user_dir):
     for path, text in outputs(base / "out").items():
         assert "DAEMON-FORGED" not in text, path
     assert not processes_of(65534 if ROOT else os.geteuid())
+
+
+# ------------------------------------------------------------------------ time limits: CPU time, not load
+SLOW_LOOP = '''
+
+def sinusoidal_encoding(max_len, d_model):
+    """Correct, one element at a time: about 1.2 s of CPU time for (5000, 64) on the development machine."""
+    pe = torch.zeros(max_len, d_model)
+    for pos in range(max_len):
+        for i in range(0, d_model, 2):
+            angle = pos / (10000 ** (i / d_model))
+            pe[pos, i] = math.sin(angle)
+            if i + 1 < d_model:
+                pe[pos, i + 1] = math.cos(angle)
+    return pe
+'''
+
+
+def slow_loop_class(subs: Path) -> Path:
+    sample.materialize({"slow": "reference"}, subs)
+    path = subs / "slow" / "positional_encoding.py"
+    path.write_text(path.read_text() + SLOW_LOOP)
+    return subs / "slow"
+
+
+def test_a_slow_but_correct_loop_gets_the_same_score_from_check_and_grade(tmp_path):
+    """The loop uses ~1.2 s of CPU per (5000, 64) table against a 2 s limit (scaled by the machine's speed):
+    it passes in both, however loaded the machine, because limits count CPU time."""
+    from autograder.check import run_suite
+
+    folder = slow_loop_class(tmp_path / "subs")
+    checked, _ = run_suite(folder, ["positional_encoding"], timeout=2)
+    graded = grade(tmp_path / "subs", tmp_path / "out", Options(jobs=2, limits=Limits(op_timeout=2)))
+    judge = [o for o in graded["slow"].outcomes if o.property.component == "positional_encoding"]
+    assert {o.property.name: o.score for o in checked} == {o.property.name: o.score for o in judge}
+    assert sum(o.score for o in judge) == full_marks()["positional_encoding"]
+
+
+def test_a_loop_too_slow_fails_the_self_check_first_with_the_same_verdict(tmp_path):
+    """Against a limit it cannot meet, the visible property at the graded size fails in the self-check as in
+    the judge: a timeout whose message says to vectorise."""
+    from autograder.check import run_suite
+
+    folder = slow_loop_class(tmp_path / "subs")
+    checked, _ = run_suite(folder, ["positional_encoding"], include_hidden=False, timeout=0.3)
+    graded = grade(tmp_path / "subs", tmp_path / "out", Options(jobs=1, include_hidden=False,
+                                                               limits=Limits(op_timeout=0.3)))
+    name = "sinusoidal_equals_closed_form"
+    mine = next(o for o in checked if o.property.name == name)
+    theirs = next(o for o in graded["slow"].outcomes if o.property.name == name)
+    for o in (mine, theirs):
+        assert o.status == "timeout" and o.score == 0, (o.status, o.message)
+        assert "timed out after 0.3 s in positional_encoding.sinusoidal_encoding (CPU time)" in o.message
+        assert "vectorise: build the table with arange and broadcasting" in o.message
