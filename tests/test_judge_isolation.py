@@ -219,7 +219,7 @@ def processes_of(uid: int) -> list[str]:
 
 def test_as_a_user_with_a_user_namespace(user_dir):
     base = user_dir
-    report = run_as_user(base, True, ATTACKS)
+    report = run_as_user(base, True, [*ATTACKS, "fork_storm"])
     assert report["uid"] != 0
     if report["mode"] != "user":
         pytest.skip(f"this kernel gives no unprivileged user namespaces (probe: {report['mode']})")
@@ -237,6 +237,7 @@ def test_as_a_user_with_a_user_namespace(user_dir):
     assert "PROC-ATTACK pids=1 " in flat["h-list_processes"]
     assert "REF-ATTACK doc=0 file=0 gc=0 inspect=0 linecache=0 loader=0 pyc=0 spec=0 " in flat["h-read_reference"]
     assert results["h-daemon"].points() == full_marks()
+    assert "Resource temporarily unavailable" in flat["h-fork_storm"]  # no process beyond itself, as under root
     lines = reference_lines()
     for path, text in outputs(base / "out").items():
         assert SECRET not in text and "DAEMON-FORGED" not in text, path

@@ -86,7 +86,8 @@ class Grader:
             "as_bytes": z.vm_bytes + (limits.memory_mb << 20) if limits.memory_mb else None,
             # A backstop only: the section's own budget is enforced from here, in scaled CPU seconds.
             "fsize": limits.fsize_mb << 20, "cpu_s": int(limits.section_timeout * timing.speed() * 1.5 + 10),
-            "nproc": 1 if uids else None, "output_limit": limits.output_limit,
+            "nproc": 1 if uids or (z.mode == "user" and limits.isolate) else None,
+            "output_limit": limits.output_limit,
             "unpath": [str(KIT), os.path.abspath(".")],
         }
         self.zygote.configure(self.worker_cfg)
