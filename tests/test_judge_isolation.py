@@ -314,3 +314,43 @@ def test_a_loop_too_slow_fails_the_self_check_first_with_the_same_verdict(tmp_pa
         assert o.status == "timeout" and o.score == 0, (o.status, o.message)
         assert "timed out after 0.3 s in positional_encoding.sinusoidal_encoding (CPU time)" in o.message
         assert "vectorise: build the table with arange and broadcasting" in o.message
+
+
+def test_a_slow_loop_gets_the_same_score_from_nbgrader(tmp_path):
+    """The notebook version, graded by nbgrader in kernel mode (the test cells run the properties in the
+    student's kernel, each call under the same CPU limit as the judge's --timeout 10, the default): the same
+    points as `check` and `grade` give the modules the notebooks stand for. The cell timeout is only the
+    wall-clock backstop (60 s here, as the course's default)."""
+    pytest.importorskip("nbgrader")
+    from autograder.check import run_suite
+    from autograder.notebooks import cells
+    from tests.test_nbgrader import environment, nbgrader, run
+
+    env = environment(tmp_path)
+    course, assignment, name = tmp_path / "course", "transformer", "positional_encoding"
+    run([sys.executable, "-m", "autograder", "nbgrader-course", str(course), "--components", name,
+         "--grader", "kernel", "--timeout", "60"], KIT, env)
+    nbgrader(course, env, "generate_assignment", assignment)
+    release = json.loads((course / "release" / assignment / f"{name}.ipynb").read_text())
+    source = json.loads((course / "source" / assignment / f"{name}.ipynb").read_text())
+    answers = {c["metadata"]["nbgrader"]["grade_id"]: cells.source_text(c) for c in cells.solution_cells(source)}
+    for c in cells.solution_cells(release):
+        c["source"] = answers[c["metadata"]["nbgrader"]["grade_id"]]
+        if "def sinusoidal_encoding" in c["source"]:
+            c["source"] += "\nimport math\n" + SLOW_LOOP  # the loop replaces the vectorised table
+    dest = course / "submitted" / "slow" / assignment
+    dest.mkdir(parents=True)
+    (dest / f"{name}.ipynb").write_text(json.dumps(release))
+    nbgrader(course, env, "autograde", assignment, timeout=900)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        notebook = gb.find_submission_notebook(name, assignment, "slow").score
+    subs = tmp_path / "submissions"
+    cells.submission_from_notebooks(dest, subs / "slow", [name])
+    assert "for pos in range(max_len)" in (subs / "slow" / f"{name}.py").read_text()
+    checked, _ = run_suite(subs / "slow", [name])
+    graded = grade(subs, tmp_path / "out", Options(jobs=1))
+    judge = sum(o.score for o in graded["slow"].outcomes if o.property.component == name)
+    assert notebook == pytest.approx(judge) == pytest.approx(sum(o.score for o in checked))
+    assert judge == full_marks()[name]
