@@ -143,6 +143,14 @@ WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # world-writable place
 MASKED = ("/run/user", "/dev/pts", "/sys/fs/cgroup", "/dev/mqueue")
 
 
+def _kept_flags(path: str) -> int:
+    """The flags a read-only remount of `path` must keep: in a user namespace, the kernel refuses to clear
+    noexec or change the atime flags of a mount inherited from the host (a /tmp mounted noexec, say)."""
+    f = os.statvfs(path).f_flag
+    return (MS_NOEXEC if f & os.ST_NOEXEC else 0) | (1024 if f & os.ST_NOATIME else 0) | \
+        (2048 if f & os.ST_NODIRATIME else 0) | (1 << 21 if f & os.ST_RELATIME else 0)
+
+
 def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> None:
     """New mount/network/IPC namespaces; `hide` behind empty tmpfs mounts, except the `keep` paths inside,
     which are bound back read-only. own_proc: a /proc of the worker's PID namespace (it sees only itself)."""
@@ -160,7 +168,7 @@ def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> No
             if k.startswith(path.rstrip("/") + "/"):
                 os.makedirs(k, exist_ok=True)
                 _mount(f"/proc/self/fd/{fds[k]}", k, None, MS_BIND | MS_REC)
-                _mount(None, k, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+                _mount(None, k, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | _kept_flags(k))
     for fd in fds.values():
         os.close(fd)
     if own_proc:
