@@ -71,8 +71,9 @@ class CallTimedOut(BaseException):
 @contextlib.contextmanager
 def cpu_limit(seconds: float | None):
     """In-process limit (the self-check): CallTimedOut once this process has used `seconds` × speed() of CPU
-    time in the block. Only in the main thread (signals); elsewhere the block runs unlimited."""
-    if not seconds or threading.current_thread() is not threading.main_thread():
+    time in the block. Only in the main thread and where there are CPU timers (not on Windows); elsewhere the
+    block runs unlimited."""
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
 
