@@ -19,7 +19,7 @@ from pathlib import Path
 from . import results
 from .components import NAMES, get
 from .properties import core
-from .target import InProcessTarget
+from .target import DEFAULT_TIMEOUT, InProcessTarget
 
 
 def _bundle_numbers(name: str) -> dict:
@@ -82,10 +82,10 @@ class SelfCheck:
     """Runs properties on one submission in this process and remembers every outcome, so that a dependent
     component can be told when the files it uses fail."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, timeout: float = DEFAULT_TIMEOUT):
         self.path = Path(path)
         folder, self.rename, self.files = submission_folder(self.path)
-        self.target = InProcessTarget(folder, label=self.path.name)
+        self.target = InProcessTarget(folder, label=self.path.name, timeout=timeout)
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
 
     def run(self, p: core.Property) -> core.Outcome:
@@ -146,15 +146,16 @@ def submission_folder(path: Path):
 
 
 def run_suite(path: Path, components=None, include_hidden: bool = True, progress=None,
-              blocked: dict[str, str] | None = None):
+              blocked: dict[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT):
     """(outcomes, pending points per row) for the submission at `path`, the integration outcomes last.
-    blocked, if given, is filled with each component's dependency sentence (empty when its files pass)."""
+    blocked, if given, is filled with each component's dependency sentence (empty when its files pass);
+    `timeout`: CPU seconds per call, as the judge's --timeout (autograder/timing.py)."""
     properties = core.load(include_hidden, components)
     has_hidden = any(not p.visible for p in core.REGISTRY.values())
     pending = {} if has_hidden and include_hidden else pending_hidden_points()
     if components:
         pending = {k: v for k, v in pending.items() if k in components}
-    session = SelfCheck(Path(path))
+    session = SelfCheck(Path(path), timeout)
     outcomes = []
     for p in properties:
         outcomes.append(session.run(p))

@@ -454,12 +454,39 @@ class _BoundedWriter(io.TextIOBase):
         return True
 
 
-class InProcessTarget(Target):
-    """The self-check: student code runs in this process. Fast, and trusts the code (students check themselves)."""
+DEFAULT_TIMEOUT = 10.0  # CPU seconds per call, as the judge's --timeout
 
-    def __init__(self, root: Path, label: str | None = None):
+
+class InProcessTarget(Target):
+    """The self-check: student code runs in this process. Fast, and trusts the code (students check themselves).
+    Each operation has the judge's time limit (`timeout` CPU seconds, scaled by this machine's speed: see
+    autograder/timing.py), so a call too slow for the judge fails here first."""
+
+    def __init__(self, root: Path, label: str | None = None, timeout: float | None = DEFAULT_TIMEOUT):
         self.executor = Executor(Path(root))
         self.label = label or Path(root).name
+        self.timeout = timeout
 
     def run(self, op):
-        return self.executor.run(op)
+        from . import timing
+
+        try:
+            with timing.cpu_limit(self.timeout):
+                return self.executor.run(op)
+        except timing.CallTimedOut:
+            component, where = _where(op)
+            raise StudentError("timeout", timing.timeout_message(self.timeout, where, component), where,
+                               "Timeout") from None
+
+
+def _where(op) -> tuple[str, str]:
+    """(component, 'in attention.softmax'): where a call ran out of time."""
+    if isinstance(op, Call) and isinstance(op.on, Handle):
+        return op.on.component, f"in {op.on.component}.{op.on.name}.{op.name}"
+    if isinstance(op, Call):
+        return op.on, f"in {op.on}.{op.name}"
+    if isinstance(op, Build):
+        return op.component, f"in {op.component}.{op.name}.__init__"
+    if isinstance(op, Inspect):
+        return op.handle.component, f"in {op.handle.component}.{op.handle.name}.state_dict"
+    return "", ""

@@ -85,13 +85,101 @@ def overhead(base: Path, repeat: int) -> tuple[list[float], list[dict]]:
     return totals, workers
 
 
+def layers(n: int = 40) -> list[tuple[str, str]]:
+    """The cost of each isolation layer of a worker (issue 11): workers forked back to back from one zygote,
+    configured with and without each layer, fork to ready (median of n); the reference preload; the CPU-time
+    accounting of one operation; the machine-speed calibration; the end-of-run sweep."""
+    from autograder import timing
+    from autograder.judge import wire
+    from autograder.judge.grader import Grader
+    from autograder.judge.remote import Limits, Zygote
+    from autograder.judge.sandbox import Reaper
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-layers-"))
+    tmp.chmod(0o711)
+    grader = Grader({"limits": Limits(), "tmp": str(tmp), "include_hidden": False, "uid_base": 3_000_000,
+                     "hide": [], "slot": 0})
+    base = dict(grader.worker_cfg)
+    z = grader.zygote
+    rows = [("isolation mode", str(z.mode or f"none ({z.isolation_problem})"))]
+
+    def start_ms(cfg) -> float:
+        z.configure(cfg)
+        pid, sock = z.take()  # the spare forked at configure: not timed
+        wire.recv(sock)
+        z.kill(pid)
+        sock.close()
+        times = []
+        for _ in range(n):  # back to back: each take waits for the next spare's fork and set-up
+            t0 = time.perf_counter()
+            pid, sock = z.take()
+            hello = wire.recv(sock)
+            times.append(time.perf_counter() - t0)
+            assert "ready" in hello, hello
+            z.kill(pid)
+            sock.close()
+        return 1000 * statistics.median(times)
+
+    plain = start_ms(dict(base, isolate=False, pidns=None, uids=[]))
+    rows.append(("worker fork to ready, no isolation (rlimits, fds, setsid)", f"{plain:.1f} ms"))
+    if z.mode == "user":  # the namespaces come together: the user namespace is what allows the others
+        full = start_ms(base)
+        rows.append(("+ user, PID (keeper fork, own /proc), mount/net/IPC namespaces, covers, capabilities dropped",
+                     f"{full - plain:+.1f} ms"))
+    elif z.mode:
+        ns = start_ms(dict(base, pidns=None))
+        full = start_ms(base)
+        rows.append(("+ mount/net/IPC namespaces, hidden folders, read-only binds, uid drop", f"{ns - plain:+.1f} ms"))
+        rows.append(("+ PID namespace: keeper fork and its own /proc (the default)", f"{full - ns:+.1f} ms"))
+    z.configure(base)
+    reference = {f"{d}.py": (ROOT / "solutions" / f"{d}.py").read_bytes() for d in
+                 ("attention", "multi_head", "add_norm", "feed_forward", "mask", "positional_encoding",
+                  "encoder", "decoder")}
+    grader.write_package(reference, tuple(reference))
+    times = []
+    for _ in range(n):
+        pid, sock = z.take()
+        wire.recv(sock)
+        t0 = time.perf_counter()
+        wire.send(sock, {"preload": grader.preload})
+        wire.recv(sock)
+        times.append(time.perf_counter() - t0)
+        z.kill(pid)
+        sock.close()
+    rows.append(("preload of the 8 reference dependencies (the transformer's section), per worker",
+                 f"{1000 * statistics.median(times):.1f} ms"))
+    t0 = time.perf_counter()
+    for _ in range(1000):
+        timing.cpu_seconds(os.getpid())
+    rows.append(("CPU-time accounting, per operation (two reads of /proc/<pid>/stat)",
+                 f"{2 * (time.perf_counter() - t0):.3f} ms"))
+    timing._speed = None
+    t0 = time.perf_counter()
+    timing.speed()
+    rows.append(("machine-speed calibration, once per process", f"{1000 * (time.perf_counter() - t0):.0f} ms"))
+    reaper = Reaper()
+    t0 = time.perf_counter()
+    reaper.end_all()
+    reaper.close()
+    rows.append(("end-of-run sweep for leftover processes, once per run", f"{1000 * (time.perf_counter() - t0):.1f} ms"))
+    grader.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cold", action="store_true", help="also grade with --no-cache (every section graded)")
     parser.add_argument("--skip-check", action="store_true", help="do not time the in-process check")
     parser.add_argument("--repeat", type=int, default=3, help="runs of the reference alone, for the overhead")
+    parser.add_argument("--layers", action="store_true", help="only the cost of each isolation layer of a worker")
     args = parser.parse_args()
+    if args.layers:
+        print("| layer | cost |\n|---|---:|")
+        for k, v in layers():
+            print(f"| {k} | {v} |")
+        return
     base = Path(tempfile.mkdtemp(prefix="bench-grade-"))
     rows = []
     try:

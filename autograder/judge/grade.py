@@ -35,6 +35,7 @@ from ..properties import core
 from .. import results
 from . import grader as grader_mod
 from .remote import KIT, MAX_JOBS, Limits, uid_block
+from .sandbox import Reaper
 
 INTEGRATION_SHARE = 0.10
 GRADER_TRIES = 3  # a section on which grading processes keep dying is marked crashed (for its student) after this
@@ -66,12 +67,13 @@ class Task:
     files: dict[str, bytes]
     props: list[tuple[str, float | None]]
     picture: bool = False
+    reference: tuple[str, ...] = ()  # the files of `files` that are the reference's (the dependencies)
 
     def message(self, budget_s: float) -> dict:
         # The label in the worker's messages names the section, never the student: a result may be reused
         # for another student with the same files.
         return {"key": self.key, "label": f"the {self.kind} section", "files": self.files, "props": self.props,
-                "picture": self.picture, "budget_s": budget_s}
+                "picture": self.picture, "budget_s": budget_s, "reference": self.reference}
 
 
 @dataclass
@@ -147,7 +149,8 @@ def plan(student: str, files: dict[str, bytes], reference: dict[str, bytes], pro
             package[c.filename] = files[c.filename]
         for dep in c.deps:
             package[f"{dep}.py"] = reference[f"{dep}.py"]
-        tasks.append(Task("", f"{student}/{c.name}", c.name, package, mine))
+        tasks.append(Task("", f"{student}/{c.name}", c.name, package, mine,
+                          reference=tuple(f"{dep}.py" for dep in c.deps)))
     integration = [spec for specs in integration_props(props).values() for spec in specs]
     if integration:  # the picture of the student's own multi-head attention comes from this worker too
         tasks.append(Task("", f"{student}/integration", "integration", dict(files), integration, picture=True))
@@ -311,12 +314,15 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
     progress = _progress(console, len(pending))
     slots: list[Slot] = []
     deaths: dict[tuple[str, str], int] = {}  # (student, task key) -> grading processes lost on it
+    reaper = Reaper()
     try:
         slots = [Slot(i, cfg, tmp) for i in range(max(1, min(options.jobs, MAX_JOBS, distinct or 1)))]
-        for slot in slots:
+        for i, slot in enumerate(slots):
             info = slot.ready()
-            if info.get("isolation") and options.limits.isolate and console is not None:
-                console.print(f"[yellow]workers run without namespaces: {escape(info['isolation'])}[/yellow]")
+            if i == 0 and info.get("isolation") and options.limits.isolate and console is not None:
+                console.print(f"[yellow]workers run without namespaces ({escape(info['isolation'])}): they can read what "
+                              "your user can; every process they start is ended before the results are "
+                              "written[/yellow]", highlight=False)
         sel = selectors.DefaultSelector()
 
         def settle(s: str, t: Task, record: dict) -> None:
@@ -393,7 +399,13 @@ def grade(submissions: Path, out: Path, options: Options | None = None, console=
         progress.stop()
         for slot in slots:
             slot.close()
+        reaper.end_all()  # whatever a submission left running (possible only without namespaces) ends here
+        reaper.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    for s in finished:  # written again once nothing of the run is left: a leftover may have changed them
+        write_student(out, results_by[s], options)
+    if finished:
+        write_gradebook(out / "gradebook.csv", gradebook, maximum)
     finish_ready()
     write_timing(out, results_by)
     return results_by

@@ -66,6 +66,7 @@ class Grader:
         import torch
 
         torch.set_num_threads(1)  # one core per grading slot; the same float reductions in every slot
+        from .. import timing
         from ..properties import core
         from .remote import KIT, Limits
 
@@ -84,18 +85,21 @@ class Grader:
         self.zygote_factory()
         # As root, workers of slot i alternate between two uids of their own (see sandbox.Zygote).
         base = cfg["uid_base"] + 2 * cfg["slot"]
-        uids = [base, base + 1] if self.zygote.euid == 0 else []
+        uids = [base, base + 1] if self.zygote.mode == "root" else []
         core.load(include_hidden=cfg["include_hidden"])
         self.registry = core.REGISTRY
         hide, keep = sandbox_paths(KIT, cfg["hide"], self.tmp)
         z, limits = self.zygote, self.limits
         self.worker_cfg = {
             "root": str(self.pkg), "workdir": str(work), "uids": uids, "uid": None,
-            "isolate": bool(limits.isolate and not z.isolation_problem), "hide": hide,
+            "isolate": bool(limits.isolate and z.mode), "hide": hide,
+            "pidns": z.mode if limits.isolate else None,
             "keep": [*keep, str(self.pkg), str(work)], "tmp_mb": limits.tmp_mb,
             "as_bytes": z.vm_bytes + (limits.memory_mb << 20) if limits.memory_mb else None,
-            "fsize": limits.fsize_mb << 20, "cpu_s": int(limits.section_timeout + 10),
-            "nproc": 1 if uids else None, "output_limit": limits.output_limit,
+            # A backstop only: the section's own budget is enforced from here, in scaled CPU seconds.
+            "fsize": limits.fsize_mb << 20, "cpu_s": int(limits.section_timeout * timing.speed() * 1.5 + 10),
+            "nproc": 1 if uids or (z.mode == "user" and limits.isolate) else None,
+            "output_limit": limits.output_limit,
             "unpath": [str(KIT), os.path.abspath(".")],
         }
         self.zygote.configure(self.worker_cfg)
@@ -105,6 +109,7 @@ class Grader:
             resource.setrlimit(resource.RLIMIT_AS, (self.as_limit, hard))
         self.pictures: dict[str, bytes] = {}
         self.code: dict[tuple[str, bytes], bytes | None] = {}  # (file name, source) -> marshalled code
+        self.preload: list[tuple[str, bytes]] = []  # the section's reference dependencies, as bytecode
 
     def zygote_factory(self):
         """The slot's zygote, started (again) if need be."""
@@ -119,19 +124,33 @@ class Grader:
                 self.zygote.configure(self.worker_cfg)
         return self.zygote
 
-    def write_package(self, files: dict[str, bytes]) -> None:
-        """The section's files, in the slot's package folder (bound into the spare worker already), each with
-        its bytecode: compiling is not running, and a reference file is compiled once per grader, not per worker."""
+    def write_package(self, files: dict[str, bytes], reference: tuple[str, ...] = ()) -> None:
+        """The section's student files, in the slot's package folder (bound into the spare worker already),
+        each with its bytecode: compiling is not running, and a file is compiled once per grader, not per
+        worker. The `reference` files (the component's dependencies) never reach the folder: they go to the
+        worker as bytecode without docstrings (self.preload, in dependency order), so no worker can read
+        reference source."""
         import importlib._bootstrap_external as bx
         import importlib.util
         import marshal
+
+        from ..components import NAMES
+        from .sandbox import reference_code
 
         shutil.rmtree(self.pkg / "__pycache__", ignore_errors=True)
         for old in self.pkg.iterdir():
             old.unlink()
         cache = self.pkg / "__pycache__"
         cache.mkdir(mode=0o755)
+        self.preload = []
+        for name in sorted(reference, key=lambda n: NAMES.index(n[:-3])):
+            key = ("<reference>" + name, files[name])
+            if key not in self.code:
+                self.code[key] = reference_code(files[name], name)
+            self.preload.append((name[:-3], self.code[key]))
         for name, data in files.items():
+            if name in reference:
+                continue
             path = self.pkg / name
             path.write_bytes(data)
             path.chmod(0o644)
@@ -165,10 +184,10 @@ class Grader:
 
         start = time.perf_counter()
         _limit_cpu(task["budget_s"] + GRADER_CPU_MARGIN_S)
-        self.write_package(task["files"])
+        self.write_package(task["files"], tuple(task.get("reference", ())))
         sources = {Path(n).stem: d.decode("utf-8", errors="replace") for n, d in task["files"].items()}
         target = WorkerTarget(self.zygote_factory, sources, self.limits, time.monotonic() + task["budget_s"],
-                              task["label"])
+                              task["label"], self.preload)
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
         try:
             for spec in task["props"]:

@@ -9,6 +9,7 @@ fresh worker.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import autograder
 
+from .. import timing
 from ..target import ERROR_KINDS, Build, Call, Handle, Inspect, Reply, Source, StudentError, Target
 from . import wire
 from .sandbox import Bye, Import
@@ -35,12 +37,20 @@ def uid_block(pid: int) -> int:
     return UID_BASE + pid * UIDS_PER_RUN
 
 
+# The whole environment of a zygote, hence of every worker: no HOME, no token, no path of the host. Set at
+# exec, because clearing os.environ later would leave the old values in /proc/self/environ and in whatever
+# module copied them. The kit is found as the zygote's working directory (python -c puts it on sys.path).
+ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
+               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1"}
+
+
 @dataclass
 class Limits:
     """Every limit a worker runs under; defaults are the CLI's."""
 
-    op_timeout: float = 10.0  # one operation (an import, a call)
-    section_timeout: float = 60.0  # one component's section, all properties
+    op_timeout: float = 10.0  # one operation (an import, a call): CPU seconds, scaled (autograder/timing.py)
+    section_timeout: float = 60.0  # one component's section, all properties: CPU seconds, scaled
     submission_timeout: float = 600.0  # one student, all sections
     max_timeouts: int = 2  # timeouts in a section before its remaining properties are not run
     memory_mb: int = 2048  # address space on top of the zygote's own
@@ -70,12 +80,10 @@ class Zygote:
 
     def __init__(self, log_path: Path | None = None):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(KIT), os.environ.get("PYTHONPATH", "")]),
-                   PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
         log = open(log_path, "ab") if log_path else subprocess.DEVNULL
         # -c, not -m: run as __main__, sandbox.py's classes would not be the ones the wire allowlist names.
         cmd = [sys.executable, "-c", "from autograder.judge.sandbox import main; main()", str(theirs.fileno())]
-        self.proc = subprocess.Popen(cmd, pass_fds=[theirs.fileno()], cwd=str(KIT), env=env,
+        self.proc = subprocess.Popen(cmd, pass_fds=[theirs.fileno()], cwd=str(KIT), env=ENVIRONMENT,
                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         if log is not subprocess.DEVNULL:
             log.close()
@@ -84,6 +92,7 @@ class Zygote:
         info = self._recv(120)
         self.vm_bytes, self.euid = info["vm_bytes"], info["euid"]
         self.isolation_problem = info["isolation"]  # '' when namespaces work
+        self.mode = info.get("mode")  # "root", "user" (unprivileged user namespace) or None
 
     def _recv(self, timeout: float) -> dict:
         self.ctrl.settimeout(timeout)
@@ -215,11 +224,20 @@ class WorkerStats:
 class WorkerTarget(Target):
     """Operations go to a sandboxed worker; `sources` are the files the judge put in its package folder."""
 
-    def __init__(self, zygote_factory, sources: dict[str, str | None], limits: Limits, deadline: float, label: str):
+    def __init__(self, zygote_factory, sources: dict[str, str | None], limits: Limits, deadline: float, label: str,
+                 preload: list | None = None):
         self.zygote_factory, self.zygote = zygote_factory, None
+        self.preload = preload or []  # [(module, reference bytecode)]: run in each worker before student code
         self.sources, self.limits, self.deadline, self.label = sources, limits, deadline, label
         self.pid, self.sock, self.imported = None, None, set()
         self.stats = WorkerStats()
+        # Budgets count the worker's CPU time (the kernel's accounting, read from here: the student cannot
+        # change it), scaled by this machine's speed; the wall clock is only a backstop WALL_FACTOR larger.
+        self.speed = timing.speed()
+        self.budget = max(0.0, deadline - time.monotonic())  # the section's, in (scaled) CPU seconds
+        self.cpu_used = 0.0  # scaled CPU seconds used by this section's workers so far
+        self.wall_deadline = time.monotonic() + self.budget * self.speed * timing.WALL_FACTOR
+        self.cpu_pid = None  # the worker's pid as this process sees it (in its PID namespace it is 1)
 
     # -- worker lifecycle
     def _start(self) -> None:
@@ -241,6 +259,16 @@ class WorkerTarget(Target):
         if not isinstance(hello, dict) or "setup_failed" in hello:
             self._teardown(collect=False)
             raise JudgeError(f"could not start a sandboxed worker: {hello.get('setup_failed')}")
+        self.cpu_pid = hello.get("pid") or self.pid
+        if self.preload:  # before any student code: the reference dependencies, from bytecode
+            try:
+                wire.send(self.sock, {"preload": self.preload})
+                done = wire.recv(self.sock, time.monotonic() + 30)
+            except (EOFError, TimeoutError, OSError, wire.WireError) as e:
+                done = e
+            if not isinstance(done, Reply):
+                self._teardown(collect=False)
+                raise JudgeError(f"could not preload the reference dependencies: {done}"[:300])
         self.stats.forks += 1
         self.stats.start_s += time.perf_counter() - t0
         self.imported = set()
@@ -285,6 +313,36 @@ class WorkerTarget(Target):
             error = StudentError("crashed", death_message(status, where_of(op)), where_of(op), "WorkerDied")
         return WorkerLost(error, call_of(op))
 
+    def budget_left(self) -> float:
+        """Scaled CPU seconds left to this section (0 once the wall-clock backstop has passed)."""
+        if time.monotonic() >= self.wall_deadline:
+            return 0.0
+        return self.budget - self.cpu_used
+
+    def _receive(self, limit: float):
+        """The worker's reply, or TimeoutError("cpu"/"wall") once it has used `limit` scaled CPU seconds on
+        this operation, or waited WALL_FACTOR times as long. CPU time cannot grow faster than the wall clock
+        for one thread, so we sleep until the earliest moment the limit could be reached, then look again."""
+        cpu_limit = limit * self.speed
+        wall_end = min(time.monotonic() + cpu_limit * timing.WALL_FACTOR, self.wall_deadline)
+        start = timing.cpu_seconds(self.cpu_pid) or 0.0
+        used = 0.0
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= wall_end:
+                    raise TimeoutError("wall")
+                ready, _, _ = select.select([self.sock], [], [], min(cpu_limit - used, wall_end - now) + 0.002)
+                if ready:
+                    return wire.recv(self.sock, wall_end)
+                cpu = timing.cpu_seconds(self.cpu_pid)
+                used = (cpu - start) if cpu is not None else used
+                if used >= cpu_limit:
+                    raise TimeoutError("cpu")
+        finally:
+            cpu = timing.cpu_seconds(self.cpu_pid)
+            self.cpu_used += ((cpu - start) if cpu is not None else used) / self.speed
+
     # -- operations
     def run(self, op):
         if isinstance(op, Source):  # answered from the files the judge wrote, never by the worker
@@ -303,8 +361,7 @@ class WorkerTarget(Target):
 
     def _roundtrip(self, op):
         where = where_of(op)
-        now = time.monotonic()
-        limit = min(self.limits.op_timeout, self.deadline - now)
+        limit = min(self.limits.op_timeout, self.budget_left())
         if limit <= 0:
             self.abnormal = True
             raise WorkerLost(StudentError("timeout", f"not run: the time limit of {self.label} was used up "
@@ -312,12 +369,12 @@ class WorkerTarget(Target):
         self.stats.ops += 1
         try:
             wire.send(self.sock, op)
-            reply = wire.recv(self.sock, now + limit)
-        except TimeoutError:
+            reply = self._receive(limit)
+        except TimeoutError as e:
             if limit < self.limits.op_timeout:
                 msg = f"timed out {where}: the time limit of {self.label} ran out"
             else:
-                msg = f"timed out after {limit:g} s {where}"
+                msg = timing.timeout_message(limit, where, component_of(op), wall=str(e) == "wall")
             raise self._lost(StudentError("timeout", msg, where, "Timeout"), op, 0) from None
         except (EOFError, OSError):
             raise self._lost(None, op, 2.0) from None

@@ -5,26 +5,42 @@ thread (no OpenMP pool to break fork, and the same float reductions in every wor
 a worker costs a fork (milliseconds), not an import of torch (a second and a half). It never imports a
 property, an oracle or a hidden test, so nothing of the sort can be found in a worker's memory.
 
+The zygote is exec'd with an empty environment plus a fixed allowlist (ENVIRONMENT in remote.py), so no
+worker can find the instructor's variables in os.environ, posix.environ or /proc/self/environ.
+
+With namespaces (as root, or in an unprivileged user namespace), the forked child is only a keeper: it enters
+a new PID namespace (and, without root, a new user namespace mapping the judge's own uid and gid), forks the
+worker proper, which is process 1 there and sees only itself in its own /proc, and then waits for it and
+ends the same way (exit status or signal), so the zygote learns how the worker died.
+
 A worker, right after the fork and before any student code runs:
   - starts its own session (so its whole process group can be killed) and dies with the zygote;
-  - as root: enters new mount, network and IPC namespaces, hides the kit (solutions, hidden properties),
+  - with namespaces: enters new mount, network and IPC namespaces, hides the kit (solutions, hidden properties),
     the submissions, the output folder and the judge's temp folder behind empty read-only tmpfs mounts,
-    re-exposing only the Python installation and its own package folder; /tmp is a small private tmpfs;
+    re-exposing only the Python installation and its own package folder (read-only); /tmp is a small
+    private tmpfs; /proc is its own; the user's runtime folder, terminals and cgroups are covered;
   - gets rlimits: address space, file size, open files, CPU seconds, no core dumps, and (as root, under its
     own uid) no processes or threads beyond itself;
   - redirects fds 1 and 2 to a file in its private working directory (bounded by RLIMIT_FSIZE);
-  - as root: drops to an unprivileged uid/gid of its own (one per grading slot), with no_new_privs.
-Then it serves operations from its socket with an Executor, and is SIGKILLed when its section is done.
+  - as root: drops to an unprivileged uid/gid of its own (one per grading slot), with no_new_privs; in a user
+    namespace: drops every capability (it keeps the judge's uid, which the namespace maps to itself).
+Then it serves operations from its socket with an Executor, and is SIGKILLed when its section is done. The
+first operation preloads the section's reference dependencies from code objects without docstrings (no file,
+no source text in the worker): see `preload`.
 """
 from __future__ import annotations
 
+import ast
 import ctypes
+import importlib.machinery
+import marshal
 import os
 import resource
 import signal
 import socket
 import sys
 import time
+import types
 from dataclasses import dataclass
 
 import numpy as np  # noqa: F401 - imported once here so that workers inherit it
@@ -53,8 +69,11 @@ class Bye:
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+CLONE_NEWPID, CLONE_NEWUSER = 0x20000000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = \
+    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
 
 def _check(ret: int, what: str) -> None:
@@ -72,17 +91,74 @@ def _prctl(option: int, arg: int) -> None:
     _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
 
 
+def _drop_capabilities() -> None:
+    """Empty effective, permitted and inheritable sets (and ambient): in a user namespace the worker keeps its
+    uid, so this is what stops it from unmounting what hides the host."""
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    _check(_libc.capset(header, data), "capset")
+    _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl PR_CAP_AMBIENT")
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def enter_namespaces(mode: str) -> None:
+    """The keeper's part: the next child is process 1 of a new PID namespace; without root, inside a new user
+    namespace that maps only the judge's own uid and gid (so the worker owns nothing more than the judge)."""
+    if mode == "user":
+        uid, gid = os.geteuid(), os.getegid()
+        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWPID), "unshare")
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    else:
+        _check(_libc.unshare(CLONE_NEWPID), "unshare")
+
+
+def keep_until_it_ends(pid: int) -> None:
+    """The keeper waits for the worker and ends the same way, so the zygote's wait status tells how it died."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core of this process when it mirrors a SIGSEGV
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
 # ----------------------------------------------------------------------------------------- worker set-up
 WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # world-writable places, made private per worker
+# System folders that hold what belongs to a logged-in user: the session's runtime folder (sockets of its
+# D-Bus and systemd --user), its terminals, its delegated cgroups. In a user namespace the worker has the
+# judge's uid and could use them; as root it could not, but there is nothing there it needs either.
+MASKED = ("/run/user", "/dev/pts", "/sys/fs/cgroup", "/dev/mqueue")
 
 
-def isolate(hide: list[str], keep: list[str], tmp_mb: int) -> None:
-    """New mount/network/IPC namespaces; `hide` behind empty tmpfs mounts, except the `keep` paths inside."""
+def _kept_flags(path: str) -> int:
+    """The flags a read-only remount of `path` must keep: in a user namespace, the kernel refuses to clear
+    noexec or change the atime flags of a mount inherited from the host (a /tmp mounted noexec, say)."""
+    f = os.statvfs(path).f_flag
+    return (MS_NOEXEC if f & os.ST_NOEXEC else 0) | (1024 if f & os.ST_NOATIME else 0) | \
+        (2048 if f & os.ST_NODIRATIME else 0) | (1 << 21 if f & os.ST_RELATIME else 0)
+
+
+def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> None:
+    """New mount/network/IPC namespaces; `hide` behind empty tmpfs mounts, except the `keep` paths inside,
+    which are bound back read-only. own_proc: a /proc of the worker's PID namespace (it sees only itself)."""
     _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing we mount leaks back to the host
     keep = [k for k in dict.fromkeys(keep) if os.path.isdir(k)]
     fds = {k: os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep}  # before anything shadows them
-    targets = [(h, False) for h in hide] + [(w, True) for w in WRITABLE]
+    targets = [(h, False) for h in [*hide, *MASKED]] + [(w, True) for w in WRITABLE]
     for path, writable in sorted(dict(targets).items(), key=lambda hw: (hw[0].count("/"), hw[0])):
         if not os.path.isdir(path) or os.path.islink(path):
             continue
@@ -92,19 +168,28 @@ def isolate(hide: list[str], keep: list[str], tmp_mb: int) -> None:
             if k.startswith(path.rstrip("/") + "/"):
                 os.makedirs(k, exist_ok=True)
                 _mount(f"/proc/self/fd/{fds[k]}", k, None, MS_BIND | MS_REC)
+                _mount(None, k, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | _kept_flags(k))
     for fd in fds.values():
         os.close(fd)
+    if own_proc:
+        try:
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        except OSError:  # a kernel that refuses a new proc here (a container that masks parts of /proc)
+            _mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=1m")
 
 
-def setup_worker(cfg: dict, sock_fd: int) -> None:
-    """Everything between fork and the first operation. Raises if a requested protection fails."""
+def setup_worker(cfg: dict, sock_fd: int) -> int:
+    """Everything between fork and the first operation. Raises if a requested protection fails. Returns the
+    worker's pid as the zygote's PID namespace sees it (the grader reads its CPU time there)."""
+    host_pid = int(os.readlink("/proc/self"))  # before its own /proc (where it is 1) is mounted
     os.setsid()
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its keeper (or the zygote) from the start
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.closerange(3, sock_fd)  # nothing of the zygote's but the socket to the grader
     os.closerange(sock_fd + 1, 1 << 16)
     if cfg["isolate"]:
-        isolate(cfg["hide"], cfg["keep"], cfg["tmp_mb"])
+        isolate(cfg["hide"], cfg["keep"], cfg["tmp_mb"], own_proc=bool(cfg.get("pidns")))
         work = "/tmp/work"
         os.makedirs(work, exist_ok=True)
     else:
@@ -138,10 +223,48 @@ def setup_worker(cfg: dict, sock_fd: int) -> None:
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
         _prctl(PR_SET_DUMPABLE, 0)
+    if cfg.get("pidns") == "user":  # last: the mounts above needed the namespace's capabilities
+        _drop_capabilities()
+        _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the zygote
     # Nothing of the kit's own folder on the path (it is hidden anyway as root); no .pyc written.
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in cfg["unpath"]]
     sys.dont_write_bytecode = True
+    return host_pid
+
+
+# ---------------------------------------------------------------------------- reference dependencies
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def reference_code(source: bytes, name: str) -> bytes:
+    """A reference module as the worker gets it: marshalled bytecode without docstrings, compiled under a name
+    that is no file (so linecache, inspect and tracebacks find no text). Asserts are kept (optimize=0)."""
+    tree = _without_docstrings(ast.parse(source))
+    return marshal.dumps(compile(tree, f"<reference {name}>", "exec", dont_inherit=True))
+
+
+def preload(package: str, modules: list) -> None:
+    """Run the reference dependencies (in dependency order) as modules of the worker's package, before any
+    student code: no file on disk, no __file__, no loader to ask for source, a spec with no origin. The
+    student's `from .attention import ...` then finds them in sys.modules."""
+    parent = sys.modules[package]
+    for name, code in modules:
+        full = f"{package}.{name}"
+        module = types.ModuleType(full)
+        module.__package__ = package
+        module.__spec__ = importlib.machinery.ModuleSpec(full, None)
+        module.__loader__ = None
+        sys.modules[full] = module
+        exec(marshal.loads(code), module.__dict__)  # noqa: S102 - the kit's own reference, compiled by the grader
+        setattr(parent, name, module)
 
 
 def serve(sock: socket.socket, root: str, output_limit: int) -> None:
@@ -153,7 +276,10 @@ def serve(sock: socket.socket, root: str, output_limit: int) -> None:
         except (EOFError, OSError, wire.WireError):
             os._exit(0)
         try:
-            if isinstance(op, Import):
+            if isinstance(op, dict) and "preload" in op:  # a plain dict: the wire's allowlist needs no entry
+                preload(executor.package, op["preload"])
+                reply = Reply()
+            elif isinstance(op, Import):
                 executor.module(op.component)
                 reply = Reply()
             elif isinstance(op, Bye):
@@ -181,6 +307,74 @@ def _head(path: str, n: int) -> str:
     return ("\n[written to fd 1/2]\n" + data.decode(errors="replace")) if data else ""
 
 
+# ------------------------------------------------------------------------------------- the run's reaper
+def _parents() -> dict[int, int]:
+    """pid -> parent pid, for every process this one can see."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    parents[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    return parents
+
+
+class Reaper:
+    """The orchestrator becomes the subreaper of everything its run starts: a process that leaves its
+    process group and its parent (a daemon: double fork, setsid) is re-parented here, not to init, and
+    `end_all` kills every such descendant before the final results are written. Without namespaces this is
+    what stops a submission from outliving the judge (and rewriting its outputs afterwards); with them, a
+    worker's PID namespace already dies with it, and this finds nothing."""
+
+    def __init__(self):
+        flag = ctypes.c_int(0)
+        _libc.prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+        self.was = flag.value
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        self.pid = os.getpid()
+        parents = _parents()
+        self.others = {p for p, pp in parents.items() if pp == self.pid}  # children that are not the run's
+
+    def descendants(self) -> list[int]:
+        parents = _parents()
+        children: dict[int, list[int]] = {}
+        for p, pp in parents.items():
+            children.setdefault(pp, []).append(p)
+        found, todo = [], [p for p in children.get(self.pid, []) if p not in self.others]
+        while todo:
+            p = todo.pop()
+            found.append(p)
+            todo.extend(children.get(p, []))
+        return found
+
+    def end_all(self) -> int:
+        """Kill every process of the run still alive (those that fork meanwhile are caught by the next
+        round: their parent's death re-parents them here); returns how many there were."""
+        ended = set()
+        for _ in range(200):
+            alive = self.descendants()
+            if not alive:
+                break
+            for p in alive:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+                ended.add(p)
+            time.sleep(0.01)
+            for p in alive:  # those re-parented here are our children now: reap them
+                try:
+                    os.waitpid(p, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+        return len(ended)
+
+    def close(self) -> None:
+        _prctl(PR_SET_CHILD_SUBREAPER, self.was)
+
+
 # ------------------------------------------------------------------------------------------------ zygote
 def warm_up() -> None:
     """Pay every lazy initialisation once, here, instead of in each worker."""
@@ -192,17 +386,22 @@ def warm_up() -> None:
     torch.manual_seed(0)
 
 
-def probe_isolation() -> str:
-    """'' if a forked child can enter namespaces and mount, else why not."""
-    if os.geteuid() != 0:
-        return "not running as root"
+def _probe(mode: str) -> str:
+    """'' if a forked child can do what a worker's keeper and worker do in `mode`, else why not."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
+            os.close(r)
+            enter_namespaces(mode)
+            inner = os.fork()
+            if inner:
+                keep_until_it_ends(inner)
             _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
             _mount(None, "/", None, MS_REC | MS_PRIVATE)
             _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+            if mode == "user":
+                _drop_capabilities()
             os._exit(0)
         except BaseException as e:  # noqa: BLE001
             os.write(w, str(e).encode()[:200])
@@ -212,6 +411,16 @@ def probe_isolation() -> str:
     why = os.read(r, 300).decode(errors="replace")
     os.close(r)
     return "" if status == 0 else (why or f"probe exited with status {status}")
+
+
+def probe_isolation() -> tuple[str | None, str]:
+    """(mode, problem): "root" (namespaces and a uid per slot), "user" (an unprivileged user namespace: the
+    same namespaces, the judge's own uid, no capabilities), or None and why neither works."""
+    if os.geteuid() == 0:
+        why = _probe("root")
+        return ("root", "") if not why else (None, why)
+    why = _probe("user")
+    return ("user", "") if not why else (None, f"not root, and no user namespaces ({why})")
 
 
 class Zygote:
@@ -325,16 +534,26 @@ class Zygote:
 
 
 def worker(cfg: dict, sock: socket.socket) -> None:
-    """The forked child: set up, say so, then serve. Never returns."""
+    """The forked child: (with namespaces, become the keeper of the worker proper in a new PID namespace)
+    set up, say so, then serve. Never returns."""
     try:
-        setup_worker(cfg, sock.fileno())
+        if cfg.get("pidns"):
+            os.setsid()  # the zygote's killpg reaches the keeper
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            enter_namespaces(cfg["pidns"])
+            inner = os.fork()
+            if inner:
+                sock.close()
+                os.closerange(3, 1 << 16)
+                keep_until_it_ends(inner)
+        host_pid = setup_worker(cfg, sock.fileno())
     except BaseException as e:  # noqa: BLE001 - refuse to run student code unprotected
         try:
             wire.send(sock, {"setup_failed": f"{type(e).__name__}: {e}"[:300]})
         finally:
             os._exit(70)
     try:
-        wire.send(sock, {"ready": True})
+        wire.send(sock, {"ready": True, "pid": host_pid})
         serve(sock, cfg["root"], cfg["output_limit"])
     finally:
         os._exit(0)
@@ -345,7 +564,8 @@ def zygote(ctrl: socket.socket) -> None:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker come back here to be reaped
     status = open("/proc/self/status").read()
     vm_kb = int(status.split("VmSize:")[1].split()[0])
-    ctrl.send(wire.dumps({"ready": True, "vm_bytes": vm_kb * 1024, "isolation": probe_isolation(),
+    mode, problem = probe_isolation()
+    ctrl.send(wire.dumps({"ready": True, "vm_bytes": vm_kb * 1024, "isolation": problem, "mode": mode,
                           "euid": os.geteuid()}))
     Zygote(ctrl).serve()
 

@@ -10,6 +10,9 @@ command grades the same file: in a fresh package holding this module and, for th
 kit's reference when the kit has one (instructor and grading environments), else the student's own earlier
 notebooks in the same folder (a student's environment has no reference). In "judge" mode nbgrader never runs
 these cells for a grade: the grade comes from the isolated judge (grading.py); here they are the self-check.
+Every call into the notebook's code has the judge's default time limit (InProcessTarget: 10 s of CPU time,
+scaled by the machine's speed, autograder/timing.py), so a loaded machine changes no verdict; nbgrader's cell
+timeout (the course's `--timeout`) is only a wall-clock backstop and should stay well above it.
 """
 from __future__ import annotations
 

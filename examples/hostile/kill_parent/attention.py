@@ -6,9 +6,16 @@ import torch
 # Kill the process that started us, and its parent: the zygote and the grading process.
 import os
 import signal
-for pid in (os.getppid(), int(open(f"/proc/{os.getppid()}/stat").read().rsplit(")", 1)[1].split()[1])):
+# (In its own PID namespace the parent has no pid there: getppid() is 0, and kill(0) would hit itself.)
+_parents = [os.getppid()]
+try:
+    _parents.append(int(open(f"/proc/{os.getppid()}/stat").read().rsplit(")", 1)[1].split()[1]))
+except OSError:
+    pass
+for pid in _parents:
     try:
-        os.kill(pid, signal.SIGKILL)
+        if pid > 0:
+            os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
 # <<< hostile

@@ -1,0 +1,96 @@
+"""Time limits that depend neither on the machine's load nor on its speed.
+
+The rule (the same in `check`, pytest, the notebooks and the judge):
+  - a limit is written in seconds (`--timeout`, 10 by default) and counts the CPU time of the code under test,
+    never the wall clock: a loaded machine gives a process less of the CPU, not more work to do;
+  - it is scaled by this machine's speed: `speed()` = CPU time of a fixed checking-side workload here (the
+    positional table and a Python loop, the two kinds of work a student's code does) / its CPU time on the
+    machine the kit was tuned on (NOMINAL_S), measured once per process, best of 5, clamped to [0.25, 8];
+  - a wall-clock backstop remains, WALL_FACTOR times larger, for code that waits instead of computing
+    (sleep, a blocked read).
+So a call that takes 1.2 s of CPU here against a 3 s limit passes on a machine twice as slow, loaded or not.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import threading
+import time
+
+NOMINAL_S = 0.065  # CPU seconds of _workload() on the kit's 2-core development machine (best of 5)
+WALL_FACTOR = 3.0
+SLOW_HINTS = {
+    "positional_encoding": "vectorise: build the table with arange and broadcasting, not a Python loop",
+}
+_speed: float | None = None
+
+
+def _workload() -> int:
+    import torch
+
+    pos = torch.arange(5000, dtype=torch.float64)[:, None]
+    freq = torch.exp(torch.arange(0, 64, 2, dtype=torch.float64) * (-math.log(10000.0) / 64))
+    for _ in range(20):
+        torch.sin(pos * freq) + torch.cos(pos * freq)
+    total = 0
+    for i in range(300_000):
+        total += i * i % 7
+    return total
+
+
+def speed() -> float:
+    """How much slower than the development machine this one is (2.0: twice as slow), measured once."""
+    global _speed
+    if _speed is None:
+        best = math.inf
+        for _ in range(5):
+            t0 = time.thread_time()
+            _workload()
+            best = min(best, time.thread_time() - t0)
+        _speed = min(8.0, max(0.25, best / NOMINAL_S))
+    return _speed
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) of process `pid` so far, from the kernel's accounting; None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CallTimedOut(BaseException):
+    """Raised inside code under test when its call has used its CPU time. A BaseException, so that the student's
+    `except Exception` does not swallow it."""
+
+
+@contextlib.contextmanager
+def cpu_limit(seconds: float | None):
+    """In-process limit (the self-check): CallTimedOut once this process has used `seconds` × speed() of CPU
+    time in the block. Only in the main thread and where there are CPU timers (not on Windows); elsewhere the
+    block runs unlimited."""
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum, frame):
+        raise CallTimedOut
+
+    previous = signal.signal(signal.SIGPROF, expired)
+    signal.setitimer(signal.ITIMER_PROF, seconds * speed())
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+def timeout_message(seconds: float, where: str, component: str, wall: bool = False) -> str:
+    """'timed out after 3 s in attention.softmax' (where = 'in attention.softmax'), with the reason."""
+    why = "it waited without finishing (the wall-clock limit)" if wall else "CPU time"
+    hint = SLOW_HINTS.get(component)
+    return f"timed out after {seconds:g} s {where} ({why})" + (f": {hint}" if hint else "")
