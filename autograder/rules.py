@@ -201,10 +201,11 @@ def _make_guard():
         state[:] = [component, banned, None]
         try:
             yield
-        except BaseException:
+        except BaseException as e:
             reached = _leave(component, banned, outer, patched)
-            if reached:  # a forbidden call the student caught, then something else went wrong
-                raise ForbiddenCall(reached, component) from None
+            if reached and not isinstance(e, ForbiddenCall):  # caught by the student, then something else failed
+                # Keep the student's frames: the message names the file where the call sits.
+                raise ForbiddenCall(reached, component).with_traceback(e.__traceback__) from None
             raise
         reached = _leave(component, banned, outer, patched)
         if reached:  # reached and caught inside: the call still used it

@@ -1,11 +1,14 @@
 """Self-check speed on this machine: wall time of fresh `python -m autograder check` processes, torch import
 included, on the reference solutions. Prints a Markdown table for the README.
 
-    python benchmarks/bench_check.py [--repeat 3]
+    python benchmarks/bench_check.py [--repeat 3] [--write]
+
+--write also saves the table as benchmarks/figures/check.md, which benchmarks/update_readme.py puts in the README.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -32,14 +35,21 @@ def wall(args) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--write", action="store_true", help="save the table in benchmarks/figures/check.md")
+    args = parser.parse_args()
+    repeat = args.repeat
+    load0 = os.getloadavg()[0]
     import_time = statistics.median(wall_import() for _ in range(repeat))
-    print(f"| what (median of {repeat}, fresh process) | seconds | target |")
-    print("|---|---:|---:|")
-    print(f"| python -c 'import torch' alone | {import_time:.2f} | |")
-    for label, args, target in CASES:
-        seconds = statistics.median(wall(args) for _ in range(repeat))
-        print(f"| {label} | {seconds:.2f} | {'≤ %g' % target if target else ''} |")
+    rows = [f"| what (median of {repeat}, fresh process, {os.cpu_count()} cores) | seconds | target |",
+            "|---|---:|---:|", f"| python -c 'import torch' alone | {import_time:.2f} | |"]
+    for label, args_, target in CASES:
+        seconds = statistics.median(wall(args_) for _ in range(repeat))
+        rows.append(f"| {label} | {seconds:.2f} | {'≤ %g' % target if target else ''} |")
+    rows.append(f"| load average (1 min) before / after | {load0:.1f} / {os.getloadavg()[0]:.1f} | |")
+    table = "\n".join(rows) + "\n"
+    print(table)
+    if args.write:
+        (ROOT / "benchmarks" / "figures" / "check.md").write_text(table)
     from autograder.properties import core
 
     props = core.load(include_hidden=True)
