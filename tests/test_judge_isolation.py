@@ -192,18 +192,29 @@ def run_as_user(base: Path, isolate: bool, attacks: list[str]) -> dict:
 
 
 def as_nobody(cmd: list[str]) -> list[str]:
-    """setpriv to nobody; the Python installation may sit in a folder only root can enter (/root/.pyenv here):
-    then the command runs in a private mount namespace where that folder is an empty traversable one with
-    the installation bound back in (the host is not changed)."""
-    python = Path(os.path.realpath(sys.executable))
-    closed = next((p for p in reversed(python.parents) if str(p) != "/" and not os.stat(p).st_mode & 0o001), None)
+    """setpriv to nobody. The Python installation or the kit may sit in a folder only root can enter
+    (/root/.pyenv here; a fresh clone in a mktemp folder in CI): then the command runs in a private mount
+    namespace where each such folder is an empty traversable one with what is needed bound back in (the host
+    is not changed)."""
+    inner_of: dict[Path, set[str]] = {}
+    for path in (Path(os.path.realpath(sys.executable)), Path(os.path.realpath(KIT))):
+        closed = next((p for p in reversed(path.parents) if str(p) != "/" and not os.stat(p).st_mode & 0o001),
+                      None)
+        if closed is not None:
+            inner_of.setdefault(closed, set()).add(path.relative_to(closed).parts[0])
     drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
-    if closed is None:
+    if not inner_of:
         return drop
-    inner = python.relative_to(closed).parts[0]
-    script = (f'keep=$(mktemp -d) && mount --bind "{closed}/{inner}" "$keep" && '
-              f'mount -t tmpfs -o mode=755,size=1m tmpfs "{closed}" && mkdir "{closed}/{inner}" && '
-              f'mount --bind "$keep" "{closed}/{inner}" && exec "$@"')
+    steps = []
+    for closed, inners in inner_of.items():
+        for inner in sorted(inners):
+            keep = f"keep_{len(steps)}"
+            steps.append((closed, inner, keep))
+    script = " && ".join(
+        [f'{keep}=$(mktemp -d) && mount --bind "{closed}/{inner}" "${keep}"' for closed, inner, keep in steps]
+        + [f'mount -t tmpfs -o mode=755,size=1m tmpfs "{closed}"' for closed in inner_of]
+        + [f'mkdir -p "{closed}/{inner}" && mount --bind "${keep}" "{closed}/{inner}"' for closed, inner, keep in steps]
+        + ['exec "$@"'])
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *drop]
 
 
