@@ -18,6 +18,8 @@ hook (which cannot be removed) refuses, during a call, the interpreter-walking f
 guard's objects (gc.get_objects and kin) and the import of torch's compilers (torch.compile generates its own
 softmax kernel).
 
+Which families and names a component forbids is its declaration's (autograder/components.py).
+
 Statically, an AST scan names forbidden calls and the tricks used to hide them, in the component's file and in
 every helper module of the submission that it imports.
 """
@@ -266,9 +268,9 @@ def unknown_rules(component) -> list[str]:
             for name in getattr(component, field) if name not in known]
 
 
-for _component in COMPONENTS:
-    if unknown_rules(_component):
-        raise ValueError(f"component {_component.name!r}: {'; '.join(unknown_rules(_component))}")
+_UNKNOWN = [f"{c.name}'s {why}" for c in COMPONENTS for why in unknown_rules(c)]
+if _UNKNOWN:  # at import: a misspelt rule must not forbid nothing
+    raise ValueError("autograder/components.py: " + "; ".join(_UNKNOWN))
 # Per component: the names its static scan refuses.
 STATIC: MappingProxyType = MappingProxyType(
     {c.name: frozenset().union(*(FORBIDDEN_NAMES[s] for s in c.forbidden_names)) for c in COMPONENTS})
