@@ -1,47 +1,237 @@
-"""The components of the kit: one exercise module each, in teaching order.
+"""The components of the kit: one exercise module each, in teaching order, each declared once.
 
-`deps` are the other modules a component imports (relatively) from the submission. The judge grades a
-component with the reference for its deps, so a bug costs points only where it lives.
+A component's declaration holds everything the kit knows about it apart from its reference solution
+(solutions/<name>.py), its properties (autograder/properties/<name>.py, autograder/hidden/<name>.py) and its
+bug catalog (autograder/bugs/<name>.py), which are found by its name. The stubs, the notebooks, the gradebook
+column, the by-hand rules, the README's component table and docs/contract.md's signature table all follow
+from here; docs/extending.md is the checklist for adding one.
+
+Every field but `slow_hint` has no default: a declaration that forgets one fails at import, and "nothing
+forbidden" is written as an explicit empty tuple.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+# docs/contract.md's signature table: file names take the first 21 columns, the contract the rest.
+CONTRACT_COLUMN = 21
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class Component:
-    name: str  # module file stem, also the results.json tag
-    title: str
-    deps: tuple[str, ...] = ()
+    name: str  # module file stem, also the results.json tag, the gradebook column and the pytest marker
+    title: str  # a heading: notebooks, the self-check's table, feedback pages
+    short: str  # the column header in `grade`'s printed gradebook (a few letters)
+    summary: str  # what the student writes: the README's component table
+    # The other modules this one imports (relatively) from the submission. The judge grades a component with the
+    # reference for its deps, so a bug costs points only where it lives.
+    deps: tuple[str, ...]
+    # The by-hand rules (autograder/rules.py): operator families (rules.FAMILIES) refused at run time while
+    # this component is under test, and named sets of library names (rules.FORBIDDEN_NAMES) the static scan
+    # refuses in its source.
+    forbidden_families: tuple[str, ...]
+    forbidden_names: tuple[str, ...]
+    # Its lines of the signature table (docs/contract.md, each notebook's "The contract"): signatures,
+    # attribute names, shapes; continuation lines indented under the first.
+    contract: str
+    slow_hint: str = ""  # said when a call of this component runs out of time: the likely slow spot
+
+    def __post_init__(self):
+        for field in ("deps", "forbidden_families", "forbidden_names"):
+            value = getattr(self, field)
+            if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+                raise TypeError(f"component {self.name!r}: {field} must be a tuple of names, got {value!r}")
+        for field in ("name", "title", "short", "summary", "contract"):
+            if not getattr(self, field).strip():
+                raise ValueError(f"component {self.name!r}: {field} is empty")
 
     @property
     def filename(self) -> str:
         return f"{self.name}.py"
 
+    @property
+    def contract_block(self) -> str:
+        """Its rows of docs/contract.md's signature table: the file name, then the contract beside or under it."""
+        lines = [" " * CONTRACT_COLUMN + line for line in self.contract.splitlines()]
+        if len(self.filename) < CONTRACT_COLUMN:
+            return self.filename.ljust(CONTRACT_COLUMN) + "\n".join(lines)[CONTRACT_COLUMN:]
+        return "\n".join([self.filename, *lines])
+
 
 COMPONENTS: tuple[Component, ...] = (
-    Component("attention_numpy", "NumPy warm-up: softmax, attention, layer norm"),
-    Component("attention", "Softmax by hand and scaled dot-product attention"),
-    Component("mask", "Causal and padding masks"),
-    Component("multi_head", "Multi-head attention", ("attention",)),
-    Component("add_norm", "LayerNorm by hand, add & norm"),
-    Component("feed_forward", "Position-wise feed-forward network"),
-    Component("positional_encoding", "Sinusoidal positional encoding, token embedding"),
-    Component("encoder", "Encoder layer and stack", ("attention", "multi_head", "add_norm", "feed_forward")),
     Component(
-        "decoder",
-        "Decoder layer and stack: masked self-attention, cross-attention",
-        ("attention", "multi_head", "add_norm", "feed_forward"),
+        name="attention_numpy",
+        title="NumPy warm-up: softmax, attention, layer norm",
+        short="np",
+        summary="NumPy warm-up: softmax, scaled dot-product attention, layer norm",
+        deps=(),
+        forbidden_families=("softmax", "attention", "norm"),
+        forbidden_names=("softmax", "attention", "norm"),
+        contract="""\
+softmax(x, axis=-1); scaled_dot_product_attention(q, k, v, mask=None) -> (output, weights);
+layer_norm(x, eps=1e-5)  (last axis, biased variance, no affine)          -- NumPy arrays
+""",
     ),
     Component(
-        "transformer",
-        "Encoder-decoder model and greedy decoding",
-        ("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder", "decoder"),
+        name="attention",
+        title="Softmax by hand and scaled dot-product attention",
+        short="attn",
+        summary="softmax by hand (stable; an all -inf row gives zeros), scaled dot-product attention",
+        deps=(),
+        forbidden_families=("softmax", "attention"),
+        forbidden_names=("softmax", "attention", "transformer"),
+        contract="""\
+softmax(x, dim=-1)  (by hand, numerically stable)
+scaled_dot_product_attention(query, key, value, mask=None) -> (output, weights)
+  query (..., m_q, d_k), key (..., m_k, d_k), value (..., m_k, d_v);
+  output (..., m_q, d_v), weights (..., m_q, m_k); scale 1/sqrt(d_k)
+""",
+    ),
+    Component(
+        name="mask",
+        title="Causal and padding masks",
+        short="mask",
+        summary="causal and padding masks (bool, True = may attend)",
+        deps=(),
+        forbidden_families=(),
+        forbidden_names=(),
+        contract="""\
+causal_mask(size, device=None) -> bool (size, size), True on and below the diagonal
+padding_mask(tokens, pad_id) -> bool (batch, 1, 1, seq), True where tokens != pad_id
+""",
+    ),
+    Component(
+        name="multi_head",
+        title="Multi-head attention",
+        short="mha",
+        summary="multi-head attention with w_q, w_k, w_v, w_o",
+        deps=("attention",),
+        forbidden_families=("softmax", "attention"),
+        forbidden_names=("softmax", "attention", "transformer"),
+        contract="""\
+MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True)
+  w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias); head h reads columns
+  h*d_k:(h+1)*d_k of each projection; forward(query, key, value, mask=None) -> (batch, m_q, d_model);
+  dropout acts on the attention weights; attention_weights: the last forward's weights
+  before dropout (batch, num_heads, m_q, m_k), detached; ValueError when d_model % num_heads != 0
+""",
+    ),
+    Component(
+        name="add_norm",
+        title="LayerNorm by hand, add & norm",
+        short="norm",
+        summary="LayerNorm by hand, add & norm",
+        deps=(),
+        forbidden_families=("norm",),
+        forbidden_names=("norm", "transformer"),
+        contract="""\
+LayerNorm(d_model, eps=1e-5): parameters weight (ones), bias (zeros); last dim, biased variance; by hand
+AddAndNorm(d_model, dropout=0.0): norm; forward(x, sublayer_output) = norm(x + dropout(sublayer_output))
+""",
+    ),
+    Component(
+        name="feed_forward",
+        title="Position-wise feed-forward network",
+        short="ffn",
+        summary="the position-wise feed-forward network",
+        deps=(),
+        forbidden_families=(),
+        forbidden_names=("transformer",),
+        contract="""\
+FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(dropout(relu(linear_1(x))))
+""",
+    ),
+    Component(
+        name="positional_encoding",
+        title="Sinusoidal positional encoding, token embedding",
+        short="pe",
+        summary="sinusoidal encoding, token embedding",
+        deps=(),
+        forbidden_families=(),
+        forbidden_names=("transformer",),
+        slow_hint="vectorise: build the table with arange and broadcasting, not a Python loop",
+        contract="""\
+sinusoidal_encoding(max_len, d_model) -> (max_len, d_model):
+  PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(p / 10000^(2i/d_model)); odd d_model allowed
+PositionalEncoding(d_model, max_len=5000, dropout=0.0): buffer pe (1, max_len, d_model);
+  forward(x) = dropout(x + pe[:, :seq])
+TokenEmbedding(vocab_size, d_model): embedding (nn.Embedding); forward = embedding(tokens) * sqrt(d_model)
+""",
+    ),
+    Component(
+        name="encoder",
+        title="Encoder layer and stack",
+        short="enc",
+        summary="encoder layer and stack",
+        deps=("attention", "multi_head", "add_norm", "feed_forward"),
+        forbidden_families=("softmax", "attention", "norm"),
+        forbidden_names=("softmax", "attention", "norm", "transformer"),
+        contract="""\
+EncoderLayer(d_model, num_heads, d_ff, dropout=0.0): self_attention, add_norm_1, feed_forward, add_norm_2;
+  forward(x, mask=None): x = add_norm_1(x, self_attention(x, x, x, mask)); return add_norm_2(x, feed_forward(x))
+Encoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers (nn.ModuleList); forward(x, mask=None)
+""",
+    ),
+    Component(
+        name="decoder",
+        title="Decoder layer and stack: masked self-attention, cross-attention",
+        short="dec",
+        summary="decoder layer and stack: masked self-attention, then cross-attention (queries from the decoder, "
+                "keys/values from the encoder: an m_D × m_E score matrix, an m_D × d_model output)",
+        deps=("attention", "multi_head", "add_norm", "feed_forward"),
+        forbidden_families=("softmax", "attention", "norm"),
+        forbidden_names=("softmax", "attention", "norm", "transformer"),
+        contract="""\
+DecoderLayer(d_model, num_heads, d_ff, dropout=0.0): self_attention, add_norm_1, cross_attention,
+  add_norm_2, feed_forward, add_norm_3; forward(x, memory, target_mask=None, memory_mask=None):
+    x = add_norm_1(x, self_attention(x, x, x, target_mask))
+    x = add_norm_2(x, cross_attention(x, memory, memory, memory_mask))
+    return add_norm_3(x, feed_forward(x))
+  x (batch, m_D, d_model), memory (batch, m_E, d_model), m_E != m_D allowed -> (batch, m_D, d_model)
+Decoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers; forward(x, memory, target_mask=None, memory_mask=None)
+""",
+    ),
+    Component(
+        name="transformer",
+        title="Encoder-decoder model and greedy decoding",
+        short="model",
+        summary="the encoder-decoder model and greedy decoding",
+        deps=("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder",
+              "decoder"),
+        # Softmax stays allowed here: a greedy decoder may take it before argmax, harmlessly.
+        forbidden_families=("attention", "norm"),
+        forbidden_names=("attention", "norm", "transformer"),
+        contract="""\
+Transformer(src_vocab_size, tgt_vocab_size, d_model=512, num_heads=8, num_layers=6, d_ff=2048,
+  dropout=0.1, max_len=5000): src_embedding, tgt_embedding, positional_encoding, encoder,
+  decoder, generator (nn.Linear(d_model, tgt_vocab_size)); encode(src, src_mask=None) -> memory;
+  decode(tgt, memory, target_mask=None, memory_mask=None); forward(src, tgt, src_mask=None,
+  target_mask=None) -> logits (batch, m_D, tgt_vocab_size), src_mask serving both the encoder
+  and the cross-attention; the masks are used as given (build the causal one with causal_mask)
+greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None) -> LongTensor (batch, <= max_len):
+  starts with bos_id, stops once every row has produced eos_id (or at max_len tokens), a row
+  that has finished holds eos_id after it; no gradients; the model's train/eval mode untouched
+""",
     ),
 )
 
 BY_NAME: dict[str, Component] = {c.name: c for c in COMPONENTS}
 NAMES: tuple[str, ...] = tuple(BY_NAME)
+
+
+def _check_order() -> None:
+    """Each component's deps are components declared before it (teaching order), and names are unique."""
+    seen: set[str] = set()
+    for c in COMPONENTS:
+        if c.name in seen:
+            raise ValueError(f"component {c.name!r} is declared twice")
+        late = [d for d in c.deps if d not in seen]
+        if late:
+            raise ValueError(f"component {c.name!r} depends on {late}, not declared before it")
+        seen.add(c.name)
+
+
+_check_order()
 
 
 def get(name: str) -> Component:

@@ -18,6 +18,8 @@ hook (which cannot be removed) refuses, during a call, the interpreter-walking f
 guard's objects (gc.get_objects and kin) and the import of torch's compilers (torch.compile generates its own
 softmax kernel).
 
+Which families and names a component forbids is its declaration's (autograder/components.py).
+
 Statically, an AST scan names forbidden calls and the tricks used to hide them, in the component's file and in
 every helper module of the submission that it imports.
 """
@@ -29,6 +31,8 @@ import re
 import sys
 from dataclasses import dataclass
 from types import MappingProxyType
+
+from .components import COMPONENTS, NAMES
 
 # ------------------------------------------------------------------------------------------------ the rule
 # An operator is forbidden where it computes the exercise's result in one call: a softmax (log_softmax and
@@ -47,20 +51,8 @@ FAMILY_TEXT = MappingProxyType({
     "attention": "a library attention: F.scaled_dot_product_attention, nn.MultiheadAttention, "
                  "nn.TransformerEncoderLayer...",
 })
-# Per component: the operator families that may not run while it is under test.
-RUNTIME: MappingProxyType = MappingProxyType({
-    "attention_numpy": ("softmax", "attention", "norm"),
-    "attention": ("softmax", "attention"),
-    "mask": (),
-    "multi_head": ("softmax", "attention"),
-    "add_norm": ("norm",),
-    "feed_forward": (),
-    "positional_encoding": (),
-    "encoder": ("softmax", "attention", "norm"),
-    "decoder": ("softmax", "attention", "norm"),
-    # Softmax stays allowed here: a greedy decoder may take it before argmax, harmlessly.
-    "transformer": ("attention", "norm"),
-})
+# Per component: the operator families that may not run while it is under test (its declaration says which).
+RUNTIME: MappingProxyType = MappingProxyType({c.name: c.forbidden_families for c in COMPONENTS})
 # Kernels that compute values (not Meta, not the autograd layer: autograd ends in one of these).
 _KEYS = ("CPU", "CUDA", "XPU", "MPS", "SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU",
          "NestedTensorCUDA", "MkldnnCPU", "QuantizedCPU", "QuantizedCUDA", "CompositeExplicitAutograd",
@@ -195,9 +187,9 @@ def _make_guard():
 
     @contextlib.contextmanager
     def guard_for(component: str):
-        banned = forbidden.get(component, frozenset())
+        banned = forbidden[component]
         outer, before = list(state), dispatch_state()
-        patched = _patch_scipy(component) if "softmax" in RUNTIME.get(component, ()) else []
+        patched = _patch_scipy(component) if "softmax" in RUNTIME[component] else []
         state[:] = [component, banned, None]
         try:
             yield
@@ -224,7 +216,7 @@ def _make_guard():
             reached = reached or "removing the by-hand guard's kernels"
         return reached
 
-    guard_for.forbidden = lambda component: forbidden.get(component, frozenset())
+    guard_for.forbidden = lambda component: forbidden[component]
     guard_for.shadowed = lambda: shadowed
     return guard_for
 
@@ -249,30 +241,39 @@ def _patch_scipy(component: str):
 
 
 # ------------------------------------------------------------------------------------------- the static scan
-# Names that may not appear as attributes or imports from a library, per component.
-_ATTENTION_NAMES = {"scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward",
-                    "_native_multi_head_attention", "_scaled_dot_product_attention_math",
-                    "_scaled_dot_product_flash_attention_for_cpu", "_transformer_encoder_layer_fwd"}
-_SOFTMAX_NAMES = {"softmax", "log_softmax", "_softmax", "_log_softmax", "_safe_softmax", "_sparse_softmax",
-                  "_masked_softmax", "softmin", "gumbel_softmax", "logsumexp", "Softmax", "LogSoftmax", "Softmin"}
-_NORM_NAMES = {"layer_norm", "LayerNorm", "native_layer_norm", "rms_norm", "RMSNorm", "_fused_rms_norm",
-               "group_norm", "GroupNorm", "native_group_norm", "batch_norm", "native_batch_norm", "BatchNorm1d",
-               "BatchNorm2d", "BatchNorm3d", "instance_norm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
-_TRANSFORMER_NAMES = {
-    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer",
-}
-STATIC: MappingProxyType = MappingProxyType({
-    "attention_numpy": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES),
-    "attention": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _TRANSFORMER_NAMES),
-    "mask": frozenset(),
-    "multi_head": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _TRANSFORMER_NAMES),
-    "add_norm": frozenset(_NORM_NAMES | _TRANSFORMER_NAMES),
-    "feed_forward": frozenset(_TRANSFORMER_NAMES),
-    "positional_encoding": frozenset(_TRANSFORMER_NAMES),
-    "encoder": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
-    "decoder": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
-    "transformer": frozenset(_ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
+# Names that may not appear as attributes or imports from a library, in named sets; a component's declaration
+# says which sets apply to it.
+FORBIDDEN_NAMES: MappingProxyType = MappingProxyType({
+    "attention": frozenset({
+        "scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward",
+        "_native_multi_head_attention", "_scaled_dot_product_attention_math",
+        "_scaled_dot_product_flash_attention_for_cpu", "_transformer_encoder_layer_fwd"}),
+    "softmax": frozenset({
+        "softmax", "log_softmax", "_softmax", "_log_softmax", "_safe_softmax", "_sparse_softmax", "_masked_softmax",
+        "softmin", "gumbel_softmax", "logsumexp", "Softmax", "LogSoftmax", "Softmin"}),
+    "norm": frozenset({
+        "layer_norm", "LayerNorm", "native_layer_norm", "rms_norm", "RMSNorm", "_fused_rms_norm", "group_norm",
+        "GroupNorm", "native_group_norm", "batch_norm", "native_batch_norm", "BatchNorm1d", "BatchNorm2d",
+        "BatchNorm3d", "instance_norm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}),
+    "transformer": frozenset({
+        "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+        "TransformerDecoderLayer"}),
 })
+
+
+def unknown_rules(component) -> list[str]:
+    """What a component's declaration names that these rules do not know (a typo would forbid nothing)."""
+    return [f"{field} {name!r} is not one of {', '.join(known)}"
+            for field, known in (("forbidden_families", FAMILIES), ("forbidden_names", FORBIDDEN_NAMES))
+            for name in getattr(component, field) if name not in known]
+
+
+_UNKNOWN = [f"{c.name}'s {why}" for c in COMPONENTS for why in unknown_rules(c)]
+if _UNKNOWN:  # at import: a misspelt rule must not forbid nothing
+    raise ValueError("autograder/components.py: " + "; ".join(_UNKNOWN))
+# Per component: the names its static scan refuses.
+STATIC: MappingProxyType = MappingProxyType(
+    {c.name: frozenset().union(*(FORBIDDEN_NAMES[s] for s in c.forbidden_names)) for c in COMPONENTS})
 # Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings.
 _HIDING_CALLS = {"getattr", "__import__", "eval", "exec", "compile", "vars", "globals", "__getattribute__"}
 _HIDING_MODULES = {"importlib", "ctypes", "inspect", "builtins", "subprocess", "autograder", "gc"}
@@ -305,7 +306,7 @@ def scan_source(component: str, source: str, file: str = "") -> list[Finding]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the import itself reports the syntax error
-    names = STATIC.get(component, frozenset())
+    names = STATIC[component]
     found: list[Finding] = []
     add = lambda node, what: found.append(Finding(node.lineno, what, file))  # noqa: E731
     for node in ast.walk(tree):
@@ -369,8 +370,6 @@ def scan_submission(component: str, read) -> list[Finding]:
     through other helpers, under the component's rules. `read(name)` is a module's text, or None if the
     submission has no such file. Other components' files are not followed: their own check covers them, so one
     mistake costs one point."""
-    from .components import NAMES
-
     source = read(component)
     if source is None:
         return []

@@ -19,11 +19,10 @@ import signal
 import threading
 import time
 
+from .components import get
+
 NOMINAL_S = 0.065  # CPU seconds of _workload() on the kit's 2-core development machine (best of 5)
 WALL_FACTOR = 3.0
-SLOW_HINTS = {
-    "positional_encoding": "vectorise: build the table with arange and broadcasting, not a Python loop",
-}
 _speed: float | None = None
 
 
@@ -92,5 +91,5 @@ def cpu_limit(seconds: float | None):
 def timeout_message(seconds: float, where: str, component: str, wall: bool = False) -> str:
     """'timed out after 3 s in attention.softmax' (where = 'in attention.softmax'), with the reason."""
     why = "it waited without finishing (the wall-clock limit)" if wall else "CPU time"
-    hint = SLOW_HINTS.get(component)
+    hint = get(component).slow_hint if component else ""  # "": an operation of no component
     return f"timed out after {seconds:g} s {where} ({why})" + (f": {hint}" if hint else "")

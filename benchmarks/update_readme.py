@@ -1,11 +1,13 @@
-"""Write the README's generated blocks: counts from the kit's registries, figures from benchmarks/figures/.
+"""Write the generated blocks of the README, docs/contract.md and the student README: counts from the kit's
+registries, the component tables from the components' declarations, figures from benchmarks/figures/.
 
-    python benchmarks/update_readme.py          # rewrite README.md in place
-    python benchmarks/update_readme.py --check  # exit 1 if README.md is out of date (tests/test_readme.py)
+    python benchmarks/update_readme.py          # rewrite the files in place
+    python benchmarks/update_readme.py --check  # exit 1 if one is out of date (tests/test_readme.py)
 
 A block is the text between `<!-- generated: NAME -->` and `<!-- end generated: NAME -->`. `counts` comes from
-the property registry and the bug catalog; every other NAME is the file benchmarks/figures/NAME.md, written by
-the benchmark script that measures it (`--write`). Nothing in a block is typed by hand.
+the property registry and the bug catalog; `components`, `contract` and `course-order` from
+autograder/components.py; every other NAME is the file benchmarks/figures/NAME.md, written by the benchmark
+script that measures it (`--write`). Nothing in a block is typed by hand.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "benchmarks" / "figures"
 README = ROOT / "README.md"
+FILES = (README, ROOT / "docs" / "contract.md", ROOT / "autograder" / "student" / "README.md")
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)", re.S)
 
 
@@ -41,9 +44,37 @@ def counts() -> str:
     return "\n".join(rows) + "\n"
 
 
+def components() -> str:
+    """The README's component table: each module and what the student writes in it."""
+    from autograder.components import COMPONENTS
+
+    rows = ["| module | what the student writes |", "|---|---|"]
+    return "\n".join(rows + [f"| `{c.filename}` | {c.summary} |" for c in COMPONENTS]) + "\n"
+
+
+def contract() -> str:
+    """docs/contract.md's signature table: every component's contract."""
+    from autograder.components import COMPONENTS
+
+    return "```\n" + "\n".join(c.contract_block for c in COMPONENTS) + "\n```\n"
+
+
+def course_order() -> str:
+    """The student README's suggested order: the components in teaching order."""
+    import textwrap
+
+    from autograder.components import COMPONENTS
+
+    files = ", ".join(f"`{c.filename}`" for c in COMPONENTS)
+    return textwrap.fill(f"Suggested order (the notebooks' numbers follow it): {files}.", 115) + "\n"
+
+
+GENERATED = {"counts": counts, "components": components, "contract": contract, "course-order": course_order}
+
+
 def block(name: str) -> str:
-    if name == "counts":
-        return counts()
+    if name in GENERATED:
+        return GENERATED[name]()
     path = FIGURES / f"{name}.md"
     if not path.is_file():
         raise SystemExit(f"README block {name!r} has no benchmarks/figures/{name}.md: run its benchmark with --write")
@@ -56,16 +87,19 @@ def render(text: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a file is out of date")
     args = parser.parse_args()
-    old = README.read_text()
-    new = render(old)
-    if args.check:
+    stale = []
+    for path in FILES:
+        old = path.read_text()
+        new = render(old)
         if new != old:
-            print("README.md is out of date: run python benchmarks/update_readme.py", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(new)
+            stale.append(path.relative_to(ROOT))
+            if not args.check:
+                path.write_text(new)
+    if args.check and stale:
+        print(f"{', '.join(map(str, stale))} out of date: run python benchmarks/update_readme.py", file=sys.stderr)
+        return 1
     return 0
 
 

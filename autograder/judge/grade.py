@@ -42,9 +42,7 @@ GRADER_TRIES = 3  # a section on which grading processes keep dying is marked cr
 INTEGRATION_PROPS = 2  # properties re-run with the student's own dependencies, per dependent component
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 64
-SHORT = {"attention_numpy": "np", "attention": "attn", "mask": "mask", "multi_head": "mha", "add_norm": "norm",
-         "feed_forward": "ffn", "positional_encoding": "pe", "encoder": "enc", "decoder": "dec",
-         "transformer": "model", results.INTEGRATION: "integ"}
+SHORT = {**{c.name: c.short for c in COMPONENTS}, results.INTEGRATION: "integ"}
 COLUMNS = results.ROWS  # the gradebook's point columns: each component, then the integration share
 
 

@@ -1,39 +1,25 @@
 """`python -m autograder nbgrader-course DIR`: the kit as an nbgrader course, generated from solutions/.
 
 One notebook per component (source/<assignment>/<component>.ipynb): the explanation (module docstring and the
-contract), a read-only setup cell, the module's code as solution cells (the reference, between nbgrader's
-### BEGIN/END SOLUTION markers), then one read-only autograded test cell per property, worth the property's
-points; hidden properties sit between ### BEGIN/END HIDDEN TESTS, so the release shows only their points.
+contract from the component's declaration), a read-only setup cell, the module's code as solution cells (the
+reference, between nbgrader's ### BEGIN/END SOLUTION markers), then one read-only autograded test cell per
+property, worth the property's points; hidden properties sit between ### BEGIN/END HIDDEN TESTS, so the release
+shows only their points.
 """
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
-from .. import rules
 from ..components import COMPONENTS, get
 from ..properties import core
 from . import cells
 
 ROOT = Path(__file__).resolve().parents[2]
-SOLUTIONS, CONTRACT = ROOT / "solutions", ROOT / "docs" / "contract.md"
+SOLUTIONS = ROOT / "solutions"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 MODES = ("judge", "kernel")
-
-
-def contract_block(name: str, text: str | None = None) -> str:
-    """The lines of docs/contract.md's signature table about <name>.py."""
-    text = text if text is not None else CONTRACT.read_text()
-    table = text.split("```")[1]
-    block, inside = [], False
-    for line in table.splitlines():
-        if re.match(r"^\w+\.py", line):
-            inside = line.startswith(f"{name}.py")
-        if inside:
-            block.append(line)
-    return "\n".join(block)
 
 
 def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
@@ -79,14 +65,14 @@ def notebook(name: str, properties: list[core.Property], number: int, integratio
             "Here those imports come from your earlier notebooks in this folder; your grade uses the "
             "reference for them, so a mistake there costs points only there.\n\n") if comp.deps else ""
     intro = (f"# {number}. {comp.title} (`{comp.filename}`)\n\n{doc}\n\n"
-             f"## The contract\n\n```text\n{contract_block(name)}\n```\n\n"
+             f"## The contract\n\n```text\n{comp.contract_block}\n```\n\n"
              "## What to do\n\n"
              "Replace each `raise NotImplementedError` below with your code. The cells that hold it (the "
              f"*solution cells*) are your module `{comp.filename}`: they are graded together as that file, and "
              "nothing else in this notebook is. Put helpers and imports in those cells; use new cells for "
              f"experiments. Run the setup cell first.\n\n{uses}"
              + ("By hand means by hand: the tests notice a call to the library function that does the same job."
-                if rules.RUNTIME.get(name) else ""))
+                if comp.forbidden_families else ""))
     nb_cells = [
         _cell("markdown", intro),
         _cell("code", "# Read-only. Run me first: the cells below then run as the module "

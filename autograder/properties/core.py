@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import re
-import pkgutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +104,10 @@ def prop(component: str, points: float = 1.0, examples: int = 20, visible: bool 
 
 
 def load(include_hidden: bool = True, components=None) -> list[Property]:
-    """Import the property modules (of `components`, or all); return their properties in component order."""
+    """Import the property modules (of `components`, or all); return their properties in component order.
+
+    Each component's modules are found by its name (properties/<name>.py, hidden/<name>.py): a missing one is
+    an import error, never a component that silently has no properties."""
     from .. import properties
 
     wanted = set(components or NAMES)
@@ -115,9 +117,8 @@ def load(include_hidden: bool = True, components=None) -> list[Property]:
     if include_hidden and (Path(properties.__file__).resolve().parent.parent / "hidden").is_dir():
         packages.append(importlib.import_module("autograder.hidden"))
     for package in packages:
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.name in wanted:
-                importlib.import_module(f"{package.__name__}.{info.name}")
+        for name in (n for n in NAMES if n in wanted):
+            importlib.import_module(f"{package.__name__}.{name}")
     order = {name: i for i, name in enumerate(NAMES)}
     chosen = [p for p in REGISTRY.values() if (include_hidden or p.visible) and p.component in wanted]
     return sorted(chosen, key=lambda p: (order[p.component], not p.visible))
