@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-FIGURES = ROOT / "benchmarks" / "figures"
-README = ROOT / "README.md"
+from autograder import KIT  # the installed kit (pip install -e .)
+
+FIGURES = KIT / "benchmarks" / "figures"
+README = KIT / "README.md"
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)", re.S)
 
 
@@ -70,5 +70,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     raise SystemExit(main())
