@@ -19,7 +19,8 @@ from pathlib import Path
 from . import KIT, results
 from .components import NAMES, get
 from .properties import core
-from .target import DEFAULT_TIMEOUT, InProcessTarget
+from .target import InProcessTarget
+from .timing import DEFAULT_TIMEOUT
 
 
 def _bundle_numbers(name: str) -> dict:

@@ -1,13 +1,17 @@
-"""Limits: every limit a worker runs under. Their defaults are the `grade` command's defaults (judge/cli.py
-reads them from here), so this module imports nothing heavy."""
+"""Limits: every limit a worker runs under. Kept apart and light: the command line (judge/cli.py) reads its
+defaults from here, and is built for every command."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..timing import DEFAULT_TIMEOUT
+
 
 @dataclass
 class Limits:
-    op_timeout: float = 10.0  # one operation (an import, a call): CPU seconds, scaled (autograder/timing.py)
+    """Every limit a worker runs under; the defaults are the `grade` command's."""
+
+    op_timeout: float = DEFAULT_TIMEOUT  # one operation (an import, a call): CPU seconds, scaled (autograder/timing.py)
     section_timeout: float = 60.0  # one component's section, all properties: CPU seconds, scaled
     submission_timeout: float = 600.0  # one student, all sections
     max_timeouts: int = 2  # timeouts in a section before its remaining properties are not run
