@@ -7,7 +7,8 @@
     remote.py           WorkerTarget: ships operations to a worker, turns death and silence into StudentErrors
     limits.py           Limits: every limit a worker runs under (the CLI's defaults)
     sandbox.py          the zygote (torch imported once) and the worker it forks: limits, private mounts
-    wire.py             length-prefixed frames, and a pickle that only rebuilds plain data
+    frames.py           the length-prefixed frames of every channel (plain pickle between judge processes)
+    wire.py             frames over sockets to a worker, with a pickle that only rebuilds plain data
     feedback.py         feedback.html / feedback.md with the attention heatmaps
     gradescope.py       the Gradescope autograder bundle
 

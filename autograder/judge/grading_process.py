@@ -22,9 +22,10 @@ import traceback
 import zlib
 from pathlib import Path
 
+# Only light imports at the top: this module is imported before main() sets stdout aside (a stray print would
+# corrupt the protocol); torch, the properties and the wire are imported after.
 from .. import KIT
-from ..properties.core import Status
-from .wire import read_trusted, write_trusted
+from .frames import read_trusted, write_trusted
 
 GRADER_MEMORY_MB = 3072  # address space on top of a set-up grading process's own (torch, properties: ~0.7 GiB)
 GRADER_CPU_MARGIN_S = 60  # CPU seconds per section beyond its time budget (the picture, Hypothesis' own work)
@@ -163,6 +164,7 @@ class GradingProcess:
         return p
 
     def run(self, section: dict) -> dict:
+        from ..properties.core import Status
         from ..target import seed_everything
         from .remote import JudgeError, WorkerTarget
 
@@ -203,6 +205,7 @@ class GradingProcess:
                           "teardown_s": stats.teardown_s, "ops": stats.ops}}
 
     def run_property(self, p, target):
+        from ..properties.core import Status
         from .remote import WorkerLost
 
         t0 = time.perf_counter()

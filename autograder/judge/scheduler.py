@@ -29,7 +29,7 @@ from .outputs import (StudentResult, assemble, gradebook_row, maxima, read_grade
 from .remote import MAX_JOBS, uid_block
 from .sandbox import Reaper
 from .sections import Section, discover, plan, read_files
-from .wire import read_trusted, write_trusted
+from .frames import read_trusted, write_trusted
 
 GRADER_TRIES = 3  # a section on which grading processes keep dying is marked crashed (for its student) after this
 STALL_S = 120  # a grading process silent this long past its section's time limit is stuck (a judge bug): killed

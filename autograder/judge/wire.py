@@ -1,4 +1,4 @@
-"""Frames: an 8-byte length, then a pickle. Between judge and worker, a pickle that can only rebuild plain data.
+"""Frames between judge and worker (frames.py): an 8-byte length, then a pickle that can only rebuild plain data.
 
 Unpickling is code execution, so what a worker sends is loaded by `_Loader`, which resolves no global except a
 short allowlist: builtins that build values, the kit's operation/reply dataclasses, torch dtypes, and the
@@ -11,9 +11,6 @@ So before anything is built, `_scan` reads the frame's opcodes and follows what 
 every value with its shared parts expanded (what a walk of it would visit): nodes, depth, characters and
 bytes, and the total work of the constructors and hashes loading would run. A frame over any cap is refused
 unread; a container may not change after it is referenced twice (a cycle, or a count gone stale).
-
-The orchestrator and its grading processes use the same frames over pipes, with plain pickle: both sides are
-the judge's own code (`write_trusted`, `read_trusted`).
 """
 from __future__ import annotations
 
@@ -22,11 +19,12 @@ import math
 import pickle
 import pickletools
 import socket
-import struct
 import time
 
 import numpy as np
 import torch
+
+from .frames import HEADER, WireError, read_frame
 
 MAX_FRAME = 64 << 20  # a reply bigger than this is not a result of this kit's small inputs
 # What one frame may describe, shared parts expanded. The largest honest frame, a transformer's state dict from
@@ -38,11 +36,6 @@ MAX_DEPTH = 32  # containers inside containers
 MAX_TEXT = 1 << 16  # characters in one string
 MAX_PAYLOAD = MAX_FRAME  # bytes and characters a walk of any value visits; bytes copied by constructors
 MAX_WORK = 2_000_000  # nodes handed to constructors, containers and hashes while loading, all told
-HEADER = struct.Struct("<Q")  # every frame: its length in bytes, then the pickle
-
-
-class WireError(Exception):
-    """The peer sent something that is not a valid frame (too big, truncated, or not plain data)."""
 
 
 # ------------------------------------------------------------------------------------------- constructors
@@ -304,15 +297,7 @@ def loads(data: bytes):
         raise WireError(f"malformed frame: {type(e).__name__}: {e}"[:300]) from None
 
 
-# ------------------------------------------------------------------------------------------------ framing
-def read_frame(read_exact, max_frame: int | None = None) -> bytes:
-    """One frame's pickle; `read_exact(n)` returns n bytes or raises (EOFError when the peer is gone)."""
-    (n,) = HEADER.unpack(read_exact(HEADER.size))
-    if max_frame is not None and n > max_frame:
-        raise WireError(f"a reply of {n} bytes (the limit is {max_frame})")
-    return read_exact(n)
-
-
+# ------------------------------------------------------------------------------------------------ sockets
 def send(sock: socket.socket, obj) -> None:
     send_bytes(sock, dumps(obj))
 
@@ -346,21 +331,3 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
 def recv(sock: socket.socket, deadline: float | None = None, max_frame: int = MAX_FRAME):
     """One object; TimeoutError past `deadline` (time.monotonic()), EOFError if the peer is gone."""
     return loads(read_frame(lambda n: _recv_exact(sock, n, deadline), max_frame))
-
-
-# Between the orchestrator and a grading process (pipes): both sides are the judge's own code, so plain pickle.
-def write_trusted(stream, obj) -> None:
-    data = pickle.dumps(obj, protocol=5)
-    stream.write(HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def read_trusted(stream):
-    """One object; EOFError if the other side is gone."""
-    def read_exact(n: int) -> bytes:
-        data = stream.read(n)
-        if len(data) < n:
-            raise EOFError
-        return data
-
-    return pickle.loads(read_frame(read_exact))
