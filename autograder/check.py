@@ -16,10 +16,11 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import results
+from . import KIT, results
 from .components import NAMES, get
 from .properties import core
-from .target import DEFAULT_TIMEOUT, InProcessTarget
+from .target import InProcessTarget
+from .timing import DEFAULT_TIMEOUT
 
 
 def _bundle_numbers(name: str) -> dict:
@@ -38,17 +39,17 @@ def pending_hidden_points() -> dict[str, float]:
 
 # The instructor's kit has the judge beside this file; the student bundle has not. Decided by the folder, not
 # by an import: an editable install of the kit in the same environment would lend the bundle its judge.
-INSTRUCTOR_KIT = (Path(__file__).resolve().parent / "judge").is_dir()
+INSTRUCTOR_KIT = (KIT / "autograder" / "judge").is_dir()
 
 
 def integration_shares() -> dict[str, float]:
-    """Property id -> points of its integration re-run (judge/grade.py decides; a bundle ships the numbers).
+    """Property id -> points of its integration re-run (judge/sections.py decides; a bundle ships the numbers).
 
     The judge re-runs these properties with the student's own files, which is what the self-check does
     anyway, so their outcomes here are their integration verdicts."""
     if not INSTRUCTOR_KIT:  # the student bundle: the numbers recorded at release
         return {k: float(v) for k, v in _bundle_numbers("integration_points.json").items()}
-    from .judge.grade import integration_props
+    from .judge.sections import integration_props
 
     return {pid: points for specs in integration_props(core.load(include_hidden=True)).values()
             for pid, points in specs}
@@ -121,7 +122,7 @@ class SelfCheck:
         sentence = "" if o.passed else self.blocked(o.property.component)
         if not sentence:
             return o
-        own = o.status == "not_implemented" and _innermost_file(o.detail) in ("", o.property.component)
+        own = o.status == core.Status.NOT_IMPLEMENTED and _innermost_file(o.detail) in ("", o.property.component)
         return replace(o, message=f"{sentence} {o.message}".strip(), hint=o.hint if own else "")
 
 

@@ -32,7 +32,7 @@ def hidden_points() -> dict[str, float]:
 
 def integration_points() -> dict[str, float]:
     """Property id -> points of its integration re-run, as the judge decides them."""
-    from .judge.grade import integration_props
+    from .judge.sections import integration_props
 
     return {pid: points for specs in integration_props(core.load(include_hidden=True)).values()
             for pid, points in specs}

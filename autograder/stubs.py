@@ -9,14 +9,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import KIT
 from .components import COMPONENTS
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 STUB = "# YOUR CODE HERE\n{indent}raise NotImplementedError"
 _REGION = re.compile(rf"^([ \t]*){re.escape(BEGIN)}[^\n]*\n.*?^[ \t]*{re.escape(END)}[^\n]*\n", re.S | re.M)
 
-ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
+SOLUTIONS, EXERCISES = KIT / "solutions", KIT / "exercises"
 
 
 def strip_solutions(source: str) -> str:

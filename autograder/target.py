@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from . import rules
+from .timing import DEFAULT_TIMEOUT
 
 _ForbiddenCall = rules.ForbiddenCall
 
@@ -453,8 +454,6 @@ class _BoundedWriter(io.TextIOBase):
     def writable(self):
         return True
 
-
-DEFAULT_TIMEOUT = 10.0  # CPU seconds per call, as the judge's --timeout
 
 
 class InProcessTarget(Target):

@@ -21,6 +21,7 @@ import time
 
 from .components import get
 
+DEFAULT_TIMEOUT = 10.0  # CPU seconds per call into student code: the judge's --timeout and the self-check's
 NOMINAL_S = 0.065  # CPU seconds of _workload() on the kit's 2-core development machine (best of 5)
 WALL_FACTOR = 3.0
 _speed: float | None = None

@@ -13,9 +13,9 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from autograder import KIT  # the installed kit (pip install -e .)
+
 
 CASES = [
     ("whole visible suite (self-check)", ["solutions", "--no-hidden"], 10.0),
@@ -27,7 +27,7 @@ CASES = [
 
 def wall(args) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "autograder", "check", *args], cwd=ROOT, check=False,
+    subprocess.run([sys.executable, "-m", "autograder", "check", *args], cwd=KIT, check=False,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
@@ -49,7 +49,7 @@ def main() -> None:
     table = "\n".join(rows) + "\n"
     print(table)
     if args.write:
-        (ROOT / "benchmarks" / "figures" / "check.md").write_text(table)
+        (KIT / "benchmarks" / "figures" / "check.md").write_text(table)
     from autograder.properties import core
 
     props = core.load(include_hidden=True)
@@ -71,5 +71,4 @@ def wall_import() -> float:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     main()

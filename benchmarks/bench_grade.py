@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from autograder import KIT  # the installed kit (pip install -e .)
+
 
 HOSTILE = ["exit_at_import", "segfault", "forbidden_getattr", "import_reference", "os_exit_in_forward",
            "loop_in_softmax"]
@@ -67,7 +67,7 @@ def judge(subs: Path, out: Path, jobs: int, cache: bool = True) -> float:
     cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--jobs", str(jobs),
            "--quiet"] + ([] if cache else ["--no-cache"])
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, check=True)
+    subprocess.run(cmd, cwd=KIT, check=True)
     return time.perf_counter() - start
 
 
@@ -91,13 +91,14 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
     accounting of one operation; the machine-speed calibration; the end-of-run sweep."""
     from autograder import timing
     from autograder.judge import wire
-    from autograder.judge.grader import Grader
-    from autograder.judge.remote import Limits, Zygote
+    from autograder.judge.grading_process import GradingProcess
+    from autograder.judge.limits import Limits
+    from autograder.judge.remote import Zygote
     from autograder.judge.sandbox import Reaper
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-layers-"))
     tmp.chmod(0o711)
-    grader = Grader({"limits": Limits(), "tmp": str(tmp), "include_hidden": False, "uid_base": 3_000_000,
+    grader = GradingProcess({"limits": Limits(), "tmp": str(tmp), "include_hidden": False, "uid_base": 3_000_000,
                      "hide": [], "slot": 0})
     base = dict(grader.worker_cfg)
     z = grader.zygote
@@ -132,7 +133,7 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
         rows.append(("+ mount/net/IPC namespaces, hidden folders, read-only binds, uid drop", f"{ns - plain:+.1f} ms"))
         rows.append(("+ PID namespace: keeper fork and its own /proc (the default)", f"{full - ns:+.1f} ms"))
     z.configure(base)
-    reference = {f"{d}.py": (ROOT / "solutions" / f"{d}.py").read_bytes() for d in
+    reference = {f"{d}.py": (KIT / "solutions" / f"{d}.py").read_bytes() for d in
                  ("attention", "multi_head", "add_norm", "feed_forward", "mask", "positional_encoding",
                   "encoder", "decoder")}
     grader.write_package(reference, tuple(reference))

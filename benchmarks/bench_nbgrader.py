@@ -17,13 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from autograder import KIT  # the installed kit (pip install -e .)
+
 A = "transformer"
 
 
 def environment(tmp: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=os.pathsep.join([str(Path(sys.executable).parent),
+    env = dict(os.environ, PYTHONPATH=str(KIT), PATH=os.pathsep.join([str(Path(sys.executable).parent),
                                                                         os.environ["PATH"]]))
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[var] = str(tmp / var.lower())
@@ -72,7 +72,7 @@ def main() -> None:
     try:
         for mode in args.modes.split(","):
             course = tmp / mode
-            run([sys.executable, "-m", "autograder", "nbgrader-course", str(course), "--grader", mode], ROOT, env)
+            run([sys.executable, "-m", "autograder", "nbgrader-course", str(course), "--grader", mode], KIT, env)
             run([sys.executable, "-m", "nbgrader", "generate_assignment", A], course, env)
             for name, kw in students.items():
                 submit(course, name, **kw)
@@ -85,7 +85,7 @@ def main() -> None:
                              ("`python -m autograder grade --no-cache`", ["--no-cache"])]:
             out = tmp / f"out{len(extra)}"
             seconds = run([sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--quiet",
-                           *extra], ROOT, env)
+                           *extra], KIT, env)
             rows.append((label, seconds))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-FIGURES = ROOT / "benchmarks" / "figures"
-README = ROOT / "README.md"
-FILES = (README, ROOT / "docs" / "contract.md", ROOT / "autograder" / "student" / "README.md")
+from autograder import KIT  # the installed kit (pip install -e .)
+
+FIGURES = KIT / "benchmarks" / "figures"
+README = KIT / "README.md"
+FILES = (README, KIT / "docs" / "contract.md", KIT / "autograder" / "student" / "README.md")
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)", re.S)
 
 
@@ -94,7 +94,7 @@ def main() -> int:
         old = path.read_text()
         new = render(old)
         if new != old:
-            stale.append(path.relative_to(ROOT))
+            stale.append(path.relative_to(KIT))
             if not args.check:
                 path.write_text(new)
     if args.check and stale:
@@ -104,5 +104,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     raise SystemExit(main())

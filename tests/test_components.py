@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import rules
+from autograder import KIT, rules
 from autograder.components import NAMES, Component, get
 from autograder.properties import core
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = KIT
 
 
 def _module(name: str):
@@ -226,7 +226,7 @@ def test_a_new_component_needs_only_its_own_files(tmp_path):
     assert rc == 1 and "torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, torch.logsumexp...) is " \
                        "forbidden in temperature" in out, out
     # The gradebook's column, the judge's short label, the by-hand rules and the pytest marker follow.
-    rc, out = run("-c", "from autograder import results, rules; from autograder.judge.grade import SHORT; "
+    rc, out = run("-c", "from autograder import results, rules; from autograder.judge.outputs import SHORT; "
                         "from autograder.pytest_plugin import NAMES; "
                         "print(results.ROWS[-2], SHORT['temperature'], sorted(rules.STATIC['temperature'])[0], "
                         "rules.RUNTIME['temperature'], NAMES[-1])")

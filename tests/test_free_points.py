@@ -8,17 +8,16 @@ with itself) also checks that the output is not a constant where the expected ou
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from autograder import KIT
 from autograder.components import NAMES
 from autograder.properties import core
 from autograder.target import Call, Inspect, InProcessTarget, Target
 
-ROOT = Path(__file__).resolve().parent.parent
 PROPERTIES = core.load(include_hidden=True)
 
 # What constant output may earn: properties about structure and shapes alone (names of parameters, shapes and
@@ -61,7 +60,7 @@ class ComputesNothing(Target):
     gradient gives `fill`, and so does every buffer (a table the code would have computed)."""
 
     def __init__(self, fill: float):
-        self.inner, self.fill = InProcessTarget(ROOT / "solutions", "reference"), fill
+        self.inner, self.fill = InProcessTarget(KIT / "solutions", "reference"), fill
         self.label = f"computes-nothing-{fill}"
 
     def run(self, op):
@@ -99,8 +98,8 @@ ATTACKED = ("attention", "multi_head", "positional_encoding")
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory):
     from autograder.judge import sample
-    from autograder.judge.grade import Options, grade
-    from autograder.judge.remote import Limits
+    from autograder.judge.limits import Limits
+    from autograder.judge.scheduler import Options, grade
 
     base = tmp_path_factory.mktemp("free-points")
     sample.materialize({"zeros": "hostile:zeros_everywhere", "nan": "hostile:nan_everywhere"}, base / "subs")

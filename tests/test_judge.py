@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from autograder import KIT
 from autograder.components import BY_NAME, NAMES
-from autograder.results import INTEGRATION, ROWS
 from autograder.judge import sample
-from autograder.judge.grade import Options, grade
-from autograder.judge.remote import KIT, Limits
+from autograder.judge.limits import Limits
+from autograder.judge.scheduler import Options, grade
+from autograder.results import INTEGRATION, ROWS
 
 # label -> recipe; run 1 and run 2 give the students names that sort in opposite orders.
 CLASS = {

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from autograder import KIT
 from autograder.components import NAMES
 from autograder.judge import sample
-from autograder.judge.grade import Options, grade, maxima
-from autograder.judge.remote import KIT, Limits
+from autograder.judge.limits import Limits
+from autograder.judge.outputs import maxima
+from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
 
 # name -> (components attacked, words the runtime message must contain, the helper module)

@@ -8,17 +8,17 @@ import subprocess
 import sys
 import zipfile
 
+from autograder import KIT
 from autograder.components import NAMES  # noqa: F401
-from autograder.results import ROWS
 from autograder.judge.gradescope import build
-from autograder.judge.remote import KIT
+from autograder.results import ROWS
 
 
 def test_bundle_layout_and_reproducibility(tmp_path):
     a, b = build(tmp_path / "a.zip"), build(tmp_path / "b.zip")
     assert a.read_bytes() == b.read_bytes()
     names = zipfile.ZipFile(a).namelist()
-    assert {"setup.sh", "run_autograder", "autograder/judge/grade.py", "solutions/attention.py"} <= set(names)
+    assert {"setup.sh", "run_autograder", "autograder/judge/scheduler.py", "solutions/attention.py"} <= set(names)
     assert any(n.startswith("autograder/hidden/") for n in names)
     mode = zipfile.ZipFile(a).getinfo("run_autograder").external_attr >> 16
     assert mode & 0o111

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from autograder import KIT
 from autograder.components import NAMES
 from autograder.judge import sample
-from autograder.judge.grade import Options, grade
-from autograder.judge.remote import KIT, UIDS_PER_RUN, Limits, uid_block
+from autograder.judge.limits import Limits
+from autograder.judge.remote import UIDS_PER_RUN, uid_block
+from autograder.judge.scheduler import Options, grade
 
 HOSTILE = sample.hostile_names()
 PWNED = Path("/tmp/autograder-hostile-pwned")

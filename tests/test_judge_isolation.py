@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from autograder import KIT
 from autograder.components import NAMES, get
 from autograder.judge import sample
-from autograder.judge.grade import Options, grade, maxima
-from autograder.judge.remote import KIT, Limits
+from autograder.judge.limits import Limits
+from autograder.judge.outputs import maxima
+from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
 
 SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY-planted"  # planted in the judge's environment
@@ -153,8 +155,8 @@ import json, os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[4])
 from tests.test_judge_isolation import limits, make_class
-from autograder.judge.grade import Options, grade
 from autograder.judge.sandbox import probe_isolation
+from autograder.judge.scheduler import Options, grade
 base, isolate, attacks = Path(sys.argv[1]), sys.argv[2] == "1", sys.argv[3].split(",")
 make_class(base / "submissions", attacks)
 results = grade(base / "submissions", base / "out", Options(jobs=2, limits=limits(isolate)))

@@ -24,9 +24,11 @@ import pytest
 import torch
 
 from autograder.judge import feedback, picture, sample, wire
-from autograder.judge.grade import Options, StudentResult, grade, render_gradebook
-from autograder.judge.grader import FIELD_LIMITS, tidy
-from autograder.judge.remote import Limits, _tidy
+from autograder.judge.grading_process import FIELD_LIMITS, tidy
+from autograder.judge.limits import Limits
+from autograder.judge.outputs import StudentResult, render_gradebook
+from autograder.judge.remote import _tidy
+from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
 from autograder.target import ERROR_LIMITS, InProcessTarget, Reply, StudentError
 
@@ -188,7 +190,7 @@ def grader_pids() -> list[int]:
     pids = []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and b"autograder.judge.grader" in (proc / "cmdline").read_bytes():
+            if proc.name.isdigit() and b"autograder.judge.grading_process" in (proc / "cmdline").read_bytes():
                 if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
                     pids.append(int(proc.name))
         except (OSError, ValueError, IndexError):

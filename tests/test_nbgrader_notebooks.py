@@ -2,11 +2,10 @@
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 
-from autograder import stubs
+from autograder import KIT, stubs
 from autograder.bugs import catalog
 from autograder.check import run_suite
 from autograder.components import NAMES
@@ -14,7 +13,6 @@ from autograder.notebooks import cells, course, kernel
 from autograder.properties import core
 from autograder.results import outcome_text
 
-ROOT = Path(__file__).resolve().parent.parent
 CALL = re.compile(r'_kit\.check\("(\w+)", "(\w+)"(, integration=True)?\)')
 
 
@@ -28,7 +26,7 @@ def without_docstring(source):
 
 def test_solution_cells_are_the_module():
     for name in NAMES:
-        source = (ROOT / "solutions" / f"{name}.py").read_text()
+        source = (KIT / "solutions" / f"{name}.py").read_text()
         doc, chunks = cells.split_module(source)
         assert doc and all(stubs.BEGIN in c and c.count(stubs.BEGIN) == c.count(stubs.END) for c in chunks), name
         assert lines(cells.module_from_cells(chunks)) == lines(without_docstring(source)), name
@@ -47,7 +45,8 @@ def notebooks(tmp_path_factory):
 
 
 def test_one_test_cell_per_property_worth_what_grade_gives(notebooks):
-    from autograder.judge.grade import integration_props, maxima
+    from autograder.judge.outputs import maxima
+    from autograder.judge.sections import integration_props
 
     props = core.load(include_hidden=True)
     assert sorted(notebooks) == sorted({p.component for p in props})
@@ -70,7 +69,7 @@ def test_one_test_cell_per_property_worth_what_grade_gives(notebooks):
 
 
 def test_nbgrader_total_is_the_gradebook_total(notebooks):
-    from autograder.judge.grade import maxima
+    from autograder.judge.outputs import maxima
 
     total = sum(c["metadata"]["nbgrader"]["points"] for nb in notebooks.values() for c in nb["cells"]
                 if c["metadata"].get("nbgrader", {}).get("grade"))

@@ -1,12 +1,11 @@
 """The README's counts and figures are generated (benchmarks/update_readme.py), never typed by hand."""
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from autograder import KIT
 
 
 def test_readme_generated_blocks_are_up_to_date():
-    run = subprocess.run([sys.executable, "benchmarks/update_readme.py", "--check"], cwd=ROOT,
+    run = subprocess.run([sys.executable, "benchmarks/update_readme.py", "--check"], cwd=KIT,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr

@@ -5,19 +5,18 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from autograder import results
+from autograder import KIT, results
 from autograder.bugs import catalog
 from autograder.check import run_suite
 from autograder.components import NAMES
-from autograder.judge.grade import COLUMNS, Options, grade
-from autograder.judge.remote import Limits
+from autograder.judge.limits import Limits
+from autograder.judge.outputs import COLUMNS
+from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
 
-ROOT = Path(__file__).resolve().parent.parent
 DOWNSTREAM = ("multi_head", "encoder", "decoder", "transformer")  # every component that imports attention.py
 SOFTMAX_CALL = "    weights = softmax(scores, dim=-1)\n    return weights @ value, weights"
 
@@ -30,7 +29,7 @@ def env():
 def upstream(tmp_path_factory):
     """The reference with two mistakes, both in attention.py: Q and K swapped, and torch.softmax."""
     folder = tmp_path_factory.mktemp("upstream") / "upstream"
-    shutil.copytree(ROOT / "solutions", folder)
+    shutil.copytree(KIT / "solutions", folder)
     bug = next(b for b in catalog() if b.id == "attention:q_k_swapped")
     source = bug.apply((folder / "attention.py").read_text())
     assert SOFTMAX_CALL in source
@@ -64,7 +63,7 @@ def test_every_downstream_failure_names_the_upstream_file(upstream):
 def test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly(upstream, tmp_path):
     out = tmp_path / "results.json"
     proc = subprocess.run([sys.executable, "-m", "autograder", "check", str(upstream), "--component", "multi_head",
-                           "--no-hidden", "--json", str(out)], cwd=ROOT, env=env(), capture_output=True, text=True,
+                           "--no-hidden", "--json", str(out)], cwd=KIT, env=env(), capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 1
     table = proc.stdout[proc.stdout.index("┏"):]
@@ -95,7 +94,7 @@ def test_pytest_names_it_for_one_selected_component(upstream, tmp_path):
 def test_grade_keeps_downstream_full_marks_and_only_integration_drops(upstream, tmp_path):
     subs = tmp_path / "subs"
     shutil.copytree(upstream, subs / "upstream")
-    shutil.copytree(ROOT / "solutions", subs / "reference")
+    shutil.copytree(KIT / "solutions", subs / "reference")
     graded = grade(subs, tmp_path / "out", Options(jobs=2, limits=Limits(op_timeout=3)))
     got, ref = graded["upstream"].points(), graded["reference"].points()
     assert got["attention"] < ref["attention"]
@@ -130,7 +129,7 @@ def test_text_is_never_read_as_markup():
 def test_gradebook_table_prints_names_as_text():
     from rich.console import Console
 
-    from autograder.judge.grade import StudentResult, render_gradebook
+    from autograder.judge.outputs import StudentResult, render_gradebook
 
     props = core.load(include_hidden=False, components=["mask"])
     console = Console(record=True, width=250, force_terminal=False)

@@ -87,7 +87,7 @@ def run_bundle_pytest(bundle, *args):
 
 
 def test_bundle_check_exits_0_at_full_marks_with_points_pending_and_the_totals_add_up(bundle, tmp_path):
-    from autograder.judge.grade import maxima
+    from autograder.judge.outputs import maxima
 
     work = tmp_path / "student"
     shutil.copytree(bundle, work)
@@ -145,7 +145,7 @@ def test_bundle_offers_only_what_works_there_and_says_what_it_is(bundle):
     names = sorted(p.name for p in (bundle / "notebooks").glob("*.ipynb"))
     assert names == [f"{i:02d}_{n}.ipynb" for i, n in enumerate(NAMES, 1)]  # sorted = course order
     points = json.loads((bundle / "autograder" / "integration_points.json").read_text())
-    from autograder.judge.grade import integration_props
+    from autograder.judge.sections import integration_props
 
     assert points == {pid: x for specs in integration_props(core_load()).values() for pid, x in specs}
 

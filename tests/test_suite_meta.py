@@ -1,14 +1,13 @@
 """The property suite judged: full marks for the reference, zero for the stubs, every cataloged bug caught."""
-from pathlib import Path
 
 import pytest
 
+from autograder import KIT
 from autograder.bugs import catalog, make_submission
 from autograder.components import NAMES
 from autograder.properties import core
 from autograder.target import InProcessTarget
 
-ROOT = Path(__file__).resolve().parent.parent
 PROPERTIES = core.load(include_hidden=True)
 
 
@@ -18,12 +17,12 @@ def run(target, component):
 
 @pytest.fixture(scope="module")
 def reference():
-    return InProcessTarget(ROOT / "solutions", "reference")
+    return InProcessTarget(KIT / "solutions", "reference")
 
 
 @pytest.fixture(scope="module")
 def stubs():
-    return InProcessTarget(ROOT / "exercises", "stubs")
+    return InProcessTarget(KIT / "exercises", "stubs")
 
 
 @pytest.mark.parametrize("component", NAMES)
@@ -47,7 +46,7 @@ def test_stubs_score_zero(stubs, component):
 def pass_stubs(tmp_path_factory):
     """The stubs with every `raise NotImplementedError` replaced by `pass`: code that does nothing."""
     folder = tmp_path_factory.mktemp("pass_stubs")
-    for f in (ROOT / "exercises").glob("*.py"):
+    for f in (KIT / "exercises").glob("*.py"):
         (folder / f.name).write_text(f.read_text().replace("raise NotImplementedError", "pass"))
     return InProcessTarget(folder, "pass-stubs")
 
@@ -64,7 +63,7 @@ def test_stubs_that_pass_score_zero(pass_stubs, component):
 
 @pytest.mark.parametrize("bug", catalog(), ids=lambda b: b.id)
 def test_bug_is_caught_and_named(bug, tmp_path):
-    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
     outcomes = run(target, bug.component)
     failed = [o for o in outcomes if not o.passed]
     assert failed, f"{bug.id} ({bug.description}) loses no points in {bug.component}"
@@ -92,7 +91,7 @@ ONE_DEDUCTION = {
 @pytest.mark.parametrize("bug_id", sorted(ONE_DEDUCTION))
 def test_cross_cutting_slip_costs_one_property(bug_id, tmp_path):
     bug = next(b for b in catalog() if b.id == bug_id)
-    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
     failed = [o.property.name for o in run(target, bug.component) if not o.passed]
     assert failed == [ONE_DEDUCTION[bug_id]], failed
 
@@ -105,7 +104,7 @@ CAUGHT_VISIBLY = ["multi_head:no_dropout_on_weights", "add_norm:no_dropout", "ad
 @pytest.mark.parametrize("bug_id", CAUGHT_VISIBLY)
 def test_bug_is_caught_by_a_visible_property(bug_id, tmp_path):
     bug = next(b for b in catalog() if b.id == bug_id)
-    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
     failed = [o for o in run(target, bug.component) if not o.passed and o.property.visible]
     assert any(bug.hint.lower() in o.hint.lower() for o in failed), [(o.property.name, o.hint) for o in failed]
 
@@ -114,7 +113,7 @@ def test_nan_is_reported_as_nan_before_any_other_diagnosis(tmp_path):
     """Issue 7 item 2: an unguarded softmax (a fully masked row gives NaN) used by multi_head is reported as a NaN,
     never as "dropout is active in eval mode" (NaN != NaN made two equal runs look different)."""
     bug = next(b for b in catalog() if b.id == "attention:fully_masked_nan")
-    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
     failed = [o for o in run(target, "multi_head") if not o.passed]
     assert any(o.property.name == "multi_head_dropout_is_off_in_eval" for o in failed)
     for o in failed:
@@ -133,7 +132,7 @@ def test_failing_inputs_are_labelled_code(bug_id, prop_name, words, tmp_path):
     """Issue 7 item 8: a failing example names each input (query=, mask=, d_model=...) and is written as code:
     NumPy inputs as np.array(...), torch inputs as torch.tensor(...)."""
     bug = next(b for b in catalog() if b.id == bug_id)
-    target = InProcessTarget(make_submission(bug, ROOT / "solutions", tmp_path / "sub"), bug.name)
+    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
     outcome = core.run_property(core.REGISTRY[f"{bug.component}::{prop_name}"], target)
     assert not outcome.passed
     for word in words:

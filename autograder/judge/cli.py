@@ -8,6 +8,8 @@ import argparse
 import os
 from pathlib import Path
 
+from .limits import Limits
+
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
@@ -16,11 +18,13 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
                    help="a folder of student folders, each laid out like exercises/ (default: the sample class)")
     p.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: cores)")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per call into student code (default 10)")
-    p.add_argument("--section-timeout", type=float, default=60.0, help="seconds per component (default 60)")
-    p.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per student (default 600)")
-    p.add_argument("--memory", type=int, default=2048, metavar="MIB",
-                   help="address space a worker may add to the zygote's (default 2048 MiB)")
+    add_timeout_argument(p)
+    p.add_argument("--section-timeout", type=float, default=Limits.section_timeout,
+                   help=f"seconds per component (default {Limits.section_timeout:g})")
+    p.add_argument("--submission-timeout", type=float, default=Limits.submission_timeout,
+                   help=f"seconds per student (default {Limits.submission_timeout:g})")
+    p.add_argument("--memory", type=int, default=Limits.memory_mb, metavar="MIB",
+                   help=f"address space a worker may add to the zygote's (default {Limits.memory_mb} MiB)")
     p.add_argument("--hidden", action=argparse.BooleanOptionalAction, default=True,
                    help="run the hidden properties too (default: yes)")
     p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
@@ -31,15 +35,19 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
 
 
+def add_timeout_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=float, default=Limits.op_timeout,
+                   help=f"seconds per call into student code (default {Limits.op_timeout:g})")
+
+
 def add_gradescope_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dest", type=Path, help="the zip to write, e.g. autograder.zip")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per call into student code (default 10)")
+    add_timeout_argument(p)
     p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date")
 
 
 def options_from(args):
-    from .grade import Options
-    from .remote import Limits
+    from .scheduler import Options
 
     limits = Limits(op_timeout=args.timeout, section_timeout=args.section_timeout,
                     submission_timeout=args.submission_timeout, memory_mb=args.memory,
@@ -61,7 +69,9 @@ def main(args) -> int:
     from rich.console import Console
 
     from ..properties import core
-    from . import grade, sample
+    from . import sample
+    from .outputs import render_gradebook
+    from .scheduler import grade
 
     console = Console(quiet=args.quiet)
     submissions, out = args.submissions, args.out
@@ -74,9 +84,9 @@ def main(args) -> int:
         out = Path(tempfile.mkdtemp(prefix="kit-grades-"))
     options = options_from(args)
     start = time.perf_counter()
-    graded = grade.grade(submissions, out, options, console if not args.quiet else None)
+    graded = grade(submissions, out, options, console if not args.quiet else None)
     wall = time.perf_counter() - start
-    grade.render_gradebook(graded, core.load(options.include_hidden), console)
+    render_gradebook(graded, core.load(options.include_hidden), console)
     errors = [e for r in graded.values() for e in r.errors]
     console.print(f"{len(graded)} submissions graded in {wall:.1f} s with --jobs {options.jobs}; "
                   f"results in {out} (gradebook.csv, <student>/results.json, feedback.html)")

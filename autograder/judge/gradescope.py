@@ -19,8 +19,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from .. import KIT
 from ..components import NAMES
-from .remote import KIT
+from .limits import Limits
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, when it builds the autograder image.
@@ -49,7 +50,7 @@ def _add(z: zipfile.ZipFile, arcname: str, data: bytes, executable: bool = False
     z.writestr(info, data)
 
 
-def build(dest: Path, timeout: float = 10.0, hidden_visibility: str = "after_due_date") -> Path:
+def build(dest: Path, timeout: float = Limits.op_timeout, hidden_visibility: str = "after_due_date") -> Path:
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     files = [p for p in sorted((KIT / "autograder").rglob("*.py")) if "__pycache__" not in p.parts]
@@ -77,8 +78,7 @@ def find_files(submission: Path) -> dict[str, Path]:
 
 
 def run(root: Path, timeout: float, hidden_visibility: str) -> int:
-    from .grade import Options, grade
-    from .remote import Limits
+    from .scheduler import Options, grade
 
     root = Path(root).resolve()
     results = root / "results"
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="grade $ROOT/submission into $ROOT/results/results.json")
     p.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", "/autograder")))
-    p.add_argument("--timeout", type=float, default=10.0)
+    p.add_argument("--timeout", type=float, default=Limits.op_timeout)
     p.add_argument("--hidden-visibility", default="after_due_date")
     args = parser.parse_args(argv)
     return run(args.root, args.timeout, args.hidden_visibility)

@@ -7,7 +7,7 @@ head and the output's difference from the reference's: weights can match while t
 merged without a transpose), and the caption then says so in words.
 
 Everything a worker sends is drawn as plain text (parse_math=False: a message like "$\\frac{" is not
-mathtext), and a picture that cannot be drawn becomes a note in the feedback (grader.py), never a judge error.
+mathtext), and a picture that cannot be drawn becomes a note in the feedback (grading_process.py), never a judge error.
 """
 from __future__ import annotations
 

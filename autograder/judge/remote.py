@@ -18,14 +18,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import autograder
-
-from .. import timing
+from .. import KIT, timing
 from ..target import ERROR_KINDS, Build, Call, Handle, Inspect, Reply, Source, StudentError, Target
 from . import wire
+from .limits import Limits
 from .sandbox import Bye, Import
 
-KIT = Path(autograder.__file__).resolve().parent.parent  # the folder holding autograder/ and solutions/
 # As root, the workers of one judge run get uids of their own: a block of UIDS_PER_RUN numbers picked by the
 # orchestrator's pid (unique among running processes), two per grading slot. So a worker can signal no
 # worker of another slot, nor of another judge running at the same time.
@@ -43,22 +41,6 @@ def uid_block(pid: int) -> int:
 ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1"}
-
-
-@dataclass
-class Limits:
-    """Every limit a worker runs under; defaults are the CLI's."""
-
-    op_timeout: float = 10.0  # one operation (an import, a call): CPU seconds, scaled (autograder/timing.py)
-    section_timeout: float = 60.0  # one component's section, all properties: CPU seconds, scaled
-    submission_timeout: float = 600.0  # one student, all sections
-    max_timeouts: int = 2  # timeouts in a section before its remaining properties are not run
-    memory_mb: int = 2048  # address space on top of the zygote's own
-    fsize_mb: int = 8  # the largest file a worker may write (its captured fd 1/2 included)
-    tmp_mb: int = 64  # its private /tmp
-    output_limit: int = 20_000  # characters of Python-level prints kept
-    isolate: bool = True  # namespaces and hidden paths, when running as root
-    hide: tuple[str, ...] = ()  # more folders to hide from workers
 
 
 class WorkerLost(BaseException):
@@ -297,7 +279,7 @@ class WorkerTarget(Target):
         self._teardown()
 
     # Set when a worker was lost (timeout, crash, bad reply) or the time ran out: such a section's result is not
-    # a function of its files alone, so the orchestrator never reuses it for another student.
+    # a function of its files alone, so the scheduler never reuses it for another student.
     abnormal = False
 
     def _lost(self, error: StudentError | None, op, grace: float) -> WorkerLost:

@@ -20,7 +20,7 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from .remote import KIT
+from .. import KIT
 
 EXAMPLES = KIT / "examples"
 CLASS = EXAMPLES / "class.toml"

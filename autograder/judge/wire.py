@@ -1,4 +1,4 @@
-"""Frames between judge and worker: an 8-byte length, then a pickle that can only rebuild plain data.
+"""Frames between judge and worker (frames.py): an 8-byte length, then a pickle that can only rebuild plain data.
 
 Unpickling is code execution, so what a worker sends is loaded by `_Loader`, which resolves no global except a
 short allowlist: builtins that build values, the kit's operation/reply dataclasses, torch dtypes, and the
@@ -19,11 +19,12 @@ import math
 import pickle
 import pickletools
 import socket
-import struct
 import time
 
 import numpy as np
 import torch
+
+from .frames import HEADER, WireError, read_frame
 
 MAX_FRAME = 64 << 20  # a reply bigger than this is not a result of this kit's small inputs
 # What one frame may describe, shared parts expanded. The largest honest frame, a transformer's state dict from
@@ -35,11 +36,6 @@ MAX_DEPTH = 32  # containers inside containers
 MAX_TEXT = 1 << 16  # characters in one string
 MAX_PAYLOAD = MAX_FRAME  # bytes and characters a walk of any value visits; bytes copied by constructors
 MAX_WORK = 2_000_000  # nodes handed to constructors, containers and hashes while loading, all told
-_HEADER = struct.Struct("<Q")
-
-
-class WireError(Exception):
-    """The peer sent something that is not a valid frame (too big, truncated, or not plain data)."""
 
 
 # ------------------------------------------------------------------------------------------- constructors
@@ -301,13 +297,13 @@ def loads(data: bytes):
         raise WireError(f"malformed frame: {type(e).__name__}: {e}"[:300]) from None
 
 
-# ------------------------------------------------------------------------------------------------ framing
+# ------------------------------------------------------------------------------------------------ sockets
 def send(sock: socket.socket, obj) -> None:
     send_bytes(sock, dumps(obj))
 
 
 def send_bytes(sock: socket.socket, data: bytes) -> None:
-    sock.sendall(_HEADER.pack(len(data)))
+    sock.sendall(HEADER.pack(len(data)))
     sock.sendall(data)
 
 
@@ -334,7 +330,4 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
 
 def recv(sock: socket.socket, deadline: float | None = None, max_frame: int = MAX_FRAME):
     """One object; TimeoutError past `deadline` (time.monotonic()), EOFError if the peer is gone."""
-    (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, deadline))
-    if n > max_frame:
-        raise WireError(f"a reply of {n} bytes (the limit is {max_frame})")
-    return loads(_recv_exact(sock, n, deadline))
+    return loads(read_frame(lambda n: _recv_exact(sock, n, deadline), max_frame))

@@ -12,12 +12,12 @@ import json
 import shutil
 from pathlib import Path
 
+from .. import KIT
 from ..components import COMPONENTS, get
 from ..properties import core
 from . import cells
 
-ROOT = Path(__file__).resolve().parents[2]
-SOLUTIONS = ROOT / "solutions"
+SOLUTIONS = KIT / "solutions"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 MODES = ("judge", "kernel")
 
@@ -184,7 +184,7 @@ def build(dest: Path, components=None, assignment: str = "transformer", grader: 
     if source.exists():
         shutil.rmtree(source)
     source.mkdir(parents=True)
-    from ..judge.grade import integration_props  # the judge decides the integration share; so must we
+    from ..judge.sections import integration_props  # the judge decides the integration share; so must we
 
     props = core.load(include_hidden=True)
     shares = integration_props(props)
@@ -193,5 +193,5 @@ def build(dest: Path, components=None, assignment: str = "transformer", grader: 
         integration = [(core.REGISTRY[pid], points) for pid, points in shares.get(name, [])]
         nb = notebook(name, [p for p in props if p.component == name], number, integration)
         (source / f"{name}.ipynb").write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
-    (dest / "nbgrader_config.py").write_text(CONFIG.format(grader=grader, kit=str(ROOT), timeout=timeout))
+    (dest / "nbgrader_config.py").write_text(CONFIG.format(grader=grader, kit=str(KIT), timeout=timeout))
     return dest

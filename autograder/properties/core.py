@@ -11,6 +11,7 @@ import importlib
 import re
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Callable
 
@@ -58,10 +59,22 @@ class Property:
         return f"{self.component}::{self.name}"
 
 
+class Status(StrEnum):
+    """What happened to a property. Its value is the text that reports and results.json show."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # the student's code raised
+    NOT_IMPLEMENTED = "not_implemented"
+    FORBIDDEN = "forbidden"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+
+
 @dataclass
 class Outcome:
     property: Property
-    status: str  # passed | failed | error (student code raised) | not_implemented | forbidden | timeout | crashed
+    status: Status
     message: str = ""
     hint: str = ""
     example: str = ""
@@ -70,7 +83,7 @@ class Outcome:
 
     @property
     def passed(self) -> bool:
-        return self.status == "passed"
+        return self.status == Status.PASSED
 
     @property
     def score(self) -> float:
@@ -185,7 +198,7 @@ def run_property(p: Property, target: Target) -> Outcome:
     start = time.perf_counter()
     try:
         test(target)
-        outcome = Outcome(p, "passed")
+        outcome = Outcome(p, Status.PASSED)
     except (Failure, StudentError, Flaky, Exception) as raw:  # noqa: BLE001
         outcome = _outcome_from(p, raw)
     outcome.seconds = time.perf_counter() - start
@@ -197,10 +210,11 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
     exc = _unwrap(raw)
     example = example or _example_from_notes(exc)
     if isinstance(exc, Failure):
-        return Outcome(p, "failed", exc.message, exc.hint, example)
+        return Outcome(p, Status.FAILED, exc.message, exc.hint, example)
     if isinstance(exc, StudentError):
-        status = {"not_implemented": "not_implemented", "forbidden": "forbidden", "timeout": "timeout",
-                  "crashed": "crashed"}.get(exc.kind, "error")
+        # The error kinds that are statuses of their own; any other (missing, syntax, exception) is an error.
+        status = {"not_implemented": Status.NOT_IMPLEMENTED, "forbidden": Status.FORBIDDEN,
+                  "timeout": Status.TIMEOUT, "crashed": Status.CRASHED}.get(exc.kind, Status.ERROR)
         hint = {
             "not_implemented": "replace `raise NotImplementedError` with your implementation",
             "forbidden": "write it yourself from tensor operations (exp, sum, matmul, mean...)",
@@ -209,10 +223,10 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
         }.get(exc.kind, p.error_hint)
         return Outcome(p, status, exc.message, hint, example, exc.detail)
     if isinstance(exc, (Flaky, HypothesisException)):
-        return Outcome(p, "failed", "the result changed between two identical calls",
+        return Outcome(p, Status.FAILED, "the result changed between two identical calls",
                        "does your code depend on global state, randomness or an earlier call?", example)
     # An exception on the checking side, caused by what the student returned (a wrong type, say).
-    return Outcome(p, "failed", f"the result could not be checked: {type(exc).__name__}: {exc}"[:400],
+    return Outcome(p, Status.FAILED, f"the result could not be checked: {type(exc).__name__}: {exc}"[:400],
                    "check the return type and shape against the docstring", example)
 
 
@@ -237,6 +251,6 @@ def require_behaviour(outcomes: list[Outcome]) -> list[Outcome]:
     behaving = {o.property.component for o in outcomes if o.passed and not is_static(o.property)}
     for o in outcomes:
         if o.passed and is_static(o.property) and o.property.component not in behaving:
-            o.status, o.hint = "failed", NO_BEHAVIOUR_HINT
+            o.status, o.hint = Status.FAILED, NO_BEHAVIOUR_HINT
             o.message = NO_BEHAVIOUR.format(component=o.property.component)
     return outcomes

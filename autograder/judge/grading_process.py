@@ -1,22 +1,20 @@
 """A grading process: trusted, it runs properties (and holds hidden ones) against sandboxed workers.
 
-The orchestrator (grade.py) starts `--jobs` of these and sends each a task at a time over stdin: a section =
-the files of one package folder and the properties to run on it. It answers over stdout with plain outcome
+The scheduler (scheduler.py) starts `--jobs` of these and sends each a section at a time over stdin (the files
+of one package folder and the properties to run on it; sections.py). It answers over stdout with plain outcome
 records. It owns one zygote and forks one fresh worker per section (and another after a crash or timeout).
 
 It is trusted but not unbounded: it runs with an address-space limit of its own (GRADER_MEMORY_MB above what it
 uses once set up) and a CPU limit per section, so that whatever a student's replies make it do, it cannot take
-the machine down; if it dies, the orchestrator regrades its section in a fresh one.
+the machine down; if it dies, the scheduler regrades its section in a fresh one.
 """
 from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import re
 import resource
 import shutil
-import struct
 import sys
 import tempfile
 import time
@@ -24,7 +22,10 @@ import traceback
 import zlib
 from pathlib import Path
 
-_HEADER = struct.Struct("<Q")
+# Only light imports at the top: this module is imported before main() sets stdout aside (a stray print would
+# corrupt the protocol); torch, the properties and the wire are imported after.
+from .. import KIT
+from .frames import read_trusted, write_trusted
 
 GRADER_MEMORY_MB = 3072  # address space on top of a set-up grading process's own (torch, properties: ~0.7 GiB)
 GRADER_CPU_MARGIN_S = 60  # CPU seconds per section beyond its time budget (the picture, Hypothesis' own work)
@@ -36,24 +37,6 @@ TIMEOUT_HINT = "an endless loop, or far too slow? Every call must finish within 
 CRASH_HINT = "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
 
 
-# Frames between orchestrator and grader: both sides are the judge's own code, so plain pickle is fine here.
-def send(stream, obj) -> None:
-    data = pickle.dumps(obj, protocol=5)
-    stream.write(_HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def recv(stream):
-    head = stream.read(_HEADER.size)
-    if len(head) < _HEADER.size:
-        raise EOFError
-    (n,) = _HEADER.unpack(head)
-    data = stream.read(n)
-    if len(data) < n:
-        raise EOFError
-    return pickle.loads(data)
-
-
 def outcome_record(o) -> dict:
     p = o.property
     return {"id": p.id, "name": p.name, "component": p.component, "points": p.points, "visible": p.visible,
@@ -61,14 +44,16 @@ def outcome_record(o) -> dict:
             "detail": o.detail, "seconds": o.seconds}
 
 
-class Grader:
+class GradingProcess:
+    """The grading side of one slot: its zygote, its package folder, the properties; a section at a time."""
+
     def __init__(self, cfg: dict):
         import torch
 
         torch.set_num_threads(1)  # one core per grading slot; the same float reductions in every slot
         from .. import timing
         from ..properties import core
-        from .remote import KIT, Limits
+        from .limits import Limits
 
         self.core, self.cfg = core, cfg
         self.limits: Limits = cfg["limits"]
@@ -126,8 +111,8 @@ class Grader:
 
     def write_package(self, files: dict[str, bytes], reference: tuple[str, ...] = ()) -> None:
         """The section's student files, in the slot's package folder (bound into the spare worker already),
-        each with its bytecode: compiling is not running, and a file is compiled once per grader, not per
-        worker. The `reference` files (the component's dependencies) never reach the folder: they go to the
+        each with its bytecode: compiling is not running, and a file is compiled once per grading process, not
+        per worker. The `reference` files (the component's dependencies) never reach the folder: they go to the
         worker as bytecode without docstrings (self.preload, in dependency order), so no worker can read
         reference source."""
         import importlib._bootstrap_external as bx
@@ -178,47 +163,49 @@ class Grader:
             p = replace(p, name=f"integration::{p.name}", points=points)
         return p
 
-    def run(self, task: dict) -> dict:
+    def run(self, section: dict) -> dict:
+        from ..properties.core import Status
         from ..target import seed_everything
         from .remote import JudgeError, WorkerTarget
 
         start = time.perf_counter()
-        _limit_cpu(task["budget_s"] + GRADER_CPU_MARGIN_S)
-        self.write_package(task["files"], tuple(task.get("reference", ())))
-        sources = {Path(n).stem: d.decode("utf-8", errors="replace") for n, d in task["files"].items()}
-        target = WorkerTarget(self.zygote_factory, sources, self.limits, time.monotonic() + task["budget_s"],
-                              task["label"], self.preload)
+        _limit_cpu(section["budget_s"] + GRADER_CPU_MARGIN_S)
+        self.write_package(section["files"], tuple(section.get("reference", ())))
+        sources = {Path(n).stem: d.decode("utf-8", errors="replace") for n, d in section["files"].items()}
+        target = WorkerTarget(self.zygote_factory, sources, self.limits, time.monotonic() + section["budget_s"],
+                              section["label"], self.preload)
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
         try:
-            for spec in task["props"]:
+            for spec in section["props"]:
                 p = self.property_for(spec)
                 if timeouts >= limits.max_timeouts:
-                    outcomes.append(self.core.Outcome(p, "timeout", f"not run: {timeouts} earlier calls in this "
-                                                      "component timed out", TIMEOUT_HINT))
+                    outcomes.append(self.core.Outcome(p, Status.TIMEOUT, f"not run: {timeouts} earlier calls in "
+                                                      "this component timed out", TIMEOUT_HINT))
                     continue
                 seed_everything(zlib.crc32(p.id.encode()))  # the judge's own randomness: order-independent
                 o = self.run_property(p, target)
                 if o.message.startswith("the result could not be checked: MemoryError"):
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
-                timeouts += o.status == "timeout"
+                timeouts += o.status == Status.TIMEOUT
                 outcomes.append(o)
-            if task.get("picture"):
+            if section.get("picture"):
                 picture = self.picture(target)
         except JudgeError as e:
-            return {"key": task["key"], "error": str(e)}
+            return {"key": section["key"], "error": str(e)}
         finally:
             target.close()
         records = [tidy(outcome_record(o), str(self.pkg), str(self.tmp)) for o in outcomes]
         stats = target.stats
         # Normal: every call answered in time by a live worker. Only such a result may be reused for another
         # student whose section has the same files (a timeout depends on the load and on the time left).
-        normal = not target.abnormal and not any(r["status"] in ("timeout", "crashed") for r in records)
-        return {"key": task["key"], "outcomes": records, "seconds": time.perf_counter() - start, "normal": normal,
+        normal = not target.abnormal and not any(r["status"] in (Status.TIMEOUT, Status.CRASHED) for r in records)
+        return {"key": section["key"], "outcomes": records, "seconds": time.perf_counter() - start, "normal": normal,
                 "picture": picture, "log": "\n".join(stats.log)[:8000],
                 "stats": {"forks": stats.forks, "start_s": stats.start_s, "load_s": stats.load_s,
                           "teardown_s": stats.teardown_s, "ops": stats.ops}}
 
     def run_property(self, p, target):
+        from ..properties.core import Status
         from .remote import WorkerLost
 
         t0 = time.perf_counter()
@@ -226,10 +213,10 @@ class Grader:
             o = self.core.run_property(p, target)
         except WorkerLost as lost:  # the worker hung or died: this property ends here, the next gets a new one
             e = lost.error
-            o = self.core.Outcome(p, e.kind, e.message, "", f"the call: {lost.call}" if lost.call else "")
-        if o.status == "timeout" and not o.hint:
+            o = self.core.Outcome(p, Status(e.kind), e.message, "", f"the call: {lost.call}" if lost.call else "")
+        if o.status == Status.TIMEOUT and not o.hint:
             o.hint = TIMEOUT_HINT
-        if o.status == "crashed" and not o.hint:
+        if o.status == Status.CRASHED and not o.hint:
             o.hint = CRASH_HINT
         o.seconds = time.perf_counter() - t0
         return o
@@ -325,28 +312,28 @@ def main() -> None:
     proto_in, proto_out = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)  # a stray print must not corrupt the protocol
-    grader = None
+    grading = None
     try:
-        grader = Grader(recv(proto_in))
-        send(proto_out, {"ready": True, "uids": grader.worker_cfg["uids"],
-                         "isolation": grader.zygote.isolation_problem})
+        grading = GradingProcess(read_trusted(proto_in))
+        write_trusted(proto_out, {"ready": True, "uids": grading.worker_cfg["uids"],
+                                  "isolation": grading.zygote.isolation_problem})
         while True:
             try:
-                task = recv(proto_in)
+                section = read_trusted(proto_in)
             except EOFError:
                 break
-            if task is None:
+            if section is None:
                 break
             try:
-                result = grader.run(task)
-            except MemoryError:  # past this process's own limit: end it, the orchestrator regrades the section
+                result = grading.run(section)
+            except MemoryError:  # past this process's own limit: end it, the scheduler regrades the section
                 os._exit(3)
             except Exception:  # noqa: BLE001 - a judge bug: report it, do not charge the student
-                result = {"key": task["key"], "error": traceback.format_exc(limit=8)}
-            send(proto_out, result)
+                result = {"key": section["key"], "error": traceback.format_exc(limit=8)}
+            write_trusted(proto_out, result)
     finally:
-        if grader is not None:
-            grader.close()
+        if grading is not None:
+            grading.close()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,321 @@
+"""The scheduler: a class's sections (sections.py), farmed out to grading processes (grading_process.py), every
+output written from memory (outputs.py).
+
+A section whose files are byte-identical to one already graded in this run (an untouched stub, a file copied
+from the reference...) reuses its result, but only a result obtained normally (no timeout, no worker lost, no
+time budget used up): each student's time budget is their own, spent only on sections graded for them, and no
+message names another student.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.markup import escape
+
+from .. import KIT, results
+from ..components import NAMES
+from ..properties import core
+from .limits import Limits
+from .outputs import (StudentResult, assemble, gradebook_row, maxima, read_gradebook, write_gradebook,
+                      write_student, write_timing)
+from .remote import MAX_JOBS, uid_block
+from .sandbox import Reaper
+from .sections import Section, discover, plan, read_files
+from .frames import read_trusted, write_trusted
+
+GRADER_TRIES = 3  # a section on which grading processes keep dying is marked crashed (for its student) after this
+STALL_S = 120  # a grading process silent this long past its section's time limit is stuck (a judge bug): killed
+
+
+@dataclass
+class Options:
+    jobs: int = os.cpu_count() or 1
+    limits: Limits = field(default_factory=Limits)
+    include_hidden: bool = True
+    hidden_visibility: str = results.HIDDEN_VISIBILITY
+    only: list[str] | None = None
+    cache: bool = True
+    solutions: Path = KIT / "solutions"
+
+
+def grade(submissions: Path, out: Path, options: Options | None = None, console=None) -> dict[str, StudentResult]:
+    """Grade every student folder in `submissions` (or options.only) into `out`; return the results."""
+    return Scheduler(submissions, out, options or Options(), console).run()
+
+
+# ---------------------------------------------------------------------------------------- grading slots
+class Slot:
+    """One grading process (grading_process.py) and the section it is grading for a student."""
+
+    def __init__(self, index: int, cfg: dict, tmp: Path):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(KIT), os.environ.get("PYTHONPATH", "")]),
+                   PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        self.index, self.section, self.student, self.started = index, None, "", 0.0
+        self.log = open(tmp / f"grader-{index}.log", "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from autograder.judge.grading_process import main; main()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=str(KIT), env=env)
+        write_trusted(self.proc.stdin, dict(cfg, slot=index))
+
+    def ready(self) -> dict:
+        try:
+            return read_trusted(self.proc.stdout)
+        except EOFError:
+            self.log.flush()
+            tail = Path(self.log.name).read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"grading process {self.index} failed to start:\n{tail}") from None
+
+    def give(self, section: Section, budget_s: float, student: str) -> None:
+        self.section, self.student, self.started = section, student, time.monotonic()
+        write_trusted(self.proc.stdin, section.message(budget_s))
+
+    def close(self) -> None:
+        try:
+            write_trusted(self.proc.stdin, None)
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+# ------------------------------------------------------------------------------------------- the scheduler
+class Scheduler:
+    """One run over a class: every student's sections, the grading slots, and what is graded so far.
+
+    A section's result is settled (recorded for its student) when a slot returns it, when the same section was
+    graded normally for someone (the cache), or when its student's time is used up. A student whose sections
+    are all settled is written at once."""
+
+    def __init__(self, submissions: Path, out: Path, options: Options, console=None):
+        self.options, self.console = options, console
+        self.submissions, self.out = Path(submissions).resolve(), Path(out).resolve()
+        self.students = self._chosen(discover(self.submissions))
+        self.props = core.load(options.include_hidden)
+        reference = {f"{n}.py": (Path(options.solutions) / f"{n}.py").read_bytes() for n in NAMES}
+        salt = repr((options.include_hidden, options.limits))
+        self.out.mkdir(parents=True, exist_ok=True)
+
+        self.results: dict[str, StudentResult] = {}
+        self.sections: dict[str, list[Section]] = {}
+        for s in self.students:
+            files, notes = read_files(self.submissions / s)
+            self.results[s] = StudentResult(s, log=notes)
+            self.sections[s] = plan(s, files, reference, self.props, salt)
+
+        self.done: dict[str, dict[str, dict]] = {s: {} for s in self.students}  # student -> key -> result record
+        self.cache: dict[str, dict] = {}  # section key -> a result obtained normally, reusable for any student
+        self.spent = {s: 0.0 for s in self.students}  # each student's own time: never spent on another's behalf
+        self.gradebook = read_gradebook(self.out / "gradebook.csv") if options.only else {}
+        self.maximum = maxima(self.props)
+        self.finished: set[str] = set()
+        self.pending = [(s, sec) for s in self.students for sec in self.sections[s]]  # (student, section), in order
+        self.deaths: dict[tuple[str, str], int] = {}  # (student, section key) -> grading processes lost on it
+        self.slots: list[Slot] = []
+        self.selector = selectors.DefaultSelector()
+        self.progress = None
+        self.tmp = self.cfg = None
+
+    def _chosen(self, students: list[str]) -> list[str]:
+        if not self.options.only:
+            return students
+        missing = sorted(set(self.options.only) - set(students))
+        if missing:
+            raise SystemExit(f"no submission folder for: {', '.join(missing)}")
+        return [s for s in students if s in self.options.only]
+
+    def run(self) -> dict[str, StudentResult]:
+        limits = self.options.limits
+        self.tmp = Path(tempfile.mkdtemp(prefix="judge-"))
+        self.tmp.chmod(0o711)  # workers may reach their own slot's folder (a random name) and list nothing
+        self.cfg = {"limits": limits, "tmp": str(self.tmp), "include_hidden": self.options.include_hidden,
+                    "uid_base": uid_block(os.getpid()), "hide": [str(self.submissions), str(self.out), *limits.hide]}
+        self.progress = _progress(self.console, len(self.pending))
+        reaper = Reaper()
+        try:
+            self._start_slots()
+            self._feed_idle()
+            self._write_finished()
+            while any(slot.section is not None for slot in self.slots):
+                self._kill_stalled()
+                for key, _ in self.selector.select(timeout=5):
+                    self._receive(key.data)
+                    self._feed_idle()
+                    self._write_finished()
+            assert not self.pending, self.pending
+        finally:
+            self.progress.stop()
+            for slot in self.slots:
+                slot.close()
+            reaper.end_all()  # whatever a submission left running (possible only without namespaces) ends here
+            reaper.close()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        self._write_again()
+        self._write_finished()
+        write_timing(self.out, self.results)
+        return self.results
+
+    # -- grading slots
+    def _start_slots(self) -> None:
+        distinct = len({sec.key for _, sec in self.pending}) if self.options.cache else len(self.pending)
+        for i in range(max(1, min(self.options.jobs, MAX_JOBS, distinct or 1))):
+            self.slots.append(Slot(i, self.cfg, self.tmp))
+        for i, slot in enumerate(self.slots):
+            info = slot.ready()
+            if i == 0 and info.get("isolation") and self.options.limits.isolate and self.console is not None:
+                self.console.print(f"[yellow]workers run without namespaces ({escape(info['isolation'])}): they "
+                                   "can read what your user can; every process they start is ended before the "
+                                   "results are written[/yellow]", highlight=False)
+
+    def _restart(self, slot: Slot) -> Slot:
+        try:
+            slot.proc.kill()
+        except OSError:
+            pass
+        slot.close()
+        fresh = Slot(slot.index, self.cfg, self.tmp)
+        fresh.ready()
+        self.slots[slot.index] = fresh
+        return fresh
+
+    def _kill_stalled(self) -> None:
+        """A grading process that stopped answering (a judge bug) is killed: _receive regrades its section."""
+        limit = self.options.limits.section_timeout + STALL_S
+        for slot in self.slots:
+            if slot.section is not None and time.monotonic() - slot.started > limit:
+                slot.proc.kill()
+
+    # -- sections
+    def _settle(self, student: str, section: Section, record: dict) -> None:
+        self.done[student][section.key] = record
+        self.progress.advance(section.label)
+
+    def _feed_idle(self) -> None:
+        for slot in list(self.slots):
+            if slot.section is None:
+                self._feed(slot)
+
+    def _feed(self, slot: Slot) -> None:
+        """Give the slot the first section that must be graded; settle on the way those that need not be."""
+        options, limits = self.options, self.options.limits
+        busy = {other.section.key for other in self.slots if other.section is not None}
+        i = 0
+        while i < len(self.pending):
+            student, section = self.pending[i]
+            if options.cache and section.key in self.cache:  # graded normally for someone: the same for everyone
+                self.pending.pop(i)
+                self._settle(student, section, self.cache[section.key])
+                continue
+            if options.cache and section.key in busy:  # being graded now: wait for that result
+                i += 1
+                continue
+            self.pending.pop(i)
+            budget = limits.submission_timeout - self.spent[student]
+            if budget <= 0:  # this student's time is used up: the rest is not run
+                self._settle(student, section, not_run(section, f"not run: the submission's time limit "
+                                                                f"({limits.submission_timeout:g} s) was used up"))
+                continue
+            if slot.proc.poll() is not None:  # it died while idle (killed: possible only when not root)
+                slot = self._restart(slot)
+            try:
+                slot.give(section, min(limits.section_timeout, budget), student)
+            except (BrokenPipeError, OSError):
+                slot = self._restart(slot)
+                slot.give(section, min(limits.section_timeout, budget), student)
+            self.selector.register(slot.proc.stdout, selectors.EVENT_READ, slot)
+            return
+        slot.section = None
+
+    def _receive(self, slot: Slot) -> None:
+        """The slot's answer; if its grading process died or was killed, a new one regrades the section."""
+        self.selector.unregister(slot.proc.stdout)
+        section, student = slot.section, slot.student
+        slot.section = None
+        try:
+            record = read_trusted(slot.proc.stdout)
+        except (EOFError, OSError):
+            record = None
+        self.spent[student] += time.monotonic() - slot.started  # the student's own section, even if lost
+        if record is None:
+            self._restart(slot)
+            lost = self.deaths[student, section.key] = self.deaths.get((student, section.key), 0) + 1
+            if lost < GRADER_TRIES:
+                self.pending.insert(0, (student, section))
+            else:  # charged to this student's own section only, and never cached
+                self._settle(student, section, not_run(section, f"crashed: the grading process ended {lost} times "
+                                                                "while grading this section", core.Status.CRASHED))
+            return
+        if record.get("normal") and not record.get("error"):
+            self.cache[section.key] = record
+        self._settle(student, section, record)
+
+    # -- outputs
+    def _write_finished(self) -> None:
+        """Write every student whose sections are all settled and who is not written yet."""
+        for s in self.students:
+            if s in self.finished or any(sec.key not in self.done[s] for sec in self.sections[s]):
+                continue
+            assemble(self.results[s], self.sections[s], self.done[s])
+            write_student(self.out, self.results[s], self.options.hidden_visibility)
+            self.gradebook[s] = gradebook_row(self.results[s])
+            write_gradebook(self.out / "gradebook.csv", self.gradebook, self.maximum)
+            self.finished.add(s)
+
+    def _write_again(self) -> None:
+        """Written again once nothing of the run is left: a leftover process may have changed the files."""
+        for s in self.finished:
+            write_student(self.out, self.results[s], self.options.hidden_visibility)
+        if self.finished:
+            write_gradebook(self.out / "gradebook.csv", self.gradebook, self.maximum)
+
+
+def not_run(section: Section, message: str, status: core.Status = core.Status.TIMEOUT) -> dict:
+    """The result record of a section whose properties were not run: each fails with `message`."""
+    records = []
+    for pid, points in section.props:
+        p = core.REGISTRY[pid]
+        name = f"integration::{p.name}" if points is not None else p.name
+        records.append({"id": f"{p.component}::{name}", "name": name, "component": p.component,
+                        "points": points if points is not None else p.points, "visible": p.visible,
+                        "summary": p.summary, "status": status, "message": message, "hint": "", "example": "",
+                        "detail": "", "seconds": 0.0})
+    return {"key": section.key, "outcomes": records, "seconds": 0.0, "picture": None, "log": "", "stats": {}}
+
+
+# -------------------------------------------------------------------------------------------- progress bar
+class _NoProgress:
+    def advance(self, label):
+        pass
+
+    def stop(self):
+        pass
+
+
+class _RichProgress:
+    def __init__(self, console, total):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        # A student's folder name is text, never markup.
+        self.bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            TextColumn("{task.description}", markup=False), console=console, transient=True)
+        self.task = self.bar.add_task("", total=total)
+        self.bar.start()
+
+    def advance(self, label):
+        self.bar.update(self.task, advance=1, description=label)
+
+    def stop(self):
+        self.bar.stop()
+
+
+def _progress(console, total):
+    return _RichProgress(console, total) if console is not None else _NoProgress()
