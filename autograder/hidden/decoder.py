@@ -11,7 +11,7 @@ from ..properties.decoder import (KV_FROM_X, LAYER_ERROR, MASKS_EVERY_LAYER, NO_
                                   build_layer, build_stack, fixed_layer_case, layer_cases, run)
 from ..properties.encoder import AFTER_NORM, NO_RESIDUAL, PRE_NORM, norm
 from ..properties.strategies import decoder_layer_state, randn
-from ..target import Call
+from ..student_code import Call
 
 C = "decoder"
 
@@ -19,15 +19,15 @@ C = "decoder"
 @prop(C, points=2, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
 @example(case=fixed_layer_case(1, 3, 2, 4, 2, 8, 6, memory_mask=False))
-def decoder_layer_post_norm_closed_form(t, case):
+def decoder_layer_post_norm_closed_form(student, case):
     """With both attentions' w_o and linear_2 zeroed, every sub-layer outputs 0: layer(x) = LN3(LN2(LN1(x)))."""
     x, memory, tm, _, d, h, d_ff, seed = case
     state = decoder_layer_state("", d, d_ff, seed, x.dtype)
     for name in ("self_attention.w_o.weight", "self_attention.w_o.bias", "cross_attention.w_o.weight",
                  "cross_attention.w_o.bias", "feed_forward.linear_2.weight", "feed_forward.linear_2.bias"):
         state[name] = torch.zeros_like(state[name])
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype, state=state)
-    out = run(t, handle, x, memory, tm)
+    handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype, state=state)
+    out = run(student, handle, x, memory, tm)
     n = {i: (lambda y, i=i: norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)}
     expected = n[3](n[2](n[1](x)))
     if not is_close(out, expected):
@@ -46,14 +46,14 @@ def decoder_layer_post_norm_closed_form(t, case):
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"))
 @example(case=fixed_layer_case(2, 3, 2, 4, 2, 8, 8))
-def decoder_stack_is_causal(t, case):
+def decoder_stack_is_causal(student, case):
     """A 2-layer Decoder with a causal target_mask: changing the last target position changes no earlier output."""
     x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_stack(t, 2, d, h, d_ff, seed, x.dtype)
-    out = run(t, handle, x, memory, tm, mm, "Decoder.forward")
+    handle, state = build_stack(student, 2, d, h, d_ff, seed, x.dtype)
+    out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
     changed = x.clone()
     changed[:, -1] = randn(changed[:, -1].shape, seed + 6, x.dtype, 2.0)
-    out2 = run(t, handle, changed, memory, tm, mm, "Decoder.forward")
+    out2 = run(student, handle, changed, memory, tm, mm, "Decoder.forward")
     consistent(out2[:, :-1], out[:, :-1], "Decoder outputs before the last position after changing the last target",
                f"{NO_TARGET_MASK}; {MASKS_EVERY_LAYER}",
                expected=oracles.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1])
@@ -62,14 +62,14 @@ def decoder_stack_is_causal(t, case):
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases())
 @example(case=fixed_layer_case(2, 2, 4, 4, 2, 8, 2))
-def decoder_stack_memory_mask_reaches_every_layer(t, case):
+def decoder_stack_memory_mask_reaches_every_layer(student, case):
     """In a 2-layer Decoder, changing the memory at positions memory_mask blocks leaves the output unchanged."""
     x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_stack(t, 2, d, h, d_ff, seed, x.dtype)
+    handle, state = build_stack(student, 2, d, h, d_ff, seed, x.dtype)
     padded = ~mm[:, 0, 0]
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
-    out = run(t, handle, x, memory, tm, mm, "Decoder.forward")
-    out2 = run(t, handle, x, changed, tm, mm, "Decoder.forward")
+    out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
+    out2 = run(student, handle, x, changed, tm, mm, "Decoder.forward")
     consistent(out2, out, "Decoder output after changing the memory at blocked positions",
                f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})", expected=oracles.decoder(state, 2, d, h, d_ff, x, memory, tm, mm))
 
@@ -77,11 +77,11 @@ def decoder_stack_memory_mask_reaches_every_layer(t, case):
 @prop(C, points=1, examples=3, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
 @example(case=fixed_layer_case(2, 3, 4, 4, 2, 8, 10, memory_mask=False))
-def decoder_layer_gradients_reach_memory_and_parameters(t, case):
+def decoder_layer_gradients_reach_memory_and_parameters(student, case):
     """Backpropagating through DecoderLayer reaches x, the memory, and every parameter (finite gradients)."""
     x, memory, tm, _, d, h, d_ff, seed = case
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype)
-    reply = t.run(Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True))
+    handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype)
+    reply = student.run(Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True))
     grads = reply.input_grads or [None, None]
     expect(grads[1] is not None and grads[1].abs().sum() > 0, "no gradient reaches the memory", KV_FROM_X)
     expect(grads[0] is not None and grads[0].abs().sum() > 0, "no gradient reaches x", "keep x in the graph")

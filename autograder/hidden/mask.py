@@ -15,12 +15,12 @@ from autograder.properties.strategies import PaddedTokens, dtypes, randn, seeds
 @prop(C, points=3, examples=8, visible=False)
 @given(inputs=padded_tokens(max_batch=2, max_seq=5), cut=st.integers(0, 4), seed=seeds(), dtype=dtypes())
 @example(inputs=PaddedTokens(torch.tensor([[4, 2, 1, 0, 0], [3, 0, 0, 0, 0]]), 0), cut=2, seed=0, dtype=torch.float64)
-def causal_and_padding_masks_combine(t, inputs, cut, seed, dtype):
+def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     """causal_mask(s) & padding_mask(tokens) broadcasts to (batch, 1, s, s): j <= i and token j is real."""
     tokens, pad_id = inputs
     b, s = tokens.shape
     cut = min(cut, s - 1)
-    c, p = causal(t, s), padding(t, tokens, pad_id)
+    c, p = causal(student, s), padding(student, tokens, pad_id)
     combined = c & p
     expected = expected_causal(s)[None, None] & (tokens != pad_id)[:, None, None, :]
     if tuple(combined.shape) != (b, 1, s, s) or not torch.equal(combined, expected):
@@ -41,9 +41,9 @@ def causal_and_padding_masks_combine(t, inputs, cut, seed, dtype):
 
 @prop(C, points=1, examples=3, visible=False)
 @given(size=st.sampled_from([16, 33, 64]))
-def causal_mask_large_sizes(t, size):
+def causal_mask_large_sizes(student, size):
     """causal_mask works for longer sequences: size (size + 1) / 2 allowed pairs, the lower triangle."""
-    m = causal(t, size)
+    m = causal(student, size)
     if not torch.equal(m, expected_causal(size)):
         fail(f"causal_mask({size}) is not the lower triangle ({int(m.sum())} True entries, expected "
              f"{size * (size + 1) // 2})", causal_hint(m, size, "mask[i, j] = (j <= i) for every size"))
@@ -51,11 +51,11 @@ def causal_mask_large_sizes(t, size):
 
 @prop(C, points=1, examples=6, visible=False)
 @given(b=st.integers(1, 3), s=st.integers(1, 4), case=st.sampled_from(["none", "all", "absent"]))
-def padding_mask_edge_cases(t, b, s, case):
+def padding_mask_edge_cases(student, b, s, case):
     """No padding gives all True, all padding all False, a pad_id that never occurs all True."""
     pad_id = {"none": 0, "all": 2, "absent": -1}[case]
     tokens = torch.full((b, s), 2, dtype=torch.long) if case == "all" else torch.arange(1, b * s + 1).reshape(b, s)
-    m = padding(t, tokens, pad_id)
+    m = padding(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         fail(f"padding_mask(tokens={tokens.tolist()}, pad_id={pad_id}) is wrong: expected all "

@@ -23,12 +23,12 @@ def _finishing_case(seed, bias):
 @given(cb=st.tuples(cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])))
 @example(cb=_finishing_case(14, 1.5))
 @example(cb=_finishing_case(30, 1.5))
-def greedy_decode_finished_rows_hold_eos(t, cb):
+def greedy_decode_finished_rows_hold_eos(student, cb):
     """After a row produces eos_id it holds eos_id; decoding stops as soon as every row has finished."""
     case, bias = cb
     bos, eos, max_len = 1, 2, 7
-    handle, state = build(t, case, state=eos_biased(case, eos, bias))
-    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    handle, state = build(student, case, state=eos_biased(case, eos, bias))
+    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     for row in ys.tolist():
         if eos in row[1:]:
             first = row.index(eos, 1)
@@ -49,11 +49,11 @@ def greedy_decode_finished_rows_hold_eos(t, cb):
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
 @example(case=fixed_case(10, n=1, lengths=[2, 5]))
-def greedy_decode_with_src_mask_equals_witness(t, case):
+def greedy_decode_with_src_mask_equals_witness(student, case):
     """With a padding src_mask, greedy_decode equals the witness (the mask serves encode and decode)."""
     bos, eos = 1, 2
-    handle, state = build(t, case, state=eos_biased(case, eos, 1.0))
-    ys, _ = decode_call(t, handle, case, 6, bos, eos, case.src_mask)
+    handle, state = build(student, case, state=eos_biased(case, eos, 1.0))
+    ys, _ = decode_call(student, handle, case, 6, bos, eos, case.src_mask)
     expected = greedy_reference(state, case, 6, bos, eos, case.src_mask)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(f"greedy_decode with src_mask gave {ys.tolist()}, expected {expected.tolist()}",
@@ -64,11 +64,11 @@ def greedy_decode_with_src_mask_equals_witness(t, case):
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
-def greedy_decode_keeps_eval_mode(t, case):
+def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
-    handle, _ = build(t, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)
-    decode_call(t, handle, case, 4, 1, 2)
-    expect(not t.inspect(handle)["training"], "greedy_decode left a model that was in eval mode in train mode",
+    handle, _ = build(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)
+    decode_call(student, handle, case, 4, 1, 2)
+    expect(not student.inspect(handle)["training"], "greedy_decode left a model that was in eval mode in train mode",
            "restore the model's train/eval mode as it was: was_training = model.training; ...; "
            "model.train(was_training), not model.train()")
 
@@ -76,19 +76,19 @@ def greedy_decode_keeps_eval_mode(t, case):
 @prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(max_layers=1))
 @example(case=fixed_case(9, md=4, lengths=[3, 5]))
-def transformer_encode_and_decode_equal_torch(t, case):
+def transformer_encode_and_decode_equal_torch(student, case):
     """encode(src, src_mask) equals the witness's memory; decode(tgt, memory, causal, src_mask) its hidden states."""
-    handle, state = build(t, case)
+    handle, state = build(student, case)
     w = Witness(state, case)
     kwargs = {} if case.src_mask is None else {"src_mask": case.src_mask}
-    memory = tensor(t.method(handle, "encode", case.src, **kwargs), "Transformer.encode(src, src_mask)",
+    memory = tensor(student.method(handle, "encode", case.src, **kwargs), "Transformer.encode(src, src_mask)",
                     shape=(*case.src.shape, case.d_model), dtype=torch.float64)
     expected = w.encode(case.src, case.src_mask)
     if not is_close(memory, expected):
         close(memory, expected, "encode(src, src_mask) vs the witness",
               "memory = encoder(positional_encoding(src_embedding(src)), src_mask)")
     tm = causal(case.tgt.shape[1])
-    hidden = t.method(handle, "decode", case.tgt, expected, target_mask=tm, memory_mask=case.src_mask)
+    hidden = student.method(handle, "decode", case.tgt, expected, target_mask=tm, memory_mask=case.src_mask)
     hidden = tensor(hidden, "Transformer.decode(tgt, memory, target_mask, memory_mask)",
                     shape=(*case.tgt.shape, case.d_model), dtype=torch.float64)
     want = w.decode(case.tgt, expected, tm, case.src_mask)
@@ -105,11 +105,11 @@ def transformer_encode_and_decode_equal_torch(t, case):
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1))
-def transformer_dropout_is_used_in_training(t, case):
+def transformer_dropout_is_used_in_training(student, case):
     """Built with dropout=0.5 in train mode, two forwards with different seeds differ (dropout is passed on)."""
-    handle, _ = build(t, case, dropout=0.5, train=True)
+    handle, _ = build(student, case, dropout=0.5, train=True)
     tm = causal(case.tgt.shape[1])
-    a, b = forward(t, handle, case, tm, seed=1), forward(t, handle, case, tm, seed=2)
+    a, b = forward(student, handle, case, tm, seed=1), forward(student, handle, case, tm, seed=2)
     expect(not torch.equal(a, b), "with dropout=0.5 in train mode two forwards gave identical logits",
            "pass dropout on to positional_encoding, encoder and decoder")
 

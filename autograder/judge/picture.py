@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from ..properties import oracles
-from ..target import Call, StudentError
+from ..student_code import Call, StudentError
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 D_MODEL, HEADS = 8, 2
@@ -60,16 +60,16 @@ def reference_weights() -> torch.Tensor:
     return reference().weights
 
 
-def student_view(target) -> View:
+def student_view(student) -> View:
     """`target` holds the student's own files. Never raises for what the student's code does."""
     from .remote import WorkerLost
 
     x, state, mask = example()
     m = len(TOKENS)
     try:
-        handle = target.build("multi_head", "MultiHeadAttention", state=state, dtype=torch.float64,
+        handle = student.build("multi_head", "MultiHeadAttention", state=state, dtype=torch.float64,
                               d_model=D_MODEL, num_heads=HEADS)
-        reply = target.run(Call(handle, "forward", (x, x, x), {"mask": mask}, read=("attention_weights",)))
+        reply = student.run(Call(handle, "forward", (x, x, x), {"mask": mask}, read=("attention_weights",)))
     except StudentError as e:
         return View(problem=e.message)
     except WorkerLost as e:

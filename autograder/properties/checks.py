@@ -230,21 +230,21 @@ def diagnose(default: str, *candidates) -> str:
     return default
 
 
-def written_by_hand(t, component: str, hint: str) -> None:
+def written_by_hand(student, component: str, hint: str) -> None:
     """The static half of the by-hand rule; a file that is still a stub earns nothing here either."""
     from ..rules import scan_submission
-    from ..target import StudentError
+    from ..student_code import StudentError
 
-    src = t.source(component)
+    src = student.source(component)
     if src is None:
         raise StudentError("missing", f"{component}.py is missing from the submission", component)
     if "NotImplementedError" in src:
         raise StudentError("not_implemented", f"{component}.py still raises NotImplementedError", component)
     # Import the module too (its __dir__, through the narrow interface): a file that cannot be imported,
     # or that exits or crashes on import, earns nothing here either.
-    t.call(component, "__dir__")
+    student.call(component, "__dir__")
     # The component's file and every helper module of the submission that it imports (read by the checking
     # side: in the judge, from its own copy of the files).
-    findings = scan_submission(component, lambda name: src if name == component else t.source(name))
+    findings = scan_submission(component, lambda name: src if name == component else student.source(name))
     expect(not findings, f"forbidden in {component}.py or a helper it imports: "
            + "; ".join(map(str, findings[:3])), hint)

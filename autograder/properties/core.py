@@ -1,6 +1,6 @@
 """Properties: graded, Hypothesis-driven checks, each with points, a component, a visibility and hints.
 
-A property is a function `prop(t, **drawn)` that talks to the code under test only through `t`, a Target.
+A property is a function `prop(student, **drawn)` that talks to the code under test only through `student`, a StudentCode.
 It raises `Failure(message, hint)` when the code is wrong. `run_property` runs it under fixed, derandomized
 Hypothesis settings and turns whatever happens into an `Outcome`: same submission, same outcome, every run.
 """
@@ -21,7 +21,7 @@ from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.internal.conjecture import engine as _engine
 
 from ..components import NAMES
-from ..target import StudentError, Target
+from ..student_code import StudentError, StudentCode
 
 
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
@@ -166,7 +166,7 @@ def format_example(lines: list[str]) -> str:
             blocks.append([line[4:] if line.startswith("    ") else line])
         else:
             blocks[-1].append(line[4:] if line.startswith("    ") else line)
-    text = "\n".join("\n".join(b).rstrip().removesuffix(",") for b in blocks if not b[0].startswith("t="))
+    text = "\n".join("\n".join(b).rstrip().removesuffix(",") for b in blocks if not b[0].startswith("student="))
     for pattern, code in _AS_CODE:
         text = pattern.sub(code, text)
     return text
@@ -178,12 +178,12 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def run_property(p: Property, target: Target) -> Outcome:
+def run_property(p: Property, student: StudentCode) -> Outcome:
     """Run one property against a target; never raises for anything the student's code does."""
     test = p.fn
     start = time.perf_counter()
     try:
-        test(target)
+        test(student)
         outcome = Outcome(p, "passed")
     except (Failure, StudentError, Flaky, Exception) as raw:  # noqa: BLE001
         outcome = _outcome_from(p, raw)

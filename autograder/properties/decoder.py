@@ -130,20 +130,20 @@ def fixed_layer_case(b, m_d, m_e, d, h, d_ff, seed, dtype=torch.float64, memory_
     return DecoderInputs(x, memory, causal(m_d), mm, d, h, d_ff, seed)
 
 
-def build_layer(t, d, h, d_ff, seed, dtype, state=None, **kw):
+def build_layer(student, d, h, d_ff, seed, dtype, state=None, **kw):
     state = decoder_layer_state("", d, d_ff, seed, dtype) if state is None else state
-    return t.build(C, "DecoderLayer", state=state, dtype=dtype, d_model=d, num_heads=h, d_ff=d_ff, **kw), state
+    return student.build(C, "DecoderLayer", state=state, dtype=dtype, d_model=d, num_heads=h, d_ff=d_ff, **kw), state
 
 
-def build_stack(t, n, d, h, d_ff, seed, dtype, **kw):
+def build_stack(student, n, d, h, d_ff, seed, dtype, **kw):
     state = stack_state(decoder_layer_state, n, d, d_ff, seed, dtype)
-    return t.build(C, "Decoder", state=state, dtype=dtype, num_layers=n, d_model=d, num_heads=h, d_ff=d_ff,
+    return student.build(C, "Decoder", state=state, dtype=dtype, num_layers=n, d_model=d, num_heads=h, d_ff=d_ff,
                    **kw), state
 
 
-def run(t, handle, x, memory, target_mask=None, memory_mask=None, what="DecoderLayer.forward"):
+def run(student, handle, x, memory, target_mask=None, memory_mask=None, what="DecoderLayer.forward"):
     kwargs = {k: v for k, v in (("target_mask", target_mask), ("memory_mask", memory_mask)) if v is not None}
-    out = t.method(handle, "forward", x, memory, **kwargs)
+    out = student.method(handle, "forward", x, memory, **kwargs)
     return tensor(out, f"{what}(x, memory, ...) with x {tuple(x.shape)}, memory {tuple(memory.shape)}", like=x)
 
 
@@ -157,9 +157,9 @@ def torch_layer(state, d, h, d_ff, x, memory, target_mask, memory_mask):
 
 # ------------------------------------------------------------------------------------------------- properties
 @prop(C, points=1, examples=1, error_hint=LAYER_ERROR)
-def decoder_submodules_are_named(t):
+def decoder_submodules_are_named(student):
     """DecoderLayer has self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3."""
-    info = t.inspect(t.build(C, "DecoderLayer", d_model=4, num_heads=2, d_ff=8))
+    info = student.inspect(student.build(C, "DecoderLayer", d_model=4, num_heads=2, d_ff=8))
     want = ["self_attention", "add_norm_1", "cross_attention", "add_norm_2", "feed_forward", "add_norm_3"]
     missing = [n for n in want if n not in info["children"]]
     expect(not missing, f"DecoderLayer has no sub-module {missing}; it has {info['children']}",
@@ -168,7 +168,7 @@ def decoder_submodules_are_named(t):
     expect(types.get("self_attention") == types.get("cross_attention") == "MultiHeadAttention",
            f"DecoderLayer's sub-modules have types {types}",
            "two separate MultiHeadAttention modules: self_attention and cross_attention")
-    info = t.inspect(t.build(C, "Decoder", num_layers=2, d_model=4, num_heads=2, d_ff=8))
+    info = student.inspect(student.build(C, "Decoder", num_layers=2, d_model=4, num_heads=2, d_ff=8))
     expect("layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
            f"Decoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
            "keep the layers in self.layers = nn.ModuleList([...])")
@@ -177,18 +177,18 @@ def decoder_submodules_are_named(t):
 @prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
 @given(n=st.integers(1, 3))
 @example(n=2)
-def decoder_stack_has_n_distinct_layers(t, n):
+def decoder_stack_has_n_distinct_layers(student, n):
     """Decoder(num_layers=N) holds N separate layers: layers.0 ... layers.N-1, each with its own parameters."""
-    stack_has_n_distinct_layers(t, C, "Decoder", "DecoderLayer", n)
+    stack_has_n_distinct_layers(student, C, "Decoder", "DecoderLayer", n)
 
 
 @prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"))
-def decoder_layer_output_shape(t, case):
+def decoder_layer_output_shape(student, case):
     """With m_E != m_D the output is (batch, m_D, d_model): one row per target position, dtype kept."""
     x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype)
-    out = t.method(handle, "forward", x, memory, target_mask=tm, memory_mask=mm)
+    handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype)
+    out = student.method(handle, "forward", x, memory, target_mask=tm, memory_mask=mm)
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (x.shape[0], memory.shape[1], d):
         fail(f"output shape {tuple(out.shape)}: one row per memory position, expected {tuple(x.shape)}",
              "the cross-attention's queries come from the decoder: cross_attention(x, memory, memory, memory_mask)")
@@ -200,11 +200,11 @@ def decoder_layer_output_shape(t, case):
 @given(case=layer_cases(memory_mask="maybe"))
 @example(case=fixed_layer_case(2, 3, 4, 4, 2, 8, 5))
 @example(case=fixed_layer_case(1, 3, 2, 6, 2, 4, 12, torch.float32))
-def decoder_layer_equals_torch(t, case):
+def decoder_layer_equals_torch(student, case):
     """DecoderLayer equals nn.TransformerDecoderLayer (post-norm, dropout 0): causal target mask, m_E != m_D."""
     x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
-    out = run(t, handle, x, memory, tm, mm)
+    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    out = run(student, handle, x, memory, tm, mm)
     expected = torch_layer(state, d, h, d_ff, x, memory, tm, mm)
     if not is_close(out, expected):
         close(out, expected, "DecoderLayer vs nn.TransformerDecoderLayer",
@@ -215,17 +215,17 @@ def decoder_layer_equals_torch(t, case):
 @prop(C, points=2, examples=4, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"), p=st.integers(0, 1))
 @example(case=fixed_layer_case(2, 3, 4, 4, 2, 8, 3), p=0)
-def decoder_layer_is_causal(t, case, p):
+def decoder_layer_is_causal(student, case, p):
     """With a causal target_mask, changing target positions > p leaves the outputs at positions <= p unchanged."""
     x, memory, tm, mm, d, h, d_ff, seed = case
     m_d = x.shape[1]
     p = min(p, m_d - 2)
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
-    out = run(t, handle, x, memory, tm, mm)
+    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    out = run(student, handle, x, memory, tm, mm)
     not_constant(out, torch_layer(state, d, h, d_ff, x, memory, tm, mm), "DecoderLayer output")
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
-    out2 = run(t, handle, changed, memory, tm, mm)
+    out2 = run(student, handle, changed, memory, tm, mm)
     if not is_close(out2[:, : p + 1], out[:, : p + 1]):
         close(out2[:, : p + 1], out[:, : p + 1], f"outputs at positions <= {p} after changing the target at "
               f"positions > {p}",
@@ -238,12 +238,12 @@ def decoder_layer_is_causal(t, case, p):
 @prop(C, points=1, examples=5, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
 @example(case=fixed_layer_case(2, 3, 4, 4, 2, 8, 7, memory_mask=False))
-def decoder_layer_cross_attention_reads_memory(t, case):
+def decoder_layer_cross_attention_reads_memory(student, case):
     """Changing the memory changes the output; the layer equals torch's for a memory of another length."""
     x, memory, tm, _, d, h, d_ff, seed = case
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
+    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
     other = randn(memory.shape, seed + 3, x.dtype, 2.0)
-    out, out2 = run(t, handle, x, memory, tm), run(t, handle, x, other, tm)
+    out, out2 = run(student, handle, x, memory, tm), run(student, handle, x, other, tm)
     expect(not is_close(out, out2), "the output does not change when the memory does", KV_FROM_X)
     expected = torch_layer(state, d, h, d_ff, x, other, tm, None)
     if not is_close(out2, expected):
@@ -254,13 +254,13 @@ def decoder_layer_cross_attention_reads_memory(t, case):
 @prop(C, points=1, examples=5, error_hint=LAYER_ERROR)
 @given(case=layer_cases())
 @example(case=fixed_layer_case(2, 2, 4, 4, 2, 8, 2))
-def decoder_layer_memory_mask_hides_padding(t, case):
+def decoder_layer_memory_mask_hides_padding(student, case):
     """Changing the memory at positions that memory_mask blocks leaves the output unchanged."""
     x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
+    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
     padded = ~mm[:, 0, 0]  # (batch, m_E)
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
-    out, out2 = run(t, handle, x, memory, tm, mm), run(t, handle, x, changed, tm, mm)
+    out, out2 = run(student, handle, x, memory, tm, mm), run(student, handle, x, changed, tm, mm)
     consistent(out2, out, "output after changing the memory at blocked positions", NO_MEMORY_MASK,
                expected=torch_layer(state, d, h, d_ff, x, memory, tm, mm))
 
@@ -268,11 +268,11 @@ def decoder_layer_memory_mask_hides_padding(t, case):
 @prop(C, points=2, examples=4, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(2, 3, 4, 4, 2, 8, 9), n=2)
-def decoder_stack_equals_torch(t, case, n):
+def decoder_stack_equals_torch(student, case, n):
     """Decoder(N) equals N nn.TransformerDecoderLayer in order, each with its own weights, the memory and masks."""
     x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_stack(t, n, d, h, d_ff, seed, x.dtype)
-    out = run(t, handle, x, memory, tm, mm, "Decoder.forward")
+    handle, state = build_stack(student, n, d, h, d_ff, seed, x.dtype)
+    out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
     expected = oracles.decoder(state, n, d, h, d_ff, x, memory, tm, mm)
     if not is_close(out, expected, **tols(x.dtype, n)):
         def reference(**kw):
@@ -289,7 +289,7 @@ def decoder_stack_equals_torch(t, case, n):
 
 
 @prop(C, points=1, examples=1)
-def decoder_is_written_by_hand(t):
+def decoder_is_written_by_hand(student):
     """decoder.py calls no library attention, norm or Transformer layer (static check)."""
-    written_by_hand(t, C, "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
+    written_by_hand(student, C, "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
                           "nn.TransformerDecoderLayer, nn.LayerNorm or nn.MultiheadAttention")

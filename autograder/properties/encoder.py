@@ -150,20 +150,20 @@ def fixed_layer_case(b, m, d, h, d_ff, seed, dtype=torch.float64, mask=True):
     return EncoderInputs(x, pad, d, h, d_ff, seed)
 
 
-def build_layer(t, d, h, d_ff, seed, dtype, state=None, **kw):
+def build_layer(student, d, h, d_ff, seed, dtype, state=None, **kw):
     state = encoder_layer_state("", d, d_ff, seed, dtype) if state is None else state
-    return t.build(C, "EncoderLayer", state=state, dtype=dtype, d_model=d, num_heads=h, d_ff=d_ff, **kw), state
+    return student.build(C, "EncoderLayer", state=state, dtype=dtype, d_model=d, num_heads=h, d_ff=d_ff, **kw), state
 
 
-def build_stack(t, n, d, h, d_ff, seed, dtype, **kw):
+def build_stack(student, n, d, h, d_ff, seed, dtype, **kw):
     state = stack_state(encoder_layer_state, n, d, d_ff, seed, dtype)
-    return t.build(C, "Encoder", state=state, dtype=dtype, num_layers=n, d_model=d, num_heads=h, d_ff=d_ff,
+    return student.build(C, "Encoder", state=state, dtype=dtype, num_layers=n, d_model=d, num_heads=h, d_ff=d_ff,
                    **kw), state
 
 
-def run_layer(t, handle, x, mask=None, what="EncoderLayer.forward(x, mask)", strict=False):
+def run_layer(student, handle, x, mask=None, what="EncoderLayer.forward(x, mask)", strict=False):
     """strict: the one property that owns the layer's dtype and device (elsewhere values are compared)."""
-    out = t.method(handle, "forward", x) if mask is None else t.method(handle, "forward", x, mask=mask)
+    out = student.method(handle, "forward", x) if mask is None else student.method(handle, "forward", x, mask=mask)
     return tensor(out, what, like=x, check_dtype=strict)
 
 
@@ -176,9 +176,9 @@ def torch_layer(state, d, h, d_ff, x, mask):
 
 # ------------------------------------------------------------------------------------------------- properties
 @prop(C, points=1, examples=1, error_hint=LAYER_ERROR)
-def encoder_submodules_are_named(t):
+def encoder_submodules_are_named(student):
     """EncoderLayer has self_attention, add_norm_1, feed_forward, add_norm_2; Encoder has layers (a ModuleList)."""
-    info = t.inspect(t.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
+    info = student.inspect(student.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
     want = ["self_attention", "add_norm_1", "feed_forward", "add_norm_2"]
     missing = [n for n in want if n not in info["children"]]
     expect(not missing, f"EncoderLayer has no sub-module {missing}; it has {info['children']}",
@@ -188,7 +188,7 @@ def encoder_submodules_are_named(t):
            and types.get("add_norm_1") == "AddAndNorm",
            f"EncoderLayer's sub-modules have types {types}",
            "build them from the earlier exercises: MultiHeadAttention, AddAndNorm, FeedForward")
-    info = t.inspect(t.build(C, "Encoder", num_layers=3, d_model=4, num_heads=2, d_ff=8))
+    info = student.inspect(student.build(C, "Encoder", num_layers=3, d_model=4, num_heads=2, d_ff=8))
     expect("layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
            f"Encoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
            "keep the layers in self.layers = nn.ModuleList([...]): a plain list hides them from .parameters()")
@@ -197,14 +197,14 @@ def encoder_submodules_are_named(t):
 @prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
 @given(n=st.integers(1, 3))
 @example(n=2)
-def encoder_stack_has_n_distinct_layers(t, n):
+def encoder_stack_has_n_distinct_layers(student, n):
     """Encoder(num_layers=N) holds N separate layers: layers.0 ... layers.N-1, each with its own parameters."""
-    stack_has_n_distinct_layers(t, C, "Encoder", "EncoderLayer", n)
+    stack_has_n_distinct_layers(student, C, "Encoder", "EncoderLayer", n)
 
 
-def stack_has_n_distinct_layers(t, component: str, stack: str, layer: str, n: int) -> None:
+def stack_has_n_distinct_layers(student, component: str, stack: str, layer: str, n: int) -> None:
     """Shared by Encoder and Decoder: N layers, each with its own parameters, each a `layer`."""
-    info = t.inspect(t.build(component, stack, num_layers=n, d_model=4, num_heads=2, d_ff=8))
+    info = student.inspect(student.build(component, stack, num_layers=n, d_model=4, num_heads=2, d_ff=8))
     have = sorted({int(p.split(".")[1]) for p in info["params"] if p.startswith("layers.")})
     if have != list(range(n)):
         shared = any(k.startswith(f"layers.{n - 1}.") for k in info["state"])  # listed, but no own parameters
@@ -218,12 +218,12 @@ def stack_has_n_distinct_layers(t, component: str, stack: str, layer: str, n: in
 @given(case=layer_cases(mask="maybe"))
 @example(case=fixed_layer_case(2, 3, 4, 2, 8, 5))
 @example(case=fixed_layer_case(2, 4, 6, 2, 4, 17, torch.float32, mask=False))
-def encoder_layer_equals_torch(t, case):
+def encoder_layer_equals_torch(student, case):
     """EncoderLayer equals nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights, in x's
     dtype."""
     x, mask, d, h, d_ff, seed = case
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
-    out = run_layer(t, handle, x, mask, strict=True)
+    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    out = run_layer(student, handle, x, mask, strict=True)
     expected = torch_layer(state, d, h, d_ff, x, mask)
     if not is_close(out, expected):
         close(out, expected, "EncoderLayer vs nn.TransformerEncoderLayer",
@@ -234,15 +234,15 @@ def encoder_layer_equals_torch(t, case):
 @prop(C, points=2, examples=6, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask=False))
 @example(case=fixed_layer_case(1, 3, 4, 2, 8, 3, mask=False))
-def encoder_layer_post_norm_closed_form(t, case):
+def encoder_layer_post_norm_closed_form(student, case):
     """With w_o and linear_2 zeroed (weights and biases) both sub-layers output 0: layer(x) = LN2(LN1(x))."""
     x, _, d, h, d_ff, seed = case
     state = encoder_layer_state("", d, d_ff, seed, x.dtype)
     for name in ("self_attention.w_o.weight", "self_attention.w_o.bias", "feed_forward.linear_2.weight",
                  "feed_forward.linear_2.bias"):
         state[name] = torch.zeros_like(state[name])
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype, state=state)
-    out = run_layer(t, handle, x)
+    handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype, state=state)
+    out = run_layer(student, handle, x)
     n1 = lambda y: norm(y, state, "add_norm_1.norm.")  # noqa: E731
     n2 = lambda y: norm(y, state, "add_norm_2.norm.")  # noqa: E731
     expected = n2(n1(x))
@@ -262,14 +262,14 @@ def encoder_layer_post_norm_closed_form(t, case):
 @prop(C, points=1, examples=6, error_hint=LAYER_ERROR)
 @given(case=layer_cases(), noise=st.integers(0, 2**16 - 1))
 @example(case=fixed_layer_case(2, 4, 4, 2, 8, 1), noise=1)
-def encoder_layer_padding_mask_hides_padded_positions(t, case, noise):
+def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     """With a padding mask, changing the padded positions' inputs leaves the other positions' outputs unchanged."""
     x, mask, d, h, d_ff, seed = case
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
-    out = run_layer(t, handle, x, mask)
+    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    out = run_layer(student, handle, x, mask)
     padded = ~mask[:, 0, 0]  # (batch, m)
     changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
-    out2 = run_layer(t, handle, changed, mask)
+    out2 = run_layer(student, handle, changed, mask)
     keep = ~padded
     consistent(out2[keep], out[keep], "outputs at unpadded positions after changing the padded positions' inputs",
                NO_MASK, expected=torch_layer(state, d, h, d_ff, x, mask)[keep])
@@ -279,11 +279,11 @@ def encoder_layer_padding_mask_hides_padded_positions(t, case, noise):
 @given(case=layer_cases(mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(2, 4, 4, 2, 8, 7), n=2)
 @example(case=fixed_layer_case(1, 3, 6, 2, 8, 2, torch.float32), n=3)
-def encoder_stack_equals_torch(t, case, n):
+def encoder_stack_equals_torch(student, case, n):
     """Encoder(N) equals N nn.TransformerEncoderLayer applied in order, each with its own weights and the mask."""
     x, mask, d, h, d_ff, seed = case
-    handle, state = build_stack(t, n, d, h, d_ff, seed, x.dtype)
-    out = run_layer(t, handle, x, mask, "Encoder.forward(x, mask)")
+    handle, state = build_stack(student, n, d, h, d_ff, seed, x.dtype)
+    out = run_layer(student, handle, x, mask, "Encoder.forward(x, mask)")
     expected = oracles.encoder(state, n, d, h, d_ff, x, mask)
     if not is_close(out, expected, **tols(x.dtype, n)):
         close(out, expected, f"Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row",
@@ -294,7 +294,7 @@ def encoder_stack_equals_torch(t, case, n):
 
 
 @prop(C, points=1, examples=1)
-def encoder_is_written_by_hand(t):
+def encoder_is_written_by_hand(student):
     """encoder.py calls no library attention, norm or Transformer layer (static check)."""
-    written_by_hand(t, C, "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
+    written_by_hand(student, C, "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
                           "nn.TransformerEncoderLayer, nn.LayerNorm or nn.MultiheadAttention")

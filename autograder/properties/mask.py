@@ -28,8 +28,8 @@ def as_bool(m, what, strict, hint):
     return m != 0
 
 
-def causal(t, size, strict=False, **kwargs):
-    m = tensor(t.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size))
+def causal(student, size, strict=False, **kwargs):
+    m = tensor(student.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size))
     return as_bool(m, f"causal_mask({size})", strict,
                    "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool).tril(): "
                    "not a float 0/1 or 0/-inf mask")
@@ -57,9 +57,9 @@ def causal_hint(m, size, default):
     )
 
 
-def padding(t, tokens, pad_id, strict=False):
+def padding(student, tokens, pad_id, strict=False):
     b, s = tokens.shape
-    m = t.call(C, "padding_mask", tokens, pad_id)
+    m = student.call(C, "padding_mask", tokens, pad_id)
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, s), (b, 1, s)):
         fail(f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
              "add the broadcast dims for heads and queries: (batch, 1, 1, seq), e.g. mask[:, None, None, :]")
@@ -101,17 +101,17 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
 # --------------------------------------------------------------------------------------------- causal mask
 @prop(C, points=1, examples=6)
 @given(size=st.integers(1, 6))
-def causal_mask_shape_and_dtype(t, size):
+def causal_mask_shape_and_dtype(student, size):
     """causal_mask(size) is a bool tensor of shape (size, size)."""
-    causal(t, size, strict=True)
+    causal(student, size, strict=True)
 
 
 @prop(C, points=3, examples=6)
 @given(size=st.integers(1, 7))
 @example(size=3)
-def causal_mask_is_lower_triangular(t, size):
+def causal_mask_is_lower_triangular(student, size):
     """mask[i, j] is True exactly when j <= i: on and below the diagonal."""
-    got = causal(t, size)
+    got = causal(student, size)
     expected = expected_causal(size)
     if not torch.equal(got, expected):
         bad = torch.nonzero(got != expected)[0].tolist()
@@ -123,19 +123,19 @@ def causal_mask_is_lower_triangular(t, size):
 @prop(C, points=1, examples=3, error_hint="accept a device argument, causal_mask(size, device=None), and pass it "
                                           "to the tensor you create (device=device)")
 @given(size=st.integers(1, 4), device=st.sampled_from(["cpu", torch.device("cpu"), None]))
-def causal_mask_accepts_device(t, size, device):
+def causal_mask_accepts_device(student, size, device):
     """causal_mask(size, device=...) accepts a device and returns the mask on it."""
-    m = causal(t, size, device=device)
+    m = causal(student, size, device=device)
     expect(m.device == torch.device("cpu"), f"causal_mask(..., device={device!r}) is on {m.device}",
            "create the mask with device=device")
 
 
 @prop(C, points=3, examples=8)
 @given(n=st.integers(2, 5), cut=st.integers(0, 4), d=st.integers(1, 3), seed=seeds(), dtype=dtypes())
-def causal_mask_blocks_the_future(t, n, cut, d, seed, dtype):
+def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
     """With the student's causal mask in (oracle) self-attention, outputs up to t never depend on inputs after t."""
     cut = min(cut, n - 2)
-    m = causal(t, n)
+    m = causal(student, n)
     expect(bool(m.diagonal().all()), f"your causal_mask({n}) blocks position i from itself",
            causal_hint(m, n, "position i may always attend to itself: mask[i, i] is True"))
     x = randn((2, n, d), seed, dtype)
@@ -151,19 +151,19 @@ def causal_mask_blocks_the_future(t, n, cut, d, seed, dtype):
 # -------------------------------------------------------------------------------------------- padding mask
 @prop(C, points=1, examples=6)
 @given(inputs=padded_tokens())
-def padding_mask_shape_and_dtype(t, inputs):
+def padding_mask_shape_and_dtype(student, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""
-    padding(t, *inputs, strict=True)
+    padding(student, *inputs, strict=True)
 
 
 @prop(C, points=2, examples=10)
 @given(inputs=padded_tokens())
 @example(inputs=PaddedTokens(torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), 3))
 @example(inputs=PaddedTokens(torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), 0))
-def padding_mask_marks_real_tokens(t, inputs):
+def padding_mask_marks_real_tokens(student, inputs):
     """mask[b, 0, 0, j] is True exactly where tokens[b, j] != pad_id."""
     tokens, pad_id = inputs
-    m = padding(t, tokens, pad_id)
+    m = padding(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         bad = torch.nonzero(m != expected)[0].tolist()
@@ -175,11 +175,11 @@ def padding_mask_marks_real_tokens(t, inputs):
 @prop(C, points=2, examples=8)
 @given(inputs=padded_tokens(max_batch=2, max_seq=4), heads=st.integers(1, 2), m_q=st.integers(1, 3),
        seed=seeds(), dtype=dtypes())
-def padding_mask_hides_padded_keys(t, inputs, heads, m_q, seed, dtype):
+def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     """With the student's padding mask in (oracle) attention, changing the padded keys and values changes nothing."""
     tokens, pad_id = inputs
     b, s = tokens.shape
-    m = padding(t, tokens, pad_id)
+    m = padding(student, tokens, pad_id)
     real = tokens != pad_id
     expect(bool((m.reshape(b, s) | ~real).all()) or not bool(real.any()),
            "your padding mask blocks a real token (tokens != pad_id)",

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..target import Call, StudentError
+from ..student_code import Call, StudentError
 from . import oracles
 from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
@@ -96,21 +96,21 @@ def explain(got, state, heads, query, key, value, mask=None, default="", what="o
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
-def build(t, d_model, heads, seed, dtype, bias=True, dropout=0.0, train=False):
+def build(student, d_model, heads, seed, dtype, bias=True, dropout=0.0, train=False):
     state = mha_state("", d_model, seed, dtype, bias)
-    h = t.build(C, CLASS, state=state, train=train, dtype=dtype, d_model=d_model, num_heads=heads,
+    h = student.build(C, CLASS, state=state, train=train, dtype=dtype, d_model=d_model, num_heads=heads,
                 dropout=dropout, bias=bias)
     return h, state
 
 
-def forward(t, h, query, key, value, mask=None, read=False, seed=0, strict=False):
+def forward(student, h, query, key, value, mask=None, read=False, seed=0, strict=False):
     """The output (and the attention_weights attribute read after the call, if read).
 
     strict: the shape property, which alone owns the dtype, the device and a detached attention_weights, and
     earns its points on shapes (NaN included); elsewhere a dtype slip is judged by the values.
     """
     kwargs = {} if mask is None else {"mask": mask}
-    reply = t.run(Call(h, "forward", (query, key, value), kwargs, seed=seed,
+    reply = student.run(Call(h, "forward", (query, key, value), kwargs, seed=seed,
                        read=("attention_weights",) if read else ()))
     out = tensor(reply.value, "MultiHeadAttention.forward(query, key, value)",
                  shape=(query.shape[0], query.shape[1], query.shape[2]), dtype=query.dtype, like=query if strict else None,
@@ -183,10 +183,10 @@ def fixed_case(b, m_q, m_k, d, h, seed, dtype=torch.float64, mask=None):
 # ------------------------------------------------------------------------------------------------- properties
 @prop(C, points=1, examples=1, error_hint="MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True) "
                                           "must build with these keyword arguments")
-def multi_head_parameters_are_named(t):
+def multi_head_parameters_are_named(student):
     """Parameters are w_q, w_k, w_v, w_o (nn.Linear(d_model, d_model)); bias=False leaves out their biases."""
     names = [f"{p}.{s}" for p in ("w_q", "w_k", "w_v", "w_o") for s in ("weight", "bias")]
-    info = t.inspect(t.build(C, CLASS, d_model=8, num_heads=2))
+    info = student.inspect(student.build(C, CLASS, d_model=8, num_heads=2))
     missing = [n for n in names if n not in info["params"]]
     expect(not missing, f"parameters {missing} not found; the module has {info['params']}",
            "name the four projections w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias) each")
@@ -195,7 +195,7 @@ def multi_head_parameters_are_named(t):
         want = (8, 8) if n.endswith("weight") else (8,)
         expect(shape == want, f"{n} has shape {shape}, expected {want} for d_model=8",
                "each projection maps d_model -> d_model (all heads at once): nn.Linear(d_model, d_model)")
-    info = t.inspect(t.build(C, CLASS, d_model=8, num_heads=2, bias=False))
+    info = student.inspect(student.build(C, CLASS, d_model=8, num_heads=2, bias=False))
     biases = [n for n in info["params"] if n.endswith("bias")]
     expect(not biases, f"built with bias=False, the module still has {biases}",
            "pass bias=bias to every nn.Linear")
@@ -204,12 +204,12 @@ def multi_head_parameters_are_named(t):
 @prop(C, points=1, examples=5, error_hint="a shape error with m_q != m_k: reshape the keys and values with their own length "
                               "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)")
 @given(case=cases(min_heads=1, max_heads=3, mask="any"))
-def multi_head_cross_attention_shape(t, case):
+def multi_head_cross_attention_shape(student, case):
     """Cross-attention (m_q != m_k): output (batch, m_q, d_model), attention_weights (batch, h, m_q, m_k) stored
     detached, both in the query's dtype."""
     q, k, v, m, d, h, seed = case
-    handle, _ = build(t, d, h, seed, q.dtype)
-    _, w = forward(t, handle, q, k, v, m, read=True, strict=True)
+    handle, _ = build(student, d, h, seed, q.dtype)
+    _, w = forward(student, handle, q, k, v, m, read=True, strict=True)
     stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
 
 
@@ -217,11 +217,11 @@ def multi_head_cross_attention_shape(t, case):
 @given(case=cases())
 @example(case=fixed_case(2, 3, 4, 6, 2, 11))
 @example(case=fixed_case(1, 2, 3, 6, 3, 5, torch.float32))
-def multi_head_equals_torch(t, case):
+def multi_head_equals_torch(student, case):
     """With the same weights, the output equals torch's nn.MultiheadAttention (no mask, >= 2 heads, m_q != m_k)."""
     q, k, v, _, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype)
-    out = forward(t, handle, q, k, v)
+    handle, state = build(student, d, h, seed, q.dtype)
+    out = forward(student, handle, q, k, v)
     expected, _ = oracles.multi_head(state, d, h, q, k, v)
     if not is_close(out, expected):
         close(out, expected, "output vs nn.MultiheadAttention",
@@ -236,11 +236,11 @@ def multi_head_equals_torch(t, case):
 @example(case=fixed_case(2, 3, 4, 4, 2, 3, mask="pad"))
 @example(case=fixed_case(2, 3, 2, 6, 2, 8, mask="full"))
 @example(case=fixed_case(1, 3, 4, 6, 3, 21, mask="2d"))
-def multi_head_masks_equal_torch(t, case):
+def multi_head_masks_equal_torch(student, case):
     """With a 2-D or 4-D mask the output equals nn.MultiheadAttention's (fully masked rows left out)."""
     q, k, v, m, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype)
-    out = forward(t, handle, q, k, v, m)
+    handle, state = build(student, d, h, seed, q.dtype)
+    out = forward(student, handle, q, k, v, m)
     expected, _ = oracles.multi_head(state, d, h, q, k, v, m)
     keep = live_rows(expected)
     if not is_close(out[keep], expected[keep]):
@@ -253,11 +253,11 @@ def multi_head_masks_equal_torch(t, case):
 @prop(C, points=2, examples=6, error_hint=ERROR)
 @given(case=cases(mask="any"))
 @example(case=fixed_case(2, 2, 3, 4, 2, 7, mask="full"))
-def multi_head_attention_weights_equal_torch(t, case):
+def multi_head_attention_weights_equal_torch(student, case):
     """attention_weights after a forward equals torch's per-head weights (batch, h, m_q, m_k)."""
     q, k, v, m, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype)
-    out, w = forward(t, handle, q, k, v, m, read=True)
+    handle, state = build(student, d, h, seed, q.dtype)
+    out, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     if w is None:  # no attribute: the shape property says so; the output still has to be right
         return check_output(out, state, h, q, k, v, m, "output vs nn.MultiheadAttention", "project, split, "
@@ -273,17 +273,17 @@ def multi_head_attention_weights_equal_torch(t, case):
 @prop(C, points=1, examples=5, error_hint=ERROR)
 @given(case=cases(distinct_lengths=False), perm_seed=st.integers(0, 100))
 @example(case=fixed_case(2, 3, 3, 4, 2, 13), perm_seed=1)
-def multi_head_self_attention_is_permutation_equivariant(t, case, perm_seed):
+def multi_head_self_attention_is_permutation_equivariant(student, case, perm_seed):
     """Self-attention without a mask: permuting the positions permutes the output rows the same way."""
     x, _, _, _, d, h, seed = case
     m = x.shape[1]
     perm = torch.randperm(m, generator=torch.Generator().manual_seed(perm_seed))
     if m > 1 and (perm == torch.arange(m)).all():
         perm = torch.roll(perm, 1)
-    handle, state = build(t, d, h, seed, x.dtype)
-    out = forward(t, handle, x, x, x)
+    handle, state = build(student, d, h, seed, x.dtype)
+    out = forward(student, handle, x, x, x)
     xp = x[:, perm]
-    out_p = forward(t, handle, xp, xp, xp)
+    out_p = forward(student, handle, xp, xp, xp)
     not_constant(out, mha_reference(state, h, x, x, x)[0], "output")
     if not is_close(out_p, out[:, perm]):
         close(out_p, out[:, perm], f"output for the positions permuted by {perm.tolist()} vs the output permuted",
@@ -297,11 +297,11 @@ def multi_head_self_attention_is_permutation_equivariant(t, case, perm_seed):
 @prop(C, points=1, examples=5, error_hint=ERROR)
 @given(case=cases(min_heads=1, max_heads=1))
 @example(case=fixed_case(1, 2, 3, 3, 1, 4))
-def multi_head_one_head_is_projected_attention(t, case):
+def multi_head_one_head_is_projected_attention(student, case):
     """With one head: output = w_o(attention(w_q(query), w_k(key), w_v(value)))."""
     q, k, v, _, d, h, seed = case
-    handle, state = build(t, d, 1, seed, q.dtype)
-    out = forward(t, handle, q, k, v)
+    handle, state = build(student, d, 1, seed, q.dtype)
+    out = forward(student, handle, q, k, v)
 
     def lin(x, n):
         return F.linear(x, state[f"{n}.weight"], state[f"{n}.bias"])
@@ -316,11 +316,11 @@ def multi_head_one_head_is_projected_attention(t, case):
 @prop(C, points=1, examples=4)
 @given(sizes=st.sampled_from([(6, 4), (5, 2), (8, 3), (4, 8)]))
 @example(sizes=(6, 4))
-def multi_head_bad_head_count_raises_value_error(t, sizes):
+def multi_head_bad_head_count_raises_value_error(student, sizes):
     """MultiHeadAttention(d_model, num_heads) raises ValueError when num_heads does not divide d_model."""
     d, h = sizes
     try:
-        t.build(C, CLASS, d_model=d, num_heads=h)
+        student.build(C, CLASS, d_model=d, num_heads=h)
     except StudentError as e:
         if e.exc_type == "ValueError":
             return
@@ -335,12 +335,12 @@ def multi_head_bad_head_count_raises_value_error(t, sizes):
 
 @prop(C, points=1, examples=4, error_hint=ERROR)
 @given(case=cases(mask="pad"))
-def multi_head_dropout_is_off_in_eval(t, case):
+def multi_head_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.5 in eval mode, the output is exactly the dropout-free one (and repeatable)."""
     q, k, v, m, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype, dropout=0.5)
-    out = forward(t, handle, q, k, v, m, seed=1)
-    again = forward(t, handle, q, k, v, m, seed=2)
+    handle, state = build(student, d, h, seed, q.dtype, dropout=0.5)
+    out = forward(student, handle, q, k, v, m, seed=1)
+    again = forward(student, handle, q, k, v, m, seed=2)
     hint = ("dropout is active in eval mode: use an nn.Dropout module (self.dropout), which follows "
             "train()/eval(), not F.dropout(..., training=True)")
     equal(again, out, "two forwards in eval mode", hint)
@@ -354,15 +354,15 @@ def multi_head_dropout_is_off_in_eval(t, case):
 @prop(C, points=1, examples=4, error_hint=ERROR)
 @given(case=cases(mask="pad"))
 @example(case=fixed_case(2, 2, 3, 4, 2, 1, mask="pad"))
-def multi_head_stores_weights_before_dropout(t, case):
+def multi_head_stores_weights_before_dropout(student, case):
     """In train mode with dropout=0.5, attention_weights holds the weights before dropout (rows sum to 1)."""
     q, k, v, m, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype, dropout=0.5, train=True)
-    _, w = forward(t, handle, q, k, v, m, read=True)
+    handle, state = build(student, d, h, seed, q.dtype, dropout=0.5, train=True)
+    _, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     if w is None:  # no attribute: the shape property says so; check the output in eval mode instead
-        h_eval, _ = build(t, d, h, seed, q.dtype, dropout=0.5)
-        return check_output(forward(t, h_eval, q, k, v, m), state, h, q, k, v, m,
+        h_eval, _ = build(student, d, h, seed, q.dtype, dropout=0.5)
+        return check_output(forward(student, h_eval, q, k, v, m), state, h, q, k, v, m,
                             "output in eval mode with dropout=0.5", "in eval mode dropout does nothing")
     expected = mha_reference(state, h, q, k, v, m)[1]
     if not is_close(w, expected):
@@ -376,14 +376,14 @@ def multi_head_stores_weights_before_dropout(t, case):
 
 @prop(C, points=1, examples=3, error_hint=ERROR)
 @given(seed=seeds(), dtype=dtypes())
-def multi_head_dropout_acts_in_training(t, seed, dtype):
+def multi_head_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,
     same seed): dropout acts on the attention weights, so entries change and none is zeroed outright."""
     q, k, v, _, d, h, _ = fixed_case(2, 4, 5, 8, 2, seed, dtype)
-    plain_handle, state = build(t, d, h, seed, dtype, dropout=0.0, train=True)
-    plain = forward(t, plain_handle, q, k, v, seed=seed)
-    handle, _ = build(t, d, h, seed, dtype, dropout=0.5, train=True)
-    out = forward(t, handle, q, k, v, seed=seed)
+    plain_handle, state = build(student, d, h, seed, dtype, dropout=0.0, train=True)
+    plain = forward(student, plain_handle, q, k, v, seed=seed)
+    handle, _ = build(student, d, h, seed, dtype, dropout=0.5, train=True)
+    out = forward(student, handle, q, k, v, seed=seed)
     changed = 1.0 - torch.isclose(out.double(), plain.double(), rtol=1e-4, atol=1e-6).double().mean().item()
     # Dropping half of the weights (and doubling the rest) moves nearly every output entry.
     if changed < 0.5:
@@ -398,7 +398,7 @@ def multi_head_dropout_acts_in_training(t, seed, dtype):
 
 
 @prop(C, points=1, examples=1)
-def multi_head_is_written_by_hand(t):
+def multi_head_is_written_by_hand(student):
     """multi_head.py calls no library attention (static check; the run-time check is in every test)."""
-    written_by_hand(t, C, "build it from nn.Linear, view/transpose and scaled_dot_product_attention from "
+    written_by_hand(student, C, "build it from nn.Linear, view/transpose and scaled_dot_product_attention from "
                           "attention.py: no nn.MultiheadAttention, F.scaled_dot_product_attention or softmax")

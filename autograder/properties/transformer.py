@@ -18,7 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ..target import Call
+from ..student_code import Call
 from . import oracles
 from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
@@ -97,19 +97,19 @@ def fixed_case(seed, b=2, me=5, md=3, d=8, h=2, n=2, vocab=(6, 7), lengths=None)
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
-def build(t, case, state=None, dropout=0.0, train=False):
+def build(student, case, state=None, dropout=0.0, train=False):
     state = case.state() if state is None else state
-    return t.build(C, "Transformer", state=state, train=train, dtype=torch.float64, **case.kwargs(dropout)), state
+    return student.build(C, "Transformer", state=state, train=train, dtype=torch.float64, **case.kwargs(dropout)), state
 
 
 def causal(m):
     return torch.ones(m, m, dtype=torch.bool).tril()
 
 
-def forward(t, handle, case, target_mask=None, seed=0, strict=False):
+def forward(student, handle, case, target_mask=None, seed=0, strict=False):
     """The logits. strict: the shape property, which alone owns their dtype and earns its points on shapes."""
     kwargs = {k: v for k, v in (("src_mask", case.src_mask), ("target_mask", target_mask)) if v is not None}
-    out = t.run(Call(handle, "forward", (case.src, case.tgt), kwargs, seed=seed)).value
+    out = student.run(Call(handle, "forward", (case.src, case.tgt), kwargs, seed=seed)).value
     shape = (case.tgt.shape[0], case.tgt.shape[1], case.tgt_vocab)
     if isinstance(out, torch.Tensor) and case.d_model != case.tgt_vocab and tuple(out.shape) == (*shape[:2],
                                                                                                 case.d_model):
@@ -201,11 +201,11 @@ NO_PAD = "a finished row must keep eos_id: once a row has produced eos_id it hol
 MAX_LEN_HINT = "max_len counts the bos token: stop when ys has max_len tokens (while ys.size(1) < max_len)"
 
 
-def decode_call(t, handle, case, max_len, bos_id, eos_id, src_mask=None):
+def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
     kwargs = dict(max_len=max_len, bos_id=bos_id, eos_id=eos_id)
     if src_mask is not None:
         kwargs["src_mask"] = src_mask
-    reply = t.run(Call(C, "greedy_decode", (handle, case.src), kwargs))
+    reply = student.run(Call(C, "greedy_decode", (handle, case.src), kwargs))
     ys = reply.value
     what = f"greedy_decode(model, src, max_len={max_len}, bos_id={bos_id}, eos_id={eos_id})"
     ys = tensor(ys, what)
@@ -244,11 +244,11 @@ def eos_biased(case, eos_id, bias):
 
 # ------------------------------------------------------------------------------------------------- properties
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
-def transformer_submodules_are_named(t):
+def transformer_submodules_are_named(student):
     """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
-    h = t.build(C, "Transformer", src_vocab_size=5, tgt_vocab_size=7, d_model=4, num_heads=2, num_layers=2,
+    h = student.build(C, "Transformer", src_vocab_size=5, tgt_vocab_size=7, d_model=4, num_heads=2, num_layers=2,
                 d_ff=8, dropout=0.0, max_len=MAX_LEN)
-    info = t.inspect(h)
+    info = student.inspect(h)
     want = ["src_embedding", "tgt_embedding", "positional_encoding", "encoder", "decoder", "generator"]
     missing = [n for n in want if n not in info["children"]]
     expect(not missing, f"Transformer has no sub-module {missing}; it has {info['children']}",
@@ -269,21 +269,21 @@ def transformer_submodules_are_named(t):
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(max_layers=1))
-def transformer_logits_shape(t, case):
+def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
-    handle, _ = build(t, case)
-    forward(t, handle, case, causal(case.tgt.shape[1]), strict=True)
+    handle, _ = build(student, case)
+    forward(student, handle, case, causal(case.tgt.shape[1]), strict=True)
 
 
 @prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
 @given(case=cases(), use_causal=st.booleans())
 @example(case=fixed_case(3, lengths=[5, 3]), use_causal=True)
 @example(case=fixed_case(8, b=1, me=3, md=4, d=6, h=1, n=1, vocab=(7, 5)), use_causal=False)
-def transformer_forward_equals_torch(t, case, use_causal):
+def transformer_forward_equals_torch(student, case, use_causal):
     """forward equals the same model assembled from torch's encoder and decoder layers (float64)."""
     tm = causal(case.tgt.shape[1]) if use_causal else None
-    handle, state = build(t, case)
-    out = forward(t, handle, case, tm)
+    handle, state = build(student, case)
+    out = forward(student, handle, case, tm)
     expected = Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm)
     if not is_close(out, expected):
         close(out, expected, "logits vs the torch-assembled Transformer",
@@ -295,15 +295,15 @@ def transformer_forward_equals_torch(t, case, use_causal):
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5)), noise=seeds())
 @example(case=fixed_case(5, lengths=[2, 4]), noise=1)
-def transformer_src_mask_serves_cross_attention(t, case, noise):
+def transformer_src_mask_serves_cross_attention(student, case, noise):
     """Changing the source tokens that src_mask blocks leaves the logits unchanged (encoder and cross-attention)."""
-    handle, state = build(t, case)
+    handle, state = build(student, case)
     tm = causal(case.tgt.shape[1])
-    out = forward(t, handle, case, tm)
+    out = forward(student, handle, case, tm)
     g = torch.Generator().manual_seed(noise)
     other = torch.where(case.src_mask[:, 0, 0], case.src, torch.randint(1, 5, case.src.shape, generator=g))
     changed = Case(**{**case.__dict__, "src": other})
-    out2 = forward(t, handle, changed, tm)
+    out2 = forward(student, handle, changed, tm)
     not_constant(out, Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm), "logits")
     if not is_close(out2, out):
         close(out2, out, "logits after changing the padded (blocked) source tokens",
@@ -312,11 +312,11 @@ def transformer_src_mask_serves_cross_attention(t, case, noise):
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(max_layers=1))
-def transformer_eval_is_deterministic(t, case):
+def transformer_eval_is_deterministic(student, case):
     """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free witness."""
-    handle, state = build(t, case, dropout=0.1)
+    handle, state = build(student, case, dropout=0.1)
     tm = causal(case.tgt.shape[1])
-    out, again = forward(t, handle, case, tm, seed=1), forward(t, handle, case, tm, seed=2)
+    out, again = forward(student, handle, case, tm, seed=1), forward(student, handle, case, tm, seed=2)
     equal(again, out, "two forwards in eval mode",
           "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no F.dropout(training=True)")
     expected = Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm)
@@ -327,11 +327,11 @@ def transformer_eval_is_deterministic(t, case):
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
-def transformer_gradients_reach_every_parameter(t, case):
+def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
-    handle, _ = build(t, case, train=True)
+    handle, _ = build(student, case, train=True)
     tm = causal(case.tgt.shape[1])
-    reply = t.run(Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True))
+    reply = student.run(Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True))
     grads = reply.param_grads or {}
     expect(grads, "the model has no parameters", "build the sub-modules in __init__")
     for name, g in grads.items():
@@ -349,11 +349,11 @@ def transformer_gradients_reach_every_parameter(t, case):
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
        max_len=st.integers(2, 6), bias=st.sampled_from([0.0, 1.5, 3.0]))
 @example(case=fixed_case(2, n=1), ids=(1, 2), max_len=6, bias=1.0)
-def greedy_decode_equals_witness(t, case, ids, max_len, bias):
+def greedy_decode_equals_witness(student, case, ids, max_len, bias):
     """greedy_decode returns exactly the witness's greedy sequence: bos first, argmax of the last position."""
     bos, eos = ids
-    handle, state = build(t, case, state=eos_biased(case, eos, bias))
-    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    handle, state = build(student, case, state=eos_biased(case, eos, bias))
+    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     expected = oracles.TorchTransformer(state, case.num_layers, case.d_model, case.num_heads, case.d_ff).greedy(
         case.src, max_len, bos, eos)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
@@ -367,11 +367,11 @@ def greedy_decode_equals_witness(t, case, ids, max_len, bias):
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(1, 5))
 @example(case=fixed_case(4, n=1), max_len=1)
 @example(case=fixed_case(4, n=1), max_len=4)
-def greedy_decode_respects_max_len(t, case, max_len):
+def greedy_decode_respects_max_len(student, case, max_len):
     """When eos never wins, greedy_decode returns exactly max_len tokens (max_len=1: just bos)."""
     bos, eos = 1, 2
-    handle, state = build(t, case, state=eos_biased(case, eos, -1e3))
-    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    handle, state = build(student, case, state=eos_biased(case, eos, -1e3))
+    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     if ys.shape[1] != max_len:
         fail(f"greedy_decode(max_len={max_len}) returned {ys.shape[1]} tokens, expected {max_len} (eos never wins)",
              MAX_LEN_HINT)
@@ -383,11 +383,11 @@ def greedy_decode_respects_max_len(t, case, max_len):
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(3, 6))
-def greedy_decode_stops_once_every_row_finished(t, case, max_len):
+def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
     bos, eos = 0, 3
-    handle, state = build(t, case, state=eos_biased(case, eos, 1e3))
-    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    handle, state = build(student, case, state=eos_biased(case, eos, 1e3))
+    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     expected = torch.tensor([[bos, eos]] * case.src.shape[0])
     if ys.shape != expected.shape:
         fail(f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}: every row produced eos_id at "
@@ -399,12 +399,12 @@ def greedy_decode_stops_once_every_row_finished(t, case, max_len):
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(6, n=1))
-def greedy_decode_runs_in_eval_and_restores_mode(t, case):
+def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     """A model in train mode (dropout=0.5) decodes like the dropout-free witness and is in train mode afterwards."""
     state = eos_biased(case, 2, 0.5)
-    handle, _ = build(t, case, state=state, dropout=0.5, train=True)
-    ys, reply = decode_call(t, handle, case, 5, 1, 2)
-    expect(t.inspect(handle)["training"], "after greedy_decode the model is no longer in train mode",
+    handle, _ = build(student, case, state=state, dropout=0.5, train=True)
+    ys, reply = decode_call(student, handle, case, 5, 1, 2)
+    expect(student.inspect(handle)["training"], "after greedy_decode the model is no longer in train mode",
            "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)")
     expect(not any(reply.training_seen), "the model ran in train mode during greedy_decode",
            "decode with model.eval() (dropout off), then restore the model's train/eval mode")
@@ -417,7 +417,7 @@ def greedy_decode_runs_in_eval_and_restores_mode(t, case):
 
 
 @prop(C, points=1, examples=1)
-def transformer_is_written_by_hand(t):
+def transformer_is_written_by_hand(student):
     """transformer.py calls no library attention, norm or Transformer (static check)."""
-    written_by_hand(t, C, "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
+    written_by_hand(student, C, "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
                           "no nn.Transformer, nn.LayerNorm or nn.MultiheadAttention")
