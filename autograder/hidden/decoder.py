@@ -9,7 +9,7 @@ from ..properties.checks import close, consistent, diagnose, expect, fail, is_cl
 from ..properties.core import prop
 from ..properties.decoder import (KV_FROM_X, LAYER_ERROR, MASKS_EVERY_LAYER, NO_MEMORY_MASK, NO_TARGET_MASK,
                                   build_layer, build_stack, fixed_layer_case, layer_cases, run)
-from ..properties.encoder import AFTER_NORM, NO_RESIDUAL, PRE_NORM, norm
+from ..properties.layers import AFTER_NORM, NO_RESIDUAL, PRE_NORM, expected_layer_norm
 from ..properties.strategies import decoder_layer_state, randn
 from ..student_code import Call
 
@@ -18,7 +18,7 @@ C = "decoder"
 
 @prop(C, points=2, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
-@example(case=fixed_layer_case(1, 3, 2, 4, 2, 8, 6, memory_mask=False))
+@example(case=fixed_layer_case(batch=1, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=6, memory_mask=False))
 def decoder_layer_post_norm_closed_form(student, case):
     """With both attentions' w_o and linear_2 zeroed, every sub-layer outputs 0: layer(x) = LN3(LN2(LN1(x)))."""
     x, memory, tm, _, d, h, d_ff, seed = case
@@ -28,24 +28,23 @@ def decoder_layer_post_norm_closed_form(student, case):
         state[name] = torch.zeros_like(state[name])
     handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype, state=state)
     out = run(student, handle, x, memory, tm)
-    n = {i: (lambda y, i=i: norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)}
+    n = {i: (lambda y, i=i: expected_layer_norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)}
     expected = n[3](n[2](n[1](x)))
-    if not is_close(out, expected):
-        zero = torch.zeros_like(x)
-        close(out, expected, "DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))",
-              diagnose("each of the three sub-layers is x = norm(x + sublayer(x))",
-                       (lambda: is_close(out, x), PRE_NORM),
-                       (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), AFTER_NORM),
-                       (lambda: is_close(out, n[2](n[1](x))), "the feed-forward sub-layer is skipped"),
-                       (lambda: is_close(out, n[3](n[1](x))), "the cross-attention sub-layer is skipped"),
-                       (lambda: is_close(out, n[3](n[1](n[2](x)))), "add_norm_1 and add_norm_2 swapped"),
-                       (lambda: is_close(out, n[2](n[3](n[1](x)))), "add_norm_2 and add_norm_3 swapped"),
-                       (lambda: is_close(out, n[3](n[2](n[1](zero)))), NO_RESIDUAL)))
+    zero = torch.zeros_like(x)
+    close(out, expected, "DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))",
+          lambda: diagnose("each of the three sub-layers is x = norm(x + sublayer(x))",
+                           (lambda: is_close(out, x), PRE_NORM),
+                           (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), AFTER_NORM),
+                           (lambda: is_close(out, n[2](n[1](x))), "the feed-forward sub-layer is skipped"),
+                           (lambda: is_close(out, n[3](n[1](x))), "the cross-attention sub-layer is skipped"),
+                           (lambda: is_close(out, n[3](n[1](n[2](x)))), "add_norm_1 and add_norm_2 swapped"),
+                           (lambda: is_close(out, n[2](n[3](n[1](x)))), "add_norm_2 and add_norm_3 swapped"),
+                           (lambda: is_close(out, n[3](n[2](n[1](zero)))), NO_RESIDUAL)))
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"))
-@example(case=fixed_layer_case(2, 3, 2, 4, 2, 8, 8))
+@example(case=fixed_layer_case(batch=2, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=8))
 def decoder_stack_is_causal(student, case):
     """A 2-layer Decoder with a causal target_mask: changing the last target position changes no earlier output."""
     x, memory, tm, mm, d, h, d_ff, seed = case
@@ -61,7 +60,7 @@ def decoder_stack_is_causal(student, case):
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases())
-@example(case=fixed_layer_case(2, 2, 4, 4, 2, 8, 2))
+@example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_stack_memory_mask_reaches_every_layer(student, case):
     """In a 2-layer Decoder, changing the memory at positions memory_mask blocks leaves the output unchanged."""
     x, memory, tm, mm, d, h, d_ff, seed = case
@@ -76,7 +75,7 @@ def decoder_stack_memory_mask_reaches_every_layer(student, case):
 
 @prop(C, points=1, examples=3, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
-@example(case=fixed_layer_case(2, 3, 4, 4, 2, 8, 10, memory_mask=False))
+@example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=10, memory_mask=False))
 def decoder_layer_gradients_reach_memory_and_parameters(student, case):
     """Backpropagating through DecoderLayer reaches x, the memory, and every parameter (finite gradients)."""
     x, memory, tm, _, d, h, d_ff, seed = case

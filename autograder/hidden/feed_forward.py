@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from autograder.properties.checks import close, expect, fail, is_close
 from autograder.properties.core import prop
-from autograder.properties.feed_forward import C, ERROR_HINT, build_ffn, check_ffn, ffn, variant
+from autograder.properties.feed_forward import C, ERROR_HINT, build_ffn, check_ffn, expected_feed_forward, student_feed_forward
 from autograder.properties.strategies import dtypes, ffn_state, randn, seeds
 from autograder.student_code import Call, cotangent
 
@@ -24,14 +24,14 @@ def feed_forward_dropout_acts_on_the_hidden_layer(student, seed, dtype):
     h_eval, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=False)
     check_ffn(student, h_eval, state, x, "FeedForward(x) in eval mode", "get eval mode right first")
     h, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=True)
-    y = ffn(student, h, x, "FeedForward(x) in training mode")
+    y = student_feed_forward(student, h, x, "FeedForward(x) in training mode")
     s = {k: v.double() for k, v in state.items()}
     hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (2, 4, d_ff)
     patterns = torch.tensor(list(itertools.product([0.0, 1 / (1 - p)], repeat=d_ff)), dtype=torch.float64)
     candidates = F.linear(hidden * patterns[:, None, None, :], s["linear_2.weight"], s["linear_2.bias"])
     atol = 1e-4 if dtype == torch.float32 else 1e-8
     matched = (candidates - y.double()).abs().amax(-1).amin(0) <= atol
-    if is_close(y, variant(x, state), dtype):
+    if is_close(y, expected_feed_forward(x, state), dtype):
         fail("in training mode with dropout=0.5 nothing was dropped",
              "apply self.dropout (an nn.Dropout) to the hidden activations: linear_2(dropout(relu(linear_1(x))))")
     if not matched.all():

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from autograder.properties import oracles
 from autograder.properties.checks import expect, fail
 from autograder.properties.core import prop
-from autograder.properties.mask import C, causal, causal_hint, expected_causal, padded_tokens, padding, padding_hint
+from autograder.properties.mask import (C, causal_hint, padded_tokens, padding_hint, student_causal_mask,
+                                       student_padding_mask)
+from autograder.properties.oracles import expected_causal_mask
 from autograder.properties.strategies import PaddedTokens, dtypes, randn, seeds
 
 
@@ -20,9 +22,9 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     tokens, pad_id = inputs
     b, s = tokens.shape
     cut = min(cut, s - 1)
-    c, p = causal(student, s), padding(student, tokens, pad_id)
+    c, p = student_causal_mask(student, s), student_padding_mask(student, tokens, pad_id)
     combined = c & p
-    expected = expected_causal(s)[None, None] & (tokens != pad_id)[:, None, None, :]
+    expected = expected_causal_mask(s)[None, None] & (tokens != pad_id)[:, None, None, :]
     if tuple(combined.shape) != (b, 1, s, s) or not torch.equal(combined, expected):
         fail(f"causal_mask({s}) & padding_mask(tokens) is wrong: it should allow key j for query i exactly when "
              "j <= i and token j is not padding",
@@ -43,8 +45,8 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
 @given(size=st.sampled_from([16, 33, 64]))
 def causal_mask_large_sizes(student, size):
     """causal_mask works for longer sequences: size (size + 1) / 2 allowed pairs, the lower triangle."""
-    m = causal(student, size)
-    if not torch.equal(m, expected_causal(size)):
+    m = student_causal_mask(student, size)
+    if not torch.equal(m, expected_causal_mask(size)):
         fail(f"causal_mask({size}) is not the lower triangle ({int(m.sum())} True entries, expected "
              f"{size * (size + 1) // 2})", causal_hint(m, size, "mask[i, j] = (j <= i) for every size"))
 
@@ -55,7 +57,7 @@ def padding_mask_edge_cases(student, b, s, case):
     """No padding gives all True, all padding all False, a pad_id that never occurs all True."""
     pad_id = {"none": 0, "all": 2, "absent": -1}[case]
     tokens = torch.full((b, s), 2, dtype=torch.long) if case == "all" else torch.arange(1, b * s + 1).reshape(b, s)
-    m = padding(student, tokens, pad_id)
+    m = student_padding_mask(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         fail(f"padding_mask(tokens={tokens.tolist()}, pad_id={pad_id}) is wrong: expected all "

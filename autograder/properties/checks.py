@@ -16,15 +16,26 @@ TOLERANCES = {
 }
 
 
+def stack_tolerance(dtype, layers: int = 1) -> dict:
+    """The keyword tolerances for a stack of `layers` layers: float64 stays tight; float32 through more than one
+    layer gets rtol 1e-3 (the rounding of each layer adds up)."""
+    return {} if dtype == torch.float64 or layers == 1 else {"rtol": 1e-3, "atol": 1e-4}
+
+
 def tol(dtype) -> tuple[float, float]:
     if isinstance(dtype, np.dtype) or dtype in (np.float32, np.float64):
         dtype = torch.float64 if np.dtype(dtype) == np.float64 else torch.float32
     return TOLERANCES.get(dtype, TOLERANCES[torch.float32])
 
 
+def hint_text(hint) -> str:
+    """hint: a string, or a callable that returns one: a diagnosis worth running only on failure (the one way the
+    kit defers a hint: `close(out, expected, what, lambda: explain(...))`)."""
+    return hint() if callable(hint) else hint
+
+
 def fail(message: str, hint="") -> None:
-    """hint: a string, or a callable that returns one (a diagnosis worth running only on failure)."""
-    raise Failure(message, hint() if callable(hint) else hint)
+    raise Failure(message, hint_text(hint))
 
 
 def expect(condition, message: str, hint="") -> None:
@@ -192,7 +203,7 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.shape != e.shape:
         fail(f"{what}: expected shape {tuple(e.shape)}, got {tuple(a.shape)}",
-             hint or _shape_hint(tuple(e.shape), tuple(a.shape)))
+             lambda: hint_text(hint) or _shape_hint(tuple(e.shape), tuple(a.shape)))
     finite(a, what, e)
     if is_close(a, e, dtype, rtol, atol):
         return

@@ -4,6 +4,8 @@ Expected values: linear_2(relu(linear_1(x))) with the same weights, computed wit
 """
 from __future__ import annotations
 
+import enum
+
 import torch
 import torch.nn.functional as F
 from hypothesis import example, given
@@ -52,23 +54,32 @@ def build_ffn(student, d, d_ff, seed, dtype, dropout=None, train=False, state=No
     return student.build(C, "FeedForward", state=state, train=train, dtype=dtype, **kwargs), state
 
 
-def ffn(student, h, x, what="FeedForward(x)", strict=False):
+def student_feed_forward(student, h, x, what="FeedForward(x)", strict=False):
     """strict: the one property that owns the output's dtype and device."""
     return tensor(student.method(h, "forward", x), what, like=x, check_dtype=strict)
 
 
-def variant(x, state, act="relu", where="middle"):
-    """linear_2(act(linear_1(x))) in float64, or the activation elsewhere (where: middle | first | last | both)."""
+class ActivationAt(enum.Enum):
+    """Where the activation goes: between the linear layers (right), or one of the usual wrong places."""
+
+    MIDDLE = "linear_2(act(linear_1(x)))"
+    FIRST = "linear_2(linear_1(act(x)))"
+    LAST = "act(linear_2(linear_1(x)))"
+    BOTH = "act(linear_2(act(linear_1(x))))"
+
+
+def expected_feed_forward(x, state, activation="relu", at=ActivationAt.MIDDLE):
+    """linear_2(relu(linear_1(x))) in float64, or with another of ACTIVATIONS, or the activation elsewhere."""
     s = {k: v.double() for k, v in state.items()}
-    f = ACTIVATIONS[act]
+    f = ACTIVATIONS[activation]
     lin1 = lambda z: F.linear(z, s["linear_1.weight"], s["linear_1.bias"])  # noqa: E731
     lin2 = lambda z: F.linear(z, s["linear_2.weight"], s["linear_2.bias"])  # noqa: E731
     x = x.double()
-    if where == "first":
+    if at is ActivationAt.FIRST:
         return lin2(lin1(f(x)))
-    if where == "last":
+    if at is ActivationAt.LAST:
         return f(lin2(lin1(x)))
-    if where == "both":
+    if at is ActivationAt.BOTH:
         return f(lin2(f(lin1(x))))
     return lin2(f(lin1(x)))
 
@@ -76,26 +87,25 @@ def variant(x, state, act="relu", where="middle"):
 def ffn_hint(x, y, state, default: str) -> str:
     """Name the feed-forward mistake that explains y, if one does."""
     dt = y.dtype
-    candidates = [(lambda a=a: is_close(y, variant(x, state, a), dt), ACTIVATION_HINTS[a])
+    candidates = [(lambda a=a: is_close(y, expected_feed_forward(x, state, a), dt), ACTIVATION_HINTS[a])
                   for a in ACTIVATION_HINTS]
     return diagnose(
         default,
         *candidates,
-        (lambda: is_close(y, variant(x, state, where="first"), dt),
+        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.FIRST), dt),
          "ReLU applied to the input, before linear_1: it goes between linear_1 and linear_2"),
-        (lambda: is_close(y, variant(x, state, where="last"), dt),
+        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.LAST), dt),
          "ReLU applied after linear_2: it goes between linear_1 and linear_2, the output is not clipped"),
-        (lambda: is_close(y, variant(x, state, where="both"), dt),
+        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.BOTH), dt),
          "an extra ReLU after linear_2: only one, between linear_1 and linear_2"),
     )
 
 
 def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=False):
-    y = ffn(student, h, x, what, strict)
-    expected = variant(x, state)
-    if not is_close(y, expected, x.dtype):
-        close(y, expected, what, ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
-              dtype=x.dtype)
+    y = student_feed_forward(student, h, x, what, strict)
+    expected = expected_feed_forward(x, state)
+    close(y, expected, what, lambda: ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
+          dtype=x.dtype)
     return y
 
 
@@ -141,10 +151,9 @@ def feed_forward_uses_relu(student, x, dtype):
     eye, zero = torch.eye(2, dtype=dtype), torch.zeros(2, dtype=dtype)
     state = {"linear_1.weight": eye, "linear_1.bias": zero, "linear_2.weight": eye, "linear_2.bias": zero}
     h, _ = build_ffn(student, 2, 2, 0, dtype, state=state)
-    y = ffn(student, h, x, "FeedForward(x) with identity weights")
-    if not is_close(y, torch.relu(x), dtype):
-        close(y, torch.relu(x), "FeedForward(x) with identity weights (should be relu(x))",
-              ffn_hint(x, y, state, "the activation between linear_1 and linear_2 is ReLU: max(0, z)"), dtype=dtype)
+    y = student_feed_forward(student, h, x, "FeedForward(x) with identity weights")
+    close(y, torch.relu(x), "FeedForward(x) with identity weights (should be relu(x))",
+          lambda: ffn_hint(x, y, state, "the activation between linear_1 and linear_2 is ReLU: max(0, z)"), dtype=dtype)
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
@@ -164,8 +173,8 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
     x = randn((2, 3, d), seed + 20, dtype)
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 21, dtype, 3.0)
-    y, y2 = ffn(student, h, x), ffn(student, h, x2)
-    not_constant(y, variant(x, state), "FeedForward(x)")
+    y, y2 = student_feed_forward(student, h, x), student_feed_forward(student, h, x2)
+    not_constant(y, expected_feed_forward(x, state), "FeedForward(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):

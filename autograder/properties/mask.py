@@ -10,6 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import oracles
+from .oracles import expected_causal_mask
 from .checks import diagnose, expect, fail, tensor
 from .core import prop
 from .strategies import PaddedTokens, dtypes, seeds, randn
@@ -28,15 +29,11 @@ def as_bool(m, what, strict, hint):
     return m != 0
 
 
-def causal(student, size, strict=False, **kwargs):
+def student_causal_mask(student, size, strict=False, **kwargs):
     m = tensor(student.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size))
     return as_bool(m, f"causal_mask({size})", strict,
                    "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool).tril(): "
                    "not a float 0/1 or 0/-inf mask")
-
-
-def expected_causal(size):
-    return torch.ones(size, size, dtype=torch.bool).tril()
 
 
 def causal_hint(m, size, default):
@@ -57,7 +54,7 @@ def causal_hint(m, size, default):
     )
 
 
-def padding(student, tokens, pad_id, strict=False):
+def student_padding_mask(student, tokens, pad_id, strict=False):
     b, s = tokens.shape
     m = student.call(C, "padding_mask", tokens, pad_id)
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, s), (b, 1, s)):
@@ -103,7 +100,7 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
 @given(size=st.integers(1, 6))
 def causal_mask_shape_and_dtype(student, size):
     """causal_mask(size) is a bool tensor of shape (size, size)."""
-    causal(student, size, strict=True)
+    student_causal_mask(student, size, strict=True)
 
 
 @prop(C, points=3, examples=6)
@@ -111,8 +108,8 @@ def causal_mask_shape_and_dtype(student, size):
 @example(size=3)
 def causal_mask_is_lower_triangular(student, size):
     """mask[i, j] is True exactly when j <= i: on and below the diagonal."""
-    got = causal(student, size)
-    expected = expected_causal(size)
+    got = student_causal_mask(student, size)
+    expected = expected_causal_mask(size)
     if not torch.equal(got, expected):
         bad = torch.nonzero(got != expected)[0].tolist()
         fail(f"causal_mask({size})[{bad[0]}, {bad[1]}] is {bool(got[bad[0], bad[1]])}, expected "
@@ -125,7 +122,7 @@ def causal_mask_is_lower_triangular(student, size):
 @given(size=st.integers(1, 4), device=st.sampled_from(["cpu", torch.device("cpu"), None]))
 def causal_mask_accepts_device(student, size, device):
     """causal_mask(size, device=...) accepts a device and returns the mask on it."""
-    m = causal(student, size, device=device)
+    m = student_causal_mask(student, size, device=device)
     expect(m.device == torch.device("cpu"), f"causal_mask(..., device={device!r}) is on {m.device}",
            "create the mask with device=device")
 
@@ -135,7 +132,7 @@ def causal_mask_accepts_device(student, size, device):
 def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
     """With the student's causal mask in (oracle) self-attention, outputs up to t never depend on inputs after t."""
     cut = min(cut, n - 2)
-    m = causal(student, n)
+    m = student_causal_mask(student, n)
     expect(bool(m.diagonal().all()), f"your causal_mask({n}) blocks position i from itself",
            causal_hint(m, n, "position i may always attend to itself: mask[i, i] is True"))
     x = randn((2, n, d), seed, dtype)
@@ -153,7 +150,7 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
 @given(inputs=padded_tokens())
 def padding_mask_shape_and_dtype(student, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""
-    padding(student, *inputs, strict=True)
+    student_padding_mask(student, *inputs, strict=True)
 
 
 @prop(C, points=2, examples=10)
@@ -163,7 +160,7 @@ def padding_mask_shape_and_dtype(student, inputs):
 def padding_mask_marks_real_tokens(student, inputs):
     """mask[b, 0, 0, j] is True exactly where tokens[b, j] != pad_id."""
     tokens, pad_id = inputs
-    m = padding(student, tokens, pad_id)
+    m = student_padding_mask(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         bad = torch.nonzero(m != expected)[0].tolist()
@@ -179,7 +176,7 @@ def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     """With the student's padding mask in (oracle) attention, changing the padded keys and values changes nothing."""
     tokens, pad_id = inputs
     b, s = tokens.shape
-    m = padding(student, tokens, pad_id)
+    m = student_padding_mask(student, tokens, pad_id)
     real = tokens != pad_id
     expect(bool((m.reshape(b, s) | ~real).all()) or not bool(real.any()),
            "your padding mask blocks a real token (tokens != pad_id)",

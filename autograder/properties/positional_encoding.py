@@ -100,10 +100,9 @@ def check_table(student, max_len, d, what=None):
     pe = table(student, max_len, d)
     expected = oracles.sinusoidal(max_len, d)
     atol = pe_atol(max_len)
-    if not is_close(pe, expected, rtol=0.0, atol=atol):
-        close(pe, expected, what or f"sinusoidal_encoding({max_len}, {d})",
-              pe_hint(pe, max_len, d, "PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(same angle)"),
-              rtol=0.0, atol=atol)
+    close(pe, expected, what or f"sinusoidal_encoding({max_len}, {d})",
+          lambda: pe_hint(pe, max_len, d, "PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(same angle)"),
+          rtol=0.0, atol=atol)
     return pe
 
 
@@ -125,13 +124,12 @@ def sinusoidal_first_row(student, d):
     """PE[0] = [0, 1, 0, 1, ...]: sin(0) in even columns, cos(0) in odd ones."""
     pe = table(student, 3, d)
     expected = torch.tensor([float(j % 2) for j in range(d)], dtype=torch.float64)
-    if not is_close(pe[0], expected, rtol=0.0, atol=1e-6):
-        close(pe[0], expected, "PE[0]", diagnose("position 0: every angle is 0, so sin gives 0 and cos gives 1",
-                                                 (lambda: is_close(pe[0], 1 - expected, atol=1e-6),
-                                                  "sin and cos swapped: even columns (0, 2, ...) are sin, odd "
-                                                  "columns cos"),
-                                                 (lambda: is_close(pe[0], pe_variant(1, d, start=1)[0], atol=1e-5),
-                                                  "positions start at 0: PE[0] = [0, 1, 0, 1, ...]")), atol=1e-6)
+    close(pe[0], expected, "PE[0]",
+          lambda: diagnose("position 0: every angle is 0, so sin gives 0 and cos gives 1",
+                           (lambda: is_close(pe[0], 1 - expected, atol=1e-6),
+                            "sin and cos swapped: even columns (0, 2, ...) are sin, odd columns cos"),
+                           (lambda: is_close(pe[0], pe_variant(1, d, start=1)[0], atol=1e-5),
+                            "positions start at 0: PE[0] = [0, 1, 0, 1, ...]")), atol=1e-6)
 
 
 @prop(C, points=3, examples=10, error_hint=TABLE_ERROR)
@@ -193,10 +191,9 @@ def positional_encoding_buffer(student, max_len, d):
            "the table is fixed: register it with self.register_buffer(\"pe\", ...), not nn.Parameter")
     pe = tensor(state["pe"], "PositionalEncoding.pe", shape=(1, max_len, d))
     atol = pe_atol(max_len)
-    if not is_close(pe[0], oracles.sinusoidal(max_len, d), rtol=0.0, atol=atol):
-        close(pe[0], oracles.sinusoidal(max_len, d), "PositionalEncoding.pe[0]",
-              pe_hint(pe[0], max_len, d, "pe is sinusoidal_encoding(max_len, d_model).unsqueeze(0)"), rtol=0.0,
-              atol=atol)
+    close(pe[0], oracles.sinusoidal(max_len, d), "PositionalEncoding.pe[0]",
+          lambda: pe_hint(pe[0], max_len, d, "pe is sinusoidal_encoding(max_len, d_model).unsqueeze(0)"), rtol=0.0,
+          atol=atol)
 
 
 @prop(C, points=2, examples=6, error_hint="slice the table to the sequence length: self.pe[:, : x.size(1)], "
@@ -247,8 +244,7 @@ def token_embedding_scales_by_sqrt_d_model(student, vocab, d, b, s, seed, dtype)
                check_dtype=True)
     rows = w[tokens].double()
     expected = rows * math.sqrt(d)
-    if not is_close(y, expected, dtype):
-        close(y, expected, "TokenEmbedding(tokens)", token_hint(y, rows, d, vocab, dtype), dtype=dtype)
+    close(y, expected, "TokenEmbedding(tokens)", lambda: token_hint(y, rows, d, vocab, dtype), dtype=dtype)
 
 
 def token_hint(y, rows, d, vocab, dtype, default="out = self.embedding(tokens) * math.sqrt(d_model)"):
