@@ -7,7 +7,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.properties import oracles
+from autograder.properties import expected_values
 from autograder.properties.add_norm import (
     C, ERROR_HINT, build_add_norm, build_norm, check_add_norm, check_layer_norm, layer_norm_hint,
     student_layer_norm,
@@ -65,7 +65,7 @@ def layer_norm_gradients_match_torch(student, d, seed, dtype):
     reply = student.run(Call(h, "forward", (x,), seed=seed, backward=True))
     xr = x.double().requires_grad_(True)
     w, b = state["weight"].double().requires_grad_(True), state["bias"].double().requires_grad_(True)
-    out = oracles.layer_norm(xr, w, b)
+    out = expected_values.layer_norm(xr, w, b)
     y = tensor(reply.value, "LayerNorm(x)", like=x)
     close(y, out.detach(), "LayerNorm(x)", lambda: layer_norm_hint(x, y, state["weight"], state["bias"], 1e-5,
                                                                    "(x - mean) / sqrt(var + eps) * weight + bias"),
@@ -76,10 +76,10 @@ def layer_norm_gradients_match_torch(student, d, seed, dtype):
     grads = reply.param_grads or {}
     expect(reply.input_grads and reply.input_grads[0] is not None, "no gradient reached the input x", hint)
     close(reply.input_grads[0], xr.grad, "d loss / d x", hint, rtol=rtol, atol=atol)
-    for name, ref in (("weight", w.grad), ("bias", b.grad)):
+    for name, expected_grad in (("weight", w.grad), ("bias", b.grad)):
         expect(grads.get(name) is not None, f"no gradient reached LayerNorm.{name}",
                "use the parameters in forward (y = normalised * self.weight + self.bias)")
-        close(grads[name], ref, f"d loss / d {name}", hint, rtol=rtol, atol=atol)
+        close(grads[name], expected_grad, f"d loss / d {name}", hint, rtol=rtol, atol=atol)
 
 
 @prop(C, points=2, examples=3, visible=False, error_hint=ERROR_HINT)
@@ -96,11 +96,11 @@ def add_and_norm_dropout_acts_on_the_sublayer_output(student, seed, dtype):
     w, b = state["norm.weight"].double(), state["norm.bias"].double()
     patterns = torch.tensor(list(itertools.product([0.0, 1 / (1 - p)], repeat=d)), dtype=torch.float64)  # (2^d, d)
     # candidates[k, ..., :] = LN(x + pattern_k * s)
-    candidates = oracles.layer_norm(x.double() + patterns[:, None, None, :] * s.double(), w, b)
+    candidates = expected_values.layer_norm(x.double() + patterns[:, None, None, :] * s.double(), w, b)
     err = (candidates - y.double()).abs().amax(-1)  # (2^d, batch, m)
     _, atol = (2e-4, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
     matched = err.amin(0) <= atol
-    plain = oracles.layer_norm((x + s).double(), w, b)
+    plain = expected_values.layer_norm((x + s).double(), w, b)
     if is_close(y, plain, dtype):
         fail("in training mode with dropout=0.5 nothing was dropped: the output is exactly LayerNorm(x + s)",
              "apply self.dropout (an nn.Dropout) to the sublayer output: norm(x + dropout(sublayer_output))")

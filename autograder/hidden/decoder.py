@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from hypothesis import example, given
 
-from ..properties import oracles
+from ..properties import expected_values
 from ..properties.checks import close, consistent, diagnose, expect, fail, is_close
 from ..properties.core import prop
 from ..properties.decoder import (KV_FROM_X, LAYER_ERROR, MASKS_EVERY_LAYER, NO_MEMORY_MASK, NO_TARGET_MASK,
@@ -21,12 +21,13 @@ C = "decoder"
 @example(case=fixed_layer_case(batch=1, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=6, memory_mask=False))
 def decoder_layer_post_norm_closed_form(student, case):
     """With both attentions' w_o and linear_2 zeroed, every sub-layer outputs 0: layer(x) = LN3(LN2(LN1(x)))."""
-    x, memory, tm, _, d, h, d_ff, seed = case
+    x, memory, tm = case.x, case.memory, case.target_mask
+    d, d_ff, seed = case.d_model, case.d_ff, case.seed
     state = decoder_layer_state("", d, d_ff, seed, x.dtype)
     for name in ("self_attention.w_o.weight", "self_attention.w_o.bias", "cross_attention.w_o.weight",
                  "cross_attention.w_o.bias", "feed_forward.linear_2.weight", "feed_forward.linear_2.bias"):
         state[name] = torch.zeros_like(state[name])
-    handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype, state=state)
+    handle, _ = build_layer(student, case, state=state)
     out = run(student, handle, x, memory, tm)
     n = {i: (lambda y, i=i: expected_layer_norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)}
     expected = n[3](n[2](n[1](x)))
@@ -47,15 +48,16 @@ def decoder_layer_post_norm_closed_form(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=8))
 def decoder_stack_is_causal(student, case):
     """A 2-layer Decoder with a causal target_mask: changing the last target position changes no earlier output."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_stack(student, 2, d, h, d_ff, seed, x.dtype)
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    d, h, d_ff, seed = case.d_model, case.num_heads, case.d_ff, case.seed
+    handle, state = build_stack(student, case, 2)
     out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
     changed = x.clone()
     changed[:, -1] = randn(changed[:, -1].shape, seed + 6, x.dtype, 2.0)
     out2 = run(student, handle, changed, memory, tm, mm, "Decoder.forward")
     consistent(out2[:, :-1], out[:, :-1], "Decoder outputs before the last position after changing the last target",
                f"{NO_TARGET_MASK}; {MASKS_EVERY_LAYER}",
-               expected=oracles.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1])
+               expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1])
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
@@ -63,14 +65,16 @@ def decoder_stack_is_causal(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_stack_memory_mask_reaches_every_layer(student, case):
     """In a 2-layer Decoder, changing the memory at positions memory_mask blocks leaves the output unchanged."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_stack(student, 2, d, h, d_ff, seed, x.dtype)
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    d, h, d_ff, seed = case.d_model, case.num_heads, case.d_ff, case.seed
+    handle, state = build_stack(student, case, 2)
     padded = ~mm[:, 0, 0]
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
     out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
     out2 = run(student, handle, x, changed, tm, mm, "Decoder.forward")
     consistent(out2, out, "Decoder output after changing the memory at blocked positions",
-               f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})", expected=oracles.decoder(state, 2, d, h, d_ff, x, memory, tm, mm))
+               f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})",
+               expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm))
 
 
 @prop(C, points=1, examples=3, visible=False, error_hint=LAYER_ERROR)
@@ -78,8 +82,9 @@ def decoder_stack_memory_mask_reaches_every_layer(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=10, memory_mask=False))
 def decoder_layer_gradients_reach_memory_and_parameters(student, case):
     """Backpropagating through DecoderLayer reaches x, the memory, and every parameter (finite gradients)."""
-    x, memory, tm, _, d, h, d_ff, seed = case
-    handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype)
+    x, memory, tm = case.x, case.memory, case.target_mask
+    seed = case.seed
+    handle, _ = build_layer(student, case)
     reply = student.run(Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True))
     grads = reply.input_grads or [None, None]
     expect(grads[1] is not None and grads[1].abs().sum() > 0, "no gradient reaches the memory", KV_FROM_X)

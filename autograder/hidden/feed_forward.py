@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from autograder.properties.checks import close, expect, fail, is_close
 from autograder.properties.core import prop
-from autograder.properties.feed_forward import C, ERROR_HINT, build_ffn, check_ffn, expected_feed_forward, student_feed_forward
+from autograder.properties.feed_forward import (C, ERROR_HINT, build_ffn, check_ffn, expected_feed_forward,
+                                               student_feed_forward)
 from autograder.properties.strategies import dtypes, ffn_state, randn, seeds
 from autograder.student_code import Call, cotangent
 

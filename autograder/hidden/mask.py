@@ -5,21 +5,22 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.properties import oracles
+from autograder.properties import expected_values
 from autograder.properties.checks import expect, fail
 from autograder.properties.core import prop
 from autograder.properties.mask import (C, causal_hint, padded_tokens, padding_hint, student_causal_mask,
                                        student_padding_mask)
-from autograder.properties.oracles import expected_causal_mask
+from autograder.properties.expected_values import expected_causal_mask
 from autograder.properties.strategies import PaddedTokens, dtypes, randn, seeds
 
 
 @prop(C, points=3, examples=8, visible=False)
 @given(inputs=padded_tokens(max_batch=2, max_seq=5), cut=st.integers(0, 4), seed=seeds(), dtype=dtypes())
-@example(inputs=PaddedTokens(torch.tensor([[4, 2, 1, 0, 0], [3, 0, 0, 0, 0]]), 0), cut=2, seed=0, dtype=torch.float64)
+@example(inputs=PaddedTokens(tokens=torch.tensor([[4, 2, 1, 0, 0], [3, 0, 0, 0, 0]]), pad_id=0), cut=2, seed=0,
+         dtype=torch.float64)
 def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     """causal_mask(s) & padding_mask(tokens) broadcasts to (batch, 1, s, s): j <= i and token j is real."""
-    tokens, pad_id = inputs
+    tokens, pad_id = inputs.tokens, inputs.pad_id
     b, s = tokens.shape
     cut = min(cut, s - 1)
     c, p = student_causal_mask(student, s), student_padding_mask(student, tokens, pad_id)
@@ -30,11 +31,11 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
              "j <= i and token j is not padding",
              causal_hint(c, s, padding_hint(p, tokens, pad_id, "the two masks must combine by broadcasting: "
                                                                "(s, s) & (batch, 1, 1, s) -> (batch, 1, s, s)")))
-    # In (oracle) self-attention: real queries up to `cut` ignore the future and the padding.
+    # In the checking side's self-attention: real queries up to `cut` ignore the future and the padding.
     x = randn((b, 2, s, 3), seed, dtype)
     hidden = (torch.arange(s) > cut)[None, :] | (tokens == pad_id)  # (b, s)
     x2 = torch.where(hidden[:, None, :, None], randn(x.shape, seed + 1, dtype, 4.0), x)
-    out, out2 = oracles.attention(x, x, x, combined)[0], oracles.attention(x2, x2, x2, combined)[0]
+    out, out2 = expected_values.attention(x, x, x, combined)[0], expected_values.attention(x2, x2, x2, combined)[0]
     keep = ~hidden[:, None, :, None].expand(out.shape)
     expect(torch.allclose(out[keep], out2[keep], rtol=1e-5, atol=1e-6),
            "with the combined mask, a real query at or before t depends on a future or padding token",

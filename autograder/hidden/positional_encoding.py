@@ -7,7 +7,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.properties import oracles
+from autograder.properties import expected_values
 from autograder.properties.checks import close, expect, fail, not_constant, tensor
 from autograder.properties.core import prop
 from autograder.properties.positional_encoding import (
@@ -29,7 +29,7 @@ def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
     """PE[p + k] = R_k PE[p]: each pair rotates by the angle k·ω_i, ω_i = 1 / 10000^(2i/d_model)."""
     d, max_len = 2 * half, 40
     pe = table(student, max_len, d).double()
-    not_constant(pe, oracles.sinusoidal(max_len, d), f"sinusoidal_encoding({max_len}, {d})")
+    not_constant(pe, expected_values.sinusoidal(max_len, d), f"sinusoidal_encoding({max_len}, {d})")
     omega = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     sin_p, cos_p = pe[:-k, 0::2], pe[:-k, 1::2]
@@ -69,6 +69,6 @@ def token_embedding_parameters_and_dtype(student, vocab, d, seed, dtype):
     y = tensor(student.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(1, 3, d), dtype=dtype)
     rows = w[tokens].double()
     close(y, rows * math.sqrt(d), "TokenEmbedding(tokens)",
-          token_hint(y, rows, d, vocab, dtype, "out = self.embedding(tokens) * math.sqrt(d_model), in the model's "
-                                               "dtype"), dtype=dtype)
+          lambda: token_hint(y, rows, d, vocab, dtype, "out = self.embedding(tokens) * math.sqrt(d_model), in the "
+                                                       "model's dtype"), dtype=dtype)
 

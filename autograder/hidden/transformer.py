@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from ..properties.checks import close, diagnose, expect, fail, is_close, tensor
 from ..properties.core import prop
-from ..properties.oracles import expected_causal_mask
+from ..properties.expected_values import expected_causal_mask
 from ..properties.transformer import (BUILD_ERROR, NO_PAD, NO_PE_TGT, NO_STOP, ExpectedTransformer, ModelMistake,
                                       build, cases, decode_call, eos_biased, expected_greedy_decode, explain_greedy,
                                       fixed_case, forward)

@@ -2,7 +2,7 @@
 
 The example is fixed (six tokens, two heads, a causal mask, float64 weights from a fixed seed), so every
 student sees the same picture of the same computation. The reference comes from torch's nn.MultiheadAttention
-with the same weights (oracles.multi_head), computed here in the judge. The picture shows the weights of each
+with the same weights (expected_values.multi_head), computed here in the judge. The picture shows the weights of each
 head and the output's difference from the reference's: weights can match while the output does not (heads
 merged without a transpose), and the caption then says so in words.
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..properties import oracles
+from ..properties import expected_values
 from ..student_code import Call, StudentError
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
@@ -52,7 +52,7 @@ def example():
 
 def reference() -> View:
     x, state, mask = example()
-    out, w = oracles.multi_head(state, D_MODEL, HEADS, x, x, x, mask)
+    out, w = expected_values.multi_head(state, D_MODEL, HEADS, x, x, x, mask)
     return View(w[0], out[0])
 
 

@@ -8,7 +8,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
+from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from ..student_code import Call
@@ -106,7 +106,7 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
 def check_layer_norm(student, h, x, weight, bias, eps, what="LayerNorm(x)", default=None):
     """y = LayerNorm(x) ≈ F.layer_norm(x, weight, bias, eps) in float64, or a named mistake."""
     y = student_layer_norm(student, h, x)
-    expected = oracles.layer_norm(x.double(), weight.double(), bias.double(), eps)
+    expected = expected_values.layer_norm(x.double(), weight.double(), bias.double(), eps)
     close(y, expected, what, lambda: layer_norm_hint(x, y, weight, bias, eps, default or
                                                      "(x - mean) / sqrt(var + eps) * weight + bias over the last dim, "
                                                      "biased variance"), dtype=x.dtype)
@@ -171,7 +171,7 @@ def layer_norm_is_shift_and_scale_invariant(student, d, seed, std, scale, shift,
     x = standardized((2, 3, d), seed, dtype, std)
     h = build_norm(student, d, dtype)
     y = student_layer_norm(student, h, x)
-    not_constant(y, oracles.layer_norm(x.double()), "LayerNorm(x)")
+    not_constant(y, expected_values.layer_norm(x.double()), "LayerNorm(x)")
     shifted = student_layer_norm(student, h, x + shift)
     expect(is_close(shifted, y, dtype, rtol=1e-4, atol=1e-4), f"LayerNorm(x + {shift:g}) differs from LayerNorm(x)",
            "subtract the mean over the last dim: adding a constant to a position must change nothing")
@@ -212,7 +212,7 @@ def layer_norm_normalises_the_last_dim_only(student, d, seed, pos, dtype):
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 1, dtype, 4.0) + 3
     y, y2 = student_layer_norm(student, h, x), student_layer_norm(student, h, x2)
-    not_constant(y, oracles.layer_norm(x.double()), "LayerNorm(x)")
+    not_constant(y, expected_values.layer_norm(x.double()), "LayerNorm(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):
@@ -234,13 +234,13 @@ def add_norm_hint(student, x, s, y, weight, bias, default):
             cache["h"] = build_norm(student, d, dt, {"weight": weight, "bias": bias})
         return student_layer_norm(student, cache["h"], z)
 
-    def oracle(z):
-        return oracles.layer_norm(z.double(), weight.double(), bias.double())
+    def expected_norm(z):
+        return expected_values.layer_norm(z.double(), weight.double(), bias.double())
 
     x_plus_s = x + s
     return diagnose(
         default,
-        (lambda: is_close(y, ln(x_plus_s), dt) and not is_close(y, oracle(x_plus_s), dt),
+        (lambda: is_close(y, ln(x_plus_s), dt) and not is_close(y, expected_norm(x_plus_s), dt),
          "AddAndNorm itself is right, but your LayerNorm is not: fix LayerNorm first (see the layer_norm "
          "properties)"),
         (lambda: is_close(y, ln(x) + s, dt),
@@ -267,7 +267,7 @@ def check_add_norm(student, h, state, x, s, what, default, strict=False):
     strict: the one property that owns AddAndNorm's dtype and device."""
     y = tensor(student.method(h, "forward", x, s), what, like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
     w, b = state["norm.weight"], state["norm.bias"]
-    expected = oracles.layer_norm((x + s).double(), w.double(), b.double())
+    expected = expected_values.layer_norm((x + s).double(), w.double(), b.double())
     close(y, expected, what, lambda: default() if callable(default) else add_norm_hint(student, x, s, y, w, b, default),
           dtype=x.dtype)
     return y

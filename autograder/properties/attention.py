@@ -7,7 +7,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
+from . import expected_values
 from .checks import close, consistent, diagnose, expect, fail, finite, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
@@ -133,14 +133,14 @@ def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
 @given(qkv=attention_inputs(distinct_lengths=True))
 def attention_shapes_for_cross_attention(student, qkv):
     """m_q != m_k: returns (output, weights), output (..., m_q, d_v), weights (..., m_q, m_k), dtype kept."""
-    attend(student, *qkv, strict=True)
+    attend(student, qkv.query, qkv.key, qkv.value, strict=True)
 
 
 @prop(C, points=2, examples=12)
 @given(qkv=attention_inputs())
 def attention_weights_are_a_distribution(student, qkv):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
-    _, w = attend(student, *qkv)
+    _, w = attend(student, qkv.query, qkv.key, qkv.value)
     expect((w >= 0).all(), "negative attention weights", "weights come out of a softmax: is it applied?")
     if not sums_to_one(w, -1):
         fail("each query's weights should sum to 1 over the keys (last dim)",
@@ -175,32 +175,33 @@ def attention_two_keys_closed_form(student, q, k, d_k, dtype):
 
 @st.composite
 def masked_inputs(draw, fully_masked=False):
-    q, k, v = draw(attention_inputs(lead=draw(st.lists(st.integers(1, 2), min_size=1, max_size=2))))
+    qkv = draw(attention_inputs(lead=draw(st.lists(st.integers(1, 2), min_size=1, max_size=2))))
+    q, k, v = qkv.query, qkv.key, qkv.value
     shape = (*q.shape[:-1], k.shape[-2])
     m = draw(masks(shape, p_fully_masked_row=fully_masked))
     if draw(st.booleans()):  # a mask that broadcasts over the leading dims
         m = m.reshape(-1, *shape[-2:])[0]
         if not fully_masked:
             m[..., 0] = True
-    return MaskedAttentionInputs(q, k, v, m)
+    return MaskedAttentionInputs(query=q, key=k, value=v, mask=m)
 
 
 @prop(C, points=3, examples=12)
 @given(inputs=masked_inputs())
 def attention_equals_torch(student, inputs):
     """Weights and output equal torch's scaled_dot_product_attention (mask True = may attend)."""
-    q, k, v, m = inputs
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     out, w = attend(student, q, k, v, m)
-    expected_out, expected_w = oracles.sdpa(q, k, v, m), oracles.attention(q, k, v, m)[1]
+    expected_out, expected_w = expected_values.sdpa(q, k, v, m), expected_values.attention(q, k, v, m)[1]
     d_k = q.shape[-1]
     hint = lambda: diagnose(  # noqa: E731 - run only when a comparison fails
         "weights = softmax(q k^T / sqrt(d_k)) with blocked scores at -inf; output = weights @ value",
-        (lambda: is_close(w, oracles.attention(q, k, v)[1]), "the mask is ignored"),
-        (lambda: is_close(w, oracles.attention(q, k, v, ~m)[1]), "inverted mask: True means may attend"),
-        (lambda: is_close(w, oracles.attention(q * math.sqrt(d_k), k, v, m)[1]), "no scaling: divide the "
-                                                                                "scores by sqrt(d_k)"),
-        (lambda: is_close(w, oracles.attention(q / math.sqrt(d_k), k, v, m)[1]), "divided by d_k: the scale is "
-                                                                                "1/sqrt(d_k)"),
+        (lambda: is_close(w, expected_values.attention(q, k, v)[1]), "the mask is ignored"),
+        (lambda: is_close(w, expected_values.attention(q, k, v, ~m)[1]), "inverted mask: True means may attend"),
+        (lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v, m)[1]),
+         "no scaling: divide the scores by sqrt(d_k)"),
+        (lambda: is_close(w, expected_values.attention(q / math.sqrt(d_k), k, v, m)[1]),
+         "divided by d_k: the scale is 1/sqrt(d_k)"),
         (lambda: is_close(w, expected_w) and is_close(out, expected_w.transpose(-2, -1) @ v),
          "weights transposed before @ value"),
         (lambda: is_close(w, expected_w), "the weights are right but the output is not: output = weights @ value"))
@@ -212,7 +213,7 @@ def attention_equals_torch(student, inputs):
 @given(inputs=masked_inputs())
 def attention_masked_keys_get_zero_weight(student, inputs):
     """Where the mask is False, the weight is exactly 0; allowed weights still sum to 1."""
-    q, k, v, m = inputs
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     _, w = attend(student, q, k, v, m)
     blocked = (~m).expand(w.shape)
     if (w[blocked] != 0).any():
@@ -229,14 +230,16 @@ def attention_masked_keys_get_zero_weight(student, inputs):
 
 @prop(C, points=2, examples=10)
 @given(inputs=masked_inputs(fully_masked=True))
-@example(inputs=MaskedAttentionInputs(torch.ones(1, 2, 2, dtype=torch.float64), torch.ones(1, 3, 2, dtype=torch.float64),
-                 torch.ones(1, 3, 2, dtype=torch.float64), torch.tensor([[[True, True, False], [False] * 3]])))
+@example(inputs=MaskedAttentionInputs(query=torch.ones(1, 2, 2, dtype=torch.float64),
+                                      key=torch.ones(1, 3, 2, dtype=torch.float64),
+                                      value=torch.ones(1, 3, 2, dtype=torch.float64),
+                                      mask=torch.tensor([[[True, True, False], [False] * 3]])))
 def attention_fully_masked_rows_are_zero(student, inputs):
     """A query whose keys are all masked gets all-zero weights and output: never NaN."""
-    q, k, v, m = inputs
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     out, w = attend(student, q, k, v, m)
     dead = ~m.expand(w.shape).any(-1)  # (..., m_q)
-    not_constant(w, oracles.attention(q, k, v, m)[1], "weights")
+    not_constant(w, expected_values.attention(q, k, v, m)[1], "weights")
     if not ((w[dead] == 0).all() and (out[dead] == 0).all()):
         uniform = is_close(w[dead], torch.full_like(w[dead], 1 / w.shape[-1]))
         fail("a fully masked query row is not all zeros",
@@ -248,9 +251,9 @@ def attention_fully_masked_rows_are_zero(student, inputs):
 @given(inputs=masked_inputs())
 def attention_output_in_convex_hull_of_values(student, inputs):
     """Each output coordinate lies between the min and max of the allowed value rows."""
-    q, k, v, m = inputs
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     out, _ = attend(student, q, k, v, m)
-    not_constant(out, oracles.attention(q, k, v, m)[0], "output")
+    not_constant(out, expected_values.attention(q, k, v, m)[0], "output")
     allowed = m.expand((*q.shape[:-1], k.shape[-2])).unsqueeze(-1)  # (..., m_q, m_k, 1)
     vals = v.unsqueeze(-3)  # (..., 1, m_k, d_v)
     hi = torch.where(allowed, vals, torch.tensor(float("-inf"), dtype=v.dtype)).amax(-2)

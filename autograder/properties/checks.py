@@ -172,14 +172,14 @@ def not_constant(actual, expected, what: str) -> None:
              "zeros_like still returned?)")
 
 
-def consistent(actual, reference, what: str, hint="", dtype=None, rtol=None, atol=None, expected=None) -> None:
+def consistent(actual, original, what: str, hint="", dtype=None, rtol=None, atol=None, expected=None) -> None:
     """Two outputs of the student's code that must agree (an invariance): both finite, not constant where
-    `expected` (the true output for `reference`'s input) is not, then equal within tolerance."""
-    finite(reference, what)
+    `expected` (the true output for `original`'s input) is not, then equal within tolerance."""
+    finite(original, what)
     finite(actual, what)
     if expected is not None:
-        not_constant(reference, expected, what)
-    close(actual, reference, what, hint, dtype, rtol, atol)
+        not_constant(original, expected, what)
+    close(actual, original, what, hint, dtype, rtol, atol)
 
 
 def is_close(actual, expected, dtype=None, rtol=None, atol=None) -> bool:

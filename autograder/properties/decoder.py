@@ -1,7 +1,7 @@
 """Properties of decoder.DecoderLayer and decoder.Decoder (visible to students).
 
-Witness: torch's nn.TransformerDecoderLayer (post-norm, ReLU, dropout 0) with the same weights copied in, with
-m_E != m_D, a causal target mask and a memory padding mask. Invariants tell the masks apart: causality (later
+Expected values: torch's nn.TransformerDecoderLayer (post-norm, ReLU, dropout 0) with the same weights copied
+in, with m_E != m_D, a causal target mask and a memory padding mask. Invariants tell the masks apart: causality (later
 target positions cannot change earlier outputs), the cross-attention reading the memory, and padded memory
 positions being invisible under memory_mask. Mismatches are diagnosed by recomputing the layer with one
 mistake at a time.
@@ -12,8 +12,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
-from .oracles import expected_causal_mask
+from . import expected_values
+from .expected_values import expected_causal_mask
 from .checks import (close, consistent, diagnose, expect, fail, is_close, not_constant, stack_tolerance, tensor,
                      written_by_hand)
 from .core import prop
@@ -98,7 +98,8 @@ def layer_cases(draw, memory_mask=True, dtype=None):
     memory = draw(tensors((b, m_e, d), dtype))
     use = draw(st.booleans()) if memory_mask == "maybe" else memory_mask
     mm = draw(masks((b, 1, 1, m_e), p_fully_masked_row=False)) if use else None
-    return DecoderInputs(x, memory, expected_causal_mask(m_d), mm, d, h, draw(st.sampled_from([4, 8])), draw(seeds()))
+    return DecoderInputs(x=x, memory=memory, target_mask=expected_causal_mask(m_d), memory_mask=mm, d_model=d,
+                         num_heads=h, d_ff=draw(st.sampled_from([4, 8])), seed=draw(seeds()))
 
 
 def fixed_layer_case(batch, m_d, m_e, d_model, num_heads, d_ff, seed, dtype=torch.float64, memory_mask=True):
@@ -107,18 +108,24 @@ def fixed_layer_case(batch, m_d, m_e, d_model, num_heads, d_ff, seed, dtype=torc
     if memory_mask:
         mm = randn((batch, 1, 1, m_e), seed + 2) > 0
         mm[..., 0] = True
-    return DecoderInputs(x, memory, expected_causal_mask(m_d), mm, d_model, num_heads, d_ff, seed)
+    return DecoderInputs(x=x, memory=memory, target_mask=expected_causal_mask(m_d), memory_mask=mm, d_model=d_model,
+                         num_heads=num_heads, d_ff=d_ff, seed=seed)
 
 
-def build_layer(student, d, h, d_ff, seed, dtype, state=None, **kw):
-    state = decoder_layer_state("", d, d_ff, seed, dtype) if state is None else state
-    return student.build(C, "DecoderLayer", state=state, dtype=dtype, d_model=d, num_heads=h, d_ff=d_ff, **kw), state
+def build_layer(student, case, state=None, **kw):
+    """The student's DecoderLayer for `case`, in x's dtype, with the case's weights (or `state`)."""
+    dtype = case.x.dtype
+    state = decoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype) if state is None else state
+    return student.build(C, "DecoderLayer", state=state, dtype=dtype, d_model=case.d_model, num_heads=case.num_heads,
+                         d_ff=case.d_ff, **kw), state
 
 
-def build_stack(student, n, d, h, d_ff, seed, dtype, **kw):
-    state = stack_state(decoder_layer_state, n, d, d_ff, seed, dtype)
-    return student.build(C, "Decoder", state=state, dtype=dtype, num_layers=n, d_model=d, num_heads=h, d_ff=d_ff,
-                   **kw), state
+def build_stack(student, case, n, **kw):
+    """The student's Decoder of n layers for `case`, with the case's weights."""
+    dtype = case.x.dtype
+    state = stack_state(decoder_layer_state, n, case.d_model, case.d_ff, case.seed, dtype)
+    return student.build(C, "Decoder", state=state, dtype=dtype, num_layers=n, d_model=case.d_model,
+                         num_heads=case.num_heads, d_ff=case.d_ff, **kw), state
 
 
 def run(student, handle, x, memory, target_mask=None, memory_mask=None, what="DecoderLayer.forward"):
@@ -127,12 +134,13 @@ def run(student, handle, x, memory, target_mask=None, memory_mask=None, what="De
     return tensor(out, f"{what}(x, memory, ...) with x {tuple(x.shape)}, memory {tuple(memory.shape)}", like=x)
 
 
-def torch_layer(state, d, h, d_ff, x, memory, target_mask, memory_mask):
-    b, m_d, m_e = x.shape[0], x.shape[1], memory.shape[1]
+def torch_layer(state, case, x, memory, target_mask, memory_mask):
+    """nn.TransformerDecoderLayer of the case's sizes with the weights `state`, on x, memory and the masks."""
+    b, m_d, m_e, h = x.shape[0], x.shape[1], memory.shape[1], case.num_heads
     with torch.no_grad():
-        return oracles.torch_decoder_layer(state, d, h, d_ff, x.dtype)(
-            x, memory, tgt_mask=oracles.to_torch_mask(target_mask, b, h, m_d, m_d),
-            memory_mask=oracles.to_torch_mask(memory_mask, b, h, m_d, m_e))
+        return expected_values.torch_decoder_layer(state, case.d_model, h, case.d_ff, x.dtype)(
+            x, memory, tgt_mask=expected_values.to_torch_mask(target_mask, b, h, m_d, m_d),
+            memory_mask=expected_values.to_torch_mask(memory_mask, b, h, m_d, m_e))
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -140,10 +148,11 @@ def torch_layer(state, d, h, d_ff, x, memory, target_mask, memory_mask):
 def decoder_submodules_are_named(student):
     """DecoderLayer has self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3."""
     info = student.inspect(student.build(C, "DecoderLayer", d_model=4, num_heads=2, d_ff=8))
-    want = ["self_attention", "add_norm_1", "cross_attention", "add_norm_2", "feed_forward", "add_norm_3"]
-    missing = [n for n in want if n not in info["children"]]
+    expected_children = ["self_attention", "add_norm_1", "cross_attention", "add_norm_2", "feed_forward",
+                         "add_norm_3"]
+    missing = [n for n in expected_children if n not in info["children"]]
     expect(not missing, f"DecoderLayer has no sub-module {missing}; it has {info['children']}",
-           "name the sub-modules as in the docstring: " + ", ".join(want))
+           "name the sub-modules as in the docstring: " + ", ".join(expected_children))
     types = info["module_types"]
     expect(types.get("self_attention") == types.get("cross_attention") == "MultiHeadAttention",
            f"DecoderLayer's sub-modules have types {types}",
@@ -166,8 +175,9 @@ def decoder_stack_has_n_distinct_layers(student, n):
 @given(case=layer_cases(memory_mask="maybe"))
 def decoder_layer_output_shape(student, case):
     """With m_E != m_D the output is (batch, m_D, d_model): one row per target position, dtype kept."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype)
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    d = case.d_model
+    handle, _ = build_layer(student, case)
     out = student.method(handle, "forward", x, memory, target_mask=tm, memory_mask=mm)
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (x.shape[0], memory.shape[1], d):
         fail(f"output shape {tuple(out.shape)}: one row per memory position, expected {tuple(x.shape)}",
@@ -182,10 +192,11 @@ def decoder_layer_output_shape(student, case):
 @example(case=fixed_layer_case(batch=1, m_d=3, m_e=2, d_model=6, num_heads=2, d_ff=4, seed=12, dtype=torch.float32))
 def decoder_layer_equals_torch(student, case):
     """DecoderLayer equals nn.TransformerDecoderLayer (post-norm, dropout 0): causal target mask, m_E != m_D."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    h = case.num_heads
+    handle, state = build_layer(student, case)
     out = run(student, handle, x, memory, tm, mm)
-    expected = torch_layer(state, d, h, d_ff, x, memory, tm, mm)
+    expected = torch_layer(state, case, x, memory, tm, mm)
     close(out, expected, "DecoderLayer vs nn.TransformerDecoderLayer",
           lambda: explain_layer(out, state, h, x, memory, tm, mm, "masked self-attention -> add_norm_1, "
                                 "cross-attention on the memory -> add_norm_2, feed-forward -> add_norm_3"))
@@ -196,12 +207,13 @@ def decoder_layer_equals_torch(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=3), p=0)
 def decoder_layer_is_causal(student, case, p):
     """With a causal target_mask, changing target positions > p leaves the outputs at positions <= p unchanged."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    h, seed = case.num_heads, case.seed
     m_d = x.shape[1]
     p = min(p, m_d - 2)
-    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    handle, state = build_layer(student, case)
     out = run(student, handle, x, memory, tm, mm)
-    not_constant(out, torch_layer(state, d, h, d_ff, x, memory, tm, mm), "DecoderLayer output")
+    not_constant(out, torch_layer(state, case, x, memory, tm, mm), "DecoderLayer output")
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
     out2 = run(student, handle, changed, memory, tm, mm)
@@ -219,12 +231,13 @@ def decoder_layer_is_causal(student, case, p):
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=7, memory_mask=False))
 def decoder_layer_cross_attention_reads_memory(student, case):
     """Changing the memory changes the output; the layer equals torch's for a memory of another length."""
-    x, memory, tm, _, d, h, d_ff, seed = case
-    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    x, memory, tm = case.x, case.memory, case.target_mask
+    h, seed = case.num_heads, case.seed
+    handle, state = build_layer(student, case)
     other = randn(memory.shape, seed + 3, x.dtype, 2.0)
     out, out2 = run(student, handle, x, memory, tm), run(student, handle, x, other, tm)
     expect(not is_close(out, out2), "the output does not change when the memory does", KV_FROM_X)
-    expected = torch_layer(state, d, h, d_ff, x, other, tm, None)
+    expected = torch_layer(state, case, x, other, tm, None)
     close(out2, expected, "DecoderLayer vs nn.TransformerDecoderLayer (no memory_mask)",
           lambda: explain_layer(out2, state, h, x, other, tm, None, "keys and values from the encoder memory"))
 
@@ -234,13 +247,14 @@ def decoder_layer_cross_attention_reads_memory(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_layer_memory_mask_hides_padding(student, case):
     """Changing the memory at positions that memory_mask blocks leaves the output unchanged."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    seed = case.seed
+    handle, state = build_layer(student, case)
     padded = ~mm[:, 0, 0]  # (batch, m_E)
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
     out, out2 = run(student, handle, x, memory, tm, mm), run(student, handle, x, changed, tm, mm)
     consistent(out2, out, "output after changing the memory at blocked positions", NO_MEMORY_MASK,
-               expected=torch_layer(state, d, h, d_ff, x, memory, tm, mm))
+               expected=torch_layer(state, case, x, memory, tm, mm))
 
 
 @prop(C, points=2, examples=4, error_hint=LAYER_ERROR)
@@ -248,10 +262,11 @@ def decoder_layer_memory_mask_hides_padding(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=9), n=2)
 def decoder_stack_equals_torch(student, case, n):
     """Decoder(N) equals N nn.TransformerDecoderLayer in order, each with its own weights, the memory and masks."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_stack(student, n, d, h, d_ff, seed, x.dtype)
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    d, h, d_ff = case.d_model, case.num_heads, case.d_ff
+    handle, state = build_stack(student, case, n)
     out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
-    expected = oracles.decoder(state, n, d, h, d_ff, x, memory, tm, mm)
+    expected = expected_values.decoder(state, n, d, h, d_ff, x, memory, tm, mm)
 
     def with_mistake(**kw):
         return expected_decoder(state, n, h, x, memory, tm, mm, **kw)

@@ -1,7 +1,7 @@
 """Properties of encoder.EncoderLayer and encoder.Encoder (visible to students).
 
-Witnesses: torch's nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights copied in, and
-a closed form: with the attention's w_o and the feed-forward's linear_2 zeroed, a post-norm layer is
+Expected values: torch's nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights copied
+in, and a closed form: with the attention's w_o and the feed-forward's linear_2 zeroed, a post-norm layer is
 LN2(LN1(x)). Mismatches are diagnosed by recomputing the layer on the checking side with one mistake at a time
 (pre-norm, the residual added after the norm, a sub-layer skipped, the norms swapped, the mask dropped) and, for
 the stack, with the layers reused or the mask not passed on.
@@ -12,7 +12,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
+from . import expected_values
 from .checks import close, consistent, diagnose, expect, is_close, stack_tolerance, tensor, written_by_hand
 from .core import prop
 from .layers import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, LayerMistake, expected_encoder_layer, expected_layer_norm,
@@ -70,7 +70,8 @@ def layer_cases(draw, mask=True, dtype=None, max_len=4):
     b, m = draw(st.integers(1, 2)), draw(st.integers(2, max_len))
     x = draw(tensors((b, m, d), dtype))
     pad = padding_mask(draw, b, m) if mask and draw(st.booleans() if mask == "maybe" else st.just(True)) else None
-    return EncoderInputs(x, pad, d, h, draw(st.sampled_from([4, 8])), draw(seeds()))
+    return EncoderInputs(x=x, mask=pad, d_model=d, num_heads=h, d_ff=draw(st.sampled_from([4, 8])),
+                         seed=draw(seeds()))
 
 
 def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.float64, mask=True):
@@ -79,18 +80,23 @@ def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.
     if mask:
         pad = randn((batch, 1, 1, length), seed + 1) > 0
         pad[..., 0] = True
-    return EncoderInputs(x, pad, d_model, num_heads, d_ff, seed)
+    return EncoderInputs(x=x, mask=pad, d_model=d_model, num_heads=num_heads, d_ff=d_ff, seed=seed)
 
 
-def build_layer(student, d, h, d_ff, seed, dtype, state=None, **kw):
-    state = encoder_layer_state("", d, d_ff, seed, dtype) if state is None else state
-    return student.build(C, "EncoderLayer", state=state, dtype=dtype, d_model=d, num_heads=h, d_ff=d_ff, **kw), state
+def build_layer(student, case, state=None, **kw):
+    """The student's EncoderLayer for `case`, in x's dtype, with the case's weights (or `state`)."""
+    dtype = case.x.dtype
+    state = encoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype) if state is None else state
+    return student.build(C, "EncoderLayer", state=state, dtype=dtype, d_model=case.d_model, num_heads=case.num_heads,
+                         d_ff=case.d_ff, **kw), state
 
 
-def build_stack(student, n, d, h, d_ff, seed, dtype, **kw):
-    state = stack_state(encoder_layer_state, n, d, d_ff, seed, dtype)
-    return student.build(C, "Encoder", state=state, dtype=dtype, num_layers=n, d_model=d, num_heads=h, d_ff=d_ff,
-                   **kw), state
+def build_stack(student, case, n, **kw):
+    """The student's Encoder of n layers for `case`, with the case's weights."""
+    dtype = case.x.dtype
+    state = stack_state(encoder_layer_state, n, case.d_model, case.d_ff, case.seed, dtype)
+    return student.build(C, "Encoder", state=state, dtype=dtype, num_layers=n, d_model=case.d_model,
+                         num_heads=case.num_heads, d_ff=case.d_ff, **kw), state
 
 
 def run_layer(student, handle, x, mask=None, what="EncoderLayer.forward(x, mask)", strict=False):
@@ -99,11 +105,12 @@ def run_layer(student, handle, x, mask=None, what="EncoderLayer.forward(x, mask)
     return tensor(out, what, like=x, check_dtype=strict)
 
 
-def torch_layer(state, d, h, d_ff, x, mask):
-    b, m = x.shape[:2]
+def torch_layer(state, case, x, mask):
+    """nn.TransformerEncoderLayer of the case's sizes with the weights `state`, on x and mask."""
+    b, m, h = x.shape[0], x.shape[1], case.num_heads
     with torch.no_grad():
-        return oracles.torch_encoder_layer(state, d, h, d_ff, x.dtype)(
-            x, src_mask=oracles.to_torch_mask(mask, b, h, m, m))
+        return expected_values.torch_encoder_layer(state, case.d_model, h, case.d_ff, x.dtype)(
+            x, src_mask=expected_values.to_torch_mask(mask, b, h, m, m))
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -111,8 +118,8 @@ def torch_layer(state, d, h, d_ff, x, mask):
 def encoder_submodules_are_named(student):
     """EncoderLayer has self_attention, add_norm_1, feed_forward, add_norm_2; Encoder has layers (a ModuleList)."""
     info = student.inspect(student.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
-    want = ["self_attention", "add_norm_1", "feed_forward", "add_norm_2"]
-    missing = [n for n in want if n not in info["children"]]
+    expected_children = ["self_attention", "add_norm_1", "feed_forward", "add_norm_2"]
+    missing = [n for n in expected_children if n not in info["children"]]
     expect(not missing, f"EncoderLayer has no sub-module {missing}; it has {info['children']}",
            "name the sub-modules as in the docstring: self_attention, add_norm_1, feed_forward, add_norm_2")
     types = info["module_types"]
@@ -141,10 +148,11 @@ def encoder_stack_has_n_distinct_layers(student, n):
 def encoder_layer_equals_torch(student, case):
     """EncoderLayer equals nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights, in x's
     dtype."""
-    x, mask, d, h, d_ff, seed = case
-    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    x, mask = case.x, case.mask
+    h = case.num_heads
+    handle, state = build_layer(student, case)
     out = run_layer(student, handle, x, mask, strict=True)
-    expected = torch_layer(state, d, h, d_ff, x, mask)
+    expected = torch_layer(state, case, x, mask)
     close(out, expected, "EncoderLayer vs nn.TransformerEncoderLayer",
           lambda: explain_layer(out, state, h, x, mask, "x = add_norm_1(x, self_attention(x, x, x, mask)); "
                                 "return add_norm_2(x, feed_forward(x))"))
@@ -155,12 +163,13 @@ def encoder_layer_equals_torch(student, case):
 @example(case=fixed_layer_case(batch=1, length=3, d_model=4, num_heads=2, d_ff=8, seed=3, mask=False))
 def encoder_layer_post_norm_closed_form(student, case):
     """With w_o and linear_2 zeroed (weights and biases) both sub-layers output 0: layer(x) = LN2(LN1(x))."""
-    x, _, d, h, d_ff, seed = case
+    x = case.x
+    d, d_ff, seed = case.d_model, case.d_ff, case.seed
     state = encoder_layer_state("", d, d_ff, seed, x.dtype)
     for name in ("self_attention.w_o.weight", "self_attention.w_o.bias", "feed_forward.linear_2.weight",
                  "feed_forward.linear_2.bias"):
         state[name] = torch.zeros_like(state[name])
-    handle, _ = build_layer(student, d, h, d_ff, seed, x.dtype, state=state)
+    handle, _ = build_layer(student, case, state=state)
     out = run_layer(student, handle, x)
     n1 = lambda y: expected_layer_norm(y, state, "add_norm_1.norm.")  # noqa: E731
     n2 = lambda y: expected_layer_norm(y, state, "add_norm_2.norm.")  # noqa: E731
@@ -182,15 +191,15 @@ def encoder_layer_post_norm_closed_form(student, case):
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=1), noise=1)
 def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     """With a padding mask, changing the padded positions' inputs leaves the other positions' outputs unchanged."""
-    x, mask, d, h, d_ff, seed = case
-    handle, state = build_layer(student, d, h, d_ff, seed, x.dtype)
+    x, mask = case.x, case.mask
+    handle, state = build_layer(student, case)
     out = run_layer(student, handle, x, mask)
     padded = ~mask[:, 0, 0]  # (batch, m)
     changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
     out2 = run_layer(student, handle, changed, mask)
     keep = ~padded
     consistent(out2[keep], out[keep], "outputs at unpadded positions after changing the padded positions' inputs",
-               NO_MASK, expected=torch_layer(state, d, h, d_ff, x, mask)[keep])
+               NO_MASK, expected=torch_layer(state, case, x, mask)[keep])
 
 
 @prop(C, points=3, examples=6, error_hint=LAYER_ERROR)
@@ -199,10 +208,11 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
 @example(case=fixed_layer_case(batch=1, length=3, d_model=6, num_heads=2, d_ff=8, seed=2, dtype=torch.float32), n=3)
 def encoder_stack_equals_torch(student, case, n):
     """Encoder(N) equals N nn.TransformerEncoderLayer applied in order, each with its own weights and the mask."""
-    x, mask, d, h, d_ff, seed = case
-    handle, state = build_stack(student, n, d, h, d_ff, seed, x.dtype)
+    x, mask = case.x, case.mask
+    d, h, d_ff = case.d_model, case.num_heads, case.d_ff
+    handle, state = build_stack(student, case, n)
     out = run_layer(student, handle, x, mask, "Encoder.forward(x, mask)")
-    expected = oracles.encoder(state, n, d, h, d_ff, x, mask)
+    expected = expected_values.encoder(state, n, d, h, d_ff, x, mask)
     close(out, expected, f"Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row",
           lambda: explain_stack(out, n, lambda **kw: expected_encoder(state, n, h, x, mask, **kw),
                                 "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "

@@ -1,7 +1,7 @@
 """Properties of mask.causal_mask and mask.padding_mask (visible to students).
 
-The masks are the student's; whenever a mask is used in attention, the attention is the oracle's
-(oracles.attention), so a failure here is always about the mask.
+The masks are the student's; whenever a mask is used in attention, the attention is the checking
+side's (expected_values.attention), so a failure here is always about the mask.
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
-from .oracles import expected_causal_mask
+from . import expected_values
+from .expected_values import expected_causal_mask
 from .checks import diagnose, expect, fail, tensor
 from .core import prop
 from .strategies import PaddedTokens, dtypes, seeds, randn
@@ -92,7 +92,7 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
         for row in range(b):
             n = draw(st.integers(0, s))
             tokens[row, n:] = pad_id
-    return PaddedTokens(tokens, pad_id)
+    return PaddedTokens(tokens=tokens, pad_id=pad_id)
 
 
 # --------------------------------------------------------------------------------------------- causal mask
@@ -138,8 +138,8 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
     x = randn((2, n, d), seed, dtype)
     x2 = x.clone()
     x2[:, cut + 1:] = randn((2, n - cut - 1, d), seed + 1, dtype, 3.0)
-    out = oracles.attention(x, x, x, m)[0]
-    out2 = oracles.attention(x2, x2, x2, m)[0]
+    out = expected_values.attention(x, x, x, m)[0]
+    out2 = expected_values.attention(x2, x2, x2, m)[0]
     if not torch.allclose(out[:, : cut + 1], out2[:, : cut + 1], rtol=1e-5, atol=1e-6):
         fail(f"with your causal_mask({n}), the attention output at positions <= {cut} changed when only "
              f"positions > {cut} changed: the future leaks", causal_hint(m, n, "block j > i: mask[i, j] = (j <= i)"))
@@ -150,16 +150,16 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
 @given(inputs=padded_tokens())
 def padding_mask_shape_and_dtype(student, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""
-    student_padding_mask(student, *inputs, strict=True)
+    student_padding_mask(student, inputs.tokens, inputs.pad_id, strict=True)
 
 
 @prop(C, points=2, examples=10)
 @given(inputs=padded_tokens())
-@example(inputs=PaddedTokens(torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), 3))
-@example(inputs=PaddedTokens(torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), 0))
+@example(inputs=PaddedTokens(tokens=torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), pad_id=3))
+@example(inputs=PaddedTokens(tokens=torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), pad_id=0))
 def padding_mask_marks_real_tokens(student, inputs):
     """mask[b, 0, 0, j] is True exactly where tokens[b, j] != pad_id."""
-    tokens, pad_id = inputs
+    tokens, pad_id = inputs.tokens, inputs.pad_id
     m = student_padding_mask(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
@@ -174,7 +174,7 @@ def padding_mask_marks_real_tokens(student, inputs):
        seed=seeds(), dtype=dtypes())
 def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     """With the student's padding mask in (oracle) attention, changing the padded keys and values changes nothing."""
-    tokens, pad_id = inputs
+    tokens, pad_id = inputs.tokens, inputs.pad_id
     b, s = tokens.shape
     m = student_padding_mask(student, tokens, pad_id)
     real = tokens != pad_id
@@ -186,7 +186,7 @@ def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     pad = (tokens == pad_id)[:, None, :, None]  # (b, 1, s, 1)
     k2 = torch.where(pad, randn(k.shape, seed + 3, dtype, 5.0), k)
     v2 = torch.where(pad, randn(v.shape, seed + 4, dtype, 5.0), v)
-    out, out2 = oracles.attention(q, k, v, m)[0], oracles.attention(q, k2, v2, m)[0]
+    out, out2 = expected_values.attention(q, k, v, m)[0], expected_values.attention(q, k2, v2, m)[0]
     if not torch.allclose(out, out2, rtol=1e-5, atol=1e-6):
         fail("with your padding mask, changing the keys/values at padding positions changed the attention output",
              padding_hint(m, tokens, pad_id, "True where tokens != pad_id: the padding keys must be blocked"))

@@ -1,6 +1,6 @@
 """Properties of multi_head.MultiHeadAttention (visible to students).
 
-The witness is torch's nn.MultiheadAttention with the same weights copied in (oracles.multi_head). Each
+The expected output is torch's nn.MultiheadAttention with the same weights copied in (expected_values.multi_head). Each
 comparison is paired with a diagnosis: the module is recomputed on the checking side with one mistake at a time
 (heads split or merged without a transpose, a strided head split, projections swapped, w_o missing, the mask
 ignored...) and the hint names the mistake whose output matches the submission's.
@@ -16,7 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..student_code import Call, StudentError
-from . import oracles
+from . import expected_values
 from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .strategies import MultiHeadInputs, dtypes, masks, mha_state, model_sizes, randn, seeds, tensors
@@ -71,7 +71,7 @@ def expected_multi_head(state, heads, query, key, value, mask=None, mistake=MhaM
     v = split_heads(linear(value, proj[2]), m_k)
     if MhaMistake.SCALED_BY_D_MODEL in mistake:
         q = q * math.sqrt(d_k / d)
-    o, w = oracles.attention(q, k, v, mask)
+    o, w = expected_values.attention(q, k, v, mask)
     if MhaMistake.MERGE_WITHOUT_TRANSPOSE in mistake:
         merged = o.reshape(b, m_q, d)
     else:
@@ -160,7 +160,7 @@ def stored_weights(w, shape, dtype, strict=False):
 
 def check_output(out, state, heads, q, k, v, m, what, default):
     """The output against nn.MultiheadAttention on rows that are not fully masked (torch gives NaN there)."""
-    expected, _ = oracles.multi_head(state, q.shape[-1], heads, q, k, v, m)
+    expected, _ = expected_values.multi_head(state, q.shape[-1], heads, q, k, v, m)
     keep = live_rows(expected)
     close(out[keep], expected[keep], what, lambda: explain(out, state, heads, q, k, v, m, default))
 
@@ -188,7 +188,7 @@ def cases(draw, min_heads=2, max_heads=2, distinct_lengths=True, mask=None, dtyp
     kind = draw(st.sampled_from(["2d", "pad", "full"])) if mask == "any" else mask
     shape = {None: None, "2d": (m_q, m_k), "pad": (b, 1, 1, m_k), "full": (b, h, m_q, m_k)}[kind]
     m = None if shape is None else draw(masks(shape, p_fully_masked_row=True))
-    return MultiHeadInputs(q, k, v, m, d, h, draw(seeds()))
+    return MultiHeadInputs(query=q, key=k, value=v, mask=m, d_model=d, num_heads=h, seed=draw(seeds()))
 
 
 def fixed_case(batch, m_q, m_k, d_model, num_heads, seed, dtype=torch.float64, mask=None):
@@ -197,7 +197,7 @@ def fixed_case(batch, m_q, m_k, d_model, num_heads, seed, dtype=torch.float64, m
     q, k, v = (randn(s, seed + i, dtype) for i, s in enumerate(shapes))
     shape = {None: None, "2d": (m_q, m_k), "pad": (batch, 1, 1, m_k), "full": (batch, num_heads, m_q, m_k)}[mask]
     m = None if shape is None else randn(shape, seed + 9) > -0.5
-    return MultiHeadInputs(q, k, v, m, d_model, num_heads, seed)
+    return MultiHeadInputs(query=q, key=k, value=v, mask=m, d_model=d_model, num_heads=num_heads, seed=seed)
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -212,8 +212,8 @@ def multi_head_parameters_are_named(student):
            "name the four projections w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias) each")
     for n in names:
         shape = tuple(info["state"][n].shape)
-        want = (8, 8) if n.endswith("weight") else (8,)
-        expect(shape == want, f"{n} has shape {shape}, expected {want} for d_model=8",
+        expected_shape = (8, 8) if n.endswith("weight") else (8,)
+        expect(shape == expected_shape, f"{n} has shape {shape}, expected {expected_shape} for d_model=8",
                "each projection maps d_model -> d_model (all heads at once): nn.Linear(d_model, d_model)")
     info = student.inspect(student.build(C, CLASS, d_model=8, num_heads=2, bias=False))
     biases = [n for n in info["params"] if n.endswith("bias")]
@@ -227,7 +227,8 @@ def multi_head_parameters_are_named(student):
 def multi_head_cross_attention_shape(student, case):
     """Cross-attention (m_q != m_k): output (batch, m_q, d_model), attention_weights (batch, h, m_q, m_k) stored
     detached, both in the query's dtype."""
-    q, k, v, m, d, h, seed = case
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
     handle, _ = build(student, d, h, seed, q.dtype)
     _, w = forward(student, handle, q, k, v, m, read=True, strict=True)
     stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
@@ -239,10 +240,11 @@ def multi_head_cross_attention_shape(student, case):
 @example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=6, num_heads=3, seed=5, dtype=torch.float32))
 def multi_head_equals_torch(student, case):
     """With the same weights, the output equals torch's nn.MultiheadAttention (no mask, >= 2 heads, m_q != m_k)."""
-    q, k, v, _, d, h, seed = case
+    q, k, v = case.query, case.key, case.value
+    d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype)
     out = forward(student, handle, q, k, v)
-    expected, _ = oracles.multi_head(state, d, h, q, k, v)
+    expected, _ = expected_values.multi_head(state, d, h, q, k, v)
     close(out, expected, "output vs nn.MultiheadAttention",
           lambda: explain(out, state, h, q, k, v, None, "check each step against the docstring: project, split "
                           "(batch, m, h, d_k) -> transpose(1, 2), attend, transpose back, merge, w_o"))
@@ -257,10 +259,11 @@ def multi_head_equals_torch(student, case):
 @example(case=fixed_case(batch=1, m_q=3, m_k=4, d_model=6, num_heads=3, seed=21, mask="2d"))
 def multi_head_masks_equal_torch(student, case):
     """With a 2-D or 4-D mask the output equals nn.MultiheadAttention's (fully masked rows left out)."""
-    q, k, v, m, d, h, seed = case
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype)
     out = forward(student, handle, q, k, v, m)
-    expected, _ = oracles.multi_head(state, d, h, q, k, v, m)
+    expected, _ = expected_values.multi_head(state, d, h, q, k, v, m)
     keep = live_rows(expected)
     close(out[keep], expected[keep], f"output with a {tuple(m.shape)} mask vs nn.MultiheadAttention "
           "(rows that are not fully masked)",
@@ -273,14 +276,15 @@ def multi_head_masks_equal_torch(student, case):
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=7, mask="full"))
 def multi_head_attention_weights_equal_torch(student, case):
     """attention_weights after a forward equals torch's per-head weights (batch, h, m_q, m_k)."""
-    q, k, v, m, d, h, seed = case
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype)
     out, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     if w is None:  # no attribute: the shape property says so; the output still has to be right
         return check_output(out, state, h, q, k, v, m, "output vs nn.MultiheadAttention", "project, split, "
                             "attend, merge, w_o")
-    _, expected = oracles.multi_head(state, d, h, q, k, v, m)
+    _, expected = expected_values.multi_head(state, d, h, q, k, v, m)
     keep = ~torch.isnan(expected).any(-1)
     close(w[keep], expected[keep], "attention_weights vs nn.MultiheadAttention's per-head weights",
           lambda: explain(w, state, h, q, k, v, m, "store the softmax weights of every head, (batch, h, m_q, m_k), "
@@ -292,7 +296,8 @@ def multi_head_attention_weights_equal_torch(student, case):
 @example(case=fixed_case(batch=2, m_q=3, m_k=3, d_model=4, num_heads=2, seed=13), perm_seed=1)
 def multi_head_self_attention_is_permutation_equivariant(student, case, perm_seed):
     """Self-attention without a mask: permuting the positions permutes the output rows the same way."""
-    x, _, _, _, d, h, seed = case
+    x = case.query
+    d, h, seed = case.d_model, case.num_heads, case.seed
     m = x.shape[1]
     perm = torch.randperm(m, generator=torch.Generator().manual_seed(perm_seed))
     if m > 1 and (perm == torch.arange(m)).all():
@@ -319,14 +324,15 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
 @example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=3, num_heads=1, seed=4))
 def multi_head_one_head_is_projected_attention(student, case):
     """With one head: output = w_o(attention(w_q(query), w_k(key), w_v(value)))."""
-    q, k, v, _, d, h, seed = case
+    q, k, v = case.query, case.key, case.value
+    d, seed = case.d_model, case.seed
     handle, state = build(student, d, 1, seed, q.dtype)
     out = forward(student, handle, q, k, v)
 
     def lin(x, n):
         return F.linear(x, state[f"{n}.weight"], state[f"{n}.bias"])
 
-    expected = lin(oracles.attention(lin(q, "w_q"), lin(k, "w_k"), lin(v, "w_v"))[0], "w_o")
+    expected = lin(expected_values.attention(lin(q, "w_q"), lin(k, "w_k"), lin(v, "w_v"))[0], "w_o")
     close(out, expected, "one-head output vs w_o(attention(w_q(query), w_k(key), w_v(value)))",
           lambda: explain(out, state, 1, q, k, v, None, "with one head there is nothing to split: check the "
                           "projections, the attention call and w_o"))
@@ -356,7 +362,8 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
 @given(case=cases(mask="pad"))
 def multi_head_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.5 in eval mode, the output is exactly the dropout-free one (and repeatable)."""
-    q, k, v, m, d, h, seed = case
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype, dropout=0.5)
     out = forward(student, handle, q, k, v, m, seed=1)
     again = forward(student, handle, q, k, v, m, seed=2)
@@ -374,7 +381,8 @@ def multi_head_dropout_is_off_in_eval(student, case):
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=1, mask="pad"))
 def multi_head_stores_weights_before_dropout(student, case):
     """In train mode with dropout=0.5, attention_weights holds the weights before dropout (rows sum to 1)."""
-    q, k, v, m, d, h, seed = case
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype, dropout=0.5, train=True)
     _, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
@@ -396,7 +404,9 @@ def multi_head_stores_weights_before_dropout(student, case):
 def multi_head_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,
     same seed): dropout acts on the attention weights, so entries change and none is zeroed outright."""
-    q, k, v, _, d, h, _ = fixed_case(batch=2, m_q=4, m_k=5, d_model=8, num_heads=2, seed=seed, dtype=dtype)
+    d, h = 8, 2
+    case = fixed_case(batch=2, m_q=4, m_k=5, d_model=d, num_heads=h, seed=seed, dtype=dtype)
+    q, k, v = case.query, case.key, case.value
     plain_handle, state = build(student, d, h, seed, dtype, dropout=0.0, train=True)
     plain = forward(student, plain_handle, q, k, v, seed=seed)
     handle, _ = build(student, d, h, seed, dtype, dropout=0.5, train=True)

@@ -1,6 +1,6 @@
 """Properties of positional_encoding: sinusoidal_encoding, PositionalEncoding and TokenEmbedding (visible).
 
-The closed form is computed in float64 here (oracles.sinusoidal). A float32 implementation is correct, and its
+The closed form is computed in float64 here (expected_values.sinusoidal). A float32 implementation is correct, and its
 rounding grows with the position (the angle p·ω is rounded before sin/cos): the tolerance grows with max_len.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
+from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
 from .core import prop
 from ..student_code import Call, StudentError
@@ -98,7 +98,7 @@ def pe_hint(pe, max_len, d, default):
 
 def check_table(student, max_len, d, what=None):
     pe = table(student, max_len, d)
-    expected = oracles.sinusoidal(max_len, d)
+    expected = expected_values.sinusoidal(max_len, d)
     atol = pe_atol(max_len)
     close(pe, expected, what or f"sinusoidal_encoding({max_len}, {d})",
           lambda: pe_hint(pe, max_len, d, "PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(same angle)"),
@@ -163,7 +163,7 @@ def sinusoidal_dot_product_depends_on_the_offset_only(student, half, k):
     """PE[p]·PE[p+k] is the same for every p: relative positions are a fixed rotation of each pair."""
     d, max_len = 2 * half, 30
     pe = table(student, max_len, d).double()
-    not_constant(pe, oracles.sinusoidal(max_len, d), f"sinusoidal_encoding({max_len}, {d})")
+    not_constant(pe, expected_values.sinusoidal(max_len, d), f"sinusoidal_encoding({max_len}, {d})")
     dots = (pe[:-k] * pe[k:]).sum(-1)
     if not torch.allclose(dots, dots[0].expand_as(dots), atol=1e-4):
         p = int((dots - dots[0]).abs().argmax())
@@ -191,7 +191,7 @@ def positional_encoding_buffer(student, max_len, d):
            "the table is fixed: register it with self.register_buffer(\"pe\", ...), not nn.Parameter")
     pe = tensor(state["pe"], "PositionalEncoding.pe", shape=(1, max_len, d))
     atol = pe_atol(max_len)
-    close(pe[0], oracles.sinusoidal(max_len, d), "PositionalEncoding.pe[0]",
+    close(pe[0], expected_values.sinusoidal(max_len, d), "PositionalEncoding.pe[0]",
           lambda: pe_hint(pe[0], max_len, d, "pe is sinusoidal_encoding(max_len, d_model).unsqueeze(0)"), rtol=0.0,
           atol=atol)
 
@@ -206,7 +206,7 @@ def positional_encoding_adds_the_table(student, b, s, d, seed, dtype):
     h = student.build(C, "PositionalEncoding", d_model=d, max_len=max_len, dropout=0.5, train=False)
     x = randn((b, s, d), seed, dtype)
     y = tensor(student.method(h, "forward", x), "PositionalEncoding(x)", like=x, check_dtype=True)
-    pe = oracles.sinusoidal(max_len, d)[:s]
+    pe = expected_values.sinusoidal(max_len, d)[:s]
     expected = x.double() + pe
     atol = pe_atol(max_len) + (2e-5 if dtype == torch.float32 else 0.0)
     if not is_close(y, expected, rtol=1e-6, atol=atol):
@@ -218,7 +218,7 @@ def positional_encoding_adds_the_table(student, b, s, d, seed, dtype):
                 and is_close(y, x.double() + own[0, :s].double(), rtol=1e-6, atol=atol):
             close(y, expected, "PositionalEncoding(x)", "x + pe is right, but the table pe is not: " + pe_hint(
                 own[0], max_len, d, "fix sinusoidal_encoding (see its properties)"), rtol=1e-6, atol=atol)
-        close(y, expected, "PositionalEncoding(x)", diagnose(
+        close(y, expected, "PositionalEncoding(x)", lambda: diagnose(
             "out = dropout(x + self.pe[:, : x.size(1)]), and dropout is off in eval mode",
             (lambda: is_close(y, x.double() * math.sqrt(d) + pe, rtol=1e-5, atol=1e-4),
              "x is scaled by sqrt(d_model) here: that scale belongs to TokenEmbedding; PositionalEncoding adds pe"),

@@ -1,8 +1,8 @@
 """Properties of transformer.Transformer and transformer.greedy_decode (visible to students).
 
 Tiny models (d_model 4-8, 1-2 heads, 1-2 layers, d_ff 8, vocabularies of 5-7, max_len 16) in float64, with the
-weights from strategies.transformer_state. Witness: oracles.TorchTransformer, the same model assembled from torch's
-own encoder and decoder layers. Mismatches are diagnosed by re-running the witness with one mistake at a time
+weights from strategies.transformer_state. Expected values: expected_values.TorchTransformer, the same model assembled from
+torch's own encoder and decoder layers. Mismatches are diagnosed by re-running it with one mistake at a time
 (src_mask not reaching the cross-attention, no positional encoding on one side, ...); greedy decoding is
 diagnosed against variants of the loop (no stop at eos, no eos after a finished row, an extra step...).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..student_code import Call
-from . import oracles
-from .oracles import expected_causal_mask
+from . import expected_values
+from .expected_values import expected_causal_mask
 from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .strategies import seeds, transformer_state
@@ -34,9 +34,10 @@ BUILD_ERROR = ("Transformer(src_vocab_size, tgt_vocab_size, d_model, num_heads, 
 
 
 # ------------------------------------------------------------------------------------------------- cases
-@dataclass
+@dataclass(frozen=True)
 class Case:
-    """A tiny model (sizes + weight seed) and a batch: src (batch, m_E), tgt (batch, m_D), a padding src_mask."""
+    """A tiny model (sizes + weight seed) and a batch: src (batch, m_E), tgt (batch, m_D), a padding src_mask.
+    (Printed by the dataclass's own repr, on one line, as the reports have always shown it.)"""
 
     src_vocab: int
     tgt_vocab: int
@@ -85,7 +86,8 @@ def cases(draw, mask="maybe", min_layers=1, max_layers=2, m_e=(2, 5), m_d=(1, 4)
         keep = torch.arange(me)[None, :] < lengths[:, None]
         src = src.masked_fill(~keep, 0)
         src_mask = keep[:, None, None, :]
-    return Case(src_vocab, tgt_vocab, d, h, n, draw(seeds()), src, tgt, src_mask)
+    return Case(src_vocab=src_vocab, tgt_vocab=tgt_vocab, d_model=d, num_heads=h, num_layers=n, seed=draw(seeds()),
+                src=src, tgt=tgt, src_mask=src_mask)
 
 
 def fixed_case(seed, batch=2, m_e=5, m_d=3, d_model=8, num_heads=2, num_layers=2, vocab=(6, 7), lengths=None):
@@ -95,7 +97,8 @@ def fixed_case(seed, batch=2, m_e=5, m_d=3, d_model=8, num_heads=2, num_layers=2
     if lengths is not None:
         keep = torch.arange(m_e)[None, :] < torch.tensor(lengths)[:, None]
         src, mask = src.masked_fill(~keep, 0), keep[:, None, None, :]
-    return Case(vocab[0], vocab[1], d_model, num_heads, num_layers, seed, src, tgt, mask)
+    return Case(src_vocab=vocab[0], tgt_vocab=vocab[1], d_model=d_model, num_heads=num_heads, num_layers=num_layers,
+                seed=seed, src=src, tgt=tgt, src_mask=mask)
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
@@ -135,7 +138,7 @@ class ModelMistake(enum.Flag):
     NO_TARGET_MASK = enum.auto()
 
 
-class ExpectedTransformer(oracles.TorchTransformer):
+class ExpectedTransformer(expected_values.TorchTransformer):
     """The torch-assembled model, optionally with `mistake` made on purpose."""
 
     def __init__(self, state, case, mistake=ModelMistake.NONE):
@@ -287,10 +290,11 @@ def transformer_submodules_are_named(student):
     h = student.build(C, "Transformer", src_vocab_size=5, tgt_vocab_size=7, d_model=4, num_heads=2, num_layers=2,
                 d_ff=8, dropout=0.0, max_len=MAX_LEN)
     info = student.inspect(h)
-    want = ["src_embedding", "tgt_embedding", "positional_encoding", "encoder", "decoder", "generator"]
-    missing = [n for n in want if n not in info["children"]]
+    expected_children = ["src_embedding", "tgt_embedding", "positional_encoding", "encoder", "decoder",
+                         "generator"]
+    missing = [n for n in expected_children if n not in info["children"]]
     expect(not missing, f"Transformer has no sub-module {missing}; it has {info['children']}",
-           "name the sub-modules as in the docstring: " + ", ".join(want))
+           "name the sub-modules as in the docstring: " + ", ".join(expected_children))
     gw = info["state"].get("generator.weight")
     expect(gw is not None and tuple(gw.shape) == (7, 4) and "generator.bias" in info["state"],
            f"generator.weight has shape {None if gw is None else tuple(gw.shape)}, expected (7, 4)",
@@ -339,7 +343,7 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
     out = forward(student, handle, case, tm)
     g = torch.Generator().manual_seed(noise)
     other = torch.where(case.src_mask[:, 0, 0], case.src, torch.randint(1, 5, case.src.shape, generator=g))
-    changed = Case(**{**case.__dict__, "src": other})
+    changed = replace(case, src=other)
     out2 = forward(student, handle, changed, tm)
     not_constant(out, ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm), "logits")
     close(out2, out, "logits after changing the padded (blocked) source tokens",

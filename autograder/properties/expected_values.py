@@ -1,6 +1,7 @@
 """Expected values, computed on the checking side from torch's own layers and closed forms.
 
-These use the library functions the exercises must not: that is what makes them independent witnesses.
+These use the library functions the exercises must not: that is what makes them independent of the code
+under test.
 Weight-copy recipes and mask polarities follow the shared notes (torch 2.13): nn.MultiheadAttention takes
 True = BLOCKED, the kit True = may attend.
 """
@@ -28,7 +29,7 @@ def attention(q, k, v, mask=None):
 
 
 def sdpa(q, k, v, mask=None):
-    """torch's scaled_dot_product_attention, the output oracle."""
+    """torch's scaled_dot_product_attention: the expected output."""
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
