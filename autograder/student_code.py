@@ -142,7 +142,8 @@ class StudentError(Exception):
 
 
 class StudentCode:
-    """What every property talks to. Subclasses implement `run`."""
+    """The code under test, as a property sees it: every property sends it operations and gets plain data back.
+    Subclasses implement `run`: InProcessStudentCode here, SandboxedStudentCode in the judge (judge/remote.py)."""
 
     label = "submission"
 

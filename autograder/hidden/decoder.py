@@ -8,7 +8,7 @@ from ..properties import expected_values
 from ..properties.checks import close, consistent, diagnose, expect, fail, is_close
 from ..properties.core import prop
 from ..properties.decoder import (KV_FROM_X, LAYER_ERROR, MASKS_EVERY_LAYER, NO_MEMORY_MASK, NO_TARGET_MASK,
-                                  build_layer, build_stack, fixed_layer_case, layer_cases, run)
+                                  build_layer, build_stack, fixed_layer_case, layer_cases, run_layer)
 from ..properties.layers import AFTER_NORM, NO_RESIDUAL, PRE_NORM, expected_layer_norm
 from ..properties.strategies import decoder_layer_state, randn
 from ..student_code import Call
@@ -28,7 +28,7 @@ def decoder_layer_post_norm_closed_form(student, case):
                  "cross_attention.w_o.bias", "feed_forward.linear_2.weight", "feed_forward.linear_2.bias"):
         state[name] = torch.zeros_like(state[name])
     handle, _ = build_layer(student, case, state=state)
-    out = run(student, handle, x, memory, tm)
+    out = run_layer(student, handle, x, memory, tm)
     n = {i: (lambda y, i=i: expected_layer_norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)}
     expected = n[3](n[2](n[1](x)))
     zero = torch.zeros_like(x)
@@ -51,10 +51,10 @@ def decoder_stack_is_causal(student, case):
     x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
     d, h, d_ff, seed = case.d_model, case.num_heads, case.d_ff, case.seed
     handle, state = build_stack(student, case, 2)
-    out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
+    out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
     changed = x.clone()
     changed[:, -1] = randn(changed[:, -1].shape, seed + 6, x.dtype, 2.0)
-    out2 = run(student, handle, changed, memory, tm, mm, "Decoder.forward")
+    out2 = run_layer(student, handle, changed, memory, tm, mm, "Decoder.forward")
     consistent(out2[:, :-1], out[:, :-1], "Decoder outputs before the last position after changing the last target",
                f"{NO_TARGET_MASK}; {MASKS_EVERY_LAYER}",
                expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1])
@@ -70,8 +70,8 @@ def decoder_stack_memory_mask_reaches_every_layer(student, case):
     handle, state = build_stack(student, case, 2)
     padded = ~mm[:, 0, 0]
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
-    out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
-    out2 = run(student, handle, x, changed, tm, mm, "Decoder.forward")
+    out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
+    out2 = run_layer(student, handle, x, changed, tm, mm, "Decoder.forward")
     consistent(out2, out, "Decoder output after changing the memory at blocked positions",
                f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})",
                expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm))

@@ -1,6 +1,7 @@
 """Properties: graded, Hypothesis-driven checks, each with points, a component, a visibility and hints.
 
-A property is a function `prop(student, **drawn)` that talks to the code under test only through `student`, a StudentCode.
+A property is a function `prop(student, **drawn)` that talks to the code under test only through `student`, a
+StudentCode (autograder/student_code.py).
 It raises `Failure(message, hint)` when the code is wrong. `run_property` runs it under fixed, derandomized
 Hypothesis settings and turns whatever happens into an `Outcome`: same submission, same outcome, every run.
 """
@@ -158,7 +159,7 @@ def _example_from_notes(exc: BaseException) -> str:
 
 
 def format_example(lines: list[str]) -> str:
-    """Hypothesis's argument lines as `name=value` blocks, one per parameter, without the target argument (it
+    """Hypothesis's argument lines as `name=value` blocks, one per parameter, without the student argument (it
     says nothing about the input) and with values written as code."""
     blocks: list[list[str]] = []
     for line in lines:

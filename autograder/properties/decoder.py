@@ -128,7 +128,7 @@ def build_stack(student, case, n, **kw):
                          num_heads=case.num_heads, d_ff=case.d_ff, **kw), state
 
 
-def run(student, handle, x, memory, target_mask=None, memory_mask=None, what="DecoderLayer.forward"):
+def run_layer(student, handle, x, memory, target_mask=None, memory_mask=None, what="DecoderLayer.forward"):
     kwargs = {k: v for k, v in (("target_mask", target_mask), ("memory_mask", memory_mask)) if v is not None}
     out = student.method(handle, "forward", x, memory, **kwargs)
     return tensor(out, f"{what}(x, memory, ...) with x {tuple(x.shape)}, memory {tuple(memory.shape)}", like=x)
@@ -195,7 +195,7 @@ def decoder_layer_equals_torch(student, case):
     x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
     h = case.num_heads
     handle, state = build_layer(student, case)
-    out = run(student, handle, x, memory, tm, mm)
+    out = run_layer(student, handle, x, memory, tm, mm)
     expected = torch_layer(state, case, x, memory, tm, mm)
     close(out, expected, "DecoderLayer vs nn.TransformerDecoderLayer",
           lambda: explain_layer(out, state, h, x, memory, tm, mm, "masked self-attention -> add_norm_1, "
@@ -212,11 +212,11 @@ def decoder_layer_is_causal(student, case, p):
     m_d = x.shape[1]
     p = min(p, m_d - 2)
     handle, state = build_layer(student, case)
-    out = run(student, handle, x, memory, tm, mm)
+    out = run_layer(student, handle, x, memory, tm, mm)
     not_constant(out, torch_layer(state, case, x, memory, tm, mm), "DecoderLayer output")
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
-    out2 = run(student, handle, changed, memory, tm, mm)
+    out2 = run_layer(student, handle, changed, memory, tm, mm)
     close(out2[:, : p + 1], out[:, : p + 1], f"outputs at positions <= {p} after changing the target at "
           f"positions > {p}",
           lambda: diagnose(NO_TARGET_MASK,
@@ -235,7 +235,7 @@ def decoder_layer_cross_attention_reads_memory(student, case):
     h, seed = case.num_heads, case.seed
     handle, state = build_layer(student, case)
     other = randn(memory.shape, seed + 3, x.dtype, 2.0)
-    out, out2 = run(student, handle, x, memory, tm), run(student, handle, x, other, tm)
+    out, out2 = run_layer(student, handle, x, memory, tm), run_layer(student, handle, x, other, tm)
     expect(not is_close(out, out2), "the output does not change when the memory does", KV_FROM_X)
     expected = torch_layer(state, case, x, other, tm, None)
     close(out2, expected, "DecoderLayer vs nn.TransformerDecoderLayer (no memory_mask)",
@@ -252,7 +252,7 @@ def decoder_layer_memory_mask_hides_padding(student, case):
     handle, state = build_layer(student, case)
     padded = ~mm[:, 0, 0]  # (batch, m_E)
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
-    out, out2 = run(student, handle, x, memory, tm, mm), run(student, handle, x, changed, tm, mm)
+    out, out2 = run_layer(student, handle, x, memory, tm, mm), run_layer(student, handle, x, changed, tm, mm)
     consistent(out2, out, "output after changing the memory at blocked positions", NO_MEMORY_MASK,
                expected=torch_layer(state, case, x, memory, tm, mm))
 
@@ -265,7 +265,7 @@ def decoder_stack_equals_torch(student, case, n):
     x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
     d, h, d_ff = case.d_model, case.num_heads, case.d_ff
     handle, state = build_stack(student, case, n)
-    out = run(student, handle, x, memory, tm, mm, "Decoder.forward")
+    out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
     expected = expected_values.decoder(state, n, d, h, d_ff, x, memory, tm, mm)
 
     def with_mistake(**kw):

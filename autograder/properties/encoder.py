@@ -57,7 +57,7 @@ MASK_EVERY_LAYER = "the mask must reach every layer: x = layer(x, mask) inside t
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
-def padding_mask(draw, b, m):
+def draw_padding_mask(draw, b, m):
     """(batch, 1, 1, m) with position 0 always allowed (no fully masked query rows)."""
     return draw(masks((b, 1, 1, m), p_fully_masked_row=False))
 
@@ -69,7 +69,7 @@ def layer_cases(draw, mask=True, dtype=None, max_len=4):
     dtype = dtype or draw(dtypes())
     b, m = draw(st.integers(1, 2)), draw(st.integers(2, max_len))
     x = draw(tensors((b, m, d), dtype))
-    pad = padding_mask(draw, b, m) if mask and draw(st.booleans() if mask == "maybe" else st.just(True)) else None
+    pad = draw_padding_mask(draw, b, m) if mask and draw(st.booleans() if mask == "maybe" else st.just(True)) else None
     return EncoderInputs(x=x, mask=pad, d_model=d, num_heads=h, d_ff=draw(st.sampled_from([4, 8])),
                          seed=draw(seeds()))
 
