@@ -19,7 +19,7 @@ from pathlib import Path
 from . import KIT, results
 from .components import NAMES, get
 from .properties import core
-from .target import InProcessTarget
+from .student_code import InProcessStudentCode
 from .timing import DEFAULT_TIMEOUT
 
 
@@ -86,13 +86,13 @@ class SelfCheck:
     def __init__(self, path: Path, timeout: float = DEFAULT_TIMEOUT):
         self.path = Path(path)
         folder, self.rename, self.files = submission_folder(self.path)
-        self.target = InProcessTarget(folder, label=self.path.name, timeout=timeout)
+        self.student = InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
 
     def run(self, p: core.Property) -> core.Outcome:
         for dep in get(p.component).deps:
             self._run_quietly(dep)
-        outcome = self.raw.get(p.id) or self.rename(core.run_property(p, self.target))
+        outcome = self.raw.get(p.id) or self.rename(core.run_property(p, self.student))
         self.raw[p.id] = outcome
         return self.blame(outcome)
 
@@ -101,7 +101,7 @@ class SelfCheck:
         property): their verdicts are needed, not shown. Cost: the dependency's suite, once per run."""
         for p in core.load(include_hidden=False, components=[component]):
             if p.id not in self.raw:
-                self.raw[p.id] = self.rename(core.run_property(p, self.target))
+                self.raw[p.id] = self.rename(core.run_property(p, self.student))
 
     def failing_dependencies(self, component: str) -> dict[str, int]:
         """The student's dependency files that fail on their own (not because of a file they use in turn):

@@ -18,7 +18,7 @@ from .properties import core
 PACKAGE = Path(__file__).resolve().parent
 # The checker a student runs: the narrow interface, the rules, the visible properties, the reports.
 SHIPPED = ["__init__.py", "__main__.py", "cli.py", "check.py", "components.py", "results.py", "rules.py",
-           "target.py", "timing.py", "pytest_plugin.py"]
+           "student_code.py", "timing.py", "pytest_plugin.py"]
 NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
 
 

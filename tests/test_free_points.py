@@ -16,7 +16,7 @@ import torch
 from autograder import KIT
 from autograder.components import NAMES
 from autograder.properties import core
-from autograder.target import Call, Inspect, InProcessTarget, Target
+from autograder.student_code import Call, Inspect, InProcessStudentCode, StudentCode
 
 PROPERTIES = core.load(include_hidden=True)
 
@@ -55,12 +55,12 @@ def constant_like(value, fill: float):
     return value
 
 
-class ComputesNothing(Target):
+class ComputesNothing(StudentCode):
     """The reference's modules (so shapes and parameter names are right), but every function, forward and
     gradient gives `fill`, and so does every buffer (a table the code would have computed)."""
 
     def __init__(self, fill: float):
-        self.inner, self.fill = InProcessTarget(KIT / "solutions", "reference"), fill
+        self.inner, self.fill = InProcessStudentCode(KIT / "solutions", "reference"), fill
         self.label = f"computes-nothing-{fill}"
 
     def run(self, op):
@@ -77,8 +77,8 @@ class ComputesNothing(Target):
         return reply
 
 
-def earned(target, component):
-    return {o.property.name for o in (core.run_property(p, target) for p in PROPERTIES if p.component == component)
+def earned(student, component):
+    return {o.property.name for o in (core.run_property(p, student) for p in PROPERTIES if p.component == component)
             if o.passed and not o.property.name.endswith("_is_written_by_hand")}
 
 

@@ -30,7 +30,7 @@ from autograder.judge.outputs import StudentResult, render_gradebook
 from autograder.judge.remote import _tidy
 from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
-from autograder.target import ERROR_LIMITS, InProcessTarget, Reply, StudentError
+from autograder.student_code import ERROR_LIMITS, InProcessStudentCode, Reply, StudentError
 
 
 # ------------------------------------------------------------------------------------ the reply decoder
@@ -127,13 +127,13 @@ def test_outcome_fields_are_bounded_in_the_judge():
 def test_the_picture_tells_when_weights_match_but_the_output_does_not(tmp_path):
     """Heads merged without a transpose: the weights are the reference's, the output is not."""
     folder = sample.make("bug:multi_head:merge_without_transpose", tmp_path / "merge")
-    seen = picture.student_view(InProcessTarget(folder))
+    seen = picture.student_view(InProcessStudentCode(folder))
     assert torch.allclose(seen.weights, picture.reference().weights)
     text = picture.caption(seen)
     assert "weights match the reference, but your output does not" in text
     drawn = picture.draw(seen)
     assert drawn["png"].startswith(b"\x89PNG") and drawn["caption"] == text
-    good = picture.student_view(InProcessTarget(sample.make("reference", tmp_path / "ref")))
+    good = picture.student_view(InProcessStudentCode(sample.make("reference", tmp_path / "ref")))
     assert picture.caption(good) == "Your weights and your output match the reference on this example."
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.judge import wire
-from autograder.target import Handle, Opaque, Reply, StudentError
+from autograder.student_code import Handle, Opaque, Reply, StudentError
 
 
 @pytest.mark.parametrize("value", [

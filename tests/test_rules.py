@@ -7,7 +7,7 @@ import pytest
 
 from autograder.properties import core
 from autograder.rules import scan_source
-from autograder.target import InProcessTarget
+from autograder.student_code import InProcessStudentCode
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,9 +35,9 @@ def test_forbidden_softmax_is_caught(spelling, tmp_path):
     sub = tmp_path / "sub"
     shutil.copytree(ROOT / "solutions", sub)
     (sub / "attention.py").write_text(attention_with(SOFTMAXES[spelling]))
-    target = InProcessTarget(sub)
+    student = InProcessStudentCode(sub)
     props = [p for p in core.load() if p.component == "attention"]
-    outcomes = {p.name: core.run_property(p, target) for p in props}
+    outcomes = {p.name: core.run_property(p, student) for p in props}
     runtime = outcomes["softmax_rows_sum_to_one"]
     assert runtime.status == "forbidden", (spelling, runtime.status, runtime.message)
     assert "softmax" in runtime.message and "forbidden" in runtime.message
@@ -51,8 +51,8 @@ def test_library_functions_work_again_after_the_check(tmp_path):
     sub = tmp_path / "sub"
     shutil.copytree(ROOT / "solutions", sub)
     (sub / "attention.py").write_text(attention_with(SOFTMAXES["torch.softmax"]))
-    target = InProcessTarget(sub)
-    core.run_property(next(p for p in core.load() if p.name == "softmax_rows_sum_to_one"), target)
+    student = InProcessStudentCode(sub)
+    core.run_property(next(p for p in core.load() if p.name == "softmax_rows_sum_to_one"), student)
     assert torch.softmax(torch.zeros(2), 0).tolist() == [0.5, 0.5]
 
 
@@ -79,11 +79,11 @@ def test_popping_the_dispatch_modes_hides_nothing(tmp_path):
     body = ("from torch.utils._python_dispatch import _disable_current_modes\n"
             "    with _disable_current_modes():\n        return torch.softmax(x, dim)")
     (sub / "attention.py").write_text(attention_with(body))
-    target = InProcessTarget(sub)
+    student = InProcessStudentCode(sub)
     props = {p.name: p for p in core.load() if p.component == "attention"}
-    runtime = core.run_property(props["softmax_rows_sum_to_one"], target)
+    runtime = core.run_property(props["softmax_rows_sum_to_one"], student)
     assert runtime.status == "forbidden" and "softmax" in runtime.message
-    assert not core.run_property(props["attention_is_written_by_hand"], target).passed
+    assert not core.run_property(props["attention_is_written_by_hand"], student).passed
 
 
 def test_a_file_that_cannot_be_imported_earns_no_static_point(tmp_path):
@@ -91,10 +91,10 @@ def test_a_file_that_cannot_be_imported_earns_no_static_point(tmp_path):
     shutil.copytree(ROOT / "solutions", sub)
     (sub / "attention.py").write_text((ROOT / "solutions" / "attention.py").read_text() + "\nimport sys\nsys.exit(0)\n")
     (sub / "decoder.py").write_text("class DecoderLayer(:\n")
-    target = InProcessTarget(sub)
+    student = InProcessStudentCode(sub)
     for component in ("attention", "decoder"):
         prop = next(p for p in core.load() if p.component == component and p.name.endswith("written_by_hand"))
-        assert not core.run_property(prop, target).passed, component
+        assert not core.run_property(prop, student).passed, component
 
 
 # ------------------------------------------------------------------------------- the guard, in this process
@@ -274,9 +274,9 @@ def test_replacing_the_modules_guard_changes_nothing_for_an_executor(tmp_path, m
     sub = tmp_path / "sub"
     shutil.copytree(ROOT / "solutions", sub)
     (sub / "attention.py").write_text(attention_with(SOFTMAXES["torch.softmax"]))
-    target = InProcessTarget(sub)
+    student = InProcessStudentCode(sub)
     monkeypatch.setattr(rules, "guard", lambda component: contextlib.nullcontext())
-    runtime = core.run_property(next(p for p in core.load() if p.name == "softmax_rows_sum_to_one"), target)
+    runtime = core.run_property(next(p for p in core.load() if p.name == "softmax_rows_sum_to_one"), student)
     assert runtime.status == "forbidden"
 
 

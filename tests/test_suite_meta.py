@@ -6,23 +6,23 @@ from autograder import KIT
 from autograder.bugs import catalog, make_submission
 from autograder.components import NAMES
 from autograder.properties import core
-from autograder.target import InProcessTarget
+from autograder.student_code import InProcessStudentCode
 
 PROPERTIES = core.load(include_hidden=True)
 
 
-def run(target, component):
-    return [core.run_property(p, target) for p in PROPERTIES if p.component == component]
+def run(student, component):
+    return [core.run_property(p, student) for p in PROPERTIES if p.component == component]
 
 
 @pytest.fixture(scope="module")
 def reference():
-    return InProcessTarget(KIT / "solutions", "reference")
+    return InProcessStudentCode(KIT / "solutions", "reference")
 
 
 @pytest.fixture(scope="module")
 def stubs():
-    return InProcessTarget(KIT / "exercises", "stubs")
+    return InProcessStudentCode(KIT / "exercises", "stubs")
 
 
 @pytest.mark.parametrize("component", NAMES)
@@ -48,7 +48,7 @@ def pass_stubs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pass_stubs")
     for f in (KIT / "exercises").glob("*.py"):
         (folder / f.name).write_text(f.read_text().replace("raise NotImplementedError", "pass"))
-    return InProcessTarget(folder, "pass-stubs")
+    return InProcessStudentCode(folder, "pass-stubs")
 
 
 @pytest.mark.parametrize("component", NAMES)
@@ -63,8 +63,8 @@ def test_stubs_that_pass_score_zero(pass_stubs, component):
 
 @pytest.mark.parametrize("bug", catalog(), ids=lambda b: b.id)
 def test_bug_is_caught_and_named(bug, tmp_path):
-    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
-    outcomes = run(target, bug.component)
+    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    outcomes = run(student, bug.component)
     failed = [o for o in outcomes if not o.passed]
     assert failed, f"{bug.id} ({bug.description}) loses no points in {bug.component}"
     hints = [o.hint for o in failed]
@@ -91,8 +91,8 @@ ONE_DEDUCTION = {
 @pytest.mark.parametrize("bug_id", sorted(ONE_DEDUCTION))
 def test_cross_cutting_slip_costs_one_property(bug_id, tmp_path):
     bug = next(b for b in catalog() if b.id == bug_id)
-    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
-    failed = [o.property.name for o in run(target, bug.component) if not o.passed]
+    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o.property.name for o in run(student, bug.component) if not o.passed]
     assert failed == [ONE_DEDUCTION[bug_id]], failed
 
 
@@ -104,8 +104,8 @@ CAUGHT_VISIBLY = ["multi_head:no_dropout_on_weights", "add_norm:no_dropout", "ad
 @pytest.mark.parametrize("bug_id", CAUGHT_VISIBLY)
 def test_bug_is_caught_by_a_visible_property(bug_id, tmp_path):
     bug = next(b for b in catalog() if b.id == bug_id)
-    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
-    failed = [o for o in run(target, bug.component) if not o.passed and o.property.visible]
+    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o for o in run(student, bug.component) if not o.passed and o.property.visible]
     assert any(bug.hint.lower() in o.hint.lower() for o in failed), [(o.property.name, o.hint) for o in failed]
 
 
@@ -113,8 +113,8 @@ def test_nan_is_reported_as_nan_before_any_other_diagnosis(tmp_path):
     """Issue 7 item 2: an unguarded softmax (a fully masked row gives NaN) used by multi_head is reported as a NaN,
     never as "dropout is active in eval mode" (NaN != NaN made two equal runs look different)."""
     bug = next(b for b in catalog() if b.id == "attention:fully_masked_nan")
-    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
-    failed = [o for o in run(target, "multi_head") if not o.passed]
+    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    failed = [o for o in run(student, "multi_head") if not o.passed]
     assert any(o.property.name == "multi_head_dropout_is_off_in_eval" for o in failed)
     for o in failed:
         assert "your output has NaN at [" in o.message, (o.property.name, o.message)
@@ -132,8 +132,8 @@ def test_failing_inputs_are_labelled_code(bug_id, prop_name, words, tmp_path):
     """Issue 7 item 8: a failing example names each input (query=, mask=, d_model=...) and is written as code:
     NumPy inputs as np.array(...), torch inputs as torch.tensor(...)."""
     bug = next(b for b in catalog() if b.id == bug_id)
-    target = InProcessTarget(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
-    outcome = core.run_property(core.REGISTRY[f"{bug.component}::{prop_name}"], target)
+    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    outcome = core.run_property(core.REGISTRY[f"{bug.component}::{prop_name}"], student)
     assert not outcome.passed
     for word in words:
         assert word in outcome.example, (word, outcome.example)

@@ -6,21 +6,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ..properties.attention import C, attend, masked_inputs, softmax
-from ..properties import oracles
+from ..properties import expected_values
 from ..properties.checks import close, consistent, expect, not_constant
 from ..properties.core import prop
 from ..properties.strategies import attention_inputs, randn, seeds, tensors
-from ..target import Call
+from ..student_code import Call
 
 
 @prop(C, points=2, visible=False, examples=10)
 @given(inputs=masked_inputs(), c=tensors((4,), lo=-2, hi=2))
-def attention_invariant_to_key_translation(t, inputs, c):
+def attention_invariant_to_key_translation(student, inputs, c):
     """Adding the same vector to every key leaves the attention unchanged: A(q, k + 1cᵀ, v) = A(q, k, v)."""
-    q, k, v, m = inputs
-    out, w = attend(t, q, k, v, m)
-    out2, w2 = attend(t, q, k + c[: k.shape[-1]].to(k.dtype), v, m)
-    expected_out, expected_w = oracles.attention(q, k, v, m)
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    out, w = attend(student, q, k, v, m)
+    out2, w2 = attend(student, q, k + c[: k.shape[-1]].to(k.dtype), v, m)
+    expected_out, expected_w = expected_values.attention(q, k, v, m)
     consistent(w2, w, "weights after translating every key",
                "each query's scores shift by one constant, which the softmax over the keys cancels: normalise over "
                "the last dim", expected=expected_w)
@@ -29,25 +29,25 @@ def attention_invariant_to_key_translation(t, inputs, c):
 
 @prop(C, points=2, visible=False, examples=10)
 @given(inputs=masked_inputs(), seed=seeds())
-def attention_is_linear_in_values(t, inputs, seed):
+def attention_is_linear_in_values(student, inputs, seed):
     """A(q, k, v W) = A(q, k, v) W and A(q, k, v + 1cᵀ) = A + 1cᵀ on rows that attend somewhere."""
-    q, k, v, m = inputs
-    out, _ = attend(t, q, k, v, m)
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    out, _ = attend(student, q, k, v, m)
     W = randn((v.shape[-1], 3 if k.shape[-2] != 3 else 2), seed, v.dtype)  # d_v != m_k: the order shows
-    out_w, _ = attend(t, q, k, v @ W, m)
+    out_w, _ = attend(student, q, k, v @ W, m)
     consistent(out_w, out @ W, "A(q, k, v W) vs A(q, k, v) W", "output = weights @ value, nothing else",
-               expected=oracles.attention(q, k, v, m)[0] @ W)
+               expected=expected_values.attention(q, k, v, m)[0] @ W)
 
 
 @prop(C, points=1, visible=False, examples=8)
 @given(inputs=masked_inputs(), seed=seeds())
-def attention_ignores_key_order(t, inputs, seed):
+def attention_ignores_key_order(student, inputs, seed):
     """Permuting keys and values together (and the mask's key dim) changes nothing."""
-    q, k, v, m = inputs
-    out, w = attend(t, q, k, v, m)
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    out, w = attend(student, q, k, v, m)
     perm = torch.randperm(k.shape[-2], generator=torch.Generator().manual_seed(seed))
-    out2, w2 = attend(t, q, k[..., perm, :], v[..., perm, :], m[..., perm])
-    expected_out, expected_w = oracles.attention(q, k, v, m)
+    out2, w2 = attend(student, q, k[..., perm, :], v[..., perm, :], m[..., perm])
+    expected_out, expected_w = expected_values.attention(q, k, v, m)
     consistent(out2, out, "output with keys and values permuted together",
                "the weights must follow the keys: softmax over the keys of q k^T", expected=expected_out)
     consistent(w2, w[..., perm], "weights with keys and values permuted together", expected=expected_w[..., perm])
@@ -55,28 +55,28 @@ def attention_ignores_key_order(t, inputs, seed):
 
 @prop(C, points=1, visible=False, examples=10)
 @given(qkv=attention_inputs(lead=(2,)))
-def attention_identical_keys_average_values(t, qkv):
+def attention_identical_keys_average_values(student, qkv):
     """When every key is the same, each output is the mean of the value rows."""
-    q, k, v = qkv
+    q, k, v = qkv.query, qkv.key, qkv.value
     k = k[..., :1, :].expand(k.shape).contiguous()
-    out, _ = attend(t, q, k, v)
+    out, _ = attend(student, q, k, v)
     close(out, v.mean(-2, keepdim=True).expand(out.shape), "output with identical keys",
           "equal scores give equal weights 1/m_k: is the softmax over the keys?")
 
 
 @prop(C, points=2, visible=False, examples=8)
 @given(inputs=masked_inputs(fully_masked=True))
-def attention_gradients_are_finite(t, inputs):
+def attention_gradients_are_finite(student, inputs):
     """Backpropagating through attention, fully masked rows included, gives finite gradients."""
-    q, k, v, m = inputs
-    reply = t.run(Call(C, "scaled_dot_product_attention", (q, k, v), {"mask": m}, backward=True))
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    reply = student.run(Call(C, "scaled_dot_product_attention", (q, k, v), {"mask": m}, backward=True))
     first = reply.value[0] if isinstance(reply.value, (tuple, list)) and reply.value else None
     # (weights, output) returned: the backward ran from the weights, which do not depend on v; the order is the
     # shape property's business, so judge the gradients that exist.
     swapped = isinstance(first, torch.Tensor) and tuple(first.shape) == (*q.shape[:-1], k.shape[-2]) \
         and k.shape[-2] != v.shape[-1]
     if isinstance(first, torch.Tensor):  # gradients of a constant are finite too: the result must be computed
-        expected_out, expected_w = oracles.attention(q, k, v, m)
+        expected_out, expected_w = expected_values.attention(q, k, v, m)
         not_constant(first, expected_w if swapped else expected_out, "output")
     for name, g in zip("qk" if swapped else "qkv", reply.input_grads):
         expect(g is not None, f"no gradient reaches {name}", "do not detach or leave autograd (no .numpy(), .data)")
@@ -87,6 +87,6 @@ def attention_gradients_are_finite(t, inputs):
 
 @prop(C, points=1, visible=False, examples=8)
 @given(x=tensors((2, 3)), dtype=st.sampled_from([torch.float32, torch.float64]))
-def softmax_keeps_shape(t, x, dtype):
+def softmax_keeps_shape(student, x, dtype):
     """softmax keeps the input's shape (its dtype is the visible softmax_rows_sum_to_one's business)."""
-    softmax(t, x.to(dtype))
+    softmax(student, x.to(dtype))

@@ -4,84 +4,88 @@ from __future__ import annotations
 import torch
 from hypothesis import example, given
 
-from ..properties import oracles
+from ..properties import expected_values
 from ..properties.checks import close, consistent, diagnose, expect, fail, is_close
 from ..properties.core import prop
 from ..properties.decoder import (KV_FROM_X, LAYER_ERROR, MASKS_EVERY_LAYER, NO_MEMORY_MASK, NO_TARGET_MASK,
-                                  build_layer, build_stack, fixed_layer_case, layer_cases, run)
-from ..properties.encoder import AFTER_NORM, NO_RESIDUAL, PRE_NORM, norm
+                                  build_layer, build_stack, fixed_layer_case, layer_cases, run_layer)
+from ..properties.layers import AFTER_NORM, NO_RESIDUAL, PRE_NORM, expected_layer_norm
 from ..properties.strategies import decoder_layer_state, randn
-from ..target import Call
+from ..student_code import Call
 
 C = "decoder"
 
 
 @prop(C, points=2, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
-@example(case=fixed_layer_case(1, 3, 2, 4, 2, 8, 6, memory_mask=False))
-def decoder_layer_post_norm_closed_form(t, case):
+@example(case=fixed_layer_case(batch=1, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=6, memory_mask=False))
+def decoder_layer_post_norm_closed_form(student, case):
     """With both attentions' w_o and linear_2 zeroed, every sub-layer outputs 0: layer(x) = LN3(LN2(LN1(x)))."""
-    x, memory, tm, _, d, h, d_ff, seed = case
+    x, memory, tm = case.x, case.memory, case.target_mask
+    d, d_ff, seed = case.d_model, case.d_ff, case.seed
     state = decoder_layer_state("", d, d_ff, seed, x.dtype)
     for name in ("self_attention.w_o.weight", "self_attention.w_o.bias", "cross_attention.w_o.weight",
                  "cross_attention.w_o.bias", "feed_forward.linear_2.weight", "feed_forward.linear_2.bias"):
         state[name] = torch.zeros_like(state[name])
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype, state=state)
-    out = run(t, handle, x, memory, tm)
-    n = {i: (lambda y, i=i: norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)}
+    handle, _ = build_layer(student, case, state=state)
+    out = run_layer(student, handle, x, memory, tm)
+    n = {i: (lambda y, i=i: expected_layer_norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)}
     expected = n[3](n[2](n[1](x)))
-    if not is_close(out, expected):
-        zero = torch.zeros_like(x)
-        close(out, expected, "DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))",
-              diagnose("each of the three sub-layers is x = norm(x + sublayer(x))",
-                       (lambda: is_close(out, x), PRE_NORM),
-                       (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), AFTER_NORM),
-                       (lambda: is_close(out, n[2](n[1](x))), "the feed-forward sub-layer is skipped"),
-                       (lambda: is_close(out, n[3](n[1](x))), "the cross-attention sub-layer is skipped"),
-                       (lambda: is_close(out, n[3](n[1](n[2](x)))), "add_norm_1 and add_norm_2 swapped"),
-                       (lambda: is_close(out, n[2](n[3](n[1](x)))), "add_norm_2 and add_norm_3 swapped"),
-                       (lambda: is_close(out, n[3](n[2](n[1](zero)))), NO_RESIDUAL)))
+    zero = torch.zeros_like(x)
+    close(out, expected, "DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))",
+          lambda: diagnose("each of the three sub-layers is x = norm(x + sublayer(x))",
+                           (lambda: is_close(out, x), PRE_NORM),
+                           (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), AFTER_NORM),
+                           (lambda: is_close(out, n[2](n[1](x))), "the feed-forward sub-layer is skipped"),
+                           (lambda: is_close(out, n[3](n[1](x))), "the cross-attention sub-layer is skipped"),
+                           (lambda: is_close(out, n[3](n[1](n[2](x)))), "add_norm_1 and add_norm_2 swapped"),
+                           (lambda: is_close(out, n[2](n[3](n[1](x)))), "add_norm_2 and add_norm_3 swapped"),
+                           (lambda: is_close(out, n[3](n[2](n[1](zero)))), NO_RESIDUAL)))
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"))
-@example(case=fixed_layer_case(2, 3, 2, 4, 2, 8, 8))
-def decoder_stack_is_causal(t, case):
+@example(case=fixed_layer_case(batch=2, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=8))
+def decoder_stack_is_causal(student, case):
     """A 2-layer Decoder with a causal target_mask: changing the last target position changes no earlier output."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_stack(t, 2, d, h, d_ff, seed, x.dtype)
-    out = run(t, handle, x, memory, tm, mm, "Decoder.forward")
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    d, h, d_ff, seed = case.d_model, case.num_heads, case.d_ff, case.seed
+    handle, state = build_stack(student, case, 2)
+    out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
     changed = x.clone()
     changed[:, -1] = randn(changed[:, -1].shape, seed + 6, x.dtype, 2.0)
-    out2 = run(t, handle, changed, memory, tm, mm, "Decoder.forward")
+    out2 = run_layer(student, handle, changed, memory, tm, mm, "Decoder.forward")
     consistent(out2[:, :-1], out[:, :-1], "Decoder outputs before the last position after changing the last target",
                f"{NO_TARGET_MASK}; {MASKS_EVERY_LAYER}",
-               expected=oracles.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1])
+               expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1])
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases())
-@example(case=fixed_layer_case(2, 2, 4, 4, 2, 8, 2))
-def decoder_stack_memory_mask_reaches_every_layer(t, case):
+@example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
+def decoder_stack_memory_mask_reaches_every_layer(student, case):
     """In a 2-layer Decoder, changing the memory at positions memory_mask blocks leaves the output unchanged."""
-    x, memory, tm, mm, d, h, d_ff, seed = case
-    handle, state = build_stack(t, 2, d, h, d_ff, seed, x.dtype)
+    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
+    d, h, d_ff, seed = case.d_model, case.num_heads, case.d_ff, case.seed
+    handle, state = build_stack(student, case, 2)
     padded = ~mm[:, 0, 0]
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
-    out = run(t, handle, x, memory, tm, mm, "Decoder.forward")
-    out2 = run(t, handle, x, changed, tm, mm, "Decoder.forward")
+    out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
+    out2 = run_layer(student, handle, x, changed, tm, mm, "Decoder.forward")
     consistent(out2, out, "Decoder output after changing the memory at blocked positions",
-               f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})", expected=oracles.decoder(state, 2, d, h, d_ff, x, memory, tm, mm))
+               f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})",
+               expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm))
 
 
 @prop(C, points=1, examples=3, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
-@example(case=fixed_layer_case(2, 3, 4, 4, 2, 8, 10, memory_mask=False))
-def decoder_layer_gradients_reach_memory_and_parameters(t, case):
+@example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=10, memory_mask=False))
+def decoder_layer_gradients_reach_memory_and_parameters(student, case):
     """Backpropagating through DecoderLayer reaches x, the memory, and every parameter (finite gradients)."""
-    x, memory, tm, _, d, h, d_ff, seed = case
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype)
-    reply = t.run(Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True))
+    x, memory, tm = case.x, case.memory, case.target_mask
+    seed = case.seed
+    handle, _ = build_layer(student, case)
+    reply = student.run(Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True))
     grads = reply.input_grads or [None, None]
     expect(grads[1] is not None and grads[1].abs().sum() > 0, "no gradient reaches the memory", KV_FROM_X)
     expect(grads[0] is not None and grads[0].abs().sum() > 0, "no gradient reaches x", "keep x in the graph")

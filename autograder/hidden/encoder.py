@@ -5,40 +5,42 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..properties import oracles
-from ..properties.checks import close, consistent, expect, fail, is_close
+from ..properties import expected_values
+from ..properties.checks import close, consistent, expect, fail
 from ..properties.core import prop
 from ..properties.encoder import (LAYER_ERROR, MASK_EVERY_LAYER, build_layer, build_stack, explain_layer,
                                   fixed_layer_case, layer_cases, run_layer, torch_layer)
 from ..properties.strategies import masks, randn
-from ..target import Call
+from ..student_code import Call
 
 C = "encoder"
 
 
 @prop(C, points=2, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(), noise=st.integers(0, 2**16 - 1))
-@example(case=fixed_layer_case(2, 4, 4, 2, 8, 1), noise=3)
-def encoder_stack_mask_reaches_every_layer(t, case, noise):
+@example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=1), noise=3)
+def encoder_stack_mask_reaches_every_layer(student, case, noise):
     """In a 2-layer Encoder, changing the padded positions' inputs leaves the unpadded positions' outputs alone."""
-    x, mask, d, h, d_ff, seed = case
-    handle, state = build_stack(t, 2, d, h, d_ff, seed, x.dtype)
-    out = run_layer(t, handle, x, mask, "Encoder.forward(x, mask)")
+    x, mask = case.x, case.mask
+    d, h, d_ff = case.d_model, case.num_heads, case.d_ff
+    handle, state = build_stack(student, case, 2)
+    out = run_layer(student, handle, x, mask, "Encoder.forward(x, mask)")
     padded = ~mask[:, 0, 0]
     changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
-    out2 = run_layer(t, handle, changed, mask, "Encoder.forward(x, mask)")
+    out2 = run_layer(student, handle, changed, mask, "Encoder.forward(x, mask)")
     consistent(out2[~padded], out[~padded], "Encoder outputs at unpadded positions after changing the padded inputs",
-               MASK_EVERY_LAYER, expected=oracles.encoder(state, 2, d, h, d_ff, x, mask)[~padded])
+               MASK_EVERY_LAYER, expected=expected_values.encoder(state, 2, d, h, d_ff, x, mask)[~padded])
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask=False))
-@example(case=fixed_layer_case(2, 3, 4, 2, 8, 4, mask=False))
-def encoder_layer_gradients_reach_every_parameter(t, case):
+@example(case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=4, mask=False))
+def encoder_layer_gradients_reach_every_parameter(student, case):
     """Backpropagating through EncoderLayer gives every parameter a finite gradient (w_k.bias's is 0 by design)."""
-    x, _, d, h, d_ff, seed = case
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype)
-    reply = t.run(Call(handle, "forward", (x,), {}, seed=seed, backward=True))
+    x = case.x
+    seed = case.seed
+    handle, _ = build_layer(student, case)
+    reply = student.run(Call(handle, "forward", (x,), {}, seed=seed, backward=True))
     for name, g in (reply.param_grads or {}).items():
         if g is None:
             fail(f"{name} got no gradient",
@@ -51,29 +53,29 @@ def encoder_layer_gradients_reach_every_parameter(t, case):
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask="maybe"))
-def encoder_layer_dropout_is_off_in_eval(t, case):
+def encoder_layer_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.3 in eval mode, EncoderLayer equals the dropout-free nn.TransformerEncoderLayer."""
-    x, mask, d, h, d_ff, seed = case
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype, dropout=0.3)
-    out = run_layer(t, handle, x, mask)
-    expected = torch_layer(state, d, h, d_ff, x, mask)
-    if not is_close(out, expected):
-        close(out, expected, "EncoderLayer(dropout=0.3) in eval mode vs the dropout-free layer",
-              explain_layer(out, state, h, x, mask, "pass dropout to the sub-modules (nn.Dropout follows eval()); "
-                            "apply no dropout of your own with training=True"))
+    x, mask = case.x, case.mask
+    h = case.num_heads
+    handle, state = build_layer(student, case, dropout=0.3)
+    out = run_layer(student, handle, x, mask)
+    expected = torch_layer(state, case, x, mask)
+    close(out, expected, "EncoderLayer(dropout=0.3) in eval mode vs the dropout-free layer",
+          lambda: explain_layer(out, state, h, x, mask, "pass dropout to the sub-modules (nn.Dropout follows eval()); "
+                                "apply no dropout of your own with training=True"))
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask=False), data=st.data())
-def encoder_layer_2d_mask_equals_torch(t, case, data):
+def encoder_layer_2d_mask_equals_torch(student, case, data):
     """With a 2-D (m, m) mask (every row allows its own position), EncoderLayer equals torch's layer."""
-    x, _, d, h, d_ff, seed = case
+    x = case.x
+    h = case.num_heads
     m = x.shape[1]
     mask = data.draw(masks((m, m), p_fully_masked_row=False)) | torch.eye(m, dtype=torch.bool)
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
-    out = run_layer(t, handle, x, mask)
-    expected = torch_layer(state, d, h, d_ff, x, mask)
-    if not is_close(out, expected):
-        close(out, expected, "EncoderLayer with an (m, m) mask vs nn.TransformerEncoderLayer",
-              explain_layer(out, state, h, x, mask, "pass the mask to the self-attention as it is"))
+    handle, state = build_layer(student, case)
+    out = run_layer(student, handle, x, mask)
+    expected = torch_layer(state, case, x, mask)
+    close(out, expected, "EncoderLayer with an (m, m) mask vs nn.TransformerEncoderLayer",
+          lambda: explain_layer(out, state, h, x, mask, "pass the mask to the self-attention as it is"))
 

@@ -10,28 +10,29 @@ from hypothesis import strategies as st
 
 from autograder.properties.checks import close, expect, fail, is_close
 from autograder.properties.core import prop
-from autograder.properties.feed_forward import C, ERROR_HINT, build_ffn, check_ffn, ffn, variant
+from autograder.properties.feed_forward import (C, ERROR_HINT, build_ffn, check_ffn, expected_feed_forward,
+                                               student_feed_forward)
 from autograder.properties.strategies import dtypes, ffn_state, randn, seeds
-from autograder.target import Call, cotangent
+from autograder.student_code import Call, cotangent
 
 
 @prop(C, points=2, examples=3, visible=False, error_hint=ERROR_HINT)
 @given(seed=seeds(), dtype=dtypes())
-def feed_forward_dropout_acts_on_the_hidden_layer(t, seed, dtype):
+def feed_forward_dropout_acts_on_the_hidden_layer(student, seed, dtype):
     """In training mode, each position equals linear_2(dropout(relu(linear_1(x)))) for some dropout pattern."""
     d, d_ff, p = 2, 3, 0.5
     x = randn((2, 4, d), seed + 20, dtype)
-    h_eval, state = build_ffn(t, d, d_ff, seed, dtype, dropout=p, train=False)
-    check_ffn(t, h_eval, state, x, "FeedForward(x) in eval mode", "get eval mode right first")
-    h, state = build_ffn(t, d, d_ff, seed, dtype, dropout=p, train=True)
-    y = ffn(t, h, x, "FeedForward(x) in training mode")
+    h_eval, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=False)
+    check_ffn(student, h_eval, state, x, "FeedForward(x) in eval mode", "get eval mode right first")
+    h, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=True)
+    y = student_feed_forward(student, h, x, "FeedForward(x) in training mode")
     s = {k: v.double() for k, v in state.items()}
     hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (2, 4, d_ff)
     patterns = torch.tensor(list(itertools.product([0.0, 1 / (1 - p)], repeat=d_ff)), dtype=torch.float64)
     candidates = F.linear(hidden * patterns[:, None, None, :], s["linear_2.weight"], s["linear_2.bias"])
     atol = 1e-4 if dtype == torch.float32 else 1e-8
     matched = (candidates - y.double()).abs().amax(-1).amin(0) <= atol
-    if is_close(y, variant(x, state), dtype):
+    if is_close(y, expected_feed_forward(x, state), dtype):
         fail("in training mode with dropout=0.5 nothing was dropped",
              "apply self.dropout (an nn.Dropout) to the hidden activations: linear_2(dropout(relu(linear_1(x))))")
     if not matched.all():
@@ -42,12 +43,12 @@ def feed_forward_dropout_acts_on_the_hidden_layer(t, seed, dtype):
 
 @prop(C, points=1, examples=3, visible=False, error_hint=ERROR_HINT)
 @given(d=st.integers(2, 4), d_ff=st.integers(2, 6), seed=seeds(), dtype=dtypes())
-def feed_forward_gradients_match_torch(t, d, d_ff, seed, dtype):
+def feed_forward_gradients_match_torch(student, d, d_ff, seed, dtype):
     """Gradients with respect to x and every weight equal torch's."""
-    h, state = build_ffn(t, d, d_ff, seed, dtype)
+    h, state = build_ffn(student, d, d_ff, seed, dtype)
     x = randn((2, 3, d), seed + 20, dtype)
-    check_ffn(t, h, state, x)
-    reply = t.run(Call(h, "forward", (x,), seed=seed, backward=True))
+    check_ffn(student, h, state, x)
+    reply = student.run(Call(h, "forward", (x,), seed=seed, backward=True))
     xr = x.double().requires_grad_(True)
     params = {k: v.double().requires_grad_(True) for k, v in state.items()}
     out = F.linear(F.relu(F.linear(xr, params["linear_1.weight"], params["linear_1.bias"])),
@@ -65,11 +66,11 @@ def feed_forward_gradients_match_torch(t, d, d_ff, seed, dtype):
 
 @prop(C, points=1, examples=3, visible=False, error_hint=ERROR_HINT)
 @given(d=st.integers(2, 4), d_ff=st.integers(2, 6), seed=seeds(), dtype=dtypes())
-def feed_forward_dead_hidden_layer_gives_the_output_bias(t, d, d_ff, seed, dtype):
+def feed_forward_dead_hidden_layer_gives_the_output_bias(student, d, d_ff, seed, dtype):
     """With linear_1's bias far below zero every ReLU is off, and the output is exactly linear_2's bias."""
     state = ffn_state("", d, d_ff, seed, dtype)
     state["linear_1.bias"] = torch.full((d_ff,), -50.0, dtype=dtype)
-    h, _ = build_ffn(t, d, d_ff, seed, dtype, state=state)
+    h, _ = build_ffn(student, d, d_ff, seed, dtype, state=state)
     x = randn((2, 3, d), seed + 20, dtype)
-    check_ffn(t, h, state, x, "FeedForward(x) with every hidden pre-activation < 0",
+    check_ffn(student, h, state, x, "FeedForward(x) with every hidden pre-activation < 0",
               "ReLU is exactly 0 for negative inputs, so the output is linear_2's bias")

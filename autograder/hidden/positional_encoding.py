@@ -7,7 +7,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.properties import oracles
+from autograder.properties import expected_values
 from autograder.properties.checks import close, expect, fail, not_constant, tensor
 from autograder.properties.core import prop
 from autograder.properties.positional_encoding import (
@@ -18,18 +18,18 @@ from autograder.properties.strategies import dtypes, seeds
 
 @prop(C, points=2, examples=3, visible=False, error_hint=TABLE_ERROR)
 @given(max_len=st.sampled_from([2000, 5000]), d=st.sampled_from([8, 17, 64]))
-def sinusoidal_long_sequences(t, max_len, d):
+def sinusoidal_long_sequences(student, max_len, d):
     """The table stays right for long sequences (max_len up to 5000), within float32 rounding."""
-    check_table(t, max_len, d, f"sinusoidal_encoding({max_len}, {d})")
+    check_table(student, max_len, d, f"sinusoidal_encoding({max_len}, {d})")
 
 
 @prop(C, points=2, examples=4, visible=False, error_hint=TABLE_ERROR)
 @given(half=st.integers(1, 6), k=st.integers(1, 7))
-def sinusoidal_rotation_by_a_fixed_offset(t, half, k):
+def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
     """PE[p + k] = R_k PE[p]: each pair rotates by the angle k·ω_i, ω_i = 1 / 10000^(2i/d_model)."""
     d, max_len = 2 * half, 40
-    pe = table(t, max_len, d).double()
-    not_constant(pe, oracles.sinusoidal(max_len, d), f"sinusoidal_encoding({max_len}, {d})")
+    pe = table(student, max_len, d).double()
+    not_constant(pe, expected_values.sinusoidal(max_len, d), f"sinusoidal_encoding({max_len}, {d})")
     omega = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     sin_p, cos_p = pe[:-k, 0::2], pe[:-k, 1::2]
@@ -44,9 +44,9 @@ def sinusoidal_rotation_by_a_fixed_offset(t, half, k):
 
 @prop(C, points=1, examples=2, visible=False)
 @given(d=st.sampled_from([4, 6]))
-def positional_encoding_default_max_len(t, d):
+def positional_encoding_default_max_len(student, d):
     """PositionalEncoding(d_model) defaults to max_len = 5000: pe is (1, 5000, d_model)."""
-    info = t.inspect(t.build(C, "PositionalEncoding", d_model=d))
+    info = student.inspect(student.build(C, "PositionalEncoding", d_model=d))
     expect("pe" in info["state"], "PositionalEncoding has no buffer `pe`",
            "self.register_buffer(\"pe\", sinusoidal_encoding(max_len, d_model).unsqueeze(0))")
     tensor(info["state"]["pe"], "PositionalEncoding(d_model).pe", shape=(1, 5000, d))
@@ -54,11 +54,11 @@ def positional_encoding_default_max_len(t, d):
 
 @prop(C, points=1, examples=3, visible=False, error_hint=EMBEDDING_ERROR)
 @given(vocab=st.integers(2, 6), d=st.integers(1, 5), seed=seeds(), dtype=dtypes())
-def token_embedding_parameters_and_dtype(t, vocab, d, seed, dtype):
+def token_embedding_parameters_and_dtype(student, vocab, d, seed, dtype):
     """TokenEmbedding has embedding (nn.Embedding, weight (vocab_size, d_model)); a float64 model gives float64
     values (the dtype itself is the visible token_embedding_scales_by_sqrt_d_model's business)."""
-    h = t.build(C, "TokenEmbedding", dtype=dtype, vocab_size=vocab, d_model=d)
-    info = t.inspect(h)
+    h = student.build(C, "TokenEmbedding", dtype=dtype, vocab_size=vocab, d_model=d)
+    info = student.inspect(h)
     expect(info["module_types"].get("embedding") == "Embedding",
            f"TokenEmbedding.embedding is {info['module_types'].get('embedding', 'missing')}, expected nn.Embedding",
            "self.embedding = nn.Embedding(vocab_size, d_model)")
@@ -66,9 +66,9 @@ def token_embedding_parameters_and_dtype(t, vocab, d, seed, dtype):
            "self.embedding = nn.Embedding(vocab_size, d_model)")
     w = tensor(info["state"]["embedding.weight"], "embedding.weight", shape=(vocab, d))
     tokens = torch.tensor([[0, vocab - 1, 0]])
-    y = tensor(t.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(1, 3, d), dtype=dtype)
+    y = tensor(student.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(1, 3, d), dtype=dtype)
     rows = w[tokens].double()
     close(y, rows * math.sqrt(d), "TokenEmbedding(tokens)",
-          token_hint(y, rows, d, vocab, dtype, "out = self.embedding(tokens) * math.sqrt(d_model), in the model's "
-                                               "dtype"), dtype=dtype)
+          lambda: token_hint(y, rows, d, vocab, dtype, "out = self.embedding(tokens) * math.sqrt(d_model), in the "
+                                                       "model's dtype"), dtype=dtype)
 

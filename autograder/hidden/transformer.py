@@ -7,28 +7,29 @@ from hypothesis import strategies as st
 
 from ..properties.checks import close, diagnose, expect, fail, is_close, tensor
 from ..properties.core import prop
-from ..properties.transformer import (BUILD_ERROR, NO_PAD, NO_PE_TGT, NO_STOP, Witness, build, cases,
-                                      causal, decode_call, eos_biased, explain_greedy, fixed_case, forward,
-                                      greedy_reference)
+from ..properties.expected_values import expected_causal_mask
+from ..properties.transformer import (BUILD_ERROR, NO_PAD, NO_PE_TGT, NO_STOP, ExpectedTransformer, ModelMistake,
+                                      build, cases, decode_call, eos_biased, expected_greedy_decode, explain_greedy,
+                                      fixed_case, forward)
 
 C = "transformer"
 
 
 def _finishing_case(seed, bias):
     """A case where rows finish at different steps (found by search; the property re-checks it)."""
-    return fixed_case(seed, b=3, me=4, d=4, h=2, n=1, vocab=(5, 6)), bias
+    return fixed_case(seed, batch=3, m_e=4, d_model=4, num_heads=2, num_layers=1, vocab=(5, 6)), bias
 
 
 @prop(C, points=2, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(cb=st.tuples(cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])))
 @example(cb=_finishing_case(14, 1.5))
 @example(cb=_finishing_case(30, 1.5))
-def greedy_decode_finished_rows_hold_eos(t, cb):
+def greedy_decode_finished_rows_hold_eos(student, cb):
     """After a row produces eos_id it holds eos_id; decoding stops as soon as every row has finished."""
     case, bias = cb
     bos, eos, max_len = 1, 2, 7
-    handle, state = build(t, case, state=eos_biased(case, eos, bias))
-    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    handle, state = build(student, case, state=eos_biased(case, eos, bias))
+    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     for row in ys.tolist():
         if eos in row[1:]:
             first = row.index(eos, 1)
@@ -40,7 +41,7 @@ def greedy_decode_finished_rows_hold_eos(t, cb):
                f"unfinished row: {ys.tolist()}", "stop early only once every row has produced eos_id")
     if ys.shape[1] > 2 and bool((ys[:, 1:-1] == eos).any(1).all()):
         fail(f"greedy_decode went on after every row had produced eos_id: {ys.tolist()}", NO_STOP)
-    expected = greedy_reference(state, case, max_len, bos, eos)
+    expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
              explain_greedy(ys, state, case, max_len, bos, eos, None, "finished rows get eos_id"))
@@ -48,13 +49,13 @@ def greedy_decode_finished_rows_hold_eos(t, cb):
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
-@example(case=fixed_case(10, n=1, lengths=[2, 5]))
-def greedy_decode_with_src_mask_equals_witness(t, case):
+@example(case=fixed_case(10, num_layers=1, lengths=[2, 5]))
+def greedy_decode_with_src_mask_equals_witness(student, case):
     """With a padding src_mask, greedy_decode equals the witness (the mask serves encode and decode)."""
     bos, eos = 1, 2
-    handle, state = build(t, case, state=eos_biased(case, eos, 1.0))
-    ys, _ = decode_call(t, handle, case, 6, bos, eos, case.src_mask)
-    expected = greedy_reference(state, case, 6, bos, eos, case.src_mask)
+    handle, state = build(student, case, state=eos_biased(case, eos, 1.0))
+    ys, _ = decode_call(student, handle, case, 6, bos, eos, case.src_mask)
+    expected = expected_greedy_decode(state, case, 6, bos, eos, case.src_mask)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(f"greedy_decode with src_mask gave {ys.tolist()}, expected {expected.tolist()}",
              explain_greedy(ys, state, case, 6, bos, eos, case.src_mask,
@@ -64,52 +65,52 @@ def greedy_decode_with_src_mask_equals_witness(t, case):
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
-def greedy_decode_keeps_eval_mode(t, case):
+def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
-    handle, _ = build(t, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)
-    decode_call(t, handle, case, 4, 1, 2)
-    expect(not t.inspect(handle)["training"], "greedy_decode left a model that was in eval mode in train mode",
+    handle, _ = build(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)
+    decode_call(student, handle, case, 4, 1, 2)
+    expect(not student.inspect(handle)["training"], "greedy_decode left a model that was in eval mode in train mode",
            "restore the model's train/eval mode as it was: was_training = model.training; ...; "
            "model.train(was_training), not model.train()")
 
 
 @prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(max_layers=1))
-@example(case=fixed_case(9, md=4, lengths=[3, 5]))
-def transformer_encode_and_decode_equal_torch(t, case):
+@example(case=fixed_case(9, m_d=4, lengths=[3, 5]))
+def transformer_encode_and_decode_equal_torch(student, case):
     """encode(src, src_mask) equals the witness's memory; decode(tgt, memory, causal, src_mask) its hidden states."""
-    handle, state = build(t, case)
-    w = Witness(state, case)
+    handle, state = build(student, case)
+    model = ExpectedTransformer(state, case)
     kwargs = {} if case.src_mask is None else {"src_mask": case.src_mask}
-    memory = tensor(t.method(handle, "encode", case.src, **kwargs), "Transformer.encode(src, src_mask)",
+    memory = tensor(student.method(handle, "encode", case.src, **kwargs), "Transformer.encode(src, src_mask)",
                     shape=(*case.src.shape, case.d_model), dtype=torch.float64)
-    expected = w.encode(case.src, case.src_mask)
-    if not is_close(memory, expected):
-        close(memory, expected, "encode(src, src_mask) vs the witness",
-              "memory = encoder(positional_encoding(src_embedding(src)), src_mask)")
-    tm = causal(case.tgt.shape[1])
-    hidden = t.method(handle, "decode", case.tgt, expected, target_mask=tm, memory_mask=case.src_mask)
+    expected = model.encode(case.src, case.src_mask)
+    close(memory, expected, "encode(src, src_mask) vs the witness",
+          "memory = encoder(positional_encoding(src_embedding(src)), src_mask)")
+    tm = expected_causal_mask(case.tgt.shape[1])
+    hidden = student.method(handle, "decode", case.tgt, expected, target_mask=tm, memory_mask=case.src_mask)
     hidden = tensor(hidden, "Transformer.decode(tgt, memory, target_mask, memory_mask)",
                     shape=(*case.tgt.shape, case.d_model), dtype=torch.float64)
-    want = w.decode(case.tgt, expected, tm, case.src_mask)
-    if not is_close(hidden, want):
-        close(hidden, want, "decode(tgt, memory, target_mask, memory_mask) vs the witness",
-              diagnose("hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "
-                       "memory_mask): hidden states, not logits",
-                       (lambda: is_close(hidden, Witness(state, case, no_pe_tgt=True).decode(
-                           case.tgt, expected, tm, case.src_mask)), NO_PE_TGT),
-                       (lambda: is_close(hidden, Witness(state, case, tgt_table="src").decode(
-                           case.tgt, expected, tm, case.src_mask)),
-                        "the target is embedded with src_embedding: decode uses tgt_embedding")))
+    expected_hidden = model.decode(case.tgt, expected, tm, case.src_mask)
+
+    def decoded_with(mistake):
+        return ExpectedTransformer(state, case, mistake).decode(case.tgt, expected, tm, case.src_mask)
+
+    close(hidden, expected_hidden, "decode(tgt, memory, target_mask, memory_mask) vs the witness",
+          lambda: diagnose("hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "
+                           "memory_mask): hidden states, not logits",
+                           (lambda: is_close(hidden, decoded_with(ModelMistake.NO_PE_TGT)), NO_PE_TGT),
+                           (lambda: is_close(hidden, decoded_with(ModelMistake.TGT_EMBEDDED_WITH_SRC)),
+                            "the target is embedded with src_embedding: decode uses tgt_embedding")))
 
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1))
-def transformer_dropout_is_used_in_training(t, case):
+def transformer_dropout_is_used_in_training(student, case):
     """Built with dropout=0.5 in train mode, two forwards with different seeds differ (dropout is passed on)."""
-    handle, _ = build(t, case, dropout=0.5, train=True)
-    tm = causal(case.tgt.shape[1])
-    a, b = forward(t, handle, case, tm, seed=1), forward(t, handle, case, tm, seed=2)
+    handle, _ = build(student, case, dropout=0.5, train=True)
+    tm = expected_causal_mask(case.tgt.shape[1])
+    a, b = forward(student, handle, case, tm, seed=1), forward(student, handle, case, tm, seed=2)
     expect(not torch.equal(a, b), "with dropout=0.5 in train mode two forwards gave identical logits",
            "pass dropout on to positional_encoding, encoder and decoder")
 

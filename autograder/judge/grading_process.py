@@ -165,14 +165,14 @@ class GradingProcess:
 
     def run(self, section: dict) -> dict:
         from ..properties.core import Status
-        from ..target import seed_everything
-        from .remote import JudgeError, WorkerTarget
+        from ..student_code import seed_everything
+        from .remote import JudgeError, SandboxedStudentCode
 
         start = time.perf_counter()
         _limit_cpu(section["budget_s"] + GRADER_CPU_MARGIN_S)
         self.write_package(section["files"], tuple(section.get("reference", ())))
         sources = {Path(n).stem: d.decode("utf-8", errors="replace") for n, d in section["files"].items()}
-        target = WorkerTarget(self.zygote_factory, sources, self.limits, time.monotonic() + section["budget_s"],
+        student = SandboxedStudentCode(self.zygote_factory, sources, self.limits, time.monotonic() + section["budget_s"],
                               section["label"], self.preload)
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
         try:
@@ -183,34 +183,34 @@ class GradingProcess:
                                                       "this component timed out", TIMEOUT_HINT))
                     continue
                 seed_everything(zlib.crc32(p.id.encode()))  # the judge's own randomness: order-independent
-                o = self.run_property(p, target)
+                o = self.run_property(p, student)
                 if o.message.startswith("the result could not be checked: MemoryError"):
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
                 timeouts += o.status == Status.TIMEOUT
                 outcomes.append(o)
             if section.get("picture"):
-                picture = self.picture(target)
+                picture = self.picture(student)
         except JudgeError as e:
             return {"key": section["key"], "error": str(e)}
         finally:
-            target.close()
+            student.close()
         records = [tidy(outcome_record(o), str(self.pkg), str(self.tmp)) for o in outcomes]
-        stats = target.stats
+        stats = student.stats
         # Normal: every call answered in time by a live worker. Only such a result may be reused for another
         # student whose section has the same files (a timeout depends on the load and on the time left).
-        normal = not target.abnormal and not any(r["status"] in (Status.TIMEOUT, Status.CRASHED) for r in records)
+        normal = not student.abnormal and not any(r["status"] in (Status.TIMEOUT, Status.CRASHED) for r in records)
         return {"key": section["key"], "outcomes": records, "seconds": time.perf_counter() - start, "normal": normal,
                 "picture": picture, "log": "\n".join(stats.log)[:8000],
                 "stats": {"forks": stats.forks, "start_s": stats.start_s, "load_s": stats.load_s,
                           "teardown_s": stats.teardown_s, "ops": stats.ops}}
 
-    def run_property(self, p, target):
+    def run_property(self, p, student):
         from ..properties.core import Status
         from .remote import WorkerLost
 
         t0 = time.perf_counter()
         try:
-            o = self.core.run_property(p, target)
+            o = self.core.run_property(p, student)
         except WorkerLost as lost:  # the worker hung or died: this property ends here, the next gets a new one
             e = lost.error
             o = self.core.Outcome(p, Status(e.kind), e.message, "", f"the call: {lost.call}" if lost.call else "")
@@ -221,11 +221,11 @@ class GradingProcess:
         o.seconds = time.perf_counter() - t0
         return o
 
-    def picture(self, target) -> dict:
+    def picture(self, student) -> dict:
         """{"png": bytes or None, "caption": a plain sentence}, drawn once per distinct view in this process."""
         from . import picture
 
-        seen = picture.student_view(target)
+        seen = picture.student_view(student)
         k = picture.key(seen)
         if k not in self.pictures:
             self.pictures[k] = picture.draw(seen, FIELD_LIMITS["message"])

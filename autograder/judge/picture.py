@@ -2,7 +2,7 @@
 
 The example is fixed (six tokens, two heads, a causal mask, float64 weights from a fixed seed), so every
 student sees the same picture of the same computation. The reference comes from torch's nn.MultiheadAttention
-with the same weights (oracles.multi_head), computed here in the judge. The picture shows the weights of each
+with the same weights (expected_values.multi_head), computed here in the judge. The picture shows the weights of each
 head and the output's difference from the reference's: weights can match while the output does not (heads
 merged without a transpose), and the caption then says so in words.
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..properties import oracles
-from ..target import Call, StudentError
+from ..properties import expected_values
+from ..student_code import Call, StudentError
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 D_MODEL, HEADS = 8, 2
@@ -52,7 +52,7 @@ def example():
 
 def reference() -> View:
     x, state, mask = example()
-    out, w = oracles.multi_head(state, D_MODEL, HEADS, x, x, x, mask)
+    out, w = expected_values.multi_head(state, D_MODEL, HEADS, x, x, x, mask)
     return View(w[0], out[0])
 
 
@@ -60,16 +60,16 @@ def reference_weights() -> torch.Tensor:
     return reference().weights
 
 
-def student_view(target) -> View:
+def student_view(student) -> View:
     """`target` holds the student's own files. Never raises for what the student's code does."""
     from .remote import WorkerLost
 
     x, state, mask = example()
     m = len(TOKENS)
     try:
-        handle = target.build("multi_head", "MultiHeadAttention", state=state, dtype=torch.float64,
+        handle = student.build("multi_head", "MultiHeadAttention", state=state, dtype=torch.float64,
                               d_model=D_MODEL, num_heads=HEADS)
-        reply = target.run(Call(handle, "forward", (x, x, x), {"mask": mask}, read=("attention_weights",)))
+        reply = student.run(Call(handle, "forward", (x, x, x), {"mask": mask}, read=("attention_weights",)))
     except StudentError as e:
         return View(problem=e.message)
     except WorkerLost as e:

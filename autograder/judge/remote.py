@@ -1,4 +1,4 @@
-"""WorkerTarget: the Target whose operations run in a sandboxed worker process.
+"""SandboxedStudentCode: the StudentCode whose operations run in a sandboxed worker process.
 
 Properties run here, in the judge; only operations (build this, call that on these inputs) cross to the worker
 and only plain data comes back. A worker that hangs is killed at the operation's time limit; one that dies
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import KIT, timing
-from ..target import ERROR_KINDS, Build, Call, Handle, Inspect, Reply, Source, StudentError, Target
+from ..student_code import ERROR_KINDS, Build, Call, Handle, Inspect, Reply, Source, StudentError, StudentCode
 from . import wire
 from .limits import Limits
 from .sandbox import Bye, Import
@@ -192,7 +192,7 @@ def death_message(status: int | None, where: str) -> str:
     return f"the process exited (status {os.WEXITSTATUS(status)}) {where}"
 
 
-# ---------------------------------------------------------------------------------------------- the target
+# ----------------------------------------------------------------------------- the student's code, in a worker
 @dataclass
 class WorkerStats:
     forks: int = 0
@@ -203,7 +203,7 @@ class WorkerStats:
     log: list[str] = field(default_factory=list)
 
 
-class WorkerTarget(Target):
+class SandboxedStudentCode(StudentCode):
     """Operations go to a sandboxed worker; `sources` are the files the judge put in its package folder."""
 
     def __init__(self, zygote_factory, sources: dict[str, str | None], limits: Limits, deadline: float, label: str,

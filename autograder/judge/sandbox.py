@@ -1,6 +1,6 @@
 """The zygote and the workers it forks.
 
-The zygote is a fresh interpreter that imports torch, numpy and autograder.target once, pins torch to one
+The zygote is a fresh interpreter that imports torch, numpy and autograder.student_code once, pins torch to one
 thread (no OpenMP pool to break fork, and the same float reductions in every worker), and then only forks:
 a worker costs a fork (milliseconds), not an import of torch (a second and a half). It never imports a
 property, an oracle or a hidden test, so nothing of the sort can be found in a worker's memory.
@@ -49,7 +49,7 @@ import torch.nn  # noqa: F401
 import torch.nn.functional  # noqa: F401
 
 from .. import rules
-from ..target import Executor, Reply, StudentError
+from ..student_code import Executor, Reply, StudentError
 from . import wire
 
 

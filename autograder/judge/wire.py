@@ -123,7 +123,7 @@ _ALLOWED = {
     ("builtins", "slice"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "Ellipsis"),
     ("collections", "OrderedDict"),
     ("autograder.judge.wire", "_tensor"), ("autograder.judge.wire", "_array"), ("autograder.judge.wire", "_npdtype"),
-    *(("autograder.target", n) for n in ("Reply", "Handle", "Opaque", "StudentError", "Build", "Call", "Inspect",
+    *(("autograder.student_code", n) for n in ("Reply", "Handle", "Opaque", "StudentError", "Build", "Call", "Inspect",
                                          "Source")),
     *(("autograder.judge.sandbox", n) for n in ("Import", "Bye")),
 }

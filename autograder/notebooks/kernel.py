@@ -10,7 +10,7 @@ command grades the same file: in a fresh package holding this module and, for th
 kit's reference when the kit has one (instructor and grading environments), else the student's own earlier
 notebooks in the same folder (a student's environment has no reference). In "judge" mode nbgrader never runs
 these cells for a grade: the grade comes from the isolated judge (grading.py); here they are the self-check.
-Every call into the notebook's code has the judge's default time limit (InProcessTarget: 10 s of CPU time,
+Every call into the notebook's code has the judge's default time limit (InProcessStudentCode: 10 s of CPU time,
 scaled by the machine's speed, autograder/timing.py), so a loaded machine changes no verdict; nbgrader's cell
 timeout (the course's `--timeout`) is only a wall-clock backstop and should stay well above it.
 """
@@ -30,8 +30,8 @@ from . import cells
 STUDENT_MODULES = "KIT_STUDENT_MODULES"  # env: a folder with the student's <component>.py files
 PACKAGE = "_kit_notebook"  # the package this notebook's cells pretend to live in
 _ran: dict[str, str] = {}  # cell id -> source, as last executed in this kernel
-_targets: dict[str, object] = {}  # content hash -> InProcessTarget (one import per version of the code)
-_outcomes: dict[int, dict] = {}  # id(target) -> {property id: its last outcome on that code}
+_student_code_by_hash: dict[str, object] = {}  # -> InProcessStudentCode (one import per version of the code)
+_outcomes: dict[int, dict] = {}  # id(student) -> {property id: its last outcome on that code}
 _tmp: Path | None = None
 
 
@@ -104,7 +104,7 @@ def setup(component: str) -> str:
         print(f"note: {missing}.ipynb is not next to this notebook, so `from .{missing} import ...` will fail")
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
         del sys.modules[name]  # a re-run picks up edits to the earlier notebooks
-    from ..target import load_package
+    from ..student_code import load_package
 
     load_package(folder, PACKAGE)
     return PACKAGE
@@ -138,15 +138,15 @@ def _places(component: str, own: bool) -> dict:
     return places
 
 
-def _target(component: str, own: bool):
-    from ..target import InProcessTarget
+def _student_code(component: str, own: bool):
+    from ..student_code import InProcessStudentCode
 
     modules = {**_deps(component, own), component: notebook_module(component)}
     key = hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()[:16]
-    if key not in _targets:
+    if key not in _student_code_by_hash:
         folder = cells.write_package(modules, _workdir() / key)
-        _targets[key] = InProcessTarget(folder, label=f"{component}.ipynb")
-    return _targets[key]
+        _student_code_by_hash[key] = InProcessStudentCode(folder, label=f"{component}.ipynb")
+    return _student_code_by_hash[key]
 
 
 def check(component: str, name: str, integration: bool = False) -> None:
@@ -161,9 +161,9 @@ def check(component: str, name: str, integration: bool = False) -> None:
     prop = props.get(f"{component}::{name}")
     if prop is None:
         raise LookupError(f"no property {component}::{name} in this installation of the kit")
-    target = _target(component, integration)
-    outcome = core.run_property(prop, target)
-    seen = _outcomes.setdefault(id(target), {})
+    student = _student_code(component, integration)
+    outcome = core.run_property(prop, student)
+    seen = _outcomes.setdefault(id(student), {})
     seen[prop.id] = outcome
     core.require_behaviour(list(seen.values()))  # the static point needs a passed behavioural cell on this code
     if not outcome.passed:  # a line of the student's code is named by its cell, not by the generated file

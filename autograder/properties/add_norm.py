@@ -8,10 +8,10 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
+from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
-from ..target import Call
+from ..student_code import Call
 from .strategies import dtypes, norm_state, randn, seeds, tensors
 
 ERROR_HINT = ("LayerNorm needs parameters named weight and bias of shape (d_model,), AddAndNorm a LayerNorm "
@@ -25,18 +25,18 @@ def unit_state(d, dtype) -> dict:
     return {"weight": torch.ones(d, dtype=dtype), "bias": torch.zeros(d, dtype=dtype)}
 
 
-def build_norm(t, d, dtype, state=None, eps=None):
+def build_norm(student, d, dtype, state=None, eps=None):
     kwargs = {"d_model": d} if eps is None else {"d_model": d, "eps": eps}
-    return t.build(C, "LayerNorm", state=unit_state(d, dtype) if state is None else state, dtype=dtype, **kwargs)
+    return student.build(C, "LayerNorm", state=unit_state(d, dtype) if state is None else state, dtype=dtype, **kwargs)
 
 
 LAYER_NORM_NAN = ("a NaN in LayerNorm comes from a position with variance 0 (a constant row): 0 / sqrt(0) is NaN; "
                   "add eps inside the square root, sqrt(var + eps).")
 
 
-def norm(t, h, x, strict=False):
+def student_layer_norm(student, h, x, strict=False):
     """strict: the one property that owns LayerNorm's dtype and device."""
-    return tensor(t.method(h, "forward", x), "LayerNorm(x)", like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
+    return tensor(student.method(h, "forward", x), "LayerNorm(x)", like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
 
 
 def standardized(shape, seed, dtype, std=1.0, mean=0.0):
@@ -103,23 +103,22 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
     )
 
 
-def check_layer_norm(t, h, x, weight, bias, eps, what="LayerNorm(x)", default=None):
+def check_layer_norm(student, h, x, weight, bias, eps, what="LayerNorm(x)", default=None):
     """y = LayerNorm(x) ≈ F.layer_norm(x, weight, bias, eps) in float64, or a named mistake."""
-    y = norm(t, h, x)
-    expected = oracles.layer_norm(x.double(), weight.double(), bias.double(), eps)
-    if not is_close(y, expected, x.dtype):
-        close(y, expected, what, layer_norm_hint(x, y, weight, bias, eps, default or
-                                                 "(x - mean) / sqrt(var + eps) * weight + bias over the last dim, "
-                                                 "biased variance"), dtype=x.dtype)
+    y = student_layer_norm(student, h, x)
+    expected = expected_values.layer_norm(x.double(), weight.double(), bias.double(), eps)
+    close(y, expected, what, lambda: layer_norm_hint(x, y, weight, bias, eps, default or
+                                                     "(x - mean) / sqrt(var + eps) * weight + bias over the last dim, "
+                                                     "biased variance"), dtype=x.dtype)
     return y
 
 
 # ---------------------------------------------------------------------------------------------- LayerNorm
 @prop(C, points=1, examples=3, error_hint=ERROR_HINT)
 @given(d=st.integers(1, 8))
-def layer_norm_init_weight_ones_bias_zeros(t, d):
+def layer_norm_init_weight_ones_bias_zeros(student, d):
     """LayerNorm(d) has parameters weight (ones) and bias (zeros), both of shape (d,)."""
-    info = t.inspect(t.build(C, "LayerNorm", d_model=d))
+    info = student.inspect(student.build(C, "LayerNorm", d_model=d))
     state, params = info["state"], info["params"]
     for name, fill in (("weight", 1.0), ("bias", 0.0)):
         if name not in state:
@@ -140,12 +139,12 @@ def layer_norm_init_weight_ones_bias_zeros(t, d):
 @given(x=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(2, 6)).flatmap(lambda s: tensors(s)),
        dtype=dtypes())
 @example(x=torch.tensor([[[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 5.0]]]), dtype=torch.float64)
-def layer_norm_normalises_each_position(t, x, dtype):
+def layer_norm_normalises_each_position(student, x, dtype):
     """With weight 1 and bias 0, every position has mean 0 and variance σ²/(σ² + eps) over the last dim, in x's
     dtype."""
     x = x.to(dtype)
     d = x.shape[-1]
-    y = norm(t, build_norm(t, d, dtype), x, strict=True)
+    y = student_layer_norm(student, build_norm(student, d, dtype), x, strict=True)
     y64, x64 = y.double(), x.double()
     atol = 1e-4 if dtype == torch.float32 else 1e-9
     ones, zeros = torch.ones(d, dtype=torch.float64), torch.zeros(d, dtype=torch.float64)
@@ -167,16 +166,16 @@ def layer_norm_normalises_each_position(t, x, dtype):
 @prop(C, points=1, examples=8, error_hint=ERROR_HINT)
 @given(d=st.integers(2, 8), seed=seeds(), std=st.sampled_from([1.0, 5.0]), scale=st.floats(0.5, 4.0),
        shift=st.floats(-5.0, 5.0), dtype=dtypes())
-def layer_norm_is_shift_and_scale_invariant(t, d, seed, std, scale, shift, dtype):
+def layer_norm_is_shift_and_scale_invariant(student, d, seed, std, scale, shift, dtype):
     """LayerNorm(a·x + b) ≈ LayerNorm(x) for a > 0 (exact up to eps, tiny at variance ≫ eps)."""
     x = standardized((2, 3, d), seed, dtype, std)
-    h = build_norm(t, d, dtype)
-    y = norm(t, h, x)
-    not_constant(y, oracles.layer_norm(x.double()), "LayerNorm(x)")
-    shifted = norm(t, h, x + shift)
+    h = build_norm(student, d, dtype)
+    y = student_layer_norm(student, h, x)
+    not_constant(y, expected_values.layer_norm(x.double()), "LayerNorm(x)")
+    shifted = student_layer_norm(student, h, x + shift)
     expect(is_close(shifted, y, dtype, rtol=1e-4, atol=1e-4), f"LayerNorm(x + {shift:g}) differs from LayerNorm(x)",
            "subtract the mean over the last dim: adding a constant to a position must change nothing")
-    scaled = norm(t, h, x * scale)
+    scaled = student_layer_norm(student, h, x * scale)
     expect(is_close(scaled, y, dtype, rtol=1e-4, atol=1e-4), f"LayerNorm({scale:g}·x) differs from LayerNorm(x)",
            "divide by the standard deviation sqrt(var + eps): scaling a position must change nothing")
 
@@ -186,34 +185,34 @@ def layer_norm_is_shift_and_scale_invariant(t, d, seed, std, scale, shift, dtype
        scale=st.sampled_from([1.0, 3.0, 3e-3]), offset=st.floats(-2.0, 2.0), dtype=dtypes())
 @example(b=2, m=3, d=64, seed=0, scale=1.0, offset=0.5, dtype=torch.float32)
 @example(b=2, m=2, d=8, seed=1, scale=3e-3, offset=0.0, dtype=torch.float64)
-def layer_norm_equals_torch(t, b, m, d, seed, scale, offset, dtype):
+def layer_norm_equals_torch(student, b, m, d, seed, scale, offset, dtype):
     """LayerNorm with copied weight and bias equals F.layer_norm (float32 and float64, d up to 64)."""
     state = norm_state("", d, seed, dtype)
     x = randn((b, m, d), seed + 2, dtype, scale) + offset * scale
-    check_layer_norm(t, build_norm(t, d, dtype, state), x, state["weight"], state["bias"], 1e-5)
+    check_layer_norm(student, build_norm(student, d, dtype, state), x, state["weight"], state["bias"], 1e-5)
 
 
 @prop(C, points=1, examples=6, error_hint=ERROR_HINT)
 @given(d=st.integers(2, 8), seed=seeds(), ratio=st.sampled_from([0.25, 1.0, 4.0]), dtype=dtypes())
-def layer_norm_eps_inside_the_square_root(t, d, seed, ratio, dtype):
+def layer_norm_eps_inside_the_square_root(student, d, seed, ratio, dtype):
     """At variance comparable to eps, the output variance is σ²/(σ² + eps): eps sits inside the square root."""
     x = standardized((2, 2, d), seed, dtype, std=(ratio * 1e-5) ** 0.5, mean=0.1)
     ones, zeros = torch.ones(d, dtype=dtype), torch.zeros(d, dtype=dtype)
-    check_layer_norm(t, build_norm(t, d, dtype), x, ones, zeros, 1e-5,
+    check_layer_norm(student, build_norm(student, d, dtype), x, ones, zeros, 1e-5,
                      f"LayerNorm(x) at variance {ratio:g}·eps",
                      "eps goes inside the square root: (x - mean) / sqrt(var + eps)")
 
 
 @prop(C, points=1, examples=6, error_hint=ERROR_HINT)
 @given(d=st.integers(2, 6), seed=seeds(), pos=st.tuples(st.integers(0, 1), st.integers(0, 2)), dtype=dtypes())
-def layer_norm_normalises_the_last_dim_only(t, d, seed, pos, dtype):
+def layer_norm_normalises_the_last_dim_only(student, d, seed, pos, dtype):
     """Changing the features of one position changes only that position's output."""
-    h = build_norm(t, d, dtype)
+    h = build_norm(student, d, dtype)
     x = randn((2, 3, d), seed, dtype)
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 1, dtype, 4.0) + 3
-    y, y2 = norm(t, h, x), norm(t, h, x2)
-    not_constant(y, oracles.layer_norm(x.double()), "LayerNorm(x)")
+    y, y2 = student_layer_norm(student, h, x), student_layer_norm(student, h, x2)
+    not_constant(y, expected_values.layer_norm(x.double()), "LayerNorm(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):
@@ -223,7 +222,7 @@ def layer_norm_normalises_the_last_dim_only(t, d, seed, pos, dtype):
 
 
 # --------------------------------------------------------------------------------------------- AddAndNorm
-def add_norm_hint(t, x, s, y, weight, bias, default):
+def add_norm_hint(student, x, s, y, weight, bias, default):
     """Name the AddAndNorm mistake that explains y. The variants use the student's own LayerNorm (with the same
     weight and bias), so a wrong residual is named even when LayerNorm is wrong too, and a correct AddAndNorm
     around a wrong LayerNorm is told apart."""
@@ -232,16 +231,16 @@ def add_norm_hint(t, x, s, y, weight, bias, default):
 
     def ln(z):  # the student's LayerNorm, built on first use (a failing build only skips the candidates)
         if "h" not in cache:
-            cache["h"] = build_norm(t, d, dt, {"weight": weight, "bias": bias})
-        return norm(t, cache["h"], z)
+            cache["h"] = build_norm(student, d, dt, {"weight": weight, "bias": bias})
+        return student_layer_norm(student, cache["h"], z)
 
-    def oracle(z):
-        return oracles.layer_norm(z.double(), weight.double(), bias.double())
+    def expected_norm(z):
+        return expected_values.layer_norm(z.double(), weight.double(), bias.double())
 
     x_plus_s = x + s
     return diagnose(
         default,
-        (lambda: is_close(y, ln(x_plus_s), dt) and not is_close(y, oracle(x_plus_s), dt),
+        (lambda: is_close(y, ln(x_plus_s), dt) and not is_close(y, expected_norm(x_plus_s), dt),
          "AddAndNorm itself is right, but your LayerNorm is not: fix LayerNorm first (see the layer_norm "
          "properties)"),
         (lambda: is_close(y, ln(x) + s, dt),
@@ -257,66 +256,65 @@ def add_norm_hint(t, x, s, y, weight, bias, default):
     )
 
 
-def build_add_norm(t, d, seed, dtype, dropout=None, train=False):
+def build_add_norm(student, d, seed, dtype, dropout=None, train=False):
     state = norm_state("norm.", d, seed, dtype)
     kwargs = {"d_model": d} if dropout is None else {"d_model": d, "dropout": dropout}
-    return t.build(C, "AddAndNorm", state=state, train=train, dtype=dtype, **kwargs), state
+    return student.build(C, "AddAndNorm", state=state, train=train, dtype=dtype, **kwargs), state
 
 
-def check_add_norm(t, h, state, x, s, what, default, strict=False):
+def check_add_norm(student, h, state, x, s, what, default, strict=False):
     """y = AddAndNorm(x, s) ≈ LayerNorm(x + s) with the copied weights, or a named mistake.
     strict: the one property that owns AddAndNorm's dtype and device."""
-    y = tensor(t.method(h, "forward", x, s), what, like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
+    y = tensor(student.method(h, "forward", x, s), what, like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
     w, b = state["norm.weight"], state["norm.bias"]
-    expected = oracles.layer_norm((x + s).double(), w.double(), b.double())
-    if not is_close(y, expected, x.dtype):
-        close(y, expected, what, default() if callable(default) else add_norm_hint(t, x, s, y, w, b, default),
-              dtype=x.dtype)
+    expected = expected_values.layer_norm((x + s).double(), w.double(), b.double())
+    close(y, expected, what, lambda: default() if callable(default) else add_norm_hint(student, x, s, y, w, b, default),
+          dtype=x.dtype)
     return y
 
 
 @prop(C, points=3, examples=10, error_hint=ERROR_HINT)
 @given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.sampled_from([3, 4, 8, 16]), seed=seeds(), dtype=dtypes())
-def add_and_norm_equals_norm_of_the_sum(t, b, m, d, seed, dtype):
+def add_and_norm_equals_norm_of_the_sum(student, b, m, d, seed, dtype):
     """AddAndNorm(x, s) = LayerNorm(x + s), with the norm's weight and bias copied in (norm.weight, norm.bias), in
     x's dtype."""
-    h, state = build_add_norm(t, d, seed, dtype)
+    h, state = build_add_norm(student, d, seed, dtype)
     x, s = randn((b, m, d), seed + 2, dtype), randn((b, m, d), seed + 3, dtype)
-    check_add_norm(t, h, state, x, s, "AddAndNorm(x, sublayer_output)",
+    check_add_norm(student, h, state, x, s, "AddAndNorm(x, sublayer_output)",
                    "out = self.norm(x + self.dropout(sublayer_output)): add the residual, then normalise", strict=True)
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
 @given(d=st.integers(3, 6), seed=seeds(), dtype=dtypes())
-def add_and_norm_dropout_is_off_in_eval(t, d, seed, dtype):
+def add_and_norm_dropout_is_off_in_eval(student, d, seed, dtype):
     """In eval mode, AddAndNorm(d, dropout=0.5) is deterministic: exactly LayerNorm(x + s)."""
-    h, state = build_add_norm(t, d, seed, dtype, dropout=0.5, train=False)
+    h, state = build_add_norm(student, d, seed, dtype, dropout=0.5, train=False)
     x, s = randn((2, 3, d), seed + 2, dtype), randn((2, 3, d), seed + 3, dtype)
 
     def hint():
-        other = t.run(Call(h, "forward", (x, s), seed=seed + 1)).value
-        first = t.method(h, "forward", x, s)
+        other = student.run(Call(h, "forward", (x, s), seed=seed + 1)).value
+        first = student.method(h, "forward", x, s)
         if isinstance(other, torch.Tensor) and not torch.equal(other, first):
             return ("the output is random in eval mode: in eval mode dropout is the identity; use "
                     "self.dropout = nn.Dropout(dropout), which follows .eval(), not F.dropout(..., training=True)")
-        return add_norm_hint(t, x, s, first, state["norm.weight"], state["norm.bias"],
+        return add_norm_hint(student, x, s, first, state["norm.weight"], state["norm.bias"],
                              "out = norm(x + dropout(sublayer_output)), and dropout is off in eval mode")
 
-    check_add_norm(t, h, state, x, s, "AddAndNorm(x, sublayer_output) in eval mode with dropout=0.5", hint)
+    check_add_norm(student, h, state, x, s, "AddAndNorm(x, sublayer_output) in eval mode with dropout=0.5", hint)
 
 
 @prop(C, points=1, examples=3, error_hint=ERROR_HINT)
 @given(seed=seeds(), dtype=dtypes())
-def add_and_norm_dropout_acts_in_training(t, seed, dtype):
+def add_and_norm_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,
     same seed): dropout acts on the sublayer output before the residual add, so no entry is zeroed outright."""
     d = 8
     x, s = randn((2, 4, d), seed + 2, dtype), randn((2, 4, d), seed + 3, dtype, 2.0)
-    plain_handle, _ = build_add_norm(t, d, seed, dtype, dropout=0.0, train=True)
-    plain = tensor(t.run(Call(plain_handle, "forward", (x, s), seed=seed)).value,
+    plain_handle, _ = build_add_norm(student, d, seed, dtype, dropout=0.0, train=True)
+    plain = tensor(student.run(Call(plain_handle, "forward", (x, s), seed=seed)).value,
                    "AddAndNorm(x, sublayer_output) in training mode with dropout=0", like=x)
-    h, _ = build_add_norm(t, d, seed, dtype, dropout=0.5, train=True)
-    y = tensor(t.run(Call(h, "forward", (x, s), seed=seed)).value,
+    h, _ = build_add_norm(student, d, seed, dtype, dropout=0.5, train=True)
+    y = tensor(student.run(Call(h, "forward", (x, s), seed=seed)).value,
                "AddAndNorm(x, sublayer_output) in training mode with dropout=0.5", like=x)
     changed = 1.0 - torch.isclose(y.double(), plain.double(), rtol=1e-4, atol=1e-6).all(-1).double().mean().item()
     # Each position drops about half of its 8 features of s (and doubles the rest): every position moves.
@@ -333,8 +331,8 @@ def add_and_norm_dropout_acts_in_training(t, seed, dtype):
 
 
 @prop(C, points=1, examples=1, error_hint=ERROR_HINT)
-def add_norm_is_written_by_hand(t):
+def add_norm_is_written_by_hand(student):
     """add_norm.py calls no library layer norm (static check; the run-time check is in every test)."""
-    written_by_hand(t, C, "write LayerNorm from mean, a biased variance and sqrt: no nn.LayerNorm, F.layer_norm "
+    written_by_hand(student, C, "write LayerNorm from mean, a biased variance and sqrt: no nn.LayerNorm, F.layer_norm "
                           "or getattr tricks")
 

@@ -7,7 +7,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
+from . import expected_values
 from .checks import close, consistent, diagnose, expect, fail, finite, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
@@ -20,9 +20,9 @@ SOFTMAX_NAN = ("a NaN in softmax comes from exp overflow (exp(1000) is inf, and 
                "-inf max by 0 and a zero sum by 1).")
 
 
-def softmax(t, x, dim=-1, strict=False):
+def softmax(student, x, dim=-1, strict=False):
     """strict: the one property that owns softmax's dtype and device."""
-    return tensor(t.call(C, "softmax", x, dim=dim), f"softmax(x, dim={dim})", like=x, check_dtype=strict,
+    return tensor(student.call(C, "softmax", x, dim=dim), f"softmax(x, dim={dim})", like=x, check_dtype=strict,
                   nan_hint=SOFTMAX_NAN)
 
 
@@ -30,14 +30,14 @@ def shape_of(x):
     return tuple(x.shape) if isinstance(x, torch.Tensor) else None
 
 
-def attend(t, q, k, v, mask=None, strict=False):
+def attend(student, q, k, v, mask=None, strict=False):
     """(output, weights) of the student's attention.
 
     strict: the shape property, which alone checks the tuple's order, the dtype and the device, and earns its
     points on shapes (NaN included). Elsewhere a (weights, output) tuple is put back in order, so that one slip
     costs one property (the strategies draw d_v != m_k, so the two shapes always tell the order).
     """
-    out = t.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
+    out = student.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         fail(f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
              "return output, weights")
@@ -69,10 +69,10 @@ def sums_to_one(x, dim):
 @prop(C, points=2, examples=12)
 @given(x=st.integers(1, 3).flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
        .flatmap(lambda shape: tensors(shape)), dtype=dtypes())
-def softmax_rows_sum_to_one(t, x, dtype):
+def softmax_rows_sum_to_one(student, x, dtype):
     """softmax(x) is non-negative and sums to 1 along the last dim, in x's dtype."""
     x = x.to(dtype)
-    y = softmax(t, x, strict=True)
+    y = softmax(student, x, strict=True)
     expect((y >= 0).all(), "softmax has negative entries", "exp(...) is never negative: is exp missing?")
     if not sums_to_one(y, -1):
         fail(f"rows do not sum to 1 along the last dim (sums: {y.sum(-1).flatten()[:4].tolist()})",
@@ -87,9 +87,9 @@ def softmax_rows_sum_to_one(t, x, dtype):
 
 @prop(C, points=1, examples=12)
 @given(x=tensors((2, 3, 4)), dim=st.sampled_from([0, 1, -2, 2]))
-def softmax_respects_dim(t, x, dim):
+def softmax_respects_dim(student, x, dim):
     """softmax(x, dim) normalises along `dim`, whichever it is."""
-    y = softmax(t, x, dim)
+    y = softmax(student, x, dim)
     close(y, torch.softmax(x, dim), f"softmax(x, dim={dim})",
           lambda: diagnose("compute max, exp and sum along `dim` with keepdim=True",
                            (lambda: is_close(y, torch.softmax(x, -1)), "ignores the dim argument: always the "
@@ -99,10 +99,10 @@ def softmax_respects_dim(t, x, dim):
 @prop(C, points=2, examples=12)
 @given(x=tensors((3, 5), lo=-1e4, hi=1e4), dtype=dtypes())
 @example(x=torch.tensor([[1e4, 0.0, -1e4], [1000.0, 1000.0, 999.0]], dtype=torch.float64), dtype=torch.float32)
-def softmax_is_stable_for_large_logits(t, x, dtype):
+def softmax_is_stable_for_large_logits(student, x, dtype):
     """Logits of ±1e4 give finite, exact probabilities (no overflow)."""
     x = x.to(dtype)
-    y = softmax(t, x)
+    y = softmax(student, x)
     expect(torch.isfinite(y).all(), "softmax of large logits gives inf or NaN",
            "exp(1e4) overflows: subtract the row max before exp (it cancels in the ratio)")
     close(y, torch.softmax(x.double(), -1), "softmax of large logits", "subtract the max along the same dim", dtype=dtype)
@@ -110,19 +110,19 @@ def softmax_is_stable_for_large_logits(t, x, dtype):
 
 @prop(C, points=1, examples=12)
 @given(x=tensors((2, 4)), shift=st.floats(-100, 100, width=32))
-def softmax_is_shift_invariant(t, x, shift):
+def softmax_is_shift_invariant(student, x, shift):
     """softmax(x + c) = softmax(x) for a constant c per row."""
-    consistent(softmax(t, x + shift), softmax(t, x), "softmax(x + c) vs softmax(x)",
+    consistent(softmax(student, x + shift), softmax(student, x), "softmax(x + c) vs softmax(x)",
                "subtracting the row max should make adding a constant irrelevant", expected=torch.softmax(x, -1))
 
 
 @prop(C, points=1, examples=5)
 @given(dtype=dtypes(), n=st.integers(1, 4))
-def softmax_of_all_neg_inf_row_is_zero(t, dtype, n):
+def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     """A row that is entirely -inf gives all zeros, not NaN."""
     x = torch.zeros(2, n, dtype=dtype)
     x[1] = float("-inf")
-    y = softmax(t, x)
+    y = softmax(student, x)
     close(y[1], torch.zeros(n, dtype=dtype), "softmax of an all -inf row",
           "max is -inf, so x - max is NaN: replace a -inf max by 0 and a zero denominator by 1")
     close(y[0], torch.full((n,), 1 / n, dtype=dtype), "softmax of a row of zeros")
@@ -131,16 +131,16 @@ def softmax_of_all_neg_inf_row_is_zero(t, dtype, n):
 @prop(C, points=2, examples=12, error_hint="a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
                               "on the wrong dims? scores = query @ key.transpose(-2, -1)")
 @given(qkv=attention_inputs(distinct_lengths=True))
-def attention_shapes_for_cross_attention(t, qkv):
+def attention_shapes_for_cross_attention(student, qkv):
     """m_q != m_k: returns (output, weights), output (..., m_q, d_v), weights (..., m_q, m_k), dtype kept."""
-    attend(t, *qkv, strict=True)
+    attend(student, qkv.query, qkv.key, qkv.value, strict=True)
 
 
 @prop(C, points=2, examples=12)
 @given(qkv=attention_inputs())
-def attention_weights_are_a_distribution(t, qkv):
+def attention_weights_are_a_distribution(student, qkv):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
-    _, w = attend(t, *qkv)
+    _, w = attend(student, qkv.query, qkv.key, qkv.value)
     expect((w >= 0).all(), "negative attention weights", "weights come out of a softmax: is it applied?")
     if not sums_to_one(w, -1):
         fail("each query's weights should sum to 1 over the keys (last dim)",
@@ -154,11 +154,11 @@ def attention_weights_are_a_distribution(t, qkv):
        dtype=dtypes())
 @example(q=torch.ones(1, 1, 4, dtype=torch.float64), k=torch.tensor([[[1.0, 1, 1, 1], [0, 0, 0, 0]]],
          dtype=torch.float64), d_k=4, dtype=torch.float64)
-def attention_two_keys_closed_form(t, q, k, d_k, dtype):
+def attention_two_keys_closed_form(student, q, k, d_k, dtype):
     """With two keys, w0 = sigmoid((q·k0 - q·k1) / sqrt(d_k)): the scale is exactly 1/sqrt(d_k)."""
     q, k = q[..., :d_k].to(dtype), k[..., :d_k].to(dtype)
     v = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype=dtype)
-    _, w = attend(t, q, k, v)
+    _, w = attend(student, q, k, v)
     delta = float((q[0, 0] @ k[0, 0] - q[0, 0] @ k[0, 1]).double())
     expected = 1 / (1 + math.exp(-delta / math.sqrt(d_k)))
     got = float(w[0, 0, 0])
@@ -175,32 +175,33 @@ def attention_two_keys_closed_form(t, q, k, d_k, dtype):
 
 @st.composite
 def masked_inputs(draw, fully_masked=False):
-    q, k, v = draw(attention_inputs(lead=draw(st.lists(st.integers(1, 2), min_size=1, max_size=2))))
+    qkv = draw(attention_inputs(lead=draw(st.lists(st.integers(1, 2), min_size=1, max_size=2))))
+    q, k, v = qkv.query, qkv.key, qkv.value
     shape = (*q.shape[:-1], k.shape[-2])
     m = draw(masks(shape, p_fully_masked_row=fully_masked))
     if draw(st.booleans()):  # a mask that broadcasts over the leading dims
         m = m.reshape(-1, *shape[-2:])[0]
         if not fully_masked:
             m[..., 0] = True
-    return MaskedAttentionInputs(q, k, v, m)
+    return MaskedAttentionInputs(query=q, key=k, value=v, mask=m)
 
 
 @prop(C, points=3, examples=12)
 @given(inputs=masked_inputs())
-def attention_equals_torch(t, inputs):
+def attention_equals_torch(student, inputs):
     """Weights and output equal torch's scaled_dot_product_attention (mask True = may attend)."""
-    q, k, v, m = inputs
-    out, w = attend(t, q, k, v, m)
-    expected_out, expected_w = oracles.sdpa(q, k, v, m), oracles.attention(q, k, v, m)[1]
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    out, w = attend(student, q, k, v, m)
+    expected_out, expected_w = expected_values.sdpa(q, k, v, m), expected_values.attention(q, k, v, m)[1]
     d_k = q.shape[-1]
     hint = lambda: diagnose(  # noqa: E731 - run only when a comparison fails
         "weights = softmax(q k^T / sqrt(d_k)) with blocked scores at -inf; output = weights @ value",
-        (lambda: is_close(w, oracles.attention(q, k, v)[1]), "the mask is ignored"),
-        (lambda: is_close(w, oracles.attention(q, k, v, ~m)[1]), "inverted mask: True means may attend"),
-        (lambda: is_close(w, oracles.attention(q * math.sqrt(d_k), k, v, m)[1]), "no scaling: divide the "
-                                                                                "scores by sqrt(d_k)"),
-        (lambda: is_close(w, oracles.attention(q / math.sqrt(d_k), k, v, m)[1]), "divided by d_k: the scale is "
-                                                                                "1/sqrt(d_k)"),
+        (lambda: is_close(w, expected_values.attention(q, k, v)[1]), "the mask is ignored"),
+        (lambda: is_close(w, expected_values.attention(q, k, v, ~m)[1]), "inverted mask: True means may attend"),
+        (lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v, m)[1]),
+         "no scaling: divide the scores by sqrt(d_k)"),
+        (lambda: is_close(w, expected_values.attention(q / math.sqrt(d_k), k, v, m)[1]),
+         "divided by d_k: the scale is 1/sqrt(d_k)"),
         (lambda: is_close(w, expected_w) and is_close(out, expected_w.transpose(-2, -1) @ v),
          "weights transposed before @ value"),
         (lambda: is_close(w, expected_w), "the weights are right but the output is not: output = weights @ value"))
@@ -210,10 +211,10 @@ def attention_equals_torch(t, inputs):
 
 @prop(C, points=2, examples=12)
 @given(inputs=masked_inputs())
-def attention_masked_keys_get_zero_weight(t, inputs):
+def attention_masked_keys_get_zero_weight(student, inputs):
     """Where the mask is False, the weight is exactly 0; allowed weights still sum to 1."""
-    q, k, v, m = inputs
-    _, w = attend(t, q, k, v, m)
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    _, w = attend(student, q, k, v, m)
     blocked = (~m).expand(w.shape)
     if (w[blocked] != 0).any():
         allowed_zero = (w[m.expand(w.shape)] == 0).all()
@@ -229,14 +230,16 @@ def attention_masked_keys_get_zero_weight(t, inputs):
 
 @prop(C, points=2, examples=10)
 @given(inputs=masked_inputs(fully_masked=True))
-@example(inputs=MaskedAttentionInputs(torch.ones(1, 2, 2, dtype=torch.float64), torch.ones(1, 3, 2, dtype=torch.float64),
-                 torch.ones(1, 3, 2, dtype=torch.float64), torch.tensor([[[True, True, False], [False] * 3]])))
-def attention_fully_masked_rows_are_zero(t, inputs):
+@example(inputs=MaskedAttentionInputs(query=torch.ones(1, 2, 2, dtype=torch.float64),
+                                      key=torch.ones(1, 3, 2, dtype=torch.float64),
+                                      value=torch.ones(1, 3, 2, dtype=torch.float64),
+                                      mask=torch.tensor([[[True, True, False], [False] * 3]])))
+def attention_fully_masked_rows_are_zero(student, inputs):
     """A query whose keys are all masked gets all-zero weights and output: never NaN."""
-    q, k, v, m = inputs
-    out, w = attend(t, q, k, v, m)
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    out, w = attend(student, q, k, v, m)
     dead = ~m.expand(w.shape).any(-1)  # (..., m_q)
-    not_constant(w, oracles.attention(q, k, v, m)[1], "weights")
+    not_constant(w, expected_values.attention(q, k, v, m)[1], "weights")
     if not ((w[dead] == 0).all() and (out[dead] == 0).all()):
         uniform = is_close(w[dead], torch.full_like(w[dead], 1 / w.shape[-1]))
         fail("a fully masked query row is not all zeros",
@@ -246,11 +249,11 @@ def attention_fully_masked_rows_are_zero(t, inputs):
 
 @prop(C, points=2, examples=12)
 @given(inputs=masked_inputs())
-def attention_output_in_convex_hull_of_values(t, inputs):
+def attention_output_in_convex_hull_of_values(student, inputs):
     """Each output coordinate lies between the min and max of the allowed value rows."""
-    q, k, v, m = inputs
-    out, _ = attend(t, q, k, v, m)
-    not_constant(out, oracles.attention(q, k, v, m)[0], "output")
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    out, _ = attend(student, q, k, v, m)
+    not_constant(out, expected_values.attention(q, k, v, m)[0], "output")
     allowed = m.expand((*q.shape[:-1], k.shape[-2])).unsqueeze(-1)  # (..., m_q, m_k, 1)
     vals = v.unsqueeze(-3)  # (..., 1, m_k, d_v)
     hi = torch.where(allowed, vals, torch.tensor(float("-inf"), dtype=v.dtype)).amax(-2)
@@ -262,7 +265,7 @@ def attention_output_in_convex_hull_of_values(t, inputs):
 
 
 @prop(C, points=1, examples=1)
-def attention_is_written_by_hand(t):
+def attention_is_written_by_hand(student):
     """attention.py calls no library softmax or attention (static check; the run-time check is in every test)."""
-    written_by_hand(t, C, "write softmax from exp, max and sum, and attention from matmul: no torch.softmax, "
+    written_by_hand(student, C, "write softmax from exp, max and sum, and attention from matmul: no torch.softmax, "
                           "F.scaled_dot_product_attention or getattr tricks")

@@ -13,7 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from . import oracles
+from . import expected_values
 from .checks import array, close, consistent, diagnose, expect, fail, is_close, not_constant, written_by_hand
 from .core import prop
 from .strategies import MaskedAttentionInputs, arrays
@@ -44,9 +44,9 @@ LAYER_NORM_NAN = ("a NaN in layer_norm comes from a row with variance 0 (a const
                   "eps inside the square root, sqrt(var + eps).")
 
 
-def softmax(t, x, axis=-1, strict=False):
+def softmax(student, x, axis=-1, strict=False):
     """strict: the one property that owns softmax's dtype."""
-    return array(t.call(C, "softmax", x, axis=axis), f"softmax(x, axis={axis})", shape=x.shape, dtype=x.dtype,
+    return array(student.call(C, "softmax", x, axis=axis), f"softmax(x, axis={axis})", shape=x.shape, dtype=x.dtype,
                  check_dtype=strict, nan_hint=SOFTMAX_NAN)
 
 
@@ -54,14 +54,14 @@ def shape_of(x):
     return tuple(x.shape) if isinstance(x, np.ndarray) else None
 
 
-def attend(t, q, k, v, mask=None, strict=False):
+def attend(student, q, k, v, mask=None, strict=False):
     """(output, weights) of the student's attention.
 
     strict: the shape property, which alone checks the tuple's order and the dtype, and earns its points on
     shapes (NaN included). Elsewhere a (weights, output) tuple is put back in order and a float64 result for
     float32 inputs is judged by its values, so that one slip costs one property (d_v != m_k is always drawn).
     """
-    out = t.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
+    out = student.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         fail(f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
              "return output, weights")
@@ -84,19 +84,19 @@ def attend(t, q, k, v, mask=None, strict=False):
     return o, w
 
 
-def layer_norm(t, x, eps=None, strict=False):
+def layer_norm(student, x, eps=None, strict=False):
     """strict: the one property that owns layer_norm's dtype."""
     kwargs = {} if eps is None else {"eps": eps}
     what = "layer_norm(x)" if eps is None else f"layer_norm(x, eps={eps})"
-    return array(t.call(C, "layer_norm", x, **kwargs), what, shape=x.shape, dtype=x.dtype, check_dtype=strict,
+    return array(student.call(C, "layer_norm", x, **kwargs), what, shape=x.shape, dtype=x.dtype, check_dtype=strict,
                  nan_hint=LAYER_NORM_NAN)
 
 
-def oracle_softmax(x, axis=-1):
+def expected_softmax(x, axis=-1):
     return torch.softmax(t64(x), dim=axis).nan_to_num(0.0)
 
 
-def oracle_attention(q, k, v, mask=None, scale=None, axis=-1):
+def expected_attention(q, k, v, mask=None, scale=None, axis=-1):
     """(output, weights) in float64; scale defaults to 1/sqrt(d_k); axis: the softmax axis (variants)."""
     q, k, v = t64(q), t64(k), t64(v)
     s = q @ k.transpose(-2, -1) * (1 / math.sqrt(q.shape[-1]) if scale is None else scale)
@@ -144,10 +144,10 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
 @given(x=st.integers(1, 3).flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
        .flatmap(lambda shape: arrays(tuple(shape))), dtype=np_dtypes())
 @example(x=np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]), dtype=np.float64)
-def np_softmax_rows_sum_to_one(t, x, dtype):
+def np_softmax_rows_sum_to_one(student, x, dtype):
     """softmax(x) is non-negative and sums to 1 along the last axis, in x's dtype."""
     x = x.astype(dtype)
-    y = softmax(t, x, strict=True)
+    y = softmax(student, x, strict=True)
     expect((y >= 0).all(), "softmax has negative entries", "exp(...) is never negative: is np.exp missing?")
     sums = np.atleast_1d(y.astype(np.float64).sum(-1))
     if not is_close(sums, np.ones_like(sums), dtype):
@@ -157,45 +157,45 @@ def np_softmax_rows_sum_to_one(t, x, dtype):
                        "sums to 1 along axis 0, not along `axis`: softmax over the wrong axis"),
                       (lambda: is_close(y.sum(), np.float64(1.0), dtype),
                        "the whole array sums to 1: sum along the axis with keepdims=True, not over everything")))
-    close(y, oracle_softmax(x), "softmax(x)", "softmax = exp(x - max) / sum(exp(x - max)) along the axis",
+    close(y, expected_softmax(x), "softmax(x)", "softmax = exp(x - max) / sum(exp(x - max)) along the axis",
           dtype=dtype)
 
 
 @prop(C, points=1, examples=8)
 @given(x=arrays((2, 3, 4)), axis=st.sampled_from([0, 1, 2, -2, -1]))
-def np_softmax_respects_axis(t, x, axis):
+def np_softmax_respects_axis(student, x, axis):
     """softmax(x, axis) normalises along `axis`, whichever it is."""
-    y = softmax(t, x, axis)
-    expected = oracle_softmax(x, axis)
-    if is_close(y, expected):
-        return
+    y = softmax(student, x, axis)
+    expected = expected_softmax(x, axis)
     close(y, expected, f"softmax(x, axis={axis})",
-          diagnose("take max and sum along `axis` with keepdims=True",
-                   (lambda: is_close(y, oracle_softmax(x, -1)), "ignores the axis argument: always the last axis?"),
-                   (lambda: is_close(y, oracle_softmax(x, 0)), "always axis 0: the wrong axis; use axis=axis")))
+          lambda: diagnose("take max and sum along `axis` with keepdims=True",
+                           (lambda: is_close(y, expected_softmax(x, -1)),
+                            "ignores the axis argument: always the last axis?"),
+                           (lambda: is_close(y, expected_softmax(x, 0)),
+                            "always axis 0: the wrong axis; use axis=axis")))
 
 
 @prop(C, points=2, examples=8)
 @given(x=arrays((2, 4), lo=-1e4, hi=1e4), dtype=np_dtypes())
 @example(x=np.array([[1e4, 0.0, -1e4, 5.0], [1000.0, 1000.0, 999.0, -1e4]]), dtype=np.float32)
 @example(x=np.array([[-1e4, -1e4, -9999.0, -1e4], [800.0, 0.0, 0.0, 0.0]]), dtype=np.float64)
-def np_softmax_is_stable_for_large_logits(t, x, dtype):
+def np_softmax_is_stable_for_large_logits(student, x, dtype):
     """Logits of ±1e4 give finite, exact probabilities (no overflow, no 0/0)."""
     x = x.astype(dtype)
-    y = softmax(t, x)
+    y = softmax(student, x)
     expect(np.isfinite(y).all(), "softmax of large logits gives inf or NaN",
            "np.exp(1e4) overflows and np.exp(-1e4) underflows to 0: subtract the max along the axis before "
            "exp (it cancels in the ratio)")
-    close(y, oracle_softmax(x), "softmax of large logits", "subtract the max along the same axis", dtype=dtype)
+    close(y, expected_softmax(x), "softmax of large logits", "subtract the max along the same axis", dtype=dtype)
 
 
 @prop(C, points=1, examples=5)
 @given(dtype=np_dtypes(), n=st.integers(1, 4))
-def np_softmax_of_all_neg_inf_row_is_zero(t, dtype, n):
+def np_softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     """A slice that is entirely -inf gives all zeros, not NaN."""
     x = np.zeros((2, n), dtype=dtype)
     x[1] = -np.inf
-    y = softmax(t, x)
+    y = softmax(student, x)
     close(y[1], np.zeros(n), "softmax of an all -inf row",
           "the max is -inf, so x - max is NaN: replace a -inf max by 0, and a zero sum by 1", dtype=dtype)
     close(y[0], np.full(n, 1 / n), "softmax of a row of zeros", dtype=dtype)
@@ -218,18 +218,19 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
     if kind != "none":
         shape = (*lead, m_q, m_k) if kind == "full" else (m_q, m_k)
         m = draw(hnp.arrays(np.bool_, shape, elements=st.booleans()))
-    return MaskedAttentionInputs(q, k, v, m)
+    return MaskedAttentionInputs(query=q, key=k, value=v, mask=m)
 
 
 @prop(C, points=3, examples=10)
 @given(inputs=np_attention_inputs())
-@example(inputs=MaskedAttentionInputs(np.ones((1, 2, 2)), np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]]),
-                 np.arange(6.0).reshape(1, 3, 2), np.array([[True, False, True], [False, False, False]])))
-def np_attention_equals_oracle(t, inputs):
+@example(inputs=MaskedAttentionInputs(query=np.ones((1, 2, 2)), key=np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]]),
+                                      value=np.arange(6.0).reshape(1, 3, 2),
+                                      mask=np.array([[True, False, True], [False, False, False]])))
+def np_attention_equals_oracle(student, inputs):
     """Output and weights equal softmax(q k^T / sqrt(d_k)) v in float64 (masks, m_q != m_k, leading dims)."""
-    q, k, v, m = inputs
-    out, w = attend(t, q, k, v, m)
-    expected_out, expected_w = oracle_attention(q, k, v, m)
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    out, w = attend(student, q, k, v, m)
+    expected_out, expected_w = expected_attention(q, k, v, m)
     if is_close(w, expected_w, q.dtype) and is_close(out, expected_out, q.dtype):
         return
     hint = attention_hint(q, k, v, m, out, w, "compare the weights first: softmax(q @ k^T / sqrt(d_k)) with "
@@ -241,20 +242,20 @@ def np_attention_equals_oracle(t, inputs):
 def attention_hint(q, k, v, m, out, w, default: str) -> str:
     """Name the attention mistake that explains (out, w), if one does."""
     d_k = q.shape[-1]
-    expected_w = oracle_attention(q, k, v, m)[1]
+    expected_w = expected_attention(q, k, v, m)[1]
     return diagnose(
         default,
         (lambda: np.isnan(w).any() or np.isnan(out).any(),
          "NaN where a query's keys are all masked: a fully masked row must give zero weights and output "
          "(replace a -inf max by 0 and a zero sum by 1 in softmax)"),
-        (lambda: m is not None and is_close(w, oracle_attention(q, k, v, ~m)[1], q.dtype),
+        (lambda: m is not None and is_close(w, expected_attention(q, k, v, ~m)[1], q.dtype),
          "inverted mask: True means may attend, False is blocked"),
-        (lambda: m is not None and is_close(w, oracle_attention(q, k, v)[1], q.dtype), "the mask is ignored"),
-        (lambda: d_k > 1 and is_close(w, oracle_attention(q, k, v, m, scale=1.0)[1], q.dtype),
+        (lambda: m is not None and is_close(w, expected_attention(q, k, v)[1], q.dtype), "the mask is ignored"),
+        (lambda: d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1.0)[1], q.dtype),
          "no scaling: divide the scores by sqrt(d_k)"),
-        (lambda: d_k > 1 and is_close(w, oracle_attention(q, k, v, m, scale=1 / d_k)[1], q.dtype),
+        (lambda: d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1 / d_k)[1], q.dtype),
          "divided by d_k: the scale is 1/sqrt(d_k)"),
-        (lambda: is_close(w, oracle_attention(q, k, v, m, axis=-2)[1], q.dtype),
+        (lambda: is_close(w, expected_attention(q, k, v, m, axis=-2)[1], q.dtype),
          "softmax over the queries (axis -2): each query's weights sum to 1 over the keys (axis -1)"),
         (lambda: is_close(w, expected_w, q.dtype), "weights are right but the output is not: output = weights @ v"),
     )
@@ -262,17 +263,17 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
 
 @prop(C, points=1, examples=6)
 @given(inputs=np_attention_inputs())
-def np_attention_shapes_and_dtype(t, inputs):
+def np_attention_shapes_and_dtype(student, inputs):
     """Returns (output, weights): output (..., m_q, d_v), weights (..., m_q, m_k), both in q's dtype."""
-    attend(t, *inputs, strict=True)
+    attend(student, inputs.query, inputs.key, inputs.value, inputs.mask, strict=True)
 
 
 @prop(C, points=1, examples=8)
 @given(inputs=np_attention_inputs(mask="none"))
-def np_attention_weights_are_a_distribution(t, inputs):
+def np_attention_weights_are_a_distribution(student, inputs):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
-    q, k, v, _ = inputs
-    _, w = attend(t, q, k, v)
+    q, k, v = inputs.query, inputs.key, inputs.value
+    _, w = attend(student, q, k, v)
     expect((w >= 0).all(), "negative attention weights", "the weights come out of a softmax: is it applied?")
     sums = np.atleast_1d(w.astype(np.float64).sum(-1))
     if not is_close(sums, np.ones_like(sums), q.dtype):
@@ -285,11 +286,11 @@ def np_attention_weights_are_a_distribution(t, inputs):
 @prop(C, points=2, examples=8)
 @given(q=arrays((1, 4), lo=-2, hi=2), k=arrays((2, 4), lo=-2, hi=2), d_k=st.integers(2, 4), dtype=np_dtypes())
 @example(q=np.ones((1, 4)), k=np.array([[1.0, 1, 1, 1], [0, 0, 0, 0]]), d_k=4, dtype=np.float64)
-def np_attention_two_keys_closed_form(t, q, k, d_k, dtype):
+def np_attention_two_keys_closed_form(student, q, k, d_k, dtype):
     """With two keys, w0 = sigmoid((q·k0 - q·k1) / sqrt(d_k)): the scale is exactly 1/sqrt(d_k)."""
     q, k = q[:, :d_k].astype(dtype), k[:, :d_k].astype(dtype)
     v = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], dtype=dtype)
-    _, w = attend(t, q, k, v)
+    _, w = attend(student, q, k, v)
     delta = float(q[0].astype(np.float64) @ k[0].astype(np.float64) - q[0].astype(np.float64) @ k[1].astype(np.float64))
     sig = lambda s: 1 / (1 + math.exp(-delta * s))  # noqa: E731
     expected, got = sig(1 / math.sqrt(d_k)), float(w[0, 0])
@@ -307,13 +308,13 @@ def np_attention_two_keys_closed_form(t, q, k, d_k, dtype):
 
 @prop(C, points=2, examples=8)
 @given(inputs=np_attention_inputs(mask="full"))
-@example(inputs=MaskedAttentionInputs(np.ones((2, 2)), np.ones((3, 2)), np.ones((3, 2)),
-                 np.array([[True, True, False], [False, False, False]])))
-def np_attention_fully_masked_rows_are_zero(t, inputs):
+@example(inputs=MaskedAttentionInputs(query=np.ones((2, 2)), key=np.ones((3, 2)), value=np.ones((3, 2)),
+                 mask=np.array([[True, True, False], [False, False, False]])))
+def np_attention_fully_masked_rows_are_zero(student, inputs):
     """A query whose keys are all masked gets all-zero weights and output: never NaN."""
-    q, k, v, m = inputs
-    out, w = attend(t, q, k, v, m)
-    not_constant(w, oracle_attention(q, k, v, m)[1], "weights")
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    out, w = attend(student, q, k, v, m)
+    not_constant(w, expected_attention(q, k, v, m)[1], "weights")
     dead = ~np.broadcast_to(m, w.shape).any(-1)
     expect((w[dead] == 0).all() and (out[dead] == 0).all(), "a fully masked query row is not all zeros",
            "fully masked rows must give all-zero weights and output")
@@ -329,10 +330,10 @@ def np_attention_fully_masked_rows_are_zero(t, inputs):
 @given(x=st.tuples(st.integers(1, 3), st.integers(2, 8)).flatmap(lambda s: arrays(s)), dtype=np_dtypes())
 @example(x=np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 5.0]]), dtype=np.float64)
 @example(x=np.array([[0.0, 0.002, 0.004, 0.006, 0.008, 0.0], [3.0, -3.0, 3.0, -3.0, 3.0, 1.0]]), dtype=np.float32)
-def np_layer_norm_rows_have_mean_zero_and_variance(t, x, dtype):
+def np_layer_norm_rows_have_mean_zero_and_variance(student, x, dtype):
     """Each row of layer_norm(x) has mean 0 and biased variance σ²/(σ² + eps) (≈ 1 when σ² ≫ eps), in x's dtype."""
     x = x.astype(dtype)
-    y = layer_norm(t, x, strict=True)
+    y = layer_norm(student, x, strict=True)
     y64, x64 = y.astype(np.float64), x.astype(np.float64)
     atol = atol_for(dtype)
     hint = lambda default: layer_norm_hint(x, y, 1e-5, default)  # noqa: E731
@@ -355,30 +356,29 @@ def np_layer_norm_rows_have_mean_zero_and_variance(t, x, dtype):
            lambda s: arrays((*s[0], s[1]))),
        scale=st.sampled_from([1.0, 1e-2, 2e-3]), eps=st.sampled_from([None, 1e-5, 1e-3, 0.5]), dtype=np_dtypes())
 @example(x=np.array([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0]]), scale=2e-3, eps=None, dtype=np.float64)
-def np_layer_norm_equals_oracle(t, x, scale, eps, dtype):
+def np_layer_norm_equals_oracle(student, x, scale, eps, dtype):
     """layer_norm(x, eps) equals torch's layer_norm over the last axis (no affine), at large and small variance."""
     x = (x * scale).astype(dtype)
-    y = layer_norm(t, x, eps)
+    y = layer_norm(student, x, eps)
     e = 1e-5 if eps is None else eps
-    expected = oracles.layer_norm(t64(x), eps=e)
-    if is_close(y, expected, dtype):
-        return
+    expected = expected_values.layer_norm(t64(x), eps=e)
     close(y, expected, "layer_norm(x)" if eps is None else f"layer_norm(x, eps={eps})",
-          layer_norm_hint(x, y, e, "(x - mean) / sqrt(var + eps) over the last axis, biased variance"), dtype=dtype)
+          lambda: layer_norm_hint(x, y, e, "(x - mean) / sqrt(var + eps) over the last axis, biased variance"),
+          dtype=dtype)
 
 
 @prop(C, points=1, examples=8)
 @given(x=arrays((2, 5)), dtype=np_dtypes())
-def np_layer_norm_is_odd(t, x, dtype):
+def np_layer_norm_is_odd(student, x, dtype):
     """layer_norm(-x) = -layer_norm(x)."""
     x = x.astype(dtype)
-    consistent(layer_norm(t, -x), -layer_norm(t, x), "layer_norm(-x) vs -layer_norm(x)",
+    consistent(layer_norm(student, -x), -layer_norm(student, x), "layer_norm(-x) vs -layer_norm(x)",
                "subtract the mean and divide by the standard deviation: both flip or keep with the sign of x",
-               dtype=dtype, expected=-oracles.layer_norm(t64(x)))
+               dtype=dtype, expected=-expected_values.layer_norm(t64(x)))
 
 
 @prop(C, points=1, examples=1)
-def attention_numpy_is_written_by_hand(t):
+def attention_numpy_is_written_by_hand(student):
     """attention_numpy.py calls no library softmax, attention or layer norm (static check)."""
-    written_by_hand(t, C, "write softmax from np.exp, np.max and np.sum, and layer_norm from np.mean: no "
+    written_by_hand(student, C, "write softmax from np.exp, np.max and np.sum, and layer_norm from np.mean: no "
                           "scipy.special.softmax, torch or getattr tricks")

@@ -16,15 +16,26 @@ TOLERANCES = {
 }
 
 
+def stack_tolerance(dtype, layers: int = 1) -> dict:
+    """The keyword tolerances for a stack of `layers` layers: float64 stays tight; float32 through more than one
+    layer gets rtol 1e-3 (the rounding of each layer adds up)."""
+    return {} if dtype == torch.float64 or layers == 1 else {"rtol": 1e-3, "atol": 1e-4}
+
+
 def tol(dtype) -> tuple[float, float]:
     if isinstance(dtype, np.dtype) or dtype in (np.float32, np.float64):
         dtype = torch.float64 if np.dtype(dtype) == np.float64 else torch.float32
     return TOLERANCES.get(dtype, TOLERANCES[torch.float32])
 
 
+def hint_text(hint) -> str:
+    """hint: a string, or a callable that returns one: a diagnosis worth running only on failure (the one way the
+    kit defers a hint: `close(out, expected, what, lambda: explain(...))`)."""
+    return hint() if callable(hint) else hint
+
+
 def fail(message: str, hint="") -> None:
-    """hint: a string, or a callable that returns one (a diagnosis worth running only on failure)."""
-    raise Failure(message, hint() if callable(hint) else hint)
+    raise Failure(message, hint_text(hint))
 
 
 def expect(condition, message: str, hint="") -> None:
@@ -161,14 +172,14 @@ def not_constant(actual, expected, what: str) -> None:
              "zeros_like still returned?)")
 
 
-def consistent(actual, reference, what: str, hint="", dtype=None, rtol=None, atol=None, expected=None) -> None:
+def consistent(actual, original, what: str, hint="", dtype=None, rtol=None, atol=None, expected=None) -> None:
     """Two outputs of the student's code that must agree (an invariance): both finite, not constant where
-    `expected` (the true output for `reference`'s input) is not, then equal within tolerance."""
-    finite(reference, what)
+    `expected` (the true output for `original`'s input) is not, then equal within tolerance."""
+    finite(original, what)
     finite(actual, what)
     if expected is not None:
-        not_constant(reference, expected, what)
-    close(actual, reference, what, hint, dtype, rtol, atol)
+        not_constant(original, expected, what)
+    close(actual, original, what, hint, dtype, rtol, atol)
 
 
 def is_close(actual, expected, dtype=None, rtol=None, atol=None) -> bool:
@@ -192,7 +203,7 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.shape != e.shape:
         fail(f"{what}: expected shape {tuple(e.shape)}, got {tuple(a.shape)}",
-             hint or _shape_hint(tuple(e.shape), tuple(a.shape)))
+             lambda: hint_text(hint) or _shape_hint(tuple(e.shape), tuple(a.shape)))
     finite(a, what, e)
     if is_close(a, e, dtype, rtol, atol):
         return
@@ -230,21 +241,21 @@ def diagnose(default: str, *candidates) -> str:
     return default
 
 
-def written_by_hand(t, component: str, hint: str) -> None:
+def written_by_hand(student, component: str, hint: str) -> None:
     """The static half of the by-hand rule; a file that is still a stub earns nothing here either."""
     from ..rules import scan_submission
-    from ..target import StudentError
+    from ..student_code import StudentError
 
-    src = t.source(component)
+    src = student.source(component)
     if src is None:
         raise StudentError("missing", f"{component}.py is missing from the submission", component)
     if "NotImplementedError" in src:
         raise StudentError("not_implemented", f"{component}.py still raises NotImplementedError", component)
     # Import the module too (its __dir__, through the narrow interface): a file that cannot be imported,
     # or that exits or crashes on import, earns nothing here either.
-    t.call(component, "__dir__")
+    student.call(component, "__dir__")
     # The component's file and every helper module of the submission that it imports (read by the checking
     # side: in the judge, from its own copy of the files).
-    findings = scan_submission(component, lambda name: src if name == component else t.source(name))
+    findings = scan_submission(component, lambda name: src if name == component else student.source(name))
     expect(not findings, f"forbidden in {component}.py or a helper it imports: "
            + "; ".join(map(str, findings[:3])), hint)

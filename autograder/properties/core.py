@@ -1,6 +1,7 @@
 """Properties: graded, Hypothesis-driven checks, each with points, a component, a visibility and hints.
 
-A property is a function `prop(t, **drawn)` that talks to the code under test only through `t`, a Target.
+A property is a function `prop(student, **drawn)` that talks to the code under test only through `student`, a
+StudentCode (autograder/student_code.py).
 It raises `Failure(message, hint)` when the code is wrong. `run_property` runs it under fixed, derandomized
 Hypothesis settings and turns whatever happens into an `Outcome`: same submission, same outcome, every run.
 """
@@ -21,7 +22,7 @@ from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.internal.conjecture import engine as _engine
 
 from ..components import NAMES
-from ..target import StudentError, Target
+from ..student_code import StudentError, StudentCode
 
 
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
@@ -172,7 +173,7 @@ def _example_from_notes(exc: BaseException) -> str:
 
 
 def format_example(lines: list[str]) -> str:
-    """Hypothesis's argument lines as `name=value` blocks, one per parameter, without the target argument (it
+    """Hypothesis's argument lines as `name=value` blocks, one per parameter, without the student argument (it
     says nothing about the input) and with values written as code."""
     blocks: list[list[str]] = []
     for line in lines:
@@ -180,7 +181,7 @@ def format_example(lines: list[str]) -> str:
             blocks.append([line[4:] if line.startswith("    ") else line])
         else:
             blocks[-1].append(line[4:] if line.startswith("    ") else line)
-    text = "\n".join("\n".join(b).rstrip().removesuffix(",") for b in blocks if not b[0].startswith("t="))
+    text = "\n".join("\n".join(b).rstrip().removesuffix(",") for b in blocks if not b[0].startswith("student="))
     for pattern, code in _AS_CODE:
         text = pattern.sub(code, text)
     return text
@@ -192,12 +193,12 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def run_property(p: Property, target: Target) -> Outcome:
-    """Run one property against a target; never raises for anything the student's code does."""
+def run_property(p: Property, student: StudentCode) -> Outcome:
+    """Run one property against the student's code; never raises for anything the student's code does."""
     test = p.fn
     start = time.perf_counter()
     try:
-        test(target)
+        test(student)
         outcome = Outcome(p, Status.PASSED)
     except (Failure, StudentError, Flaky, Exception) as raw:  # noqa: BLE001
         outcome = _outcome_from(p, raw)

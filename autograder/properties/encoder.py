@@ -1,7 +1,7 @@
 """Properties of encoder.EncoderLayer and encoder.Encoder (visible to students).
 
-Witnesses: torch's nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights copied in, and
-a closed form: with the attention's w_o and the feed-forward's linear_2 zeroed, a post-norm layer is
+Expected values: torch's nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights copied
+in, and a closed form: with the attention's w_o and the feed-forward's linear_2 zeroed, a post-norm layer is
 LN2(LN1(x)). Mismatches are diagnosed by recomputing the layer on the checking side with one mistake at a time
 (pre-norm, the residual added after the norm, a sub-layer skipped, the norms swapped, the mask dropped) and, for
 the stack, with the layers reused or the mask not passed on.
@@ -9,14 +9,14 @@ the stack, with the layers reused or the mask not passed on.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
-from .checks import close, consistent, diagnose, expect, fail, is_close, tensor, written_by_hand
+from . import expected_values
+from .checks import close, consistent, diagnose, expect, is_close, stack_tolerance, tensor, written_by_hand
 from .core import prop
-from .multi_head import mha_reference
+from .layers import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, LayerMistake, expected_encoder_layer, expected_layer_norm,
+                     explain_stack, stack_has_n_distinct_layers)
 from .strategies import EncoderInputs, dtypes, encoder_layer_state, masks, model_sizes, randn, seeds, stack_state, tensors
 
 C = "encoder"
@@ -24,51 +24,7 @@ LAYER_ERROR = ("EncoderLayer(d_model, num_heads, d_ff, dropout) / Encoder(num_la
                "weights by the docstring's names: self_attention, add_norm_1, feed_forward, add_norm_2, layers")
 
 
-# ------------------------------------------------------------------------------------------ checking-side model
-def norm(x, state, prefix):
-    return F.layer_norm(x, (x.shape[-1],), state[f"{prefix}weight"], state[f"{prefix}bias"], 1e-5)
-
-
-def ffn(x, state, prefix):
-    hidden = F.relu(F.linear(x, state[f"{prefix}linear_1.weight"], state[f"{prefix}linear_1.bias"]))
-    return F.linear(hidden, state[f"{prefix}linear_2.weight"], state[f"{prefix}linear_2.bias"])
-
-
-def sublayer(variant, x, sub, n):
-    """One residual sub-layer, written the right way ("post") or one of the usual wrong ways."""
-    if variant == "pre":
-        return x + sub(n(x))
-    if variant == "after":
-        return x + n(sub(x))
-    if variant == "no_residual":
-        return n(sub(x))
-    return n(x + sub(x))
-
-
-def encoder_layer_reference(state, heads, x, mask=None, *, variant="post", skip=(), swap_norms=False,
-                            use_mask=True, prefix=""):
-    """An encoder layer on the checking side. variant: post | pre | after | no_residual; skip: "attention",
-    "feed_forward"; swap_norms: add_norm_2 after the attention and add_norm_1 after the feed-forward."""
-    n1, n2 = f"{prefix}add_norm_1.norm.", f"{prefix}add_norm_2.norm."
-    if swap_norms:
-        n1, n2 = n2, n1
-    m = mask if use_mask else None
-
-    def attention(y):
-        return mha_reference(state, heads, y, y, y, m, prefix=f"{prefix}self_attention.")[0]
-
-    if "attention" not in skip:
-        x = sublayer(variant, x, attention, lambda y: norm(y, state, n1))
-    if "feed_forward" not in skip:
-        x = sublayer(variant, x, lambda y: ffn(y, state, f"{prefix}feed_forward."), lambda y: norm(y, state, n2))
-    return x
-
-
-PRE_NORM = ("pre-norm: the kit's layers are post-norm, x = add_norm(x, sublayer(x)) = norm(x + sublayer(x)); "
-            "normalise after adding the residual, not before the sub-layer")
-AFTER_NORM = ("the residual is added after the norm (x + norm(sublayer(x))): add first, then normalise: "
-              "add_norm(x, sublayer(x)) = norm(x + sublayer(x))")
-NO_RESIDUAL = "the residual is missing: add_norm(x, sublayer(x)) adds the sub-layer's input x back"
+# ------------------------------------------------------------------------------------------------- diagnoses
 NO_FFN = "the feed-forward sub-layer is skipped: return add_norm_2(x, feed_forward(x))"
 NO_ATTENTION = "the self-attention sub-layer is skipped: first x = add_norm_1(x, self_attention(x, x, x, mask))"
 SWAPPED = "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the self-attention, add_norm_2 the feed-forward"
@@ -76,56 +32,32 @@ NO_MASK = "the mask is ignored: pass it to the self-attention, self_attention(x,
 
 
 def explain_layer(got, state, heads, x, mask=None, default=""):
-    def same(**kw):
-        return lambda: is_close(got, encoder_layer_reference(state, heads, x, mask, **kw))
+    def same(mistake):
+        return lambda: is_close(got, expected_encoder_layer(state, heads, x, mask, mistake))
 
-    candidates = [(same(variant="pre"), PRE_NORM), (same(variant="after"), AFTER_NORM),
-                  (same(variant="no_residual"), NO_RESIDUAL), (same(skip=("feed_forward",)), NO_FFN),
-                  (same(skip=("attention",)), NO_ATTENTION), (same(swap_norms=True), SWAPPED)]
+    candidates = [(same(LayerMistake.PRE_NORM), PRE_NORM), (same(LayerMistake.NORM_INSIDE_RESIDUAL), AFTER_NORM),
+                  (same(LayerMistake.NO_RESIDUAL), NO_RESIDUAL), (same(LayerMistake.NO_FEED_FORWARD), NO_FFN),
+                  (same(LayerMistake.NO_SELF_ATTENTION), NO_ATTENTION), (same(LayerMistake.NORMS_1_2_SWAPPED), SWAPPED)]
     if mask is not None:
-        candidates.append((same(use_mask=False), NO_MASK))
+        candidates.append((same(LayerMistake.NO_SELF_MASK), NO_MASK))
     return diagnose(default, *candidates)
 
 
-def encoder_reference(state, num_layers, heads, x, mask=None, order=None, masked=None):
-    """The stack: layer `order[i]` at step i (default 0..N-1), the mask given at the steps in `masked`."""
+def expected_encoder(state, num_layers, heads, x, mask=None, order=None, masked=None):
+    """The stack on the checking side: layer `order[i]` at step i (default 0..N-1), the mask given at the steps
+    in `masked` (default all): the other orders and steps are the stack's usual mistakes."""
     order = range(num_layers) if order is None else order
     masked = range(num_layers) if masked is None else masked
     for step, i in enumerate(order):
-        x = encoder_layer_reference(state, heads, x, mask if step in masked else None, prefix=f"layers.{i}.")
+        x = expected_encoder_layer(state, heads, x, mask if step in masked else None, prefix=f"layers.{i}.")
     return x
 
 
-def same_layer_hint(cls="EncoderLayer"):
-    return ("the same layer is applied at every step ([layer] * N or ModuleList([layer] * N) repeats one "
-            f"module): build N separate {cls} instances, e.g. [{cls}(...) for _ in range(N)]")
-
-
-LAYER_0 = "every step applies layers[0]: loop over the layers, for layer in self.layers: x = layer(x, ...)"
 MASK_EVERY_LAYER = "the mask must reach every layer: x = layer(x, mask) inside the loop"
 
 
-def explain_stack(got, n, reference, default="", masks_hint=MASK_EVERY_LAYER, cls="EncoderLayer", masked=True):
-    """reference(order=..., masked=...) recomputes the stack with layer order[i] at step i, masks at `masked`."""
-    def same(**kw):
-        return lambda: is_close(got, reference(**kw))
-
-    candidates = [(same(order=[0] * n), LAYER_0), (same(order=[n - 1] * n), same_layer_hint(cls)),
-                  (same(order=list(range(n))[::-1]), "the layers run in reverse order: layers[0] comes first"),
-                  (same(order=[n - 1]), "only the last layer is applied: each layer's output feeds the next one"),
-                  (same(order=[0]), "only the first layer is applied: loop over all of self.layers")]
-    if masked:
-        candidates += [(same(masked=()), masks_hint), (same(masked=(0,)), masks_hint)]
-    return diagnose(default, *candidates)
-
-
 # ------------------------------------------------------------------------------------------------- plumbing
-def tols(dtype, layers=1):
-    """float64 stays tight; float32 through a stack of layers gets rtol 1e-3."""
-    return {} if dtype == torch.float64 or layers == 1 else {"rtol": 1e-3, "atol": 1e-4}
-
-
-def padding_mask(draw, b, m):
+def draw_padding_mask(draw, b, m):
     """(batch, 1, 1, m) with position 0 always allowed (no fully masked query rows)."""
     return draw(masks((b, 1, 1, m), p_fully_masked_row=False))
 
@@ -137,50 +69,57 @@ def layer_cases(draw, mask=True, dtype=None, max_len=4):
     dtype = dtype or draw(dtypes())
     b, m = draw(st.integers(1, 2)), draw(st.integers(2, max_len))
     x = draw(tensors((b, m, d), dtype))
-    pad = padding_mask(draw, b, m) if mask and draw(st.booleans() if mask == "maybe" else st.just(True)) else None
-    return EncoderInputs(x, pad, d, h, draw(st.sampled_from([4, 8])), draw(seeds()))
+    pad = draw_padding_mask(draw, b, m) if mask and draw(st.booleans() if mask == "maybe" else st.just(True)) else None
+    return EncoderInputs(x=x, mask=pad, d_model=d, num_heads=h, d_ff=draw(st.sampled_from([4, 8])),
+                         seed=draw(seeds()))
 
 
-def fixed_layer_case(b, m, d, h, d_ff, seed, dtype=torch.float64, mask=True):
-    x = randn((b, m, d), seed, dtype)
+def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.float64, mask=True):
+    x = randn((batch, length, d_model), seed, dtype)
     pad = None
     if mask:
-        pad = randn((b, 1, 1, m), seed + 1) > 0
+        pad = randn((batch, 1, 1, length), seed + 1) > 0
         pad[..., 0] = True
-    return EncoderInputs(x, pad, d, h, d_ff, seed)
+    return EncoderInputs(x=x, mask=pad, d_model=d_model, num_heads=num_heads, d_ff=d_ff, seed=seed)
 
 
-def build_layer(t, d, h, d_ff, seed, dtype, state=None, **kw):
-    state = encoder_layer_state("", d, d_ff, seed, dtype) if state is None else state
-    return t.build(C, "EncoderLayer", state=state, dtype=dtype, d_model=d, num_heads=h, d_ff=d_ff, **kw), state
+def build_layer(student, case, state=None, **kw):
+    """The student's EncoderLayer for `case`, in x's dtype, with the case's weights (or `state`)."""
+    dtype = case.x.dtype
+    state = encoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype) if state is None else state
+    return student.build(C, "EncoderLayer", state=state, dtype=dtype, d_model=case.d_model, num_heads=case.num_heads,
+                         d_ff=case.d_ff, **kw), state
 
 
-def build_stack(t, n, d, h, d_ff, seed, dtype, **kw):
-    state = stack_state(encoder_layer_state, n, d, d_ff, seed, dtype)
-    return t.build(C, "Encoder", state=state, dtype=dtype, num_layers=n, d_model=d, num_heads=h, d_ff=d_ff,
-                   **kw), state
+def build_stack(student, case, n, **kw):
+    """The student's Encoder of n layers for `case`, with the case's weights."""
+    dtype = case.x.dtype
+    state = stack_state(encoder_layer_state, n, case.d_model, case.d_ff, case.seed, dtype)
+    return student.build(C, "Encoder", state=state, dtype=dtype, num_layers=n, d_model=case.d_model,
+                         num_heads=case.num_heads, d_ff=case.d_ff, **kw), state
 
 
-def run_layer(t, handle, x, mask=None, what="EncoderLayer.forward(x, mask)", strict=False):
+def run_layer(student, handle, x, mask=None, what="EncoderLayer.forward(x, mask)", strict=False):
     """strict: the one property that owns the layer's dtype and device (elsewhere values are compared)."""
-    out = t.method(handle, "forward", x) if mask is None else t.method(handle, "forward", x, mask=mask)
+    out = student.method(handle, "forward", x) if mask is None else student.method(handle, "forward", x, mask=mask)
     return tensor(out, what, like=x, check_dtype=strict)
 
 
-def torch_layer(state, d, h, d_ff, x, mask):
-    b, m = x.shape[:2]
+def torch_layer(state, case, x, mask):
+    """nn.TransformerEncoderLayer of the case's sizes with the weights `state`, on x and mask."""
+    b, m, h = x.shape[0], x.shape[1], case.num_heads
     with torch.no_grad():
-        return oracles.torch_encoder_layer(state, d, h, d_ff, x.dtype)(
-            x, src_mask=oracles.to_torch_mask(mask, b, h, m, m))
+        return expected_values.torch_encoder_layer(state, case.d_model, h, case.d_ff, x.dtype)(
+            x, src_mask=expected_values.to_torch_mask(mask, b, h, m, m))
 
 
 # ------------------------------------------------------------------------------------------------- properties
 @prop(C, points=1, examples=1, error_hint=LAYER_ERROR)
-def encoder_submodules_are_named(t):
+def encoder_submodules_are_named(student):
     """EncoderLayer has self_attention, add_norm_1, feed_forward, add_norm_2; Encoder has layers (a ModuleList)."""
-    info = t.inspect(t.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
-    want = ["self_attention", "add_norm_1", "feed_forward", "add_norm_2"]
-    missing = [n for n in want if n not in info["children"]]
+    info = student.inspect(student.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
+    expected_children = ["self_attention", "add_norm_1", "feed_forward", "add_norm_2"]
+    missing = [n for n in expected_children if n not in info["children"]]
     expect(not missing, f"EncoderLayer has no sub-module {missing}; it has {info['children']}",
            "name the sub-modules as in the docstring: self_attention, add_norm_1, feed_forward, add_norm_2")
     types = info["module_types"]
@@ -188,7 +127,7 @@ def encoder_submodules_are_named(t):
            and types.get("add_norm_1") == "AddAndNorm",
            f"EncoderLayer's sub-modules have types {types}",
            "build them from the earlier exercises: MultiHeadAttention, AddAndNorm, FeedForward")
-    info = t.inspect(t.build(C, "Encoder", num_layers=3, d_model=4, num_heads=2, d_ff=8))
+    info = student.inspect(student.build(C, "Encoder", num_layers=3, d_model=4, num_heads=2, d_ff=8))
     expect("layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
            f"Encoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
            "keep the layers in self.layers = nn.ModuleList([...]): a plain list hides them from .parameters()")
@@ -197,104 +136,93 @@ def encoder_submodules_are_named(t):
 @prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
 @given(n=st.integers(1, 3))
 @example(n=2)
-def encoder_stack_has_n_distinct_layers(t, n):
+def encoder_stack_has_n_distinct_layers(student, n):
     """Encoder(num_layers=N) holds N separate layers: layers.0 ... layers.N-1, each with its own parameters."""
-    stack_has_n_distinct_layers(t, C, "Encoder", "EncoderLayer", n)
-
-
-def stack_has_n_distinct_layers(t, component: str, stack: str, layer: str, n: int) -> None:
-    """Shared by Encoder and Decoder: N layers, each with its own parameters, each a `layer`."""
-    info = t.inspect(t.build(component, stack, num_layers=n, d_model=4, num_heads=2, d_ff=8))
-    have = sorted({int(p.split(".")[1]) for p in info["params"] if p.startswith("layers.")})
-    if have != list(range(n)):
-        shared = any(k.startswith(f"layers.{n - 1}.") for k in info["state"])  # listed, but no own parameters
-        fail(f"{stack}(num_layers={n}) has parameters for layers {have}, expected {list(range(n))}",
-             same_layer_hint(layer) if shared else f"build num_layers {layer} instances in an nn.ModuleList")
-    expect(any(p == f"layers.{n - 1}.self_attention.w_q.weight" for p in info["params"]),
-           f"layers.{n - 1}.self_attention.w_q.weight not found", f"each layer is a {layer}")
+    stack_has_n_distinct_layers(student, C, "Encoder", "EncoderLayer", n)
 
 
 @prop(C, points=3, examples=8, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask="maybe"))
-@example(case=fixed_layer_case(2, 3, 4, 2, 8, 5))
-@example(case=fixed_layer_case(2, 4, 6, 2, 4, 17, torch.float32, mask=False))
-def encoder_layer_equals_torch(t, case):
+@example(case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=5))
+@example(case=fixed_layer_case(batch=2, length=4, d_model=6, num_heads=2, d_ff=4, seed=17, dtype=torch.float32, mask=False))
+def encoder_layer_equals_torch(student, case):
     """EncoderLayer equals nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights, in x's
     dtype."""
-    x, mask, d, h, d_ff, seed = case
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
-    out = run_layer(t, handle, x, mask, strict=True)
-    expected = torch_layer(state, d, h, d_ff, x, mask)
-    if not is_close(out, expected):
-        close(out, expected, "EncoderLayer vs nn.TransformerEncoderLayer",
-              explain_layer(out, state, h, x, mask, "x = add_norm_1(x, self_attention(x, x, x, mask)); "
-                            "return add_norm_2(x, feed_forward(x))"))
+    x, mask = case.x, case.mask
+    h = case.num_heads
+    handle, state = build_layer(student, case)
+    out = run_layer(student, handle, x, mask, strict=True)
+    expected = torch_layer(state, case, x, mask)
+    close(out, expected, "EncoderLayer vs nn.TransformerEncoderLayer",
+          lambda: explain_layer(out, state, h, x, mask, "x = add_norm_1(x, self_attention(x, x, x, mask)); "
+                                "return add_norm_2(x, feed_forward(x))"))
 
 
 @prop(C, points=2, examples=6, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask=False))
-@example(case=fixed_layer_case(1, 3, 4, 2, 8, 3, mask=False))
-def encoder_layer_post_norm_closed_form(t, case):
+@example(case=fixed_layer_case(batch=1, length=3, d_model=4, num_heads=2, d_ff=8, seed=3, mask=False))
+def encoder_layer_post_norm_closed_form(student, case):
     """With w_o and linear_2 zeroed (weights and biases) both sub-layers output 0: layer(x) = LN2(LN1(x))."""
-    x, _, d, h, d_ff, seed = case
+    x = case.x
+    d, d_ff, seed = case.d_model, case.d_ff, case.seed
     state = encoder_layer_state("", d, d_ff, seed, x.dtype)
     for name in ("self_attention.w_o.weight", "self_attention.w_o.bias", "feed_forward.linear_2.weight",
                  "feed_forward.linear_2.bias"):
         state[name] = torch.zeros_like(state[name])
-    handle, _ = build_layer(t, d, h, d_ff, seed, x.dtype, state=state)
-    out = run_layer(t, handle, x)
-    n1 = lambda y: norm(y, state, "add_norm_1.norm.")  # noqa: E731
-    n2 = lambda y: norm(y, state, "add_norm_2.norm.")  # noqa: E731
+    handle, _ = build_layer(student, case, state=state)
+    out = run_layer(student, handle, x)
+    n1 = lambda y: expected_layer_norm(y, state, "add_norm_1.norm.")  # noqa: E731
+    n2 = lambda y: expected_layer_norm(y, state, "add_norm_2.norm.")  # noqa: E731
     expected = n2(n1(x))
-    if not is_close(out, expected):
-        zero = torch.zeros_like(x)
-        close(out, expected, "EncoderLayer with zeroed output projections vs LN2(LN1(x))",
-              diagnose("each sub-layer is x = norm(x + sublayer(x)): with the sub-layers giving 0 that is "
-                       "LN2(LN1(x))",
-                       (lambda: is_close(out, x), PRE_NORM),
-                       (lambda: is_close(out, x + n1(zero) + n2(zero)), AFTER_NORM),
-                       (lambda: is_close(out, n1(x)), NO_FFN),
-                       (lambda: is_close(out, n2(x)), NO_ATTENTION),
-                       (lambda: is_close(out, n1(n2(x))), SWAPPED),
-                       (lambda: is_close(out, n2(n1(zero))), NO_RESIDUAL)))
+    zero = torch.zeros_like(x)
+    close(out, expected, "EncoderLayer with zeroed output projections vs LN2(LN1(x))",
+          lambda: diagnose("each sub-layer is x = norm(x + sublayer(x)): with the sub-layers giving 0 that is "
+                           "LN2(LN1(x))",
+                           (lambda: is_close(out, x), PRE_NORM),
+                           (lambda: is_close(out, x + n1(zero) + n2(zero)), AFTER_NORM),
+                           (lambda: is_close(out, n1(x)), NO_FFN),
+                           (lambda: is_close(out, n2(x)), NO_ATTENTION),
+                           (lambda: is_close(out, n1(n2(x))), SWAPPED),
+                           (lambda: is_close(out, n2(n1(zero))), NO_RESIDUAL)))
 
 
 @prop(C, points=1, examples=6, error_hint=LAYER_ERROR)
 @given(case=layer_cases(), noise=st.integers(0, 2**16 - 1))
-@example(case=fixed_layer_case(2, 4, 4, 2, 8, 1), noise=1)
-def encoder_layer_padding_mask_hides_padded_positions(t, case, noise):
+@example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=1), noise=1)
+def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     """With a padding mask, changing the padded positions' inputs leaves the other positions' outputs unchanged."""
-    x, mask, d, h, d_ff, seed = case
-    handle, state = build_layer(t, d, h, d_ff, seed, x.dtype)
-    out = run_layer(t, handle, x, mask)
+    x, mask = case.x, case.mask
+    handle, state = build_layer(student, case)
+    out = run_layer(student, handle, x, mask)
     padded = ~mask[:, 0, 0]  # (batch, m)
     changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
-    out2 = run_layer(t, handle, changed, mask)
+    out2 = run_layer(student, handle, changed, mask)
     keep = ~padded
     consistent(out2[keep], out[keep], "outputs at unpadded positions after changing the padded positions' inputs",
-               NO_MASK, expected=torch_layer(state, d, h, d_ff, x, mask)[keep])
+               NO_MASK, expected=torch_layer(state, case, x, mask)[keep])
 
 
 @prop(C, points=3, examples=6, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask="maybe"), n=st.integers(2, 3))
-@example(case=fixed_layer_case(2, 4, 4, 2, 8, 7), n=2)
-@example(case=fixed_layer_case(1, 3, 6, 2, 8, 2, torch.float32), n=3)
-def encoder_stack_equals_torch(t, case, n):
+@example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=7), n=2)
+@example(case=fixed_layer_case(batch=1, length=3, d_model=6, num_heads=2, d_ff=8, seed=2, dtype=torch.float32), n=3)
+def encoder_stack_equals_torch(student, case, n):
     """Encoder(N) equals N nn.TransformerEncoderLayer applied in order, each with its own weights and the mask."""
-    x, mask, d, h, d_ff, seed = case
-    handle, state = build_stack(t, n, d, h, d_ff, seed, x.dtype)
-    out = run_layer(t, handle, x, mask, "Encoder.forward(x, mask)")
-    expected = oracles.encoder(state, n, d, h, d_ff, x, mask)
-    if not is_close(out, expected, **tols(x.dtype, n)):
-        close(out, expected, f"Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row",
-              explain_stack(out, n, lambda **kw: encoder_reference(state, n, h, x, mask, **kw),
-                            "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
-                            "EncoderLayer properties fail too, fix the layer first", masked=mask is not None),
-              **tols(x.dtype, n))
+    x, mask = case.x, case.mask
+    d, h, d_ff = case.d_model, case.num_heads, case.d_ff
+    handle, state = build_stack(student, case, n)
+    out = run_layer(student, handle, x, mask, "Encoder.forward(x, mask)")
+    expected = expected_values.encoder(state, n, d, h, d_ff, x, mask)
+    close(out, expected, f"Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row",
+          lambda: explain_stack(out, n, lambda **kw: expected_encoder(state, n, h, x, mask, **kw),
+                                "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
+                                "EncoderLayer properties fail too, fix the layer first", MASK_EVERY_LAYER,
+                                "EncoderLayer", masked=mask is not None),
+          **stack_tolerance(x.dtype, n))
 
 
 @prop(C, points=1, examples=1)
-def encoder_is_written_by_hand(t):
+def encoder_is_written_by_hand(student):
     """encoder.py calls no library attention, norm or Transformer layer (static check)."""
-    written_by_hand(t, C, "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
+    written_by_hand(student, C, "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
                           "nn.TransformerEncoderLayer, nn.LayerNorm or nn.MultiheadAttention")

@@ -4,6 +4,8 @@ Expected values: linear_2(relu(linear_1(x))) with the same weights, computed wit
 """
 from __future__ import annotations
 
+import enum
+
 import torch
 import torch.nn.functional as F
 from hypothesis import example, given
@@ -46,29 +48,38 @@ ACTIVATION_HINTS = {
 
 
 # ------------------------------------------------------------------------------------------- local helpers
-def build_ffn(t, d, d_ff, seed, dtype, dropout=None, train=False, state=None):
+def build_ffn(student, d, d_ff, seed, dtype, dropout=None, train=False, state=None):
     state = ffn_state("", d, d_ff, seed, dtype) if state is None else state
     kwargs = {"d_model": d, "d_ff": d_ff} if dropout is None else {"d_model": d, "d_ff": d_ff, "dropout": dropout}
-    return t.build(C, "FeedForward", state=state, train=train, dtype=dtype, **kwargs), state
+    return student.build(C, "FeedForward", state=state, train=train, dtype=dtype, **kwargs), state
 
 
-def ffn(t, h, x, what="FeedForward(x)", strict=False):
+def student_feed_forward(student, h, x, what="FeedForward(x)", strict=False):
     """strict: the one property that owns the output's dtype and device."""
-    return tensor(t.method(h, "forward", x), what, like=x, check_dtype=strict)
+    return tensor(student.method(h, "forward", x), what, like=x, check_dtype=strict)
 
 
-def variant(x, state, act="relu", where="middle"):
-    """linear_2(act(linear_1(x))) in float64, or the activation elsewhere (where: middle | first | last | both)."""
+class ActivationAt(enum.Enum):
+    """Where the activation goes: between the linear layers (right), or one of the usual wrong places."""
+
+    MIDDLE = "linear_2(act(linear_1(x)))"
+    FIRST = "linear_2(linear_1(act(x)))"
+    LAST = "act(linear_2(linear_1(x)))"
+    BOTH = "act(linear_2(act(linear_1(x))))"
+
+
+def expected_feed_forward(x, state, activation="relu", at=ActivationAt.MIDDLE):
+    """linear_2(relu(linear_1(x))) in float64, or with another of ACTIVATIONS, or the activation elsewhere."""
     s = {k: v.double() for k, v in state.items()}
-    f = ACTIVATIONS[act]
+    f = ACTIVATIONS[activation]
     lin1 = lambda z: F.linear(z, s["linear_1.weight"], s["linear_1.bias"])  # noqa: E731
     lin2 = lambda z: F.linear(z, s["linear_2.weight"], s["linear_2.bias"])  # noqa: E731
     x = x.double()
-    if where == "first":
+    if at is ActivationAt.FIRST:
         return lin2(lin1(f(x)))
-    if where == "last":
+    if at is ActivationAt.LAST:
         return f(lin2(lin1(x)))
-    if where == "both":
+    if at is ActivationAt.BOTH:
         return f(lin2(f(lin1(x))))
     return lin2(f(lin1(x)))
 
@@ -76,36 +87,35 @@ def variant(x, state, act="relu", where="middle"):
 def ffn_hint(x, y, state, default: str) -> str:
     """Name the feed-forward mistake that explains y, if one does."""
     dt = y.dtype
-    candidates = [(lambda a=a: is_close(y, variant(x, state, a), dt), ACTIVATION_HINTS[a])
+    candidates = [(lambda a=a: is_close(y, expected_feed_forward(x, state, a), dt), ACTIVATION_HINTS[a])
                   for a in ACTIVATION_HINTS]
     return diagnose(
         default,
         *candidates,
-        (lambda: is_close(y, variant(x, state, where="first"), dt),
+        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.FIRST), dt),
          "ReLU applied to the input, before linear_1: it goes between linear_1 and linear_2"),
-        (lambda: is_close(y, variant(x, state, where="last"), dt),
+        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.LAST), dt),
          "ReLU applied after linear_2: it goes between linear_1 and linear_2, the output is not clipped"),
-        (lambda: is_close(y, variant(x, state, where="both"), dt),
+        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.BOTH), dt),
          "an extra ReLU after linear_2: only one, between linear_1 and linear_2"),
     )
 
 
-def check_ffn(t, h, state, x, what="FeedForward(x)", default=None, strict=False):
-    y = ffn(t, h, x, what, strict)
-    expected = variant(x, state)
-    if not is_close(y, expected, x.dtype):
-        close(y, expected, what, ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
-              dtype=x.dtype)
+def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=False):
+    y = student_feed_forward(student, h, x, what, strict)
+    expected = expected_feed_forward(x, state)
+    close(y, expected, what, lambda: ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
+          dtype=x.dtype)
     return y
 
 
 # ------------------------------------------------------------------------------------------------ properties
 @prop(C, points=1, examples=3, error_hint=ERROR_HINT)
 @given(d=st.integers(1, 5), extra=st.integers(1, 4))
-def feed_forward_parameters(t, d, extra):
+def feed_forward_parameters(student, d, extra):
     """FeedForward(d_model, d_ff) has linear_1 (d_model -> d_ff) and linear_2 (d_ff -> d_model), both nn.Linear."""
     d_ff = d + extra
-    info = t.inspect(t.build(C, "FeedForward", d_model=d, d_ff=d_ff))
+    info = student.inspect(student.build(C, "FeedForward", d_model=d, d_ff=d_ff))
     state, types = info["state"], info["module_types"]
     expected = {"linear_1.weight": (d_ff, d), "linear_1.bias": (d_ff,), "linear_2.weight": (d, d_ff),
                 "linear_2.bias": (d,)}
@@ -126,46 +136,45 @@ def feed_forward_parameters(t, d, extra):
 @given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.integers(2, 5), d_ff=st.integers(2, 8), seed=seeds(),
        dtype=dtypes())
 @example(b=1, m=2, d=3, d_ff=6, seed=0, dtype=torch.float64)
-def feed_forward_equals_reference(t, b, m, d, d_ff, seed, dtype):
+def feed_forward_equals_reference(student, b, m, d, d_ff, seed, dtype):
     """FeedForward(x) = linear_2(relu(linear_1(x))) with the same weights (float32 and float64)."""
-    h, state = build_ffn(t, d, d_ff, seed, dtype)
-    check_ffn(t, h, state, randn((b, m, d), seed + 20, dtype, 1.5))
+    h, state = build_ffn(student, d, d_ff, seed, dtype)
+    check_ffn(student, h, state, randn((b, m, d), seed + 20, dtype, 1.5))
 
 
 @prop(C, points=2, examples=6, error_hint=ERROR_HINT)
 @given(x=st.integers(1, 6).flatmap(lambda n: tensors((1, n, 2), lo=-8.0, hi=8.0)), dtype=dtypes())
 @example(x=torch.tensor([[[-2.0, 3.0], [-0.5, 0.5], [0.0, 7.5], [-8.0, 1.0]]]), dtype=torch.float64)
-def feed_forward_uses_relu(t, x, dtype):
+def feed_forward_uses_relu(student, x, dtype):
     """With identity weights and zero biases, FeedForward(x) = relu(x): the activation is exactly ReLU."""
     x = x.to(dtype)
     eye, zero = torch.eye(2, dtype=dtype), torch.zeros(2, dtype=dtype)
     state = {"linear_1.weight": eye, "linear_1.bias": zero, "linear_2.weight": eye, "linear_2.bias": zero}
-    h, _ = build_ffn(t, 2, 2, 0, dtype, state=state)
-    y = ffn(t, h, x, "FeedForward(x) with identity weights")
-    if not is_close(y, torch.relu(x), dtype):
-        close(y, torch.relu(x), "FeedForward(x) with identity weights (should be relu(x))",
-              ffn_hint(x, y, state, "the activation between linear_1 and linear_2 is ReLU: max(0, z)"), dtype=dtype)
+    h, _ = build_ffn(student, 2, 2, 0, dtype, state=state)
+    y = student_feed_forward(student, h, x, "FeedForward(x) with identity weights")
+    close(y, torch.relu(x), "FeedForward(x) with identity weights (should be relu(x))",
+          lambda: ffn_hint(x, y, state, "the activation between linear_1 and linear_2 is ReLU: max(0, z)"), dtype=dtype)
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
 @given(shape=st.sampled_from([(3,), (2, 3), (2, 2, 3), (2, 1, 2, 3)]), seed=seeds(), dtype=dtypes())
-def feed_forward_any_leading_dims(t, shape, seed, dtype):
+def feed_forward_any_leading_dims(student, shape, seed, dtype):
     """FeedForward works on (..., d_model): the output has the input's shape and dtype."""
-    h, state = build_ffn(t, 3, 5, seed, dtype)
-    check_ffn(t, h, state, randn(shape, seed + 20, dtype), f"FeedForward(x) for x of shape {shape}",
+    h, state = build_ffn(student, 3, 5, seed, dtype)
+    check_ffn(student, h, state, randn(shape, seed + 20, dtype), f"FeedForward(x) for x of shape {shape}",
               "apply the layers to the last dim only: nn.Linear already handles any leading dims", strict=True)
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
 @given(d=st.integers(2, 4), seed=seeds(), pos=st.tuples(st.integers(0, 1), st.integers(0, 2)), dtype=dtypes())
-def feed_forward_is_position_wise(t, d, seed, pos, dtype):
+def feed_forward_is_position_wise(student, d, seed, pos, dtype):
     """Changing the input at one position changes only that position's output."""
-    h, state = build_ffn(t, d, 2 * d, seed, dtype)
+    h, state = build_ffn(student, d, 2 * d, seed, dtype)
     x = randn((2, 3, d), seed + 20, dtype)
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 21, dtype, 3.0)
-    y, y2 = ffn(t, h, x), ffn(t, h, x2)
-    not_constant(y, variant(x, state), "FeedForward(x)")
+    y, y2 = student_feed_forward(student, h, x), student_feed_forward(student, h, x2)
+    not_constant(y, expected_feed_forward(x, state), "FeedForward(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):
@@ -176,9 +185,9 @@ def feed_forward_is_position_wise(t, d, seed, pos, dtype):
 
 @prop(C, points=1, examples=3, error_hint=ERROR_HINT)
 @given(d=st.integers(2, 4), seed=seeds(), dtype=dtypes())
-def feed_forward_dropout_is_off_in_eval(t, d, seed, dtype):
+def feed_forward_dropout_is_off_in_eval(student, d, seed, dtype):
     """In eval mode, FeedForward(d, d_ff, dropout=0.5) is deterministic: exactly linear_2(relu(linear_1(x)))."""
-    h, state = build_ffn(t, d, 3 * d, seed, dtype, dropout=0.5, train=False)
-    check_ffn(t, h, state, randn((2, 3, d), seed + 20, dtype), "FeedForward(x) in eval mode with dropout=0.5",
+    h, state = build_ffn(student, d, 3 * d, seed, dtype, dropout=0.5, train=False)
+    check_ffn(student, h, state, randn((2, 3, d), seed + 20, dtype), "FeedForward(x) in eval mode with dropout=0.5",
               "in eval mode dropout is the identity: use self.dropout = nn.Dropout(dropout), which follows .eval(), "
               "not F.dropout(..., training=True)")

@@ -1,7 +1,7 @@
 """Properties of mask.causal_mask and mask.padding_mask (visible to students).
 
-The masks are the student's; whenever a mask is used in attention, the attention is the oracle's
-(oracles.attention), so a failure here is always about the mask.
+The masks are the student's; whenever a mask is used in attention, the attention is the checking
+side's (expected_values.attention), so a failure here is always about the mask.
 """
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from . import oracles
+from . import expected_values
+from .expected_values import expected_causal_mask
 from .checks import diagnose, expect, fail, tensor
 from .core import prop
 from .strategies import PaddedTokens, dtypes, seeds, randn
@@ -28,15 +29,11 @@ def as_bool(m, what, strict, hint):
     return m != 0
 
 
-def causal(t, size, strict=False, **kwargs):
-    m = tensor(t.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size))
+def student_causal_mask(student, size, strict=False, **kwargs):
+    m = tensor(student.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size))
     return as_bool(m, f"causal_mask({size})", strict,
                    "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool).tril(): "
                    "not a float 0/1 or 0/-inf mask")
-
-
-def expected_causal(size):
-    return torch.ones(size, size, dtype=torch.bool).tril()
 
 
 def causal_hint(m, size, default):
@@ -57,9 +54,9 @@ def causal_hint(m, size, default):
     )
 
 
-def padding(t, tokens, pad_id, strict=False):
+def student_padding_mask(student, tokens, pad_id, strict=False):
     b, s = tokens.shape
-    m = t.call(C, "padding_mask", tokens, pad_id)
+    m = student.call(C, "padding_mask", tokens, pad_id)
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, s), (b, 1, s)):
         fail(f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
              "add the broadcast dims for heads and queries: (batch, 1, 1, seq), e.g. mask[:, None, None, :]")
@@ -95,24 +92,24 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
         for row in range(b):
             n = draw(st.integers(0, s))
             tokens[row, n:] = pad_id
-    return PaddedTokens(tokens, pad_id)
+    return PaddedTokens(tokens=tokens, pad_id=pad_id)
 
 
 # --------------------------------------------------------------------------------------------- causal mask
 @prop(C, points=1, examples=6)
 @given(size=st.integers(1, 6))
-def causal_mask_shape_and_dtype(t, size):
+def causal_mask_shape_and_dtype(student, size):
     """causal_mask(size) is a bool tensor of shape (size, size)."""
-    causal(t, size, strict=True)
+    student_causal_mask(student, size, strict=True)
 
 
 @prop(C, points=3, examples=6)
 @given(size=st.integers(1, 7))
 @example(size=3)
-def causal_mask_is_lower_triangular(t, size):
+def causal_mask_is_lower_triangular(student, size):
     """mask[i, j] is True exactly when j <= i: on and below the diagonal."""
-    got = causal(t, size)
-    expected = expected_causal(size)
+    got = student_causal_mask(student, size)
+    expected = expected_causal_mask(size)
     if not torch.equal(got, expected):
         bad = torch.nonzero(got != expected)[0].tolist()
         fail(f"causal_mask({size})[{bad[0]}, {bad[1]}] is {bool(got[bad[0], bad[1]])}, expected "
@@ -123,26 +120,26 @@ def causal_mask_is_lower_triangular(t, size):
 @prop(C, points=1, examples=3, error_hint="accept a device argument, causal_mask(size, device=None), and pass it "
                                           "to the tensor you create (device=device)")
 @given(size=st.integers(1, 4), device=st.sampled_from(["cpu", torch.device("cpu"), None]))
-def causal_mask_accepts_device(t, size, device):
+def causal_mask_accepts_device(student, size, device):
     """causal_mask(size, device=...) accepts a device and returns the mask on it."""
-    m = causal(t, size, device=device)
+    m = student_causal_mask(student, size, device=device)
     expect(m.device == torch.device("cpu"), f"causal_mask(..., device={device!r}) is on {m.device}",
            "create the mask with device=device")
 
 
 @prop(C, points=3, examples=8)
 @given(n=st.integers(2, 5), cut=st.integers(0, 4), d=st.integers(1, 3), seed=seeds(), dtype=dtypes())
-def causal_mask_blocks_the_future(t, n, cut, d, seed, dtype):
+def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
     """With the student's causal mask in (oracle) self-attention, outputs up to t never depend on inputs after t."""
     cut = min(cut, n - 2)
-    m = causal(t, n)
+    m = student_causal_mask(student, n)
     expect(bool(m.diagonal().all()), f"your causal_mask({n}) blocks position i from itself",
            causal_hint(m, n, "position i may always attend to itself: mask[i, i] is True"))
     x = randn((2, n, d), seed, dtype)
     x2 = x.clone()
     x2[:, cut + 1:] = randn((2, n - cut - 1, d), seed + 1, dtype, 3.0)
-    out = oracles.attention(x, x, x, m)[0]
-    out2 = oracles.attention(x2, x2, x2, m)[0]
+    out = expected_values.attention(x, x, x, m)[0]
+    out2 = expected_values.attention(x2, x2, x2, m)[0]
     if not torch.allclose(out[:, : cut + 1], out2[:, : cut + 1], rtol=1e-5, atol=1e-6):
         fail(f"with your causal_mask({n}), the attention output at positions <= {cut} changed when only "
              f"positions > {cut} changed: the future leaks", causal_hint(m, n, "block j > i: mask[i, j] = (j <= i)"))
@@ -151,19 +148,19 @@ def causal_mask_blocks_the_future(t, n, cut, d, seed, dtype):
 # -------------------------------------------------------------------------------------------- padding mask
 @prop(C, points=1, examples=6)
 @given(inputs=padded_tokens())
-def padding_mask_shape_and_dtype(t, inputs):
+def padding_mask_shape_and_dtype(student, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""
-    padding(t, *inputs, strict=True)
+    student_padding_mask(student, inputs.tokens, inputs.pad_id, strict=True)
 
 
 @prop(C, points=2, examples=10)
 @given(inputs=padded_tokens())
-@example(inputs=PaddedTokens(torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), 3))
-@example(inputs=PaddedTokens(torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), 0))
-def padding_mask_marks_real_tokens(t, inputs):
+@example(inputs=PaddedTokens(tokens=torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), pad_id=3))
+@example(inputs=PaddedTokens(tokens=torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), pad_id=0))
+def padding_mask_marks_real_tokens(student, inputs):
     """mask[b, 0, 0, j] is True exactly where tokens[b, j] != pad_id."""
-    tokens, pad_id = inputs
-    m = padding(t, tokens, pad_id)
+    tokens, pad_id = inputs.tokens, inputs.pad_id
+    m = student_padding_mask(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         bad = torch.nonzero(m != expected)[0].tolist()
@@ -175,11 +172,11 @@ def padding_mask_marks_real_tokens(t, inputs):
 @prop(C, points=2, examples=8)
 @given(inputs=padded_tokens(max_batch=2, max_seq=4), heads=st.integers(1, 2), m_q=st.integers(1, 3),
        seed=seeds(), dtype=dtypes())
-def padding_mask_hides_padded_keys(t, inputs, heads, m_q, seed, dtype):
+def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     """With the student's padding mask in (oracle) attention, changing the padded keys and values changes nothing."""
-    tokens, pad_id = inputs
+    tokens, pad_id = inputs.tokens, inputs.pad_id
     b, s = tokens.shape
-    m = padding(t, tokens, pad_id)
+    m = student_padding_mask(student, tokens, pad_id)
     real = tokens != pad_id
     expect(bool((m.reshape(b, s) | ~real).all()) or not bool(real.any()),
            "your padding mask blocks a real token (tokens != pad_id)",
@@ -189,7 +186,7 @@ def padding_mask_hides_padded_keys(t, inputs, heads, m_q, seed, dtype):
     pad = (tokens == pad_id)[:, None, :, None]  # (b, 1, s, 1)
     k2 = torch.where(pad, randn(k.shape, seed + 3, dtype, 5.0), k)
     v2 = torch.where(pad, randn(v.shape, seed + 4, dtype, 5.0), v)
-    out, out2 = oracles.attention(q, k, v, m)[0], oracles.attention(q, k2, v2, m)[0]
+    out, out2 = expected_values.attention(q, k, v, m)[0], expected_values.attention(q, k2, v2, m)[0]
     if not torch.allclose(out, out2, rtol=1e-5, atol=1e-6):
         fail("with your padding mask, changing the keys/values at padding positions changed the attention output",
              padding_hint(m, tokens, pad_id, "True where tokens != pad_id: the padding keys must be blocked"))

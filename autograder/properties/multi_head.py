@@ -1,12 +1,13 @@
 """Properties of multi_head.MultiHeadAttention (visible to students).
 
-The witness is torch's nn.MultiheadAttention with the same weights copied in (oracles.multi_head). Each
+The expected output is torch's nn.MultiheadAttention with the same weights copied in (expected_values.multi_head). Each
 comparison is paired with a diagnosis: the module is recomputed on the checking side with one mistake at a time
 (heads split or merged without a transpose, a strided head split, projections swapped, w_o missing, the mask
 ignored...) and the hint names the mistake whose output matches the submission's.
 """
 from __future__ import annotations
 
+import enum
 import math
 
 import torch
@@ -14,8 +15,8 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..target import Call, StudentError
-from . import oracles
+from ..student_code import Call, StudentError
+from . import expected_values
 from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .strategies import MultiHeadInputs, dtypes, masks, mha_state, model_sizes, randn, seeds, tensors
@@ -28,36 +29,54 @@ ERROR = ("a shape error? query is (batch, m_q, d_model), key and value (batch, m
 
 
 # ------------------------------------------------------------------------------------------ checking-side model
-def mha_reference(state, heads, query, key, value, mask=None, *, split="heads", merge="heads",
-                  proj=("w_q", "w_k", "w_v"), out=True, scale_by="d_k", prefix=""):
-    """Multi-head attention on the checking side, optionally with one deliberate mistake.
+class MhaMistake(enum.Flag):
+    """The usual mistakes in multi-head attention, one flag each; `expected_multi_head` makes them on purpose so
+    that a diagnosis can name the one whose output matches the submission's."""
 
-    split: "heads" (view (b, m, h, d_k) then transpose), "view" (view (b, h, m, d_k) directly: no transpose),
-    "strided" (head i reads columns i::h). merge: "heads" (transpose back) or "view" (no transpose).
-    proj: which projection is applied to (query, key, value). Returns (output, weights); fully masked rows
-    give zero weights (the kit's convention).
-    """
+    NONE = 0
+    SPLIT_WITHOUT_TRANSPOSE = enum.auto()  # heads viewed as (b, h, m, d_k) directly: positions mixed across heads
+    SPLIT_STRIDED = enum.auto()  # head i reads columns i::h
+    MERGE_WITHOUT_TRANSPOSE = enum.auto()  # heads merged back with a view and no transpose
+    Q_K_SWAPPED = enum.auto()  # q = w_k(query), k = w_q(key)
+    K_V_SWAPPED = enum.auto()
+    Q_V_SWAPPED = enum.auto()
+    V_FROM_W_K = enum.auto()  # the values projected with w_k
+    NO_W_O = enum.auto()  # the merged heads returned unprojected
+    SCALED_BY_D_MODEL = enum.auto()  # scores divided by sqrt(d_model), not sqrt(d_k)
+
+
+_PROJECTIONS = {MhaMistake.Q_K_SWAPPED: ("w_k", "w_q", "w_v"), MhaMistake.K_V_SWAPPED: ("w_q", "w_v", "w_k"),
+                MhaMistake.Q_V_SWAPPED: ("w_v", "w_k", "w_q"), MhaMistake.V_FROM_W_K: ("w_q", "w_k", "w_k")}
+
+
+def expected_multi_head(state, heads, query, key, value, mask=None, mistake=MhaMistake.NONE, prefix=""):
+    """Multi-head attention on the checking side with the weights `state`, optionally with `mistake` made on
+    purpose. Returns (output, weights); fully masked rows give zero weights (the kit's convention)."""
     b, m_q, d = query.shape
     m_k, d_k = key.shape[1], d // heads
+    proj = next((names for m, names in _PROJECTIONS.items() if m in mistake), ("w_q", "w_k", "w_v"))
 
     def linear(x, name):
         return F.linear(x, state[f"{prefix}{name}.weight"], state.get(f"{prefix}{name}.bias"))
 
     def split_heads(x, m):
-        if split == "view":
+        if MhaMistake.SPLIT_WITHOUT_TRANSPOSE in mistake:
             return x.reshape(b, heads, m, d_k)
-        if split == "strided":
+        if MhaMistake.SPLIT_STRIDED in mistake:
             return x.reshape(b, m, d_k, heads).permute(0, 3, 1, 2)
         return x.reshape(b, m, heads, d_k).transpose(1, 2)
 
     q = split_heads(linear(query, proj[0]), m_q)
     k = split_heads(linear(key, proj[1]), m_k)
     v = split_heads(linear(value, proj[2]), m_k)
-    if scale_by == "d_model":
+    if MhaMistake.SCALED_BY_D_MODEL in mistake:
         q = q * math.sqrt(d_k / d)
-    o, w = oracles.attention(q, k, v, mask)
-    merged = o.reshape(b, m_q, d) if merge == "view" else o.transpose(1, 2).reshape(b, m_q, d)
-    return (linear(merged, "w_o") if out else merged), w
+    o, w = expected_values.attention(q, k, v, mask)
+    if MhaMistake.MERGE_WITHOUT_TRANSPOSE in mistake:
+        merged = o.reshape(b, m_q, d)
+    else:
+        merged = o.transpose(1, 2).reshape(b, m_q, d)
+    return (merged if MhaMistake.NO_W_O in mistake else linear(merged, "w_o")), w
 
 
 TRANSPOSE_SPLIT = ("heads split with view(batch, h, m, d_k) and no transpose: that mixes positions across heads; "
@@ -72,22 +91,23 @@ def explain(got, state, heads, query, key, value, mask=None, default="", what="o
     """The hint naming the mistake whose checking-side output matches `got`."""
     i = 0 if what == "output" else 1
 
-    def same(**kw):
-        return lambda: is_close(got, mha_reference(state, heads, query, key, value, kw.pop("mask", mask), **kw)[i])
+    def same(mistake=MhaMistake.NONE, mask=mask):
+        return lambda: is_close(got, expected_multi_head(state, heads, query, key, value, mask, mistake)[i])
 
     candidates = [
-        (same(split="view"), TRANSPOSE_SPLIT),
-        (same(merge="view"), TRANSPOSE_MERGE),
-        (same(split="view", merge="view"), "heads split and merged with view and no transpose: view as "
-                                           "(batch, m, h, d_k) then transpose(1, 2), and transpose back to merge"),
-        (same(split="strided"), STRIDED),
-        (same(split="strided", merge="view"), STRIDED),
-        (same(proj=("w_k", "w_q", "w_v")), "Q and K projections swapped: q = w_q(query), k = w_k(key)"),
-        (same(proj=("w_q", "w_v", "w_k")), "K and V projections swapped: k = w_k(key), v = w_v(value)"),
-        (same(proj=("w_v", "w_k", "w_q")), "Q and V projections swapped: q = w_q(query), v = w_v(value)"),
-        (same(proj=("w_q", "w_k", "w_k")), "the values are projected with w_k: v = w_v(value)"),
-        (same(out=False), "w_o is missing: project the merged heads with w_o"),
-        (same(scale_by="d_model"), "scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)"),
+        (same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE), TRANSPOSE_SPLIT),
+        (same(MhaMistake.MERGE_WITHOUT_TRANSPOSE), TRANSPOSE_MERGE),
+        (same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE),
+         "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then transpose(1, 2), "
+         "and transpose back to merge"),
+        (same(MhaMistake.SPLIT_STRIDED), STRIDED),
+        (same(MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE), STRIDED),
+        (same(MhaMistake.Q_K_SWAPPED), "Q and K projections swapped: q = w_q(query), k = w_k(key)"),
+        (same(MhaMistake.K_V_SWAPPED), "K and V projections swapped: k = w_k(key), v = w_v(value)"),
+        (same(MhaMistake.Q_V_SWAPPED), "Q and V projections swapped: q = w_q(query), v = w_v(value)"),
+        (same(MhaMistake.V_FROM_W_K), "the values are projected with w_k: v = w_v(value)"),
+        (same(MhaMistake.NO_W_O), "w_o is missing: project the merged heads with w_o"),
+        (same(MhaMistake.SCALED_BY_D_MODEL), "scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)"),
     ]
     if mask is not None:
         candidates += [(same(mask=None), "the mask is ignored: pass it on to scaled_dot_product_attention"),
@@ -96,21 +116,21 @@ def explain(got, state, heads, query, key, value, mask=None, default="", what="o
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
-def build(t, d_model, heads, seed, dtype, bias=True, dropout=0.0, train=False):
+def build(student, d_model, heads, seed, dtype, bias=True, dropout=0.0, train=False):
     state = mha_state("", d_model, seed, dtype, bias)
-    h = t.build(C, CLASS, state=state, train=train, dtype=dtype, d_model=d_model, num_heads=heads,
+    h = student.build(C, CLASS, state=state, train=train, dtype=dtype, d_model=d_model, num_heads=heads,
                 dropout=dropout, bias=bias)
     return h, state
 
 
-def forward(t, h, query, key, value, mask=None, read=False, seed=0, strict=False):
+def forward(student, h, query, key, value, mask=None, read=False, seed=0, strict=False):
     """The output (and the attention_weights attribute read after the call, if read).
 
     strict: the shape property, which alone owns the dtype, the device and a detached attention_weights, and
     earns its points on shapes (NaN included); elsewhere a dtype slip is judged by the values.
     """
     kwargs = {} if mask is None else {"mask": mask}
-    reply = t.run(Call(h, "forward", (query, key, value), kwargs, seed=seed,
+    reply = student.run(Call(h, "forward", (query, key, value), kwargs, seed=seed,
                        read=("attention_weights",) if read else ()))
     out = tensor(reply.value, "MultiHeadAttention.forward(query, key, value)",
                  shape=(query.shape[0], query.shape[1], query.shape[2]), dtype=query.dtype, like=query if strict else None,
@@ -140,10 +160,9 @@ def stored_weights(w, shape, dtype, strict=False):
 
 def check_output(out, state, heads, q, k, v, m, what, default):
     """The output against nn.MultiheadAttention on rows that are not fully masked (torch gives NaN there)."""
-    expected, _ = oracles.multi_head(state, q.shape[-1], heads, q, k, v, m)
+    expected, _ = expected_values.multi_head(state, q.shape[-1], heads, q, k, v, m)
     keep = live_rows(expected)
-    if not is_close(out[keep], expected[keep]):
-        close(out[keep], expected[keep], what, explain(out, state, heads, q, k, v, m, default))
+    close(out[keep], expected[keep], what, lambda: explain(out, state, heads, q, k, v, m, default))
 
 
 def live_rows(expected):
@@ -169,33 +188,34 @@ def cases(draw, min_heads=2, max_heads=2, distinct_lengths=True, mask=None, dtyp
     kind = draw(st.sampled_from(["2d", "pad", "full"])) if mask == "any" else mask
     shape = {None: None, "2d": (m_q, m_k), "pad": (b, 1, 1, m_k), "full": (b, h, m_q, m_k)}[kind]
     m = None if shape is None else draw(masks(shape, p_fully_masked_row=True))
-    return MultiHeadInputs(q, k, v, m, d, h, draw(seeds()))
+    return MultiHeadInputs(query=q, key=k, value=v, mask=m, d_model=d, num_heads=h, seed=draw(seeds()))
 
 
-def fixed_case(b, m_q, m_k, d, h, seed, dtype=torch.float64, mask=None):
+def fixed_case(batch, m_q, m_k, d_model, num_heads, seed, dtype=torch.float64, mask=None):
     """A case with dense random inputs: the explicit examples that make every mistake visible."""
-    q, k, v = (randn(s, seed + i, dtype) for i, s in enumerate([(b, m_q, d), (b, m_k, d), (b, m_k, d)]))
-    shape = {None: None, "2d": (m_q, m_k), "pad": (b, 1, 1, m_k), "full": (b, h, m_q, m_k)}[mask]
+    shapes = [(batch, m_q, d_model), (batch, m_k, d_model), (batch, m_k, d_model)]
+    q, k, v = (randn(s, seed + i, dtype) for i, s in enumerate(shapes))
+    shape = {None: None, "2d": (m_q, m_k), "pad": (batch, 1, 1, m_k), "full": (batch, num_heads, m_q, m_k)}[mask]
     m = None if shape is None else randn(shape, seed + 9) > -0.5
-    return MultiHeadInputs(q, k, v, m, d, h, seed)
+    return MultiHeadInputs(query=q, key=k, value=v, mask=m, d_model=d_model, num_heads=num_heads, seed=seed)
 
 
 # ------------------------------------------------------------------------------------------------- properties
 @prop(C, points=1, examples=1, error_hint="MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True) "
                                           "must build with these keyword arguments")
-def multi_head_parameters_are_named(t):
+def multi_head_parameters_are_named(student):
     """Parameters are w_q, w_k, w_v, w_o (nn.Linear(d_model, d_model)); bias=False leaves out their biases."""
     names = [f"{p}.{s}" for p in ("w_q", "w_k", "w_v", "w_o") for s in ("weight", "bias")]
-    info = t.inspect(t.build(C, CLASS, d_model=8, num_heads=2))
+    info = student.inspect(student.build(C, CLASS, d_model=8, num_heads=2))
     missing = [n for n in names if n not in info["params"]]
     expect(not missing, f"parameters {missing} not found; the module has {info['params']}",
            "name the four projections w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias) each")
     for n in names:
         shape = tuple(info["state"][n].shape)
-        want = (8, 8) if n.endswith("weight") else (8,)
-        expect(shape == want, f"{n} has shape {shape}, expected {want} for d_model=8",
+        expected_shape = (8, 8) if n.endswith("weight") else (8,)
+        expect(shape == expected_shape, f"{n} has shape {shape}, expected {expected_shape} for d_model=8",
                "each projection maps d_model -> d_model (all heads at once): nn.Linear(d_model, d_model)")
-    info = t.inspect(t.build(C, CLASS, d_model=8, num_heads=2, bias=False))
+    info = student.inspect(student.build(C, CLASS, d_model=8, num_heads=2, bias=False))
     biases = [n for n in info["params"] if n.endswith("bias")]
     expect(not biases, f"built with bias=False, the module still has {biases}",
            "pass bias=bias to every nn.Linear")
@@ -204,123 +224,128 @@ def multi_head_parameters_are_named(t):
 @prop(C, points=1, examples=5, error_hint="a shape error with m_q != m_k: reshape the keys and values with their own length "
                               "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)")
 @given(case=cases(min_heads=1, max_heads=3, mask="any"))
-def multi_head_cross_attention_shape(t, case):
+def multi_head_cross_attention_shape(student, case):
     """Cross-attention (m_q != m_k): output (batch, m_q, d_model), attention_weights (batch, h, m_q, m_k) stored
     detached, both in the query's dtype."""
-    q, k, v, m, d, h, seed = case
-    handle, _ = build(t, d, h, seed, q.dtype)
-    _, w = forward(t, handle, q, k, v, m, read=True, strict=True)
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
+    handle, _ = build(student, d, h, seed, q.dtype)
+    _, w = forward(student, handle, q, k, v, m, read=True, strict=True)
     stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
 
 
 @prop(C, points=3, examples=7, error_hint=ERROR)
 @given(case=cases())
-@example(case=fixed_case(2, 3, 4, 6, 2, 11))
-@example(case=fixed_case(1, 2, 3, 6, 3, 5, torch.float32))
-def multi_head_equals_torch(t, case):
+@example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=6, num_heads=2, seed=11))
+@example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=6, num_heads=3, seed=5, dtype=torch.float32))
+def multi_head_equals_torch(student, case):
     """With the same weights, the output equals torch's nn.MultiheadAttention (no mask, >= 2 heads, m_q != m_k)."""
-    q, k, v, _, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype)
-    out = forward(t, handle, q, k, v)
-    expected, _ = oracles.multi_head(state, d, h, q, k, v)
-    if not is_close(out, expected):
-        close(out, expected, "output vs nn.MultiheadAttention",
-              explain(out, state, h, q, k, v, None, "check each step against the docstring: project, split "
-                      "(batch, m, h, d_k) -> transpose(1, 2), attend, transpose back, merge, w_o"))
+    q, k, v = case.query, case.key, case.value
+    d, h, seed = case.d_model, case.num_heads, case.seed
+    handle, state = build(student, d, h, seed, q.dtype)
+    out = forward(student, handle, q, k, v)
+    expected, _ = expected_values.multi_head(state, d, h, q, k, v)
+    close(out, expected, "output vs nn.MultiheadAttention",
+          lambda: explain(out, state, h, q, k, v, None, "check each step against the docstring: project, split "
+                          "(batch, m, h, d_k) -> transpose(1, 2), attend, transpose back, merge, w_o"))
 
 
 @prop(C, points=2, examples=8, error_hint="a shape error with a mask: masks arrive as (m_q, m_k) or "
                                            "(batch, 1 or h, 1 or m_q, m_k) and broadcast against the "
                                            "(batch, h, m_q, m_k) scores as they are: no unsqueeze or view")
 @given(case=cases(mask="any"))
-@example(case=fixed_case(2, 3, 4, 4, 2, 3, mask="pad"))
-@example(case=fixed_case(2, 3, 2, 6, 2, 8, mask="full"))
-@example(case=fixed_case(1, 3, 4, 6, 3, 21, mask="2d"))
-def multi_head_masks_equal_torch(t, case):
+@example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=4, num_heads=2, seed=3, mask="pad"))
+@example(case=fixed_case(batch=2, m_q=3, m_k=2, d_model=6, num_heads=2, seed=8, mask="full"))
+@example(case=fixed_case(batch=1, m_q=3, m_k=4, d_model=6, num_heads=3, seed=21, mask="2d"))
+def multi_head_masks_equal_torch(student, case):
     """With a 2-D or 4-D mask the output equals nn.MultiheadAttention's (fully masked rows left out)."""
-    q, k, v, m, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype)
-    out = forward(t, handle, q, k, v, m)
-    expected, _ = oracles.multi_head(state, d, h, q, k, v, m)
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
+    handle, state = build(student, d, h, seed, q.dtype)
+    out = forward(student, handle, q, k, v, m)
+    expected, _ = expected_values.multi_head(state, d, h, q, k, v, m)
     keep = live_rows(expected)
-    if not is_close(out[keep], expected[keep]):
-        close(out[keep], expected[keep], f"output with a {tuple(m.shape)} mask vs nn.MultiheadAttention "
-              "(rows that are not fully masked)",
-              explain(out, state, h, q, k, v, m, "the mask goes to every head unchanged: pass it to "
-                      "scaled_dot_product_attention, which broadcasts it against (batch, h, m_q, m_k)"))
+    close(out[keep], expected[keep], f"output with a {tuple(m.shape)} mask vs nn.MultiheadAttention "
+          "(rows that are not fully masked)",
+          lambda: explain(out, state, h, q, k, v, m, "the mask goes to every head unchanged: pass it to "
+                          "scaled_dot_product_attention, which broadcasts it against (batch, h, m_q, m_k)"))
 
 
 @prop(C, points=2, examples=6, error_hint=ERROR)
 @given(case=cases(mask="any"))
-@example(case=fixed_case(2, 2, 3, 4, 2, 7, mask="full"))
-def multi_head_attention_weights_equal_torch(t, case):
+@example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=7, mask="full"))
+def multi_head_attention_weights_equal_torch(student, case):
     """attention_weights after a forward equals torch's per-head weights (batch, h, m_q, m_k)."""
-    q, k, v, m, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype)
-    out, w = forward(t, handle, q, k, v, m, read=True)
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
+    handle, state = build(student, d, h, seed, q.dtype)
+    out, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     if w is None:  # no attribute: the shape property says so; the output still has to be right
         return check_output(out, state, h, q, k, v, m, "output vs nn.MultiheadAttention", "project, split, "
                             "attend, merge, w_o")
-    _, expected = oracles.multi_head(state, d, h, q, k, v, m)
+    _, expected = expected_values.multi_head(state, d, h, q, k, v, m)
     keep = ~torch.isnan(expected).any(-1)
-    if not is_close(w[keep], expected[keep]):
-        close(w[keep], expected[keep], "attention_weights vs nn.MultiheadAttention's per-head weights",
-              explain(w, state, h, q, k, v, m, "store the softmax weights of every head, (batch, h, m_q, m_k), "
-                      "before dropout", what="weights"))
+    close(w[keep], expected[keep], "attention_weights vs nn.MultiheadAttention's per-head weights",
+          lambda: explain(w, state, h, q, k, v, m, "store the softmax weights of every head, (batch, h, m_q, m_k), "
+                          "before dropout", what="weights"))
 
 
 @prop(C, points=1, examples=5, error_hint=ERROR)
 @given(case=cases(distinct_lengths=False), perm_seed=st.integers(0, 100))
-@example(case=fixed_case(2, 3, 3, 4, 2, 13), perm_seed=1)
-def multi_head_self_attention_is_permutation_equivariant(t, case, perm_seed):
+@example(case=fixed_case(batch=2, m_q=3, m_k=3, d_model=4, num_heads=2, seed=13), perm_seed=1)
+def multi_head_self_attention_is_permutation_equivariant(student, case, perm_seed):
     """Self-attention without a mask: permuting the positions permutes the output rows the same way."""
-    x, _, _, _, d, h, seed = case
+    x = case.query
+    d, h, seed = case.d_model, case.num_heads, case.seed
     m = x.shape[1]
     perm = torch.randperm(m, generator=torch.Generator().manual_seed(perm_seed))
     if m > 1 and (perm == torch.arange(m)).all():
         perm = torch.roll(perm, 1)
-    handle, state = build(t, d, h, seed, x.dtype)
-    out = forward(t, handle, x, x, x)
+    handle, state = build(student, d, h, seed, x.dtype)
+    out = forward(student, handle, x, x, x)
     xp = x[:, perm]
-    out_p = forward(t, handle, xp, xp, xp)
-    not_constant(out, mha_reference(state, h, x, x, x)[0], "output")
-    if not is_close(out_p, out[:, perm]):
-        close(out_p, out[:, perm], f"output for the positions permuted by {perm.tolist()} vs the output permuted",
-              diagnose("each position's output may depend on the set of positions, never on where it sits: "
-                       "is a reshape mixing positions and heads? "
-                       "view as (batch, m, h, d_k), then transpose(1, 2)",
-                       (lambda: is_close(out, mha_reference(state, h, x, x, x, split="view")[0]), TRANSPOSE_SPLIT),
-                       (lambda: is_close(out, mha_reference(state, h, x, x, x, merge="view")[0]), TRANSPOSE_MERGE)))
+    out_p = forward(student, handle, xp, xp, xp)
+
+    def with_mistake(mistake=MhaMistake.NONE):
+        return expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
+
+    not_constant(out, with_mistake(), "output")
+    close(out_p, out[:, perm], f"output for the positions permuted by {perm.tolist()} vs the output permuted",
+          lambda: diagnose("each position's output may depend on the set of positions, never on where it sits: "
+                           "is a reshape mixing positions and heads? "
+                           "view as (batch, m, h, d_k), then transpose(1, 2)",
+                           (lambda: is_close(out, with_mistake(MhaMistake.SPLIT_WITHOUT_TRANSPOSE)), TRANSPOSE_SPLIT),
+                           (lambda: is_close(out, with_mistake(MhaMistake.MERGE_WITHOUT_TRANSPOSE)), TRANSPOSE_MERGE)))
 
 
 @prop(C, points=1, examples=5, error_hint=ERROR)
 @given(case=cases(min_heads=1, max_heads=1))
-@example(case=fixed_case(1, 2, 3, 3, 1, 4))
-def multi_head_one_head_is_projected_attention(t, case):
+@example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=3, num_heads=1, seed=4))
+def multi_head_one_head_is_projected_attention(student, case):
     """With one head: output = w_o(attention(w_q(query), w_k(key), w_v(value)))."""
-    q, k, v, _, d, h, seed = case
-    handle, state = build(t, d, 1, seed, q.dtype)
-    out = forward(t, handle, q, k, v)
+    q, k, v = case.query, case.key, case.value
+    d, seed = case.d_model, case.seed
+    handle, state = build(student, d, 1, seed, q.dtype)
+    out = forward(student, handle, q, k, v)
 
     def lin(x, n):
         return F.linear(x, state[f"{n}.weight"], state[f"{n}.bias"])
 
-    expected = lin(oracles.attention(lin(q, "w_q"), lin(k, "w_k"), lin(v, "w_v"))[0], "w_o")
-    if not is_close(out, expected):
-        close(out, expected, "one-head output vs w_o(attention(w_q(query), w_k(key), w_v(value)))",
-              explain(out, state, 1, q, k, v, None, "with one head there is nothing to split: check the "
-                      "projections, the attention call and w_o"))
+    expected = lin(expected_values.attention(lin(q, "w_q"), lin(k, "w_k"), lin(v, "w_v"))[0], "w_o")
+    close(out, expected, "one-head output vs w_o(attention(w_q(query), w_k(key), w_v(value)))",
+          lambda: explain(out, state, 1, q, k, v, None, "with one head there is nothing to split: check the "
+                          "projections, the attention call and w_o"))
 
 
 @prop(C, points=1, examples=4)
 @given(sizes=st.sampled_from([(6, 4), (5, 2), (8, 3), (4, 8)]))
 @example(sizes=(6, 4))
-def multi_head_bad_head_count_raises_value_error(t, sizes):
+def multi_head_bad_head_count_raises_value_error(student, sizes):
     """MultiHeadAttention(d_model, num_heads) raises ValueError when num_heads does not divide d_model."""
     d, h = sizes
     try:
-        t.build(C, CLASS, d_model=d, num_heads=h)
+        student.build(C, CLASS, d_model=d, num_heads=h)
     except StudentError as e:
         if e.exc_type == "ValueError":
             return
@@ -335,55 +360,57 @@ def multi_head_bad_head_count_raises_value_error(t, sizes):
 
 @prop(C, points=1, examples=4, error_hint=ERROR)
 @given(case=cases(mask="pad"))
-def multi_head_dropout_is_off_in_eval(t, case):
+def multi_head_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.5 in eval mode, the output is exactly the dropout-free one (and repeatable)."""
-    q, k, v, m, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype, dropout=0.5)
-    out = forward(t, handle, q, k, v, m, seed=1)
-    again = forward(t, handle, q, k, v, m, seed=2)
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
+    handle, state = build(student, d, h, seed, q.dtype, dropout=0.5)
+    out = forward(student, handle, q, k, v, m, seed=1)
+    again = forward(student, handle, q, k, v, m, seed=2)
     hint = ("dropout is active in eval mode: use an nn.Dropout module (self.dropout), which follows "
             "train()/eval(), not F.dropout(..., training=True)")
     equal(again, out, "two forwards in eval mode", hint)
-    expected = mha_reference(state, h, q, k, v, m)[0]
-    if not is_close(out, expected):
-        close(out, expected, "output in eval mode with dropout=0.5",
-              explain(out, state, h, q, k, v, m, "in eval mode dropout does nothing: the output is the "
-                      "dropout-free one"))
+    expected = expected_multi_head(state, h, q, k, v, m)[0]
+    close(out, expected, "output in eval mode with dropout=0.5",
+          lambda: explain(out, state, h, q, k, v, m, "in eval mode dropout does nothing: the output is the "
+                          "dropout-free one"))
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR)
 @given(case=cases(mask="pad"))
-@example(case=fixed_case(2, 2, 3, 4, 2, 1, mask="pad"))
-def multi_head_stores_weights_before_dropout(t, case):
+@example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=1, mask="pad"))
+def multi_head_stores_weights_before_dropout(student, case):
     """In train mode with dropout=0.5, attention_weights holds the weights before dropout (rows sum to 1)."""
-    q, k, v, m, d, h, seed = case
-    handle, state = build(t, d, h, seed, q.dtype, dropout=0.5, train=True)
-    _, w = forward(t, handle, q, k, v, m, read=True)
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
+    handle, state = build(student, d, h, seed, q.dtype, dropout=0.5, train=True)
+    _, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     if w is None:  # no attribute: the shape property says so; check the output in eval mode instead
-        h_eval, _ = build(t, d, h, seed, q.dtype, dropout=0.5)
-        return check_output(forward(t, h_eval, q, k, v, m), state, h, q, k, v, m,
+        h_eval, _ = build(student, d, h, seed, q.dtype, dropout=0.5)
+        return check_output(forward(student, h_eval, q, k, v, m), state, h, q, k, v, m,
                             "output in eval mode with dropout=0.5", "in eval mode dropout does nothing")
-    expected = mha_reference(state, h, q, k, v, m)[1]
-    if not is_close(w, expected):
-        close(w, expected, "attention_weights in train mode (dropout=0.5)",
-              diagnose(explain(w, state, h, q, k, v, m, "attention_weights are the softmax weights of the last "
-                               "forward, before dropout", what="weights"),
-                       (lambda: bool(((w == 0) | torch.isclose(w, 2 * expected, rtol=1e-4, atol=1e-6)).all()),
-                        "attention_weights stored after dropout: store them before dropout "
-                        "(self.attention_weights = weights.detach(), then dropout(weights) @ v)")))
+    expected = expected_multi_head(state, h, q, k, v, m)[1]
+    close(w, expected, "attention_weights in train mode (dropout=0.5)",
+          lambda: diagnose(explain(w, state, h, q, k, v, m, "attention_weights are the softmax weights of the last "
+                                   "forward, before dropout", what="weights"),
+                           (lambda: bool(((w == 0) | torch.isclose(w, 2 * expected, rtol=1e-4, atol=1e-6)).all()),
+                            "attention_weights stored after dropout: store them before dropout "
+                            "(self.attention_weights = weights.detach(), then dropout(weights) @ v)")))
 
 
 @prop(C, points=1, examples=3, error_hint=ERROR)
 @given(seed=seeds(), dtype=dtypes())
-def multi_head_dropout_acts_in_training(t, seed, dtype):
+def multi_head_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,
     same seed): dropout acts on the attention weights, so entries change and none is zeroed outright."""
-    q, k, v, _, d, h, _ = fixed_case(2, 4, 5, 8, 2, seed, dtype)
-    plain_handle, state = build(t, d, h, seed, dtype, dropout=0.0, train=True)
-    plain = forward(t, plain_handle, q, k, v, seed=seed)
-    handle, _ = build(t, d, h, seed, dtype, dropout=0.5, train=True)
-    out = forward(t, handle, q, k, v, seed=seed)
+    d, h = 8, 2
+    case = fixed_case(batch=2, m_q=4, m_k=5, d_model=d, num_heads=h, seed=seed, dtype=dtype)
+    q, k, v = case.query, case.key, case.value
+    plain_handle, state = build(student, d, h, seed, dtype, dropout=0.0, train=True)
+    plain = forward(student, plain_handle, q, k, v, seed=seed)
+    handle, _ = build(student, d, h, seed, dtype, dropout=0.5, train=True)
+    out = forward(student, handle, q, k, v, seed=seed)
     changed = 1.0 - torch.isclose(out.double(), plain.double(), rtol=1e-4, atol=1e-6).double().mean().item()
     # Dropping half of the weights (and doubling the rest) moves nearly every output entry.
     if changed < 0.5:
@@ -398,7 +425,7 @@ def multi_head_dropout_acts_in_training(t, seed, dtype):
 
 
 @prop(C, points=1, examples=1)
-def multi_head_is_written_by_hand(t):
+def multi_head_is_written_by_hand(student):
     """multi_head.py calls no library attention (static check; the run-time check is in every test)."""
-    written_by_hand(t, C, "build it from nn.Linear, view/transpose and scaled_dot_product_attention from "
+    written_by_hand(student, C, "build it from nn.Linear, view/transpose and scaled_dot_product_attention from "
                           "attention.py: no nn.MultiheadAttention, F.scaled_dot_product_attention or softmax")

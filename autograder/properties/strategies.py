@@ -20,11 +20,8 @@ FLOAT_DTYPES = (torch.float32, torch.float64)
 # ------------------------------------------------------------------------------------ labelled cases (reports)
 class LabelledCase:
     """Base of the small frozen dataclasses that carry one drawn case: a failure report prints each input by its
-    parameter name (query=..., mask=..., d_model=...), one per line, instead of an unlabelled tuple. Unpacks like
-    the tuple it replaces (q, k, v, m = case)."""
-
-    def __iter__(self):
-        return iter(getattr(self, f.name) for f in dataclasses.fields(self))
+    parameter name (query=..., mask=..., d_model=...), one per line, instead of an unlabelled tuple. Properties
+    read the fields by name (case.query, case.mask), never by position."""
 
     def __repr__(self) -> str:
         fields = "".join(f"\n        {f.name}={getattr(self, f.name)!r}," for f in dataclasses.fields(self))
@@ -163,7 +160,7 @@ def attention_inputs(draw, lead=None, distinct_lengths: bool = True, lo=-3.0, hi
     q = draw(tensors((*lead, m_q, d_k), dtype, lo, hi))
     k = draw(tensors((*lead, m_k, d_k), dtype, lo, hi))
     v = draw(tensors((*lead, m_k, d_v), dtype, lo, hi))
-    return AttentionInputs(q, k, v)
+    return AttentionInputs(query=q, key=k, value=v)
 
 
 def randn(shape, seed: int, dtype=torch.float64, scale: float = 1.0) -> torch.Tensor:
@@ -228,7 +225,7 @@ def stack_state(layer_state, num_layers: int, d_model: int, d_ff: int, seed: int
 
 def transformer_state(src_vocab: int, tgt_vocab: int, d_model: int, d_ff: int, num_layers: int, seed: int,
                       dtype, max_len: int) -> dict:
-    from .oracles import sinusoidal  # the buffer is part of the state dict
+    from .expected_values import sinusoidal  # the buffer is part of the state dict
 
     return {
         "src_embedding.embedding.weight": randn((src_vocab, d_model), seed, dtype),

@@ -1,15 +1,16 @@
 """Properties of transformer.Transformer and transformer.greedy_decode (visible to students).
 
 Tiny models (d_model 4-8, 1-2 heads, 1-2 layers, d_ff 8, vocabularies of 5-7, max_len 16) in float64, with the
-weights from strategies.transformer_state. Witness: oracles.TorchTransformer, the same model assembled from torch's
-own encoder and decoder layers. Mismatches are diagnosed by re-running the witness with one mistake at a time
+weights from strategies.transformer_state. Expected values: expected_values.TorchTransformer, the same model assembled from
+torch's own encoder and decoder layers. Mismatches are diagnosed by re-running it with one mistake at a time
 (src_mask not reaching the cross-attention, no positional encoding on one side, ...); greedy decoding is
 diagnosed against variants of the loop (no stop at eos, no eos after a finished row, an extra step...).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import enum
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -18,8 +19,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ..target import Call
-from . import oracles
+from ..student_code import Call
+from . import expected_values
+from .expected_values import expected_causal_mask
 from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .strategies import seeds, transformer_state
@@ -32,9 +34,10 @@ BUILD_ERROR = ("Transformer(src_vocab_size, tgt_vocab_size, d_model, num_heads, 
 
 
 # ------------------------------------------------------------------------------------------------- cases
-@dataclass
+@dataclass(frozen=True)
 class Case:
-    """A tiny model (sizes + weight seed) and a batch: src (batch, m_E), tgt (batch, m_D), a padding src_mask."""
+    """A tiny model (sizes + weight seed) and a batch: src (batch, m_E), tgt (batch, m_D), a padding src_mask.
+    (Printed by the dataclass's own repr, on one line, as the reports have always shown it.)"""
 
     src_vocab: int
     tgt_vocab: int
@@ -83,33 +86,31 @@ def cases(draw, mask="maybe", min_layers=1, max_layers=2, m_e=(2, 5), m_d=(1, 4)
         keep = torch.arange(me)[None, :] < lengths[:, None]
         src = src.masked_fill(~keep, 0)
         src_mask = keep[:, None, None, :]
-    return Case(src_vocab, tgt_vocab, d, h, n, draw(seeds()), src, tgt, src_mask)
+    return Case(src_vocab=src_vocab, tgt_vocab=tgt_vocab, d_model=d, num_heads=h, num_layers=n, seed=draw(seeds()),
+                src=src, tgt=tgt, src_mask=src_mask)
 
 
-def fixed_case(seed, b=2, me=5, md=3, d=8, h=2, n=2, vocab=(6, 7), lengths=None):
+def fixed_case(seed, batch=2, m_e=5, m_d=3, d_model=8, num_heads=2, num_layers=2, vocab=(6, 7), lengths=None):
     g = torch.Generator().manual_seed(seed)
-    src, tgt = torch.randint(1, 5, (b, me), generator=g), torch.randint(0, 5, (b, md), generator=g)
+    src, tgt = torch.randint(1, 5, (batch, m_e), generator=g), torch.randint(0, 5, (batch, m_d), generator=g)
     mask = None
     if lengths is not None:
-        keep = torch.arange(me)[None, :] < torch.tensor(lengths)[:, None]
+        keep = torch.arange(m_e)[None, :] < torch.tensor(lengths)[:, None]
         src, mask = src.masked_fill(~keep, 0), keep[:, None, None, :]
-    return Case(vocab[0], vocab[1], d, h, n, seed, src, tgt, mask)
+    return Case(src_vocab=vocab[0], tgt_vocab=vocab[1], d_model=d_model, num_heads=num_heads, num_layers=num_layers,
+                seed=seed, src=src, tgt=tgt, src_mask=mask)
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
-def build(t, case, state=None, dropout=0.0, train=False):
+def build(student, case, state=None, dropout=0.0, train=False):
     state = case.state() if state is None else state
-    return t.build(C, "Transformer", state=state, train=train, dtype=torch.float64, **case.kwargs(dropout)), state
+    return student.build(C, "Transformer", state=state, train=train, dtype=torch.float64, **case.kwargs(dropout)), state
 
 
-def causal(m):
-    return torch.ones(m, m, dtype=torch.bool).tril()
-
-
-def forward(t, handle, case, target_mask=None, seed=0, strict=False):
+def forward(student, handle, case, target_mask=None, seed=0, strict=False):
     """The logits. strict: the shape property, which alone owns their dtype and earns its points on shapes."""
     kwargs = {k: v for k, v in (("src_mask", case.src_mask), ("target_mask", target_mask)) if v is not None}
-    out = t.run(Call(handle, "forward", (case.src, case.tgt), kwargs, seed=seed)).value
+    out = student.run(Call(handle, "forward", (case.src, case.tgt), kwargs, seed=seed)).value
     shape = (case.tgt.shape[0], case.tgt.shape[1], case.tgt_vocab)
     if isinstance(out, torch.Tensor) and case.d_model != case.tgt_vocab and tuple(out.shape) == (*shape[:2],
                                                                                                 case.d_model):
@@ -122,28 +123,46 @@ def forward(t, handle, case, target_mask=None, seed=0, strict=False):
                   check_dtype=strict, shape_only=strict)
 
 
-class Witness(oracles.TorchTransformer):
-    """TorchTransformer with switches for the usual mistakes."""
+class ModelMistake(enum.Flag):
+    """The usual mistakes in assembling the Transformer, one flag each."""
 
-    def __init__(self, state, case, **mistakes):
+    NONE = 0
+    NO_PE_SRC = enum.auto()  # no positional encoding on the source
+    NO_PE_TGT = enum.auto()
+    SRC_EMBEDDED_WITH_TGT = enum.auto()  # the source embedded with tgt_embedding
+    TGT_EMBEDDED_WITH_SRC = enum.auto()
+    NO_EMBEDDING_SCALE = enum.auto()  # embeddings not scaled by sqrt(d_model)
+    SOFTMAX_OUTPUT = enum.auto()  # probabilities instead of logits
+    NO_ENCODER_MASK = enum.auto()  # src_mask not passed to the encoder
+    NO_CROSS_MASK = enum.auto()  # src_mask not passed to the cross-attention
+    NO_TARGET_MASK = enum.auto()
+
+
+class ExpectedTransformer(expected_values.TorchTransformer):
+    """The torch-assembled model, optionally with `mistake` made on purpose."""
+
+    def __init__(self, state, case, mistake=ModelMistake.NONE):
         super().__init__(state, case.num_layers, case.d_model, case.num_heads, case.d_ff)
-        self.m = mistakes
+        self.mistake = mistake
 
     def embed(self, tokens, table):
-        side = "src" if table.startswith("src") else "tgt"
-        if self.m.get(f"{side}_table"):  # this side embedded with the other side's table
-            table = self.m[f"{side}_table"] + table[3:]
-        x = F.embedding(tokens, self.s[table]) * (1.0 if self.m.get("no_scale") else math.sqrt(self.d))
-        if self.m.get(f"no_pe_{side}"):
+        source = table.startswith("src")
+        no_pe, other_table = ((ModelMistake.NO_PE_SRC, ModelMistake.SRC_EMBEDDED_WITH_TGT) if source else
+                              (ModelMistake.NO_PE_TGT, ModelMistake.TGT_EMBEDDED_WITH_SRC))
+        if other_table in self.mistake:
+            table = ("tgt" if source else "src") + table[3:]
+        scale = 1.0 if ModelMistake.NO_EMBEDDING_SCALE in self.mistake else math.sqrt(self.d)
+        x = F.embedding(tokens, self.s[table]) * scale
+        if no_pe in self.mistake:
             return x
         return x + self.s["positional_encoding.pe"][:, : tokens.shape[1]].to(x.dtype)
 
     def forward(self, src, tgt, src_mask=None, target_mask=None):
-        memory = self.encode(src, None if self.m.get("no_encoder_mask") else src_mask)
-        cross = None if self.m.get("no_cross_mask") else src_mask
-        target = None if self.m.get("no_target_mask") else target_mask
+        memory = self.encode(src, None if ModelMistake.NO_ENCODER_MASK in self.mistake else src_mask)
+        cross = None if ModelMistake.NO_CROSS_MASK in self.mistake else src_mask
+        target = None if ModelMistake.NO_TARGET_MASK in self.mistake else target_mask
         logits = self.generator(self.decode(tgt, memory, target, cross))
-        return torch.softmax(logits, -1) if self.m.get("softmax") else logits
+        return torch.softmax(logits, -1) if ModelMistake.SOFTMAX_OUTPUT in self.mistake else logits
 
 
 CROSS_MASK = ("src_mask serves both the encoder and the cross-attention: "
@@ -154,42 +173,63 @@ NO_PE_TGT = ("no positional encoding on the target: decode adds it, "
 
 
 def explain_forward(got, state, case, target_mask, default=""):
-    def same(**mistakes):
-        return lambda: is_close(got, Witness(state, case, **mistakes).forward(case.src, case.tgt, case.src_mask,
-                                                                              target_mask))
+    def same(mistake):
+        return lambda: is_close(got, ExpectedTransformer(state, case, mistake).forward(case.src, case.tgt,
+                                                                                      case.src_mask, target_mask))
 
-    candidates = [(same(no_pe_tgt=True), NO_PE_TGT),
-                  (same(no_pe_src=True), "no positional encoding on the source: encode adds it, "
-                                         "encoder(positional_encoding(src_embedding(src)), src_mask)"),
-                  (same(no_pe_src=True, no_pe_tgt=True), "no positional encoding: add it to both embeddings"),
-                  (same(tgt_table="src"), "the target is embedded with src_embedding: decode uses tgt_embedding"),
-                  (same(src_table="tgt"), "the source is embedded with tgt_embedding: encode uses src_embedding"),
-                  (same(src_table="tgt", tgt_table="src"), "the embeddings are swapped: src_embedding for src, "
-                                                           "tgt_embedding for tgt"),
-                  (same(no_scale=True), "the embeddings are not scaled by sqrt(d_model): call the TokenEmbedding "
-                                        "modules (src_embedding(src)), not their .embedding"),
-                  (same(softmax=True), "forward returns probabilities: return the generator's logits, no softmax")]
+    candidates = [(same(ModelMistake.NO_PE_TGT), NO_PE_TGT),
+                  (same(ModelMistake.NO_PE_SRC), "no positional encoding on the source: encode adds it, "
+                                                 "encoder(positional_encoding(src_embedding(src)), src_mask)"),
+                  (same(ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT), "no positional encoding: add it to both "
+                                                                          "embeddings"),
+                  (same(ModelMistake.TGT_EMBEDDED_WITH_SRC), "the target is embedded with src_embedding: decode "
+                                                             "uses tgt_embedding"),
+                  (same(ModelMistake.SRC_EMBEDDED_WITH_TGT), "the source is embedded with tgt_embedding: encode "
+                                                             "uses src_embedding"),
+                  (same(ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC),
+                   "the embeddings are swapped: src_embedding for src, tgt_embedding for tgt"),
+                  (same(ModelMistake.NO_EMBEDDING_SCALE), "the embeddings are not scaled by sqrt(d_model): call the "
+                                                          "TokenEmbedding modules (src_embedding(src)), not their "
+                                                          ".embedding"),
+                  (same(ModelMistake.SOFTMAX_OUTPUT), "forward returns probabilities: return the generator's "
+                                                      "logits, no softmax")]
     if case.src_mask is not None:
-        candidates += [(same(no_cross_mask=True), CROSS_MASK), (same(no_encoder_mask=True), ENCODER_MASK),
-                       (same(no_cross_mask=True, no_encoder_mask=True), "src_mask is ignored: "
-                                                                         "it serves the encoder and the cross-attention")]
+        candidates += [(same(ModelMistake.NO_CROSS_MASK), CROSS_MASK),
+                       (same(ModelMistake.NO_ENCODER_MASK), ENCODER_MASK),
+                       (same(ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK),
+                        "src_mask is ignored: it serves the encoder and the cross-attention")]
     if target_mask is not None:
-        candidates.append((same(no_target_mask=True), "target_mask is not passed on to the decoder"))
+        candidates.append((same(ModelMistake.NO_TARGET_MASK), "target_mask is not passed on to the decoder"))
     return diagnose(default, *candidates)
 
 
 # --------------------------------------------------------------------------------------------- greedy decoding
-def greedy_reference(state, case, max_len, bos_id, eos_id, src_mask=None, *, stop=True, pad=True, extra=0,
-                     position=-1, decode_mask=True, causal_target=True):
-    """Greedy decoding with the witness, optionally with one mistake in the loop."""
-    w = Witness(state, case)
-    memory = w.encode(case.src, src_mask)
+class GreedyMistake(enum.Flag):
+    """The usual mistakes in the greedy decoding loop, one flag each."""
+
+    NONE = 0
+    NO_STOP = enum.auto()  # goes on after every row has produced eos_id
+    NO_PAD = enum.auto()  # a finished row does not keep eos_id
+    ONE_STEP_MORE = enum.auto()  # max_len + 1 tokens
+    ONE_STEP_LESS = enum.auto()
+    FIRST_POSITION = enum.auto()  # the next token from position 0, not the last
+    NO_SRC_MASK_IN_DECODE = enum.auto()
+    NO_CAUSAL_MASK = enum.auto()
+
+
+def expected_greedy_decode(state, case, max_len, bos_id, eos_id, src_mask=None, mistake=GreedyMistake.NONE):
+    """Greedy decoding with the torch-assembled model, optionally with `mistake` made on purpose in the loop."""
+    model = ExpectedTransformer(state, case)
+    steps = max_len + (GreedyMistake.ONE_STEP_MORE in mistake) - (GreedyMistake.ONE_STEP_LESS in mistake)
+    position = 0 if GreedyMistake.FIRST_POSITION in mistake else -1
+    decode_mask = None if GreedyMistake.NO_SRC_MASK_IN_DECODE in mistake else src_mask
+    memory = model.encode(case.src, src_mask)
     ys = torch.full((case.src.shape[0], 1), bos_id, dtype=torch.long)
     done = torch.zeros(case.src.shape[0], dtype=torch.bool)
-    while ys.shape[1] < max_len + extra and not (stop and bool(done.all())):
-        tm = causal(ys.shape[1]) if causal_target else None
-        nxt = w.generator(w.decode(ys, memory, tm, src_mask if decode_mask else None)[:, position]).argmax(-1)
-        if pad:
+    while ys.shape[1] < steps and not (GreedyMistake.NO_STOP not in mistake and bool(done.all())):
+        tm = None if GreedyMistake.NO_CAUSAL_MASK in mistake else expected_causal_mask(ys.shape[1])
+        nxt = model.generator(model.decode(ys, memory, tm, decode_mask)[:, position]).argmax(-1)
+        if GreedyMistake.NO_PAD not in mistake:
             nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
         done |= nxt == eos_id
@@ -201,11 +241,11 @@ NO_PAD = "a finished row must keep eos_id: once a row has produced eos_id it hol
 MAX_LEN_HINT = "max_len counts the bos token: stop when ys has max_len tokens (while ys.size(1) < max_len)"
 
 
-def decode_call(t, handle, case, max_len, bos_id, eos_id, src_mask=None):
+def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
     kwargs = dict(max_len=max_len, bos_id=bos_id, eos_id=eos_id)
     if src_mask is not None:
         kwargs["src_mask"] = src_mask
-    reply = t.run(Call(C, "greedy_decode", (handle, case.src), kwargs))
+    reply = student.run(Call(C, "greedy_decode", (handle, case.src), kwargs))
     ys = reply.value
     what = f"greedy_decode(model, src, max_len={max_len}, bos_id={bos_id}, eos_id={eos_id})"
     ys = tensor(ys, what)
@@ -222,20 +262,21 @@ def decode_call(t, handle, case, max_len, bos_id, eos_id, src_mask=None):
 
 
 def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, default=""):
-    def same(**kw):
+    def same(mistake):
         def test():
-            ref = greedy_reference(state, case, max_len, bos_id, eos_id, src_mask, **kw)
-            return ref.shape == got.shape and torch.equal(ref, got)
+            expected = expected_greedy_decode(state, case, max_len, bos_id, eos_id, src_mask, mistake)
+            return expected.shape == got.shape and torch.equal(expected, got)
         return test
 
     return diagnose(default,
-                    (same(stop=False), NO_STOP), (same(pad=False), NO_PAD), (same(stop=False, pad=False), NO_PAD),
-                    (same(extra=1), MAX_LEN_HINT), (same(extra=-1), MAX_LEN_HINT),
-                    (same(position=0), "the next token comes from the last position: "
-                                       "generator(decode(ys, ...)[:, -1]), not [:, 0]"),
-                    (same(decode_mask=False), "src_mask must reach decode too: "
-                                              "model.decode(ys, memory, causal_mask(L), src_mask)"),
-                    (same(causal_target=False), "decode with a causal target mask: causal_mask(ys.size(1))"))
+                    (same(GreedyMistake.NO_STOP), NO_STOP), (same(GreedyMistake.NO_PAD), NO_PAD),
+                    (same(GreedyMistake.NO_STOP | GreedyMistake.NO_PAD), NO_PAD),
+                    (same(GreedyMistake.ONE_STEP_MORE), MAX_LEN_HINT), (same(GreedyMistake.ONE_STEP_LESS), MAX_LEN_HINT),
+                    (same(GreedyMistake.FIRST_POSITION), "the next token comes from the last position: "
+                                                         "generator(decode(ys, ...)[:, -1]), not [:, 0]"),
+                    (same(GreedyMistake.NO_SRC_MASK_IN_DECODE), "src_mask must reach decode too: "
+                                                                "model.decode(ys, memory, causal_mask(L), src_mask)"),
+                    (same(GreedyMistake.NO_CAUSAL_MASK), "decode with a causal target mask: causal_mask(ys.size(1))"))
 
 
 def eos_biased(case, eos_id, bias):
@@ -244,15 +285,16 @@ def eos_biased(case, eos_id, bias):
 
 # ------------------------------------------------------------------------------------------------- properties
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
-def transformer_submodules_are_named(t):
+def transformer_submodules_are_named(student):
     """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
-    h = t.build(C, "Transformer", src_vocab_size=5, tgt_vocab_size=7, d_model=4, num_heads=2, num_layers=2,
+    h = student.build(C, "Transformer", src_vocab_size=5, tgt_vocab_size=7, d_model=4, num_heads=2, num_layers=2,
                 d_ff=8, dropout=0.0, max_len=MAX_LEN)
-    info = t.inspect(h)
-    want = ["src_embedding", "tgt_embedding", "positional_encoding", "encoder", "decoder", "generator"]
-    missing = [n for n in want if n not in info["children"]]
+    info = student.inspect(h)
+    expected_children = ["src_embedding", "tgt_embedding", "positional_encoding", "encoder", "decoder",
+                         "generator"]
+    missing = [n for n in expected_children if n not in info["children"]]
     expect(not missing, f"Transformer has no sub-module {missing}; it has {info['children']}",
-           "name the sub-modules as in the docstring: " + ", ".join(want))
+           "name the sub-modules as in the docstring: " + ", ".join(expected_children))
     gw = info["state"].get("generator.weight")
     expect(gw is not None and tuple(gw.shape) == (7, 4) and "generator.bias" in info["state"],
            f"generator.weight has shape {None if gw is None else tuple(gw.shape)}, expected (7, 4)",
@@ -269,69 +311,66 @@ def transformer_submodules_are_named(t):
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(max_layers=1))
-def transformer_logits_shape(t, case):
+def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
-    handle, _ = build(t, case)
-    forward(t, handle, case, causal(case.tgt.shape[1]), strict=True)
+    handle, _ = build(student, case)
+    forward(student, handle, case, expected_causal_mask(case.tgt.shape[1]), strict=True)
 
 
 @prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
 @given(case=cases(), use_causal=st.booleans())
 @example(case=fixed_case(3, lengths=[5, 3]), use_causal=True)
-@example(case=fixed_case(8, b=1, me=3, md=4, d=6, h=1, n=1, vocab=(7, 5)), use_causal=False)
-def transformer_forward_equals_torch(t, case, use_causal):
+@example(case=fixed_case(8, batch=1, m_e=3, m_d=4, d_model=6, num_heads=1, num_layers=1, vocab=(7, 5)), use_causal=False)
+def transformer_forward_equals_torch(student, case, use_causal):
     """forward equals the same model assembled from torch's encoder and decoder layers (float64)."""
-    tm = causal(case.tgt.shape[1]) if use_causal else None
-    handle, state = build(t, case)
-    out = forward(t, handle, case, tm)
-    expected = Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm)
-    if not is_close(out, expected):
-        close(out, expected, "logits vs the torch-assembled Transformer",
-              explain_forward(out, state, case, tm, "memory = encode(src, src_mask); logits = generator(decode(tgt, "
-                              "memory, target_mask, src_mask)); embeddings scaled, positional encoding on both "
-                              "sides; if the encoder/decoder properties fail, fix those first"))
+    tm = expected_causal_mask(case.tgt.shape[1]) if use_causal else None
+    handle, state = build(student, case)
+    out = forward(student, handle, case, tm)
+    expected = ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm)
+    close(out, expected, "logits vs the torch-assembled Transformer",
+          lambda: explain_forward(out, state, case, tm, "memory = encode(src, src_mask); logits = generator(decode(tgt, "
+                                  "memory, target_mask, src_mask)); embeddings scaled, positional encoding on both "
+                                  "sides; if the encoder/decoder properties fail, fix those first"))
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5)), noise=seeds())
 @example(case=fixed_case(5, lengths=[2, 4]), noise=1)
-def transformer_src_mask_serves_cross_attention(t, case, noise):
+def transformer_src_mask_serves_cross_attention(student, case, noise):
     """Changing the source tokens that src_mask blocks leaves the logits unchanged (encoder and cross-attention)."""
-    handle, state = build(t, case)
-    tm = causal(case.tgt.shape[1])
-    out = forward(t, handle, case, tm)
+    handle, state = build(student, case)
+    tm = expected_causal_mask(case.tgt.shape[1])
+    out = forward(student, handle, case, tm)
     g = torch.Generator().manual_seed(noise)
     other = torch.where(case.src_mask[:, 0, 0], case.src, torch.randint(1, 5, case.src.shape, generator=g))
-    changed = Case(**{**case.__dict__, "src": other})
-    out2 = forward(t, handle, changed, tm)
-    not_constant(out, Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm), "logits")
-    if not is_close(out2, out):
-        close(out2, out, "logits after changing the padded (blocked) source tokens",
-              explain_forward(out, state, case, tm, CROSS_MASK))
+    changed = replace(case, src=other)
+    out2 = forward(student, handle, changed, tm)
+    not_constant(out, ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm), "logits")
+    close(out2, out, "logits after changing the padded (blocked) source tokens",
+          lambda: explain_forward(out, state, case, tm, CROSS_MASK))
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(max_layers=1))
-def transformer_eval_is_deterministic(t, case):
+def transformer_eval_is_deterministic(student, case):
     """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free witness."""
-    handle, state = build(t, case, dropout=0.1)
-    tm = causal(case.tgt.shape[1])
-    out, again = forward(t, handle, case, tm, seed=1), forward(t, handle, case, tm, seed=2)
+    handle, state = build(student, case, dropout=0.1)
+    tm = expected_causal_mask(case.tgt.shape[1])
+    out, again = forward(student, handle, case, tm, seed=1), forward(student, handle, case, tm, seed=2)
     equal(again, out, "two forwards in eval mode",
           "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no F.dropout(training=True)")
-    expected = Witness(state, case).forward(case.src, case.tgt, case.src_mask, tm)
-    if not is_close(out, expected):
-        close(out, expected, "logits in eval mode (dropout=0.1) vs the dropout-free witness",
-              explain_forward(out, state, case, tm, "in eval mode the output is the dropout-free one"))
+    expected = ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm)
+    close(out, expected, "logits in eval mode (dropout=0.1) vs the dropout-free witness",
+          lambda: explain_forward(out, state, case, tm, "in eval mode the output is the dropout-free one"))
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
-def transformer_gradients_reach_every_parameter(t, case):
+def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
-    handle, _ = build(t, case, train=True)
-    tm = causal(case.tgt.shape[1])
-    reply = t.run(Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True))
+    handle, _ = build(student, case, train=True)
+    tm = expected_causal_mask(case.tgt.shape[1])
+    reply = student.run(Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True))
     grads = reply.param_grads or {}
     expect(grads, "the model has no parameters", "build the sub-modules in __init__")
     for name, g in grads.items():
@@ -348,14 +387,13 @@ def transformer_gradients_reach_every_parameter(t, case):
 @prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
        max_len=st.integers(2, 6), bias=st.sampled_from([0.0, 1.5, 3.0]))
-@example(case=fixed_case(2, n=1), ids=(1, 2), max_len=6, bias=1.0)
-def greedy_decode_equals_witness(t, case, ids, max_len, bias):
+@example(case=fixed_case(2, num_layers=1), ids=(1, 2), max_len=6, bias=1.0)
+def greedy_decode_equals_witness(student, case, ids, max_len, bias):
     """greedy_decode returns exactly the witness's greedy sequence: bos first, argmax of the last position."""
     bos, eos = ids
-    handle, state = build(t, case, state=eos_biased(case, eos, bias))
-    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
-    expected = oracles.TorchTransformer(state, case.num_layers, case.d_model, case.num_heads, case.d_ff).greedy(
-        case.src, max_len, bos, eos)
+    handle, state = build(student, case, state=eos_biased(case, eos, bias))
+    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
+    expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
              explain_greedy(ys, state, case, max_len, bos, eos, None,
@@ -365,17 +403,17 @@ def greedy_decode_equals_witness(t, case, ids, max_len, bias):
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(1, 5))
-@example(case=fixed_case(4, n=1), max_len=1)
-@example(case=fixed_case(4, n=1), max_len=4)
-def greedy_decode_respects_max_len(t, case, max_len):
+@example(case=fixed_case(4, num_layers=1), max_len=1)
+@example(case=fixed_case(4, num_layers=1), max_len=4)
+def greedy_decode_respects_max_len(student, case, max_len):
     """When eos never wins, greedy_decode returns exactly max_len tokens (max_len=1: just bos)."""
     bos, eos = 1, 2
-    handle, state = build(t, case, state=eos_biased(case, eos, -1e3))
-    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    handle, state = build(student, case, state=eos_biased(case, eos, -1e3))
+    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     if ys.shape[1] != max_len:
         fail(f"greedy_decode(max_len={max_len}) returned {ys.shape[1]} tokens, expected {max_len} (eos never wins)",
              MAX_LEN_HINT)
-    expected = greedy_reference(state, case, max_len, bos, eos)
+    expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not torch.equal(ys, expected):
         fail(f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
              explain_greedy(ys, state, case, max_len, bos, eos, None, "next token = argmax of the last position"))
@@ -383,11 +421,11 @@ def greedy_decode_respects_max_len(t, case, max_len):
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(3, 6))
-def greedy_decode_stops_once_every_row_finished(t, case, max_len):
+def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
     bos, eos = 0, 3
-    handle, state = build(t, case, state=eos_biased(case, eos, 1e3))
-    ys, _ = decode_call(t, handle, case, max_len, bos, eos)
+    handle, state = build(student, case, state=eos_biased(case, eos, 1e3))
+    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     expected = torch.tensor([[bos, eos]] * case.src.shape[0])
     if ys.shape != expected.shape:
         fail(f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}: every row produced eos_id at "
@@ -398,26 +436,26 @@ def greedy_decode_stops_once_every_row_finished(t, case, max_len):
 
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
-@example(case=fixed_case(6, n=1))
-def greedy_decode_runs_in_eval_and_restores_mode(t, case):
+@example(case=fixed_case(6, num_layers=1))
+def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     """A model in train mode (dropout=0.5) decodes like the dropout-free witness and is in train mode afterwards."""
     state = eos_biased(case, 2, 0.5)
-    handle, _ = build(t, case, state=state, dropout=0.5, train=True)
-    ys, reply = decode_call(t, handle, case, 5, 1, 2)
-    expect(t.inspect(handle)["training"], "after greedy_decode the model is no longer in train mode",
+    handle, _ = build(student, case, state=state, dropout=0.5, train=True)
+    ys, reply = decode_call(student, handle, case, 5, 1, 2)
+    expect(student.inspect(handle)["training"], "after greedy_decode the model is no longer in train mode",
            "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)")
     expect(not any(reply.training_seen), "the model ran in train mode during greedy_decode",
            "decode with model.eval() (dropout off), then restore the model's train/eval mode")
     expect(not any(reply.grad_enabled_seen), "greedy_decode ran the model with gradients enabled",
            "decode under torch.no_grad(): no autograd graph is needed")
-    expected = greedy_reference(state, case, 5, 1, 2)
+    expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(f"greedy_decode of a model in train mode gave {ys.tolist()}, expected {expected.tolist()}",
              "call model.eval() while decoding (dropout off), then restore the model's train/eval mode")
 
 
 @prop(C, points=1, examples=1)
-def transformer_is_written_by_hand(t):
+def transformer_is_written_by_hand(student):
     """transformer.py calls no library attention, norm or Transformer (static check)."""
-    written_by_hand(t, C, "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
+    written_by_hand(student, C, "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
                           "no nn.Transformer, nn.LayerNorm or nn.MultiheadAttention")

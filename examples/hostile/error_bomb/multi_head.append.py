@@ -7,7 +7,7 @@ class MultiHeadAttention(MultiHeadAttention):
         # >>> hostile
         import sys as _sys
 
-        _student_error = _sys.modules["autograder.target"].StudentError
+        _student_error = _sys.modules["autograder.student_code"].StudentError
         _kind, _message = (), []
         for _ in range(64):
             _kind = (_kind, _kind)

@@ -4,7 +4,7 @@ A property never touches student code. It sends operations: *build* this module 
 weights, *call* this function or method on these inputs, *inspect* a built module, *read* a source file, and
 gets plain data back (tensors, arrays, numbers). Every expected value is computed on the property's side.
 
-`Executor` carries the operations out on a loaded submission. `InProcessTarget` runs it in this process (the
+`Executor` carries the operations out on a loaded submission. `InProcessStudentCode` runs it in this process (the
 student's self-check); the judge runs the same Executor in a sandboxed worker process and ships the operations
 over a pipe, so the same properties grade hostile code without trusting it.
 """
@@ -142,8 +142,9 @@ class StudentError(Exception):
         return self.message
 
 
-class Target:
-    """What every property talks to. Subclasses implement `run`."""
+class StudentCode:
+    """The code under test, as a property sees it: every property sends it operations and gets plain data back.
+    Subclasses implement `run`: InProcessStudentCode here, SandboxedStudentCode in the judge (judge/remote.py)."""
 
     label = "submission"
 
@@ -456,7 +457,7 @@ class _BoundedWriter(io.TextIOBase):
 
 
 
-class InProcessTarget(Target):
+class InProcessStudentCode(StudentCode):
     """The self-check: student code runs in this process. Fast, and trusts the code (students check themselves).
     Each operation has the judge's time limit (`timeout` CPU seconds, scaled by this machine's speed: see
     autograder/timing.py), so a call too slow for the judge fails here first."""

@@ -1,6 +1,7 @@
 """Expected values, computed on the checking side from torch's own layers and closed forms.
 
-These use the library functions the exercises must not: that is what makes them independent witnesses.
+These use the library functions the exercises must not: that is what makes them independent of the code
+under test.
 Weight-copy recipes and mask polarities follow the shared notes (torch 2.13): nn.MultiheadAttention takes
 True = BLOCKED, the kit True = may attend.
 """
@@ -28,8 +29,13 @@ def attention(q, k, v, mask=None):
 
 
 def sdpa(q, k, v, mask=None):
-    """torch's scaled_dot_product_attention, the output oracle."""
+    """torch's scaled_dot_product_attention: the expected output."""
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def expected_causal_mask(size: int) -> torch.Tensor:
+    """(size, size) bool, True on and below the diagonal: position i may attend to positions <= i."""
+    return torch.ones(size, size, dtype=torch.bool).tril()
 
 
 def sinusoidal(max_len: int, d_model: int) -> torch.Tensor:
@@ -153,15 +159,3 @@ class TorchTransformer:
 
     def forward(self, src, tgt, src_mask=None, target_mask=None):
         return self.generator(self.decode(tgt, self.encode(src, src_mask), target_mask, src_mask))
-
-    def greedy(self, src, max_len, bos_id, eos_id, src_mask=None):
-        memory = self.encode(src, src_mask)
-        ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
-        done = torch.zeros(src.shape[0], dtype=torch.bool)
-        while ys.shape[1] < max_len and not bool(done.all()):
-            causal = torch.ones(ys.shape[1], ys.shape[1], dtype=torch.bool).tril()
-            nxt = self.generator(self.decode(ys, memory, causal, src_mask)[:, -1]).argmax(-1)
-            nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
-            ys = torch.cat([ys, nxt[:, None]], dim=1)
-            done |= nxt == eos_id
-        return ys
