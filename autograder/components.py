@@ -38,6 +38,20 @@ COMPONENTS: tuple[Component, ...] = (
         "Encoder-decoder model and greedy decoding",
         ("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder", "decoder"),
     ),
+    # --- issue 10: decoding beyond the forward pass (kvbeam) ---
+    Component(
+        "kv_cache",
+        "Incremental decoding with a KV cache",
+        ("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder", "decoder",
+         "transformer"),
+    ),
+    Component(
+        "beam_search",
+        "Beam search with a length penalty",
+        ("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder", "decoder",
+         "transformer"),
+    ),
+    # --- end issue 10 ---
 )
 
 BY_NAME: dict[str, Component] = {c.name: c for c in COMPONENTS}
