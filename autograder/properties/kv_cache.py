@@ -10,9 +10,11 @@ multiply-adds of the matrix products), never timed.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -110,6 +112,14 @@ def full_logits(case: DecodingCase, state, tgt, positions=None, target_mask=None
     return w.generator(w.decode_at(tgt, positions, memory, mask, case.src_mask))
 
 
+def first_layer_keys(case: DecodingCase, state, tgt):
+    """The first decoder layer's self-attention keys of tgt, split by heads: (batch, h, m_D, d_k)."""
+    x = F.embedding(tgt, state["tgt_embedding.embedding.weight"]) * math.sqrt(case.d_model)
+    x = x + state["positional_encoding.pe"][:, : tgt.shape[1]]
+    k = F.linear(x, state["decoder.layers.0.self_attention.w_k.weight"], state["decoder.layers.0.self_attention.w_k.bias"])
+    return k.view(*tgt.shape, case.num_heads, -1).transpose(1, 2)
+
+
 def chunk_ids(chunks) -> torch.Tensor:
     return torch.cat([torch.full((n,), i) for i, n in enumerate(chunks)])
 
@@ -169,7 +179,7 @@ def kv_cache_steps_equal_full_decode(t, inputs):
 def kv_cache_grows_one_position_per_step(t, inputs):
     """After each step of n tokens every layer's self_keys / self_values hold n more positions; length counts them."""
     case = inputs.case
-    decoder, _, _ = cached_decoder(t, case)
+    decoder, _, state = cached_decoder(t, case)
     start(t, decoder, case)
     b, d_k, done = case.src.shape[0], case.d_model // case.num_heads, 0
     for n in inputs.chunks:
@@ -189,6 +199,12 @@ def kv_cache_grows_one_position_per_step(t, inputs):
                          TWICE_HINT if twice else GROWTH_HINT)
         expect(reply.attrs.get("length") == done, f"length is {reply.attrs.get('length')!r} after {done} positions",
                "length counts the positions in the cache: length += n at each step")
+        kept = reply.attrs["self_keys"][0]
+        want_keys = first_layer_keys(case, state, inputs.tgt[:, :done])
+        if not is_close(kept, want_keys, case.dtype):
+            close(kept, want_keys, f"self_keys[0] after {done} positions vs the first layer's w_k of every position",
+                  "self_keys[i] holds split_heads(self_attention.w_k(x)) of layer i's input x at every position so "
+                  "far, in order: cat the new positions after the cached ones", dtype=case.dtype)
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
