@@ -43,8 +43,8 @@ GROWTH_HINT = ("after a step of n tokens every layer's self_keys[i] and self_val
                "(batch, h, length, d_k), torch.cat along dim 2")
 MEMORY_HINT = ("the memory's keys and values are projected again at every step: compute them once per sequence "
                "in start (memory_keys, memory_values) and reuse them")
-PREFIX_HINT = ("every step re-projects the whole prefix: compute the keys and values of the new positions only, "
-               "the earlier ones come from the cache")
+PREFIX_HINT = ("every step re-projects the whole prefix (or attends over more keys than the prefix has): compute "
+               "the keys and values of the new positions only, the earlier ones come from the cache")
 SQUARE_HINT = ("the work of one step grows with the square of the prefix length: a step attends its n new rows "
                "over the cache, (n, length+n) scores, never the whole (length+n, length+n) square")
 # Multiply-adds allowed per cached position (or memory key), per batch row, layer and d_model: attention over one
