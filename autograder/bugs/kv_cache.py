@@ -30,7 +30,8 @@ BUGS = [
         "            k, v = split_heads(own.w_k(x), own.num_heads), split_heads(own.w_v(x), own.num_heads)\n",
         "            k, v = split_heads(own.w_k(x), own.num_heads), split_heads(own.w_v(x), own.num_heads)\n"
         "            if t:  # recompute the prefix's keys and values, then keep only the new ones\n"
-        "                own.w_k(x.new_zeros(x.size(0), t, x.size(2))), own.w_v(x.new_zeros(x.size(0), t, x.size(2)))\n",
+        "                prefix = x.new_zeros(x.size(0), t, x.size(2))\n"
+        "                own.w_k(prefix), own.w_v(prefix)\n",
         "re-projects the whole prefix"),
     Bug("kv_cache", "greedy_without_src_mask", "cached_greedy_decode starts the decoder without src_mask",
         "            decoder.start(src, src_mask)\n", "            decoder.start(src)\n", "src_mask must reach start"),

@@ -5,7 +5,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..properties.beam_search import (ERROR_HINT, ROWS_HINT, BeamSettings, beam_call, beam_cases, beam_reference,
+from ..properties.beam_search import (ERROR_HINT, ROWS_HINT, BeamInputs, BeamSettings, beam_call, beam_cases,
+                                      beam_reference,
                                       explain_beam, hypotheses)
 from ..properties.checks import close, expect, fail
 from ..properties.core import prop
@@ -15,12 +16,13 @@ C = "beam_search"
 
 
 @prop(C, points=1, examples=2, visible=False, error_hint=ERROR_HINT)
-@given(cs=beam_cases(batch=(2, 3)), order=st.randoms(use_true_random=False))
-@example(cs=(fixed_case(13, b=3, me=4, vocab=5, lengths=[4, 2, 3]),
-             BeamSettings(max_len=5, bos_id=0, eos_id=1, beam_size=2, length_penalty=0.6, eos_bias=1.0)), order=None)
-def beam_search_rows_are_independent(t, cs, order):
+@given(inputs=beam_cases(batch=(2, 3)), order=st.randoms(use_true_random=False))
+@example(inputs=BeamInputs(fixed_case(13, b=3, me=4, vocab=5, lengths=[4, 2, 3]),
+                           BeamSettings(max_len=5, bos_id=0, eos_id=1, beam_size=2, length_penalty=0.6, eos_bias=1.0)),
+         order=None)
+def beam_search_rows_are_independent(t, inputs, order):
     """Permuting the batch permutes the hypotheses and scores: a row's beams never read another row."""
-    case, s = cs
+    case, s = inputs
     b = case.src.shape[0]
     perm = torch.roll(torch.arange(b), 1) if order is None else torch.tensor(order.sample(range(b), b))
     state = case.state(s.eos_id, s.eos_bias)
@@ -40,11 +42,11 @@ def beam_search_rows_are_independent(t, cs, order):
 
 
 @prop(C, points=1, examples=1, visible=False, error_hint=ERROR_HINT)
-@given(cs=beam_cases(beam=(2, 3), mask=False, layers=(1, 1)))
-def beam_search_runs_in_eval_and_restores_mode(t, cs):
+@given(inputs=beam_cases(beam=(2, 3), mask=False, layers=(1, 1)))
+def beam_search_runs_in_eval_and_restores_mode(t, inputs):
     """A model in train mode (dropout=0.5) is searched like the dropout-free witness, without gradients, and is in
     train mode afterwards."""
-    case, s = cs
+    case, s = inputs
     state = case.state(s.eos_id, s.eos_bias)
     model, _ = build_model(t, case, state, dropout=0.5, train=True)
     seqs, _, reply = beam_call(t, model, case, s)
@@ -62,12 +64,12 @@ def beam_search_runs_in_eval_and_restores_mode(t, cs):
 
 
 @prop(C, points=1, examples=2, visible=False, error_hint=ERROR_HINT)
-@given(cs=beam_cases(batch=(2, 3), mask=True))
-@example(cs=(fixed_case(10, b=2, me=5, vocab=6, lengths=[2, 5]),
-             BeamSettings(max_len=6, bos_id=1, eos_id=2, beam_size=3, length_penalty=0.0, eos_bias=0.0)))
-def beam_search_with_src_mask_equals_witness(t, cs):
+@given(inputs=beam_cases(batch=(2, 3), mask=True))
+@example(inputs=BeamInputs(fixed_case(10, b=2, me=5, vocab=6, lengths=[2, 5]),
+                           BeamSettings(max_len=6, bos_id=1, eos_id=2, beam_size=3, length_penalty=0.0, eos_bias=0.0)))
+def beam_search_with_src_mask_equals_witness(t, inputs):
     """With a padding src_mask, beam_search equals the witness's (the mask serves encode and every decode)."""
-    case, s = cs
+    case, s = inputs
     state = case.state(s.eos_id, s.eos_bias)
     model, _ = build_model(t, case, state)
     seqs, _, _ = beam_call(t, model, case, s)

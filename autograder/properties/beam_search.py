@@ -34,7 +34,8 @@ ROWS_HINT = ("beams of different rows of the batch are mixed: hypothesis k of ro
 PENALTY_HINT = ("the length penalty is applied twice: keep logp (the plain sum of log-probabilities) for each "
                 "hypothesis and divide by T ** length_penalty only to rank and to report, never into the running sum")
 DEFAULT_HINT = ("every step: log_softmax of the last position, a finished hypothesis held (eos at no cost), "
-                "candidates = logp + log_probs, ranked by logp / T ** length_penalty, top-k over (beam, vocab) per row; "
+                "candidates = logp + log_probs, ranked by logp / T ** length_penalty, top-k over (beam, vocab) per "
+                "row; "
                 "stop once every hypothesis has finished or at max_len tokens; return each row's best")
 
 
@@ -51,6 +52,14 @@ class BeamSettings(LabelledCase):
     eos_bias: float = 0.0
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class BeamInputs(LabelledCase):
+    """A model and source batch (case) searched with these settings."""
+
+    case: DecodingCase
+    settings: BeamSettings
+
+
 @st.composite
 def beam_settings(draw, vocab, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6, 1.2), biases=(0.0, 1.0, 2.0)):
     bos, eos = draw(st.lists(st.integers(0, vocab - 1), min_size=2, max_size=2, unique=True))
@@ -61,7 +70,7 @@ def beam_settings(draw, vocab, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6,
 @st.composite
 def beam_cases(draw, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6, 1.2), **case_options):
     case = draw(decoding_cases(**case_options))
-    return case, draw(beam_settings(case.tgt_vocab, beam, max_len, penalties))
+    return BeamInputs(case, draw(beam_settings(case.tgt_vocab, beam, max_len, penalties)))
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
@@ -247,16 +256,16 @@ def beam_search_size_one_is_greedy(t, case, settings):
 
 
 @prop(C, points=3, examples=4, error_hint=ERROR_HINT)
-@given(cs=beam_cases())
-@example(cs=(fixed_case(3, b=2, me=4, vocab=5),
-             BeamSettings(max_len=5, bos_id=0, eos_id=1, beam_size=2, length_penalty=0.6, eos_bias=1.0)))
-@example(cs=(fixed_case(5, b=3, me=5, lengths=[2, 5, 3]),
-             BeamSettings(max_len=6, bos_id=0, eos_id=3, beam_size=2, length_penalty=0.6)))
-@example(cs=(fixed_case(9, b=3, me=4, vocab=6, lengths=[4, 2, 3]),
-             BeamSettings(max_len=6, bos_id=1, eos_id=2, beam_size=3, length_penalty=1.2, eos_bias=1.0)))
-def beam_search_equals_witness(t, cs):
+@given(inputs=beam_cases())
+@example(inputs=BeamInputs(fixed_case(3, b=2, me=4, vocab=5),
+                           BeamSettings(max_len=5, bos_id=0, eos_id=1, beam_size=2, length_penalty=0.6, eos_bias=1.0)))
+@example(inputs=BeamInputs(fixed_case(5, b=3, me=5, lengths=[2, 5, 3]),
+                           BeamSettings(max_len=6, bos_id=0, eos_id=3, beam_size=2, length_penalty=0.6)))
+@example(inputs=BeamInputs(fixed_case(9, b=3, me=4, vocab=6, lengths=[4, 2, 3]),
+                           BeamSettings(max_len=6, bos_id=1, eos_id=2, beam_size=3, length_penalty=1.2, eos_bias=1.0)))
+def beam_search_equals_witness(t, inputs):
     """beam_search returns the docstring's beam search on the witness: the same hypotheses and scores."""
-    case, s = cs
+    case, s = inputs
     state = case.state(s.eos_id, s.eos_bias)
     model, _ = build_model(t, case, state)
     seqs, scores, _ = beam_call(t, model, case, s)
@@ -275,16 +284,16 @@ def tiny_cases(draw):
     case = draw(decoding_cases(vocab=(3, 4), layers=(1, 1), batch=(1, 2)))
     max_len = draw(st.integers(2, 4 if case.tgt_vocab == 3 else 3))
     settings = draw(beam_settings(case.tgt_vocab, beam=(1, 1), max_len=(max_len, max_len), penalties=(0.0, 0.8)))
-    return case, dataclasses.replace(settings, beam_size=case.tgt_vocab ** (max_len - 1))
+    return BeamInputs(case, dataclasses.replace(settings, beam_size=case.tgt_vocab ** (max_len - 1)))
 
 
 @prop(C, points=2, examples=3, error_hint=ERROR_HINT)
-@given(cs=tiny_cases())
-@example(cs=(fixed_case(4, b=2, me=3, vocab=3, n=1),
-             BeamSettings(max_len=4, bos_id=0, eos_id=2, beam_size=27, length_penalty=0.8, eos_bias=1.0)))
-def beam_search_finds_best_by_enumeration(t, cs):
+@given(inputs=tiny_cases())
+@example(inputs=BeamInputs(fixed_case(4, b=2, me=3, vocab=3, n=1),
+                           BeamSettings(max_len=4, bos_id=0, eos_id=2, beam_size=27, length_penalty=0.8, eos_bias=1.0)))
+def beam_search_finds_best_by_enumeration(t, inputs):
     """With a beam as wide as every hypothesis, beam_search returns the best one found by exhaustive enumeration."""
-    case, s = cs
+    case, s = inputs
     state = case.state(s.eos_id, s.eos_bias)
     model, _ = build_model(t, case, state)
     seqs, scores, _ = beam_call(t, model, case, s)
@@ -300,12 +309,12 @@ def beam_search_finds_best_by_enumeration(t, cs):
 
 
 @prop(C, points=2, examples=3, error_hint=ERROR_HINT)
-@given(cs=beam_cases(beam=(1, 3), penalties=(0.0, 0.6, 1.2)))
-@example(cs=(fixed_case(8, b=2, me=3, vocab=5),
-             BeamSettings(max_len=5, bos_id=0, eos_id=3, beam_size=2, length_penalty=1.2, eos_bias=1.0)))
-def beam_search_scores_are_log_prob_sums(t, cs):
+@given(inputs=beam_cases(beam=(1, 3), penalties=(0.0, 0.6, 1.2)))
+@example(inputs=BeamInputs(fixed_case(8, b=2, me=3, vocab=5),
+                           BeamSettings(max_len=5, bos_id=0, eos_id=3, beam_size=2, length_penalty=1.2, eos_bias=1.0)))
+def beam_search_scores_are_log_prob_sums(t, inputs):
     """Each returned score is the sum of the hypothesis's log-probabilities divided by T ** length_penalty."""
-    case, s = cs
+    case, s = inputs
     state = case.state(s.eos_id, s.eos_bias)
     model, _ = build_model(t, case, state)
     seqs, scores, _ = beam_call(t, model, case, s)
@@ -313,12 +322,12 @@ def beam_search_scores_are_log_prob_sums(t, cs):
 
 
 @prop(C, points=1, examples=2, error_hint=ERROR_HINT)
-@given(cs=beam_cases(beam=(2, 3), max_len=(4, 6), penalties=(0.0, 0.6), mask=False))
-@example(cs=(fixed_case(2, b=2, me=3, vocab=5),
-             BeamSettings(max_len=6, bos_id=1, eos_id=0, beam_size=3, length_penalty=0.0, eos_bias=1.5)))
-def beam_search_finished_hypotheses_not_extended(t, cs):
+@given(inputs=beam_cases(beam=(2, 3), max_len=(4, 6), penalties=(0.0, 0.6), mask=False))
+@example(inputs=BeamInputs(fixed_case(2, b=2, me=3, vocab=5),
+                           BeamSettings(max_len=6, bos_id=1, eos_id=0, beam_size=3, length_penalty=0.0, eos_bias=1.5)))
+def beam_search_finished_hypotheses_not_extended(t, inputs):
     """A hypothesis that has produced eos is kept as it is: only eos follows it, and it can still win."""
-    case, s = cs
+    case, s = inputs
     s = dataclasses.replace(s, eos_bias=1.5)
     state = case.state(s.eos_id, s.eos_bias)
     model, _ = build_model(t, case, state)

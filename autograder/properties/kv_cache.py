@@ -116,7 +116,8 @@ def first_layer_keys(case: DecodingCase, state, tgt):
     """The first decoder layer's self-attention keys of tgt, split by heads: (batch, h, m_D, d_k)."""
     x = F.embedding(tgt, state["tgt_embedding.embedding.weight"]) * math.sqrt(case.d_model)
     x = x + state["positional_encoding.pe"][:, : tgt.shape[1]]
-    k = F.linear(x, state["decoder.layers.0.self_attention.w_k.weight"], state["decoder.layers.0.self_attention.w_k.bias"])
+    prefix = "decoder.layers.0.self_attention.w_k."
+    k = F.linear(x, state[prefix + "weight"], state[prefix + "bias"])
     return k.view(*tgt.shape, case.num_heads, -1).transpose(1, 2)
 
 
