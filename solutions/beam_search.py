@@ -25,7 +25,7 @@ def beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0
         log_probs  = log_softmax(generator(decode(ys, memory, causal_mask, src_mask))[:, -1])   (batch, beam, vocab)
         finished hypothesis: log_probs row = 0 at eos_id, -inf elsewhere (kept once, padded with eos_id)
         candidates = logp[..., None] + log_probs                                                (batch, beam, vocab)
-        ranked     = candidates / T_candidate ** length_penalty
+        ranked     = candidates / T_candidate ** length_penalty     T_candidate = T + 1, or T for a held one
         the beam_size best of each row's beam * vocab candidates (top-k over the flattened (beam, vocab) axis):
             beam index = index // vocab, token = index % vocab
     Runs without gradients, in eval mode, and restores the model's train/eval mode afterwards.
