@@ -213,6 +213,52 @@ greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None) -> LongTensor 
   that has finished holds eos_id after it; no gradients; the model's train/eval mode untouched
 """,
     ),
+    Component(
+        name="kv_cache",
+        title="Incremental decoding with a KV cache",
+        short="kv",
+        summary="incremental decoding with a KV cache: each step computes only the new positions (the work of a "
+                "step is counted, linear in the prefix)",
+        deps=("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder",
+              "decoder", "transformer"),
+        # As transformer: softmax allowed (a greedy step may take it before argmax).
+        forbidden_families=("attention", "norm"),
+        forbidden_names=("attention", "norm", "transformer"),
+        contract="""\
+split_heads(x, num_heads): (batch, m, d_model) -> (batch, h, m, d_k); merge_heads: the inverse
+attend(mha, query, keys, values, mask=None): mha's attention of query (batch, n, d_model) over
+  keys/values already projected and split (batch, h, m_k, d_k) -> (batch, n, d_model)
+CachedDecoder(model): model, memory, memory_mask, memory_keys, memory_values, self_keys,
+  self_values (lists of num_layers tensors (batch, h, m, d_k)), length; start(src, src_mask=None)
+  -> memory: encodes, computes every layer's cross-attention keys/values of the memory once,
+  empties the cache (length 0); step(tokens (batch, n)) -> logits (batch, n, tgt_vocab_size) of
+  positions length..length+n-1, equal to the full model's (causal mask, src_mask) at those
+  positions; appends n positions to every layer's self_keys/self_values; the work of a step
+  grows linearly with length (multiply-adds of its matrix products are counted)
+cached_greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None): greedy_decode's tokens
+""",
+    ),
+    Component(
+        name="beam_search",
+        title="Beam search with a length penalty",
+        short="beam",
+        summary="beam search with a length penalty: beam 1 is greedy, a wide beam finds the best hypothesis by "
+                "enumeration",
+        deps=("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder",
+              "decoder", "transformer"),
+        # Softmax allowed: beam search takes log_softmax of the logits, which is not the exercise.
+        forbidden_families=("attention", "norm"),
+        forbidden_names=("attention", "norm", "transformer"),
+        contract="""\
+beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, src_mask=None)
+  -> (sequences LongTensor (batch, <= max_len), scores (batch,) in the model's dtype): each row's
+  best hypothesis, bos first, padded with eos_id after its eos. score = logp / T ** length_penalty,
+  logp = sum of the log-probabilities of the T generated tokens (eos included, bos not); finished
+  hypotheses are kept once, not extended; top-k over each row's (beam, vocab) candidates; stops
+  once every hypothesis has finished or at max_len tokens; beam_size=1 is greedy decoding;
+  no gradients; the model's train/eval mode untouched
+""",
+    ),
 )
 
 BY_NAME: dict[str, Component] = {c.name: c for c in COMPONENTS}

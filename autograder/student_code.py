@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.utils._python_dispatch
 
 from . import rules
 from .timing import DEFAULT_TIMEOUT
@@ -61,6 +62,7 @@ class Call:
 
     backward: also backpropagate a fixed pseudo-random cotangent from the (first) output and return the
     gradients of the float inputs and of the module's parameters. read: attributes to read after the call.
+    count_macs: also count the multiply-adds of the matrix products the call runs (Reply.macs).
     """
 
     on: str | Handle
@@ -70,6 +72,7 @@ class Call:
     seed: int = 0
     backward: bool = False
     read: tuple[str, ...] = ()
+    count_macs: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class Reply:
     attrs_require_grad: dict = field(default_factory=dict)  # was an attribute read still attached to a graph?
     grad_enabled_seen: tuple[bool, ...] = ()
     training_seen: tuple[bool, ...] = ()
+    macs: int | None = None  # Call(count_macs=True): multiply-adds of the call's matrix products
 
 
 @dataclass(frozen=True)
@@ -343,7 +347,7 @@ class Executor:
         with self._student_context(op.component, where):
             cls = getattr(module, op.name)
             seed_everything(op.seed)
-            obj = cls(**_copy_in(op.kwargs))
+            obj = cls(**self._resolve(_copy_in(op.kwargs)))  # a built module may be an argument
             if op.dtype is not None and isinstance(obj, torch.nn.Module):
                 obj.to(op.dtype)
             if op.state is not None:
@@ -379,7 +383,8 @@ class Executor:
             with self._student_context(component, where):
                 fn = getattr(obj if obj is not None else module, op.name)
                 seed_everything(op.seed)
-                with torch.enable_grad() if op.backward else contextlib.nullcontext():
+                counter = MacCounter() if op.count_macs else contextlib.nullcontext()
+                with torch.enable_grad() if op.backward else contextlib.nullcontext(), counter:
                     value = fn(*args, **kwargs)
                     if op.backward:
                         out = _first_tensor(value)
@@ -400,6 +405,8 @@ class Executor:
             if isinstance(obj, torch.nn.Module):
                 reply.param_grads = {n: export(p.grad) for n, p in obj.named_parameters()}
         reply.grad_enabled_seen, reply.training_seen = tuple(seen_grad), tuple(seen_train)
+        if op.count_macs:
+            reply.macs = counter.macs
         return reply
 
     def _inspect(self, op: Inspect) -> Reply:
@@ -417,6 +424,35 @@ class Executor:
                 "module_types": {n: type(m).__name__ for n, m in obj.named_modules()},
             }
         return Reply(info)
+
+
+# ------------------------------------------------------------------------------- work counted at the dispatcher
+class MacCounter(torch.utils._python_dispatch.TorchDispatchMode):
+    """Counts the multiply-adds of every matrix product that runs while it is active, at torch's dispatcher (after
+    autograd and composite operators are decomposed: nn.Linear, @, einsum and matmul all end in these), however the
+    code spells them. A product written as elementwise multiply and sum is not counted. Entered inside the by-hand
+    guard, so code that pops it changes the dispatch state and fails as forbidden."""
+
+    # operator -> where its left factor is among the arguments. Multiply-adds = output elements x the contracted
+    # length: the left factor's last dim (dot: its length; addbmm also sums over the batch).
+    PRODUCTS = {"mm": 0, "bmm": 0, "mv": 0, "dot": 0, "vdot": 0, "addmm": 1, "baddbmm": 1, "addmv": 1, "addbmm": 1}
+
+    def __init__(self):
+        super().__init__()
+        self.macs = 0
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:  # else torch wraps __torch_dispatch__ and imports torch._dynamo
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        if name in self.PRODUCTS:
+            left = args[self.PRODUCTS[name]]
+            inner = left.shape[-1] * (left.shape[0] if name == "addbmm" else 1)
+            self.macs += int(out.numel()) * int(inner)
+        return out
 
 
 def _requires_grad(value):

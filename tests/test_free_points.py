@@ -35,6 +35,8 @@ SHAPE_PROPERTIES = {
     "encoder": {"encoder_submodules_are_named", "encoder_stack_has_n_distinct_layers"},
     "decoder": {"decoder_submodules_are_named", "decoder_stack_has_n_distinct_layers", "decoder_layer_output_shape"},
     "transformer": {"transformer_submodules_are_named", "transformer_logits_shape"},
+    "kv_cache": set(),  # issue 10 (kvbeam)
+    "beam_search": set(),
 }
 
 

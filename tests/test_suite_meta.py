@@ -98,7 +98,10 @@ def test_cross_cutting_slip_costs_one_property(bug_id, tmp_path):
 
 # Mistakes a student must be able to see in the self-check (visible properties), not only in the grade.
 CAUGHT_VISIBLY = ["multi_head:no_dropout_on_weights", "add_norm:no_dropout", "add_norm:dropout_after_norm",
-                  "positional_encoding:exponent_doubled_loop_index", "positional_encoding:cos_at_next_pair_frequency"]
+                  "positional_encoding:exponent_doubled_loop_index", "positional_encoding:cos_at_next_pair_frequency",
+                  # issue 10 (kvbeam): the cache's growth and the counted work are visible properties
+                  "kv_cache:cache_appended_twice", "kv_cache:memory_projected_every_step", "beam_search:rows_mixed",
+                  "beam_search:length_penalty_twice"]
 
 
 @pytest.mark.parametrize("bug_id", CAUGHT_VISIBLY)

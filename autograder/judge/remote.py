@@ -378,7 +378,8 @@ def _malformed(reply) -> str:
     if type(reply) is not Reply:
         return f"a {type(reply).__name__[:40]}, not a reply"
     fields = {"attrs": dict, "attrs_require_grad": dict, "grad_enabled_seen": tuple, "training_seen": tuple,
-              "input_grads": (list, type(None)), "param_grads": (dict, type(None))}
+              "input_grads": (list, type(None)), "param_grads": (dict, type(None)),
+              "macs": (int, type(None))}  # macs: issue 10 (kvbeam)
     for name, kinds in fields.items():
         if not isinstance(getattr(reply, name, None), kinds):
             return f"a reply whose {name} is not a {kinds.__name__ if isinstance(kinds, type) else kinds[0].__name__}"

@@ -1,0 +1,27 @@
+from . import Bug
+
+BUGS = [
+    Bug("beam_search", "scores_multiplied", "multiplied the running scores by the log-probabilities instead of adding",
+        "candidates = logp.unsqueeze(-1) + log_probs", "candidates = logp.unsqueeze(-1) * log_probs",
+        "add the log-probabilities"),
+    Bug("beam_search", "finished_extended", "finished hypotheses keep being extended with any token",
+        "                log_probs = torch.where(finished.unsqueeze(-1), hold, log_probs)\n", "",
+        "kept and not extended"),
+    Bug("beam_search", "topk_wrong_axis", "the top-k runs over the candidates flattened token-major",
+        "_, index = ranked.view(batch, beam_size * vocab).topk(beam_size, dim=-1)",
+        "_, index = ranked.transpose(1, 2).reshape(batch, beam_size * vocab).topk(beam_size, dim=-1)",
+        "flattened beam-major"),
+    Bug("beam_search", "rows_mixed", "each winner extends the hypothesis of the first row's beam, whatever its row",
+        "rows = (first_row + beam).view(-1)", "rows = beam.view(-1)", "rows of the batch are mixed"),
+    Bug("beam_search", "memory_tiled_not_interleaved",
+        "the memory is repeated batch-major: beams read other rows' memory",
+        "memory = model.encode(src, src_mask).repeat_interleave(beam_size, dim=0)",
+        "memory = model.encode(src, src_mask).repeat(beam_size, 1, 1)", "repeat_interleave"),
+    Bug("beam_search", "decode_without_src_mask", "the decoder steps get no src_mask (only the encoder does)",
+        "hidden = model.decode(ys, memory, causal_mask(ys.size(1), device=device), beam_mask)",
+        "hidden = model.decode(ys, memory, causal_mask(ys.size(1), device=device))",
+        "src_mask must reach every decode"),
+    Bug("beam_search", "length_penalty_twice", "the penalised score is stored as the running sum, then penalised again",
+        "logp = candidates.view(batch, -1).gather(1, index)", "logp = ranked.view(batch, -1).gather(1, index)",
+        "length penalty is applied twice"),
+]

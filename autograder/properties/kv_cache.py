@@ -1,0 +1,296 @@
+"""Properties of kv_cache.CachedDecoder and kv_cache.cached_greedy_decode (visible to students).
+
+A tiny model (decoding.DecodingCase) decodes a target sequence fed in steps of one or more tokens; each step's
+logits must equal the full recomputation by the expected model (the torch-assembled model on every token so far, causal
+mask). Mismatches are diagnosed by re-running the expected model with one mistake at a time (positional encoding restarted
+at each step, no causal mask inside a multi-token step, the first row's memory for every row). The cache's shapes
+are read back after each step, and the work of a step is counted at torch's dispatcher (Call(count_macs=True):
+multiply-adds of the matrix products), never timed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from hypothesis import example, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from ..student_code import Build, Call
+from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from .core import prop
+from .decoding import DecodingCase, build_model, decoding_cases, fixed_case
+from .expected_values import expected_causal_mask
+from .strategies import LabelledCase
+from .transformer import expected_greedy_decode
+
+C = "kv_cache"
+BUILD_ERROR = ("CachedDecoder(model) keeps the model; start(src, src_mask) encodes and fills memory_keys / "
+               "memory_values; step(tokens) returns (batch, n, tgt_vocab_size) logits and grows self_keys / "
+               "self_values (see the docstring)")
+PE_HINT = ("the positional encoding restarts at 0 at every step: the new tokens sit at positions length.."
+           "length+n-1, x = dropout(tgt_embedding(tokens) + pe[:, length:length+n])")
+STEP_MASK_HINT = ("the new positions of a multi-token step are not masked causally: new row j may see the cached "
+                  "positions and the new ones up to itself, mask (n, length+n) = causal_mask(length+n)[length:]")
+SHARED_HINT = ("the cache is shared across the batch: every row attends to the first row's memory keys/values; "
+               "keep the batch axis, split_heads(w_k(memory)) is (batch, h, m_E, d_k)")
+DEFAULT_HINT = ("step: embed the new tokens at their positions, then in every layer append their keys/values to "
+                "the cache, attend over the whole cache (causal inside the step), cross-attend over the memory "
+                "keys/values of start, feed-forward; logits = generator(x). If transformer.py fails, fix it first")
+TWICE_HINT = "the new keys and values are appended twice: one torch.cat per step and layer"
+GROWTH_HINT = ("after a step of n tokens every layer's self_keys[i] and self_values[i] hold n more positions: "
+               "(batch, h, length, d_k), torch.cat along dim 2")
+MEMORY_HINT = ("the memory's keys and values are projected again at every step: compute them once per sequence "
+               "in start (memory_keys, memory_values) and reuse them")
+PREFIX_HINT = ("every step re-projects the whole prefix (or attends over more keys than the prefix has): compute "
+               "the keys and values of the new positions only, the earlier ones come from the cache")
+SQUARE_HINT = ("the work of one step grows with the square of the prefix length: a step attends its n new rows "
+               "over the cache, (n, length+n) scores, never the whole (length+n, length+n) square")
+# Multiply-adds allowed per cached position (or memory key), per batch row, layer and d_model: attention over one
+# key costs 2 (its score and its value; the reference 3, as MultiHeadAttention, which forms the product twice).
+# Projecting a key and a value costs 2 * d_model more, over 5 from d_model = 4 up.
+MACS_PER_KEY = 5
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class StepInputs(LabelledCase):
+    """A model and source (case), the target tokens tgt (batch, m_D), fed to step() in chunks of these sizes."""
+
+    case: DecodingCase
+    tgt: torch.Tensor
+    chunks: tuple[int, ...]
+
+
+@st.composite
+def step_inputs(draw, chunk=(1, 3), steps=(1, 4), **case_options):
+    case = draw(decoding_cases(**case_options))
+    chunks = tuple(draw(st.lists(st.integers(*chunk), min_size=steps[0], max_size=steps[1])))
+    tgt = torch.from_numpy(draw(hnp.arrays(np.int64, (case.src.shape[0], sum(chunks)),
+                                           elements=st.integers(0, case.tgt_vocab - 1))))
+    return StepInputs(case, tgt, chunks)
+
+
+def fixed_steps(seed, chunks, **case_options) -> StepInputs:
+    case = fixed_case(seed, **case_options)
+    g = torch.Generator().manual_seed(seed + 1)
+    return StepInputs(case, torch.randint(0, case.tgt_vocab, (case.src.shape[0], sum(chunks)), generator=g),
+                      tuple(chunks))
+
+
+# ------------------------------------------------------------------------------------------------- plumbing
+def cached_decoder(student, case: DecodingCase, state=None):
+    """(decoder handle, model handle, state): a CachedDecoder around a freshly built model."""
+    model, state = build_model(student, case, state)
+    return student.run(Build(C, "CachedDecoder", {"model": model})).value, model, state
+
+
+def start(student, decoder, case: DecodingCase, src=None, src_mask=None):
+    src = case.src if src is None else src
+    src_mask = case.src_mask if src is case.src else src_mask
+    kwargs = {} if src_mask is None else {"src_mask": src_mask}
+    return student.run(Call(decoder, "start", (src,), kwargs))
+
+
+def step(student, decoder, case: DecodingCase, tokens, read=(), count_macs=False):
+    """The reply of decoder.step(tokens); its value checked to be (batch, n, tgt_vocab_size) logits."""
+    reply = student.run(Call(decoder, "step", (tokens,), read=read, count_macs=count_macs))
+    shape = (tokens.shape[0], tokens.shape[1], case.tgt_vocab)
+    reply.value = tensor(reply.value, f"CachedDecoder.step(tokens of shape {tuple(tokens.shape)})", shape=shape,
+                         dtype=case.dtype)
+    return reply
+
+
+def full_logits(case: DecodingCase, state, tgt, positions=None, target_mask=None, shared_memory=False):
+    """The expected model's logits for every target position, recomputed from scratch (optionally with one mistake)."""
+    w = case.expected_model(state)
+    memory = w.encode(case.src, case.src_mask)
+    if shared_memory:
+        memory = memory[:1].expand_as(memory)
+    positions = torch.arange(tgt.shape[1]) if positions is None else positions
+    mask = expected_causal_mask(tgt.shape[1]) if target_mask is None else target_mask
+    return w.generator(w.decode_at(tgt, positions, memory, mask, case.src_mask))
+
+
+def first_layer_keys(case: DecodingCase, state, tgt):
+    """The first decoder layer's self-attention keys of tgt, split by heads: (batch, h, m_D, d_k)."""
+    x = F.embedding(tgt, state["tgt_embedding.embedding.weight"]) * math.sqrt(case.d_model)
+    x = x + state["positional_encoding.pe"][:, : tgt.shape[1]]
+    prefix = "decoder.layers.0.self_attention.w_k."
+    k = F.linear(x, state[prefix + "weight"], state[prefix + "bias"])
+    return k.view(*tgt.shape, case.num_heads, -1).transpose(1, 2)
+
+
+def chunk_ids(chunks) -> torch.Tensor:
+    return torch.cat([torch.full((n,), i) for i, n in enumerate(chunks)])
+
+
+def explain_steps(got, inputs: StepInputs, state, done: int, n: int):
+    """The mistake that reproduces the logits of the step covering positions done..done+n-1."""
+    ids = chunk_ids(inputs.chunks)[: done + n]
+    tgt = inputs.tgt[:, : done + n]
+
+    def same(**mistake):
+        return lambda: is_close(got, full_logits(inputs.case, state, tgt, **mistake)[:, done:], inputs.case.dtype)
+
+    restarted = torch.cat([torch.arange(c) for c in inputs.chunks])[: done + n]
+    return diagnose(DEFAULT_HINT,
+                    (same(positions=restarted), PE_HINT),
+                    (same(target_mask=ids[None, :] <= ids[:, None]), STEP_MASK_HINT),
+                    (same(shared_memory=True), SHARED_HINT))
+
+
+def decode_in_steps(student, inputs: StepInputs, state=None):
+    """Feed tgt to a fresh CachedDecoder chunk by chunk; fail at the first step whose logits are wrong."""
+    case = inputs.case
+    decoder, _, state = cached_decoder(student, case, state)
+    start(student, decoder, case)
+    expected = full_logits(case, state, inputs.tgt)
+    done = 0
+    for number, n in enumerate(inputs.chunks, 1):
+        got = step(student, decoder, case, inputs.tgt[:, done:done + n]).value
+        want = expected[:, done:done + n]
+        if not is_close(got, want, case.dtype):
+            close(got, want, f"step {number} (positions {done}..{done + n - 1}) vs recomputing every position",
+                  lambda: explain_steps(got, inputs, state, done, n), dtype=case.dtype)
+        done += n
+    return decoder, state
+
+
+def step_macs(student, decoder, case, tokens):
+    """Multiply-adds of one step of `tokens`, with its logits (checked by the caller)."""
+    reply = step(student, decoder, case, tokens, count_macs=True)
+    expect(isinstance(reply.macs, int), "the work of the step could not be counted", "")
+    return reply.macs, reply.value
+
+
+# ------------------------------------------------------------------------------------------------- properties
+@prop(C, points=3, examples=4, error_hint=BUILD_ERROR)
+@given(inputs=step_inputs(dtypes=(torch.float64, torch.float32)))
+@example(inputs=fixed_steps(3, (1, 3, 1, 2), lengths=[3, 4]))
+@example(inputs=fixed_steps(5, (2, 2), b=1, me=3, vocab=5, d=6, h=1, n=1))
+def kv_cache_steps_equal_full_decode(student, inputs):
+    """Each step's logits equal recomputing every position from scratch (steps of 1-3 tokens, float64 and float32)."""
+    decode_in_steps(student, inputs)
+
+
+@prop(C, points=2, examples=2, error_hint=BUILD_ERROR)
+@given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), mask=False))
+@example(inputs=fixed_steps(4, (1, 1, 2, 1)))
+def kv_cache_grows_one_position_per_step(student, inputs):
+    """After each step of n tokens every layer's self_keys / self_values hold n more positions; length counts them."""
+    case = inputs.case
+    decoder, _, state = cached_decoder(student, case)
+    start(student, decoder, case)
+    b, d_k, done = case.src.shape[0], case.d_model // case.num_heads, 0
+    for n in inputs.chunks:
+        reply = step(student, decoder, case, inputs.tgt[:, done:done + n], read=("self_keys", "self_values", "length"))
+        done += n
+        want = (b, case.num_heads, done, d_k)
+        for name in ("self_keys", "self_values"):
+            cache = reply.attrs.get(name)
+            expect(isinstance(cache, list) and len(cache) == case.num_layers,
+                   f"{name} is {type(cache).__name__}, expected a list of num_layers={case.num_layers} tensors",
+                   "self_keys and self_values hold one tensor per decoder layer")
+            for i, kept in enumerate(cache):
+                kept = tensor(kept, f"{name}[{i}] after {done} positions")
+                if tuple(kept.shape) != want:
+                    twice = kept.dim() == 4 and kept.shape[2] == 2 * done
+                    fail(f"{name}[{i}] has shape {tuple(kept.shape)} after {done} positions, expected {want}",
+                         TWICE_HINT if twice else GROWTH_HINT)
+        expect(reply.attrs.get("length") == done, f"length is {reply.attrs.get('length')!r} after {done} positions",
+               "length counts the positions in the cache: length += n at each step")
+        kept = reply.attrs["self_keys"][0]
+        want_keys = first_layer_keys(case, state, inputs.tgt[:, :done])
+        if not is_close(kept, want_keys, case.dtype):
+            close(kept, want_keys, f"self_keys[0] after {done} positions vs the first layer's w_k of every position",
+                  "self_keys[i] holds split_heads(self_attention.w_k(x)) of layer i's input x at every position so "
+                  "far, in order: cat the new positions after the cached ones", dtype=case.dtype)
+
+
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@given(case=decoding_cases(mask=False, batch=(1, 2)), extra=st.integers(2, 4))
+@example(case=fixed_case(6, b=2, me=3, d=4, h=2, n=2), extra=3)
+def kv_cache_memory_projected_once(student, case, extra):
+    """A step's work does not grow with the memory beyond attending over it: its keys/values are computed in start."""
+    decoder, _, state = cached_decoder(student, case)
+    longer = torch.cat([case.src, torch.ones(case.src.shape[0], extra, dtype=torch.long)], dim=1)
+    tokens = torch.ones(case.src.shape[0], 2, dtype=torch.long)
+    work = []
+    for src in (case.src, longer):
+        start(student, decoder, case, src)
+        step(student, decoder, case, tokens[:, :1])  # a first step may fill a lazy cache
+        macs, got = step_macs(student, decoder, case, tokens[:, 1:])
+        want = full_logits(case.replace(src=src), state, tokens)[:, 1:]
+        close(got, want, "the second step's logits", DEFAULT_HINT, dtype=case.dtype)
+        work.append(macs)
+    per_key = (work[1] - work[0]) / extra
+    allowed = MACS_PER_KEY * case.src.shape[0] * case.d_model * case.num_layers
+    expect(per_key <= allowed, f"one more memory position costs a step {per_key:g} multiply-adds, at most {allowed} "
+           f"(attending over it) expected: the step's work grows with the memory", MEMORY_HINT)
+
+
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@given(case=decoding_cases(mask=False, batch=(1, 2)))
+@example(case=fixed_case(7, b=1, me=3, d=4, h=1, n=1))
+def kv_cache_step_work_is_linear_in_prefix(student, case):
+    """The work of one single-token step grows linearly with the prefix length (multiply-adds counted, not timed)."""
+    decoder, _, state = cached_decoder(student, case)
+    start(student, decoder, case)
+    tgt = torch.randint(0, case.tgt_vocab, (case.src.shape[0], 9), generator=torch.Generator().manual_seed(case.seed))
+    expected = full_logits(case, state, tgt)
+    work = {}
+    for p in range(9):
+        macs, got = step_macs(student, decoder, case, tgt[:, p:p + 1])
+        if not is_close(got, expected[:, p:p + 1], case.dtype):
+            close(got, expected[:, p:p + 1], f"the step at position {p}", DEFAULT_HINT, dtype=case.dtype)
+        work[p] = macs
+    early, late = (work[4] - work[2]) / 2, (work[8] - work[4]) / 4  # per prefix position
+    expect(late <= early * 1.01 + 1, f"one more prefix position costs a step {early:g} multiply-adds at a prefix of "
+           f"2-4 and {late:g} at 4-8: the work grows faster than the prefix", SQUARE_HINT)
+    allowed = MACS_PER_KEY * case.src.shape[0] * case.d_model * case.num_layers
+    expect(late <= allowed, f"one more prefix position costs a step {late:g} multiply-adds, at most {allowed} "
+           "(attending over one more cached key) expected", PREFIX_HINT)
+
+
+def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
+    kwargs = dict(max_len=max_len, bos_id=bos, eos_id=eos)
+    if src_mask is not None:
+        kwargs["src_mask"] = src_mask
+    reply = student.run(Call(C, "cached_greedy_decode", (model, case.src), kwargs))
+    what = f"cached_greedy_decode(model, src, max_len={max_len}, bos_id={bos}, eos_id={eos})"
+    ys = tensor(reply.value, what)
+    expect(ys.dtype == torch.long and ys.dim() == 2, f"{what} returned {ys.dtype} of shape {tuple(ys.shape)}",
+           "return the token ids as a LongTensor (batch, L), as greedy_decode does")
+    return ys, reply
+
+
+@prop(C, points=2, examples=3, error_hint=BUILD_ERROR)
+@given(case=decoding_cases(batch=(1, 3)), ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]), max_len=st.integers(1, 7),
+       bias=st.sampled_from([0.0, 1.5, 3.0]))
+@example(case=fixed_case(5, b=3, me=5, lengths=[2, 5, 3]), ids=(0, 3), max_len=7, bias=0.0)
+def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
+    """cached_greedy_decode gives exactly greedy_decode's tokens (the expected model's greedy sequence)."""
+    bos, eos = ids
+    state = case.state(eos, bias)
+    model, _ = build_model(student, case, state)
+    ys, _ = greedy_call(student, model, case, max_len, bos, eos, case.src_mask)
+    expected = expected_greedy_decode(state, case, max_len, bos, eos, case.src_mask)
+    if not (ys.shape == expected.shape and torch.equal(ys, expected)):
+        unmasked = expected_greedy_decode(state, case, max_len, bos, eos)
+        if case.src_mask is not None and ys.shape == unmasked.shape and torch.equal(ys, unmasked):
+            fail(f"cached_greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+                 "src_mask must reach start: decoder.start(src, src_mask) (it serves the encoder and every "
+                 "cross-attention)")
+        fail(f"cached_greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+             "start once, then step(ys[:, -1:]) each time: next = argmax of the step's last row; finished rows "
+             "get eos_id; stop once every row has produced eos_id or at max_len tokens (bos included)")
+
+
+@prop(C, points=1, examples=1)
+def kv_cache_is_written_by_hand(student):
+    """kv_cache.py calls no library attention, norm or Transformer (static check)."""
+    written_by_hand(student, C, "attend with your own scaled_dot_product_attention over the cached keys and values: no "
+                          "F.scaled_dot_product_attention, nn.MultiheadAttention or nn.Transformer*")

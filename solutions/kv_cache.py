@@ -1,0 +1,219 @@
+"""Incremental decoding with a KV cache.
+
+greedy_decode (transformer.py) runs the whole decoder on all t tokens at every step, so step t redoes the work of
+every earlier step. But in a decoder layer position p sees positions <= p only: the keys and values of earlier
+positions never change once computed. The cache keeps them, per layer, and a step computes the new positions only:
+
+    start(src):   memory = model.encode(src, src_mask)                                    (batch, m_E, d_model)
+                  for every layer i, once per sequence:
+                      memory_keys[i]   = split_heads(cross_attention.w_k(memory))         (batch, h, m_E, d_k)
+                      memory_values[i] = split_heads(cross_attention.w_v(memory))         (batch, h, m_E, d_k)
+                  self_keys[i] = self_values[i] = empty                                   (batch, h, 0, d_k)
+
+    step(tokens): n new tokens at positions t..t+n-1 (t = length, the positions already cached)
+                  x = dropout(tgt_embedding(tokens) + PE[t : t+n])                        (batch, n, d_model)
+                  for every layer i:
+                      self_keys[i]   = cat(self_keys[i],   split_heads(self_attention.w_k(x)))   (batch, h, t+n, d_k)
+                      self_values[i] = cat(self_values[i], split_heads(self_attention.w_v(x)))   (batch, h, t+n, d_k)
+                      x = add_norm_1(x, attend(self_attention, x, self_keys[i], self_values[i], mask))
+                      x = add_norm_2(x, attend(cross_attention, x, memory_keys[i], memory_values[i], memory_mask))
+                      x = add_norm_3(x, feed_forward(x))
+                  logits = generator(x)                                                   (batch, n, tgt_vocab_size)
+
+    mask[j, p] = p <= t + j   (n, t+n): new row j sees every cached position and the new ones up to itself.
+
+The logits equal model(src, tgt, src_mask, causal_mask) at the same positions. One single-token step costs
+O(d_model^2) per layer for the new position's projections and feed-forward, plus O(t * d_model) for its attention
+over the t cached positions: linear in t, where recomputing the prefix costs O(t * d_model^2 + t^2 * d_model).
+"""
+import torch
+
+from .attention import scaled_dot_product_attention
+from .mask import causal_mask
+
+
+def split_heads(x, num_heads):
+    """(batch, m, d_model) -> (batch, num_heads, m, d_k), d_k = d_model // num_heads; head i holds columns
+    i*d_k:(i+1)*d_k, as in MultiHeadAttention.
+
+    Args:
+        x: (batch, m, d_model).
+        num_heads: h.
+
+    Returns:
+        Tensor of shape (batch, num_heads, m, d_k).
+    """
+    ### BEGIN SOLUTION
+    batch, m, d_model = x.shape
+    return x.view(batch, m, num_heads, d_model // num_heads).transpose(1, 2)
+    ### END SOLUTION
+
+
+def merge_heads(x):
+    """(batch, h, m, d_k) -> (batch, m, h * d_k): the inverse of split_heads.
+
+    Args:
+        x: (batch, h, m, d_k).
+
+    Returns:
+        Tensor of shape (batch, m, h * d_k).
+    """
+    ### BEGIN SOLUTION
+    batch, h, m, d_k = x.shape
+    return x.transpose(1, 2).contiguous().view(batch, m, h * d_k)
+    ### END SOLUTION
+
+
+def attend(mha, query, keys, values, mask=None):
+    """Multi-head attention of `query` over keys and values already projected and split by heads.
+
+    q = split_heads(mha.w_q(query)); weights = softmax(q keys^T / sqrt(d_k)) (masked where mask is False);
+    output = mha.w_o(merge_heads(mha.dropout(weights) @ values)). Equals mha(query, K, V, mask) when
+    keys = split_heads(mha.w_k(K)) and values = split_heads(mha.w_v(V)).
+
+    Args:
+        mha: a MultiHeadAttention (its w_q, w_o, num_heads, dropout are used).
+        query: (batch, n, d_model).
+        keys: (batch, h, m_k, d_k).
+        values: (batch, h, m_k, d_k).
+        mask: optional bool mask, True = may attend, broadcastable to (batch, h, n, m_k).
+
+    Returns:
+        Tensor of shape (batch, n, d_model).
+    """
+    ### BEGIN SOLUTION
+    q = split_heads(mha.w_q(query), mha.num_heads)  # (batch, h, n, d_k)
+    _, weights = scaled_dot_product_attention(q, keys, values, mask)  # (batch, h, n, m_k)
+    return mha.w_o(merge_heads(mha.dropout(weights) @ values))
+    ### END SOLUTION
+
+
+class CachedDecoder:
+    """Incremental decoding of a Transformer (transformer.py) with a cache of keys and values.
+
+    Not an nn.Module: it holds no weights of its own, it uses the model's (its decoder layers' self_attention
+    and cross_attention projections, add_norm_1/2/3, feed_forward; the model's tgt_embedding,
+    positional_encoding and generator). It runs the model as it is: put the model in eval mode and use
+    torch.no_grad() around it for decoding.
+
+    Attributes:
+        model: the Transformer.
+        memory: the encoder output of the sequence being decoded, (batch, m_E, d_model); None before start.
+        memory_mask: the src_mask given to start (None, or a padding mask (batch, 1, 1, m_E)).
+        memory_keys, memory_values: lists of num_layers tensors (batch, h, m_E, d_k): each layer's
+            cross-attention keys and values of the memory, computed once in start.
+        self_keys, self_values: lists of num_layers tensors (batch, h, length, d_k): each layer's
+            self-attention keys and values of the positions decoded so far.
+        length: the number of target positions in the cache (0 after start).
+    """
+
+    def __init__(self, model):
+        """Args:
+            model: a Transformer.
+        """
+        ### BEGIN SOLUTION
+        self.model = model
+        self.memory = self.memory_mask = None
+        self.memory_keys, self.memory_values = [], []
+        self.self_keys, self.self_values = [], []
+        self.length = 0
+        ### END SOLUTION
+
+    def start(self, src, src_mask=None):
+        """Encode a new batch of sequences and reset the cache: compute every layer's memory keys and values once,
+        empty the self-attention cache, length = 0.
+
+        Args:
+            src: LongTensor of source ids, (batch, m_E).
+            src_mask: optional padding mask (batch, 1, 1, m_E), True = may attend; it serves the encoder and every
+                cross-attention of the later steps.
+
+        Returns:
+            The memory, (batch, m_E, d_model).
+        """
+        ### BEGIN SOLUTION
+        memory = self.model.encode(src, src_mask)
+        self.memory, self.memory_mask, self.length = memory, src_mask, 0
+        self.memory_keys, self.memory_values, self.self_keys, self.self_values = [], [], [], []
+        for layer in self.model.decoder.layers:
+            cross, own = layer.cross_attention, layer.self_attention
+            self.memory_keys.append(split_heads(cross.w_k(memory), cross.num_heads))
+            self.memory_values.append(split_heads(cross.w_v(memory), cross.num_heads))
+            empty = memory.new_zeros(memory.size(0), own.num_heads, 0, own.d_k)
+            self.self_keys.append(empty)
+            self.self_values.append(empty)
+        return memory
+        ### END SOLUTION
+
+    def step(self, tokens):
+        """Decode the next n target tokens (positions length..length+n-1), append their keys and values to the
+        cache, and return their logits.
+
+        Args:
+            tokens: LongTensor of target ids, (batch, n), n >= 1 (the first step usually holds bos).
+
+        Returns:
+            Logits of shape (batch, n, tgt_vocab_size): row j scores the token after position length+j, as
+            model(src, tgt, src_mask, causal_mask) does for tgt = every token given so far.
+        """
+        ### BEGIN SOLUTION
+        t, n = self.length, tokens.size(1)
+        encoding = self.model.positional_encoding
+        x = self.model.tgt_embedding(tokens)  # (batch, n, d_model)
+        x = encoding.dropout(x + encoding.pe[:, t:t + n].to(x.dtype))
+        # Row j sees positions 0..t+j: the rows of a causal mask of t+n positions that belong to the new tokens.
+        mask = None if n == 1 else causal_mask(t + n, device=tokens.device)[t:]  # (n, t+n)
+        for i, layer in enumerate(self.model.decoder.layers):
+            own = layer.self_attention
+            k, v = split_heads(own.w_k(x), own.num_heads), split_heads(own.w_v(x), own.num_heads)
+            self.self_keys[i] = torch.cat([self.self_keys[i], k], dim=2)  # (batch, h, t+n, d_k)
+            self.self_values[i] = torch.cat([self.self_values[i], v], dim=2)
+            x = layer.add_norm_1(x, attend(own, x, self.self_keys[i], self.self_values[i], mask))
+            x = layer.add_norm_2(x, attend(layer.cross_attention, x, self.memory_keys[i], self.memory_values[i],
+                                           self.memory_mask))
+            x = layer.add_norm_3(x, layer.feed_forward(x))
+        self.length = t + n
+        return self.model.generator(x)
+        ### END SOLUTION
+
+
+def cached_greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None):
+    """greedy_decode (transformer.py) with a CachedDecoder: the same tokens, one new position per step.
+
+    decoder = CachedDecoder(model); decoder.start(src, src_mask); the first step feeds bos, each later step the
+    token chosen last: next = argmax(decoder.step(last)[:, -1]). A row that has produced eos_id keeps getting
+    eos_id; decoding stops once every row has, or at max_len tokens. Runs without gradients, in eval mode, and
+    restores the model's train/eval mode afterwards.
+
+    Args:
+        model: a Transformer.
+        src: LongTensor of source ids, (batch, m_E).
+        max_len: maximum output length, counting the bos token.
+        bos_id: start token id.
+        eos_id: end token id.
+        src_mask: optional padding mask for the source, (batch, 1, 1, m_E).
+
+    Returns:
+        LongTensor of shape (batch, L), L <= max_len, equal to greedy_decode(model, src, max_len, bos_id, eos_id,
+        src_mask).
+    """
+    ### BEGIN SOLUTION
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            decoder = CachedDecoder(model)
+            decoder.start(src, src_mask)
+            ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
+            finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+            while ys.size(1) < max_len:
+                next_token = decoder.step(ys[:, -1:])[:, -1].argmax(dim=-1)  # (batch,)
+                next_token = next_token.masked_fill(finished, eos_id)
+                ys = torch.cat([ys, next_token.unsqueeze(1)], dim=1)
+                finished |= next_token == eos_id
+                if finished.all():
+                    break
+        return ys
+    finally:
+        model.train(was_training)
+    ### END SOLUTION
