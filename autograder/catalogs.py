@@ -112,7 +112,7 @@ def problems(lang: str) -> list[str]:
                 found.append(f"placeholders {fields(t)} instead of {fields(sources[-1])}: {sources[0]!r}")
     mo = po_path(lang).with_suffix(".mo")
     if not mo.exists() or mo.read_bytes() != mo_bytes(catalog):
-        found.append(f"{mo.relative_to(ROOT)} is not compiled from its .po (run `i18n compile`)")
+        found.append(f"{mo.name} is not compiled from its .po (run `i18n compile`)")
     return found
 
 
