@@ -12,12 +12,32 @@ from .i18n import N_, _
 DESCRIPTION = N_("python -m autograder COMMAND: the kit's commands (a student bundle has `check` only).")
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's "usage: " in the current language (argparse translates through gettext's global domain,
+    which this kit does not install)."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
+
+
+def _in_language(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """argparse's own titles and -h's help, which it writes at construction, in the current language."""
+    parser._positionals.title = _("positional arguments")
+    parser._optionals.title = _("options")
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            action.help = _("show this help message and exit")
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser, its help in the current language (main reads `--lang` before building it)."""
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=_(DESCRIPTION))
+    parser = _in_language(argparse.ArgumentParser(prog="python -m autograder", description=_(DESCRIPTION),
+                                                  formatter_class=HelpFormatter))
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("check", help=_("run the property suite in-process on a submission folder"))
+    p = _in_language(sub.add_parser("check", help=_("run the property suite in-process on a submission folder"),
+                                    formatter_class=HelpFormatter))
     p.add_argument("path", type=Path, nargs="?", default=Path("exercises"),
                    help=_("a folder of <component>.py files, or of the course notebooks (default: exercises)"))
     p.add_argument("--component", choices=NAMES)

@@ -153,6 +153,9 @@ def test_check_lang_es_on_the_stubs_prints_a_spanish_table():
 def test_check_help_in_spanish():
     proc = run_kit("check", "--lang", "es", "--help")
     assert proc.returncode == 0 and "solo las propiedades visibles" in proc.stdout, proc.stdout
+    assert proc.stdout.startswith("uso: ") and "\nopciones:\n" in proc.stdout and "muestra esta ayuda" in proc.stdout
+    english = run_kit("check", "--help")
+    assert english.stdout.startswith("usage: ") and "\noptions:\n" in english.stdout
 
 
 def test_a_spanish_bundle_speaks_spanish_by_default_and_english_when_asked(tmp_path):
