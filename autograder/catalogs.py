@@ -72,6 +72,9 @@ def update(template: Catalog) -> None:
         else:
             catalog = Catalog(locale=lang, domain=DOMAIN, project=template.project)
             catalog.update(template, no_fuzzy_matching=True)
+        catalog.fuzzy = False  # the header: Babel marks a new catalog's header fuzzy
+        catalog.last_translator = catalog.language_team = "the kit's maintainers"
+        catalog.msgid_bugs_address = "the kit's issue tracker"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(po_bytes(catalog))
 
