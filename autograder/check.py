@@ -16,8 +16,9 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import KIT, results
+from . import KIT, glossary, results
 from .components import NAMES, get
+from .i18n import _
 from .properties import core
 from .student_code import InProcessStudentCode
 from .timing import DEFAULT_TIMEOUT
@@ -87,6 +88,7 @@ class SelfCheck:
         self.path = Path(path)
         folder, self.rename, self.files = submission_folder(self.path)
         self.student = InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
+        self.rename = lambda o, rename=self.rename: with_glossary(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
 
     def run(self, p: core.Property) -> core.Outcome:
@@ -124,6 +126,13 @@ class SelfCheck:
             return o
         own = o.status == core.Status.NOT_IMPLEMENTED and _innermost_file(o.detail) in ("", o.property.component)
         return replace(o, message=f"{sentence} {o.message}".strip(), hint=o.hint if own else "")
+
+
+def with_glossary(o: core.Outcome) -> core.Outcome:
+    """A failure whose error names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
+    says the kit's name for it first in its hint (autograder/glossary.py)."""
+    sentence = "" if o.passed else glossary.explain(o.message)
+    return replace(o, hint=f"{sentence} {o.hint}".strip()) if sentence else o
 
 
 def submission_folder(path: Path):
@@ -180,7 +189,7 @@ def main(args) -> int:
     console = Console()
     components = [args.component] if args.component else None
     start, blocked = time.perf_counter(), {}
-    columns = (SpinnerColumn(), TextColumn(f"checking {Path(args.path).name}/", markup=False), BarColumn(),
+    columns = (SpinnerColumn(), TextColumn(_("checking {folder}/").format(folder=Path(args.path).name), markup=False), BarColumn(),
                TextColumn("{task.description}", markup=False))
     with Progress(*columns, transient=True, console=console) as bar:
         task = bar.add_task("", total=None)
@@ -197,7 +206,8 @@ def main(args) -> int:
     else:
         for block in results.failure_blocks(own):
             console.print(Text(block), highlight=False, soft_wrap=True)
-    results.render_table(rows, title=f"{Path(args.path).name}: {elapsed:.1f} s", console=console)
+    results.render_table(rows, title=_("{folder}: {seconds} s").format(folder=Path(args.path).name,
+                                                                         seconds=f"{elapsed:.1f}"), console=console)
     if args.json:
         results.write_json(results.gradescope(outcomes, elapsed), Path(args.json))
     # Pending points (hidden, integration not run) are printed, never a failure: 0 when all that ran passed.

@@ -5,20 +5,46 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import i18n
 from .components import NAMES
+from .i18n import N_, _
+
+DESCRIPTION = N_("python -m autograder COMMAND: the kit's commands (a student bundle has `check` only).")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's "usage: " in the current language (argparse translates through gettext's global domain,
+    which this kit does not install)."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
+
+
+def _in_language(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """argparse's own titles and -h's help, which it writes at construction, in the current language."""
+    parser._positionals.title = _("positional arguments")
+    parser._optionals.title = _("options")
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            action.help = _("show this help message and exit")
+    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    """The parser, its help in the current language (main reads `--lang` before building it)."""
+    parser = _in_language(argparse.ArgumentParser(prog="python -m autograder", description=_(DESCRIPTION),
+                                                  formatter_class=HelpFormatter))
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("check", help="run the property suite in-process on a submission folder")
+    p = _in_language(sub.add_parser("check", help=_("run the property suite in-process on a submission folder"),
+                                    formatter_class=HelpFormatter))
     p.add_argument("path", type=Path, nargs="?", default=Path("exercises"),
-                   help="a folder of <component>.py files, or of the course notebooks (default: exercises)")
+                   help=_("a folder of <component>.py files, or of the course notebooks (default: exercises)"))
     p.add_argument("--component", choices=NAMES)
-    p.add_argument("--json", metavar="FILE", help="also write Gradescope results.json")
-    p.add_argument("--no-hidden", action="store_true", help="visible properties only")
-    p.add_argument("-v", "--verbose", action="store_true", help="print every failure in full")
+    p.add_argument("--json", metavar="FILE", help=_("also write Gradescope results.json"))
+    p.add_argument("--no-hidden", action="store_true", help=_("visible properties only"))
+    p.add_argument("-v", "--verbose", action="store_true", help=_("print every failure in full"))
+    i18n.add_language_argument(p)
 
     if not (Path(__file__).resolve().parent / "judge").is_dir():
         return parser  # the student bundle ships the self-check only: no judge, no stubs, no course builder
@@ -29,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("release", help="build the student bundle (no solutions, no hidden properties)")
     p.add_argument("dest", type=Path)
+    p.add_argument("--lang", choices=i18n.LANGUAGES, default=None,
+                   help="the bundle's default language: its README and what its checker prints (default: none "
+                        "remembered, the student's locale decides)")
 
     p = sub.add_parser("grade", help="grade a class in sandboxed workers (no folder: the bundled sample class)")
     add_grade_arguments(p)
@@ -42,10 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grader", choices=("judge", "kernel"), default="judge",
                    help="who runs the student's code at autograde (docs/nbgrader.md)")
     p.add_argument("--timeout", type=int, default=60, help="kernel mode: seconds per cell (default 60)")
+
+    p = sub.add_parser("i18n", help="the translation catalogs: extract the messages, update, compile (docs/i18n.md)")
+    p.add_argument("action", choices=("extract", "update", "compile", "check"))
     return parser
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    i18n.set_language(i18n.language_in_argv(argv))
     args = build_parser().parse_args(argv)
     if args.command == "check":
         from .check import main as check
@@ -64,8 +98,12 @@ def main(argv=None) -> int:
     if args.command == "release":
         from .release import build
 
-        print(f"student bundle written to {build(args.dest)}")
+        print(f"student bundle written to {build(args.dest, args.lang)}")
         return 0
+    if args.command == "i18n":
+        from . import catalogs
+
+        return catalogs.main(args.action)
     if args.command in ("grade", "gradescope"):
         from .judge.cli import main as judge
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .i18n import N_
+
 # docs/contract.md's signature table: file names take the first 21 columns, the contract the rest.
 CONTRACT_COLUMN = 21
 
@@ -61,7 +63,7 @@ class Component:
 COMPONENTS: tuple[Component, ...] = (
     Component(
         name="attention_numpy",
-        title="NumPy warm-up: softmax, attention, layer norm",
+        title=N_("NumPy warm-up: softmax, attention, layer norm"),
         short="np",
         summary="NumPy warm-up: softmax, scaled dot-product attention, layer norm",
         deps=(),
@@ -74,7 +76,7 @@ layer_norm(x, eps=1e-5)  (last axis, biased variance, no affine)          -- Num
     ),
     Component(
         name="attention",
-        title="Softmax by hand and scaled dot-product attention",
+        title=N_("Softmax by hand and scaled dot-product attention"),
         short="attn",
         summary="softmax by hand (stable; an all -inf row gives zeros), scaled dot-product attention",
         deps=(),
@@ -89,7 +91,7 @@ scaled_dot_product_attention(query, key, value, mask=None) -> (output, weights)
     ),
     Component(
         name="mask",
-        title="Causal and padding masks",
+        title=N_("Causal and padding masks"),
         short="mask",
         summary="causal and padding masks (bool, True = may attend)",
         deps=(),
@@ -102,7 +104,7 @@ padding_mask(tokens, pad_id) -> bool (batch, 1, 1, seq), True where tokens != pa
     ),
     Component(
         name="multi_head",
-        title="Multi-head attention",
+        title=N_("Multi-head attention"),
         short="mha",
         summary="multi-head attention with w_q, w_k, w_v, w_o",
         deps=("attention",),
@@ -118,7 +120,7 @@ MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True)
     ),
     Component(
         name="add_norm",
-        title="LayerNorm by hand, add & norm",
+        title=N_("LayerNorm by hand, add & norm"),
         short="norm",
         summary="LayerNorm by hand, add & norm",
         deps=(),
@@ -131,7 +133,7 @@ AddAndNorm(d_model, dropout=0.0): norm; forward(x, sublayer_output) = norm(x + d
     ),
     Component(
         name="feed_forward",
-        title="Position-wise feed-forward network",
+        title=N_("Position-wise feed-forward network"),
         short="ffn",
         summary="the position-wise feed-forward network",
         deps=(),
@@ -143,7 +145,7 @@ FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(
     ),
     Component(
         name="positional_encoding",
-        title="Sinusoidal positional encoding, token embedding",
+        title=N_("Sinusoidal positional encoding, token embedding"),
         short="pe",
         summary="sinusoidal encoding, token embedding",
         deps=(),
@@ -160,7 +162,7 @@ TokenEmbedding(vocab_size, d_model): embedding (nn.Embedding); forward = embeddi
     ),
     Component(
         name="encoder",
-        title="Encoder layer and stack",
+        title=N_("Encoder layer and stack"),
         short="enc",
         summary="encoder layer and stack",
         deps=("attention", "multi_head", "add_norm", "feed_forward"),
@@ -174,7 +176,7 @@ Encoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers (nn.ModuleLis
     ),
     Component(
         name="decoder",
-        title="Decoder layer and stack: masked self-attention, cross-attention",
+        title=N_("Decoder layer and stack: masked self-attention, cross-attention"),
         short="dec",
         summary="decoder layer and stack: masked self-attention, then cross-attention (queries from the decoder, "
                 "keys/values from the encoder: an m_D × m_E score matrix, an m_D × d_model output)",
@@ -193,7 +195,7 @@ Decoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers; forward(x, m
     ),
     Component(
         name="transformer",
-        title="Encoder-decoder model and greedy decoding",
+        title=N_("Encoder-decoder model and greedy decoding"),
         short="model",
         summary="the encoder-decoder model and greedy decoding",
         deps=("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder",
@@ -215,7 +217,7 @@ greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None) -> LongTensor 
     ),
     Component(
         name="kv_cache",
-        title="Incremental decoding with a KV cache",
+        title=N_("Incremental decoding with a KV cache"),
         short="kv",
         summary="incremental decoding with a KV cache: each step computes only the new positions (the work of a "
                 "step is counted, linear in the prefix)",
@@ -240,7 +242,7 @@ cached_greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None): greedy
     ),
     Component(
         name="beam_search",
-        title="Beam search with a length penalty",
+        title=N_("Beam search with a length penalty"),
         short="beam",
         summary="beam search with a length penalty: beam 1 is greedy, a wide beam finds the best hypothesis by "
                 "enumeration",

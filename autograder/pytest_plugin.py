@@ -15,6 +15,7 @@ import pytest
 from . import results
 from .check import SelfCheck, integration_outcomes, integration_shares, pending_hidden_points
 from .components import NAMES
+from .i18n import LANGUAGES, _, set_language
 from .properties import core
 
 _OUTCOMES: list[core.Outcome] = []
@@ -30,9 +31,16 @@ def properties():
     return [pytest.param(p, id=p.id, marks=getattr(pytest.mark, p.component)) for p in core.load(include_hidden=False)]
 
 
+def pytest_addoption(parser):
+    parser.addoption("--lang", choices=LANGUAGES, default=None,
+                     help="the language of the failures and the points table (default: the course's, else the "
+                          "locale's; docs/i18n.md)")
+
+
 def pytest_configure(config):
+    set_language(config.getoption("lang"))
     for name in NAMES:
-        config.addinivalue_line("markers", f"{name}: properties of {name}.py")
+        config.addinivalue_line("markers", _("{name}: properties of {name}.py").format(name=name))
 
 
 @pytest.fixture(scope="session")
@@ -69,7 +77,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if config.getoption("tbstyle", "auto") == "no":  # pytest's report is off: ours, one short block each
         blocks = results.failure_blocks(_OUTCOMES)
         if blocks:
-            terminalreporter.write_sep("=", "failures")
+            terminalreporter.write_sep("=", _("failures"))
         for block in blocks:
             console.print(Text(block), highlight=False, soft_wrap=True)
-    results.render_table(rows, title=f"points for {submission_root(config).name}/", console=console)
+    results.render_table(rows, title=_("points for {folder}/").format(folder=submission_root(config).name),
+                         console=console)

@@ -11,14 +11,14 @@ import json
 import shutil
 from pathlib import Path
 
-from . import stubs
+from . import i18n, stubs
 from .components import COMPONENTS
 from .properties import core
 
 PACKAGE = Path(__file__).resolve().parent
 # The checker a student runs: the narrow interface, the rules, the visible properties, the reports.
 SHIPPED = ["__init__.py", "__main__.py", "cli.py", "check.py", "components.py", "results.py", "rules.py",
-           "student_code.py", "timing.py", "pytest_plugin.py"]
+           "student_code.py", "timing.py", "pytest_plugin.py", "i18n.py", "glossary.py"]
 NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
 
 
@@ -71,7 +71,14 @@ def student_notebooks() -> dict[str, dict]:
     return out
 
 
-def build(dest: Path) -> Path:
+def readme_path(lang: str) -> Path:
+    """The student README in a language: README.md (English), README.<lang>.md (the others)."""
+    return PACKAGE / "student" / ("README.md" if lang == i18n.SOURCE_LANGUAGE else f"README.{lang}.md")
+
+
+def build(dest: Path, lang: str | None = None) -> Path:
+    """lang: the bundle's default language (its README.md, and what its checker prints unless the student's
+    --lang or TRANSFORMER_KIT_LANG says otherwise); None: English README, the student's locale decides."""
     dest = Path(dest)
     if dest.exists():
         shutil.rmtree(dest)
@@ -90,6 +97,13 @@ def build(dest: Path) -> Path:
     (pkg / "notebooks").mkdir()
     for name in NOTEBOOK_SHIPPED:
         shutil.copy2(PACKAGE / "notebooks" / name, pkg / "notebooks" / name)
+    # The compiled catalogs only: the standard library's gettext reads them, Babel stays with the instructor.
+    for mo in sorted(i18n.LOCALE_DIR.glob(f"*/LC_MESSAGES/{i18n.DOMAIN}.mo")):
+        target = pkg / mo.relative_to(PACKAGE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(mo, target)
+    if lang is not None:
+        (pkg / i18n.REMEMBERED.name).write_text(lang + "\n")
     (pkg / "hidden_points.json").write_text(json.dumps(hidden_points(), indent=2, sort_keys=True) + "\n")
     (pkg / "integration_points.json").write_text(json.dumps(integration_points(), indent=2, sort_keys=True) + "\n")
     (dest / "notebooks").mkdir()
@@ -99,7 +113,11 @@ def build(dest: Path) -> Path:
     student = PACKAGE / "student"
     (dest / "tests").mkdir()
     shutil.copy2(student / "test_exercises.py", dest / "tests" / "test_exercises.py")
-    for name in ("conftest.py", "README.md", "pyproject.toml", "requirements.txt"):
+    for name in ("conftest.py", "pyproject.toml", "requirements.txt"):
         shutil.copy2(student / name, dest / name)
+    # README.md in the bundle's language, each other language beside it as README.<lang>.md.
+    chosen = lang or i18n.SOURCE_LANGUAGE
+    for other in i18n.LANGUAGES:
+        shutil.copy2(readme_path(other), dest / ("README.md" if other == chosen else f"README.{other}.md"))
     shutil.copy2(PACKAGE.parent / "constraints.txt", dest / "constraints.txt")
     return dest

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .components import BY_NAME, NAMES
+from .i18n import N_, _, ngettext
 from .properties.core import Outcome
 
 HIDDEN_VISIBILITY = "after_due_date"  # Gradescope: hidden results show once the due date passes
 # The integration share (a few properties of each dependent component re-run with the student's own
 # dependencies) is its own row and column, so that each component's points depend on that component alone.
 INTEGRATION = "integration"
-INTEGRATION_TITLE = "your pieces together"
+INTEGRATION_TITLE = N_("your pieces together")
 ROWS: tuple[str, ...] = (*NAMES, INTEGRATION)
 
 
@@ -22,7 +23,17 @@ def row_of(o: Outcome) -> str:
 
 
 def row_title(row: str) -> str:
-    return INTEGRATION_TITLE if row == INTEGRATION else BY_NAME[row].title
+    return _(INTEGRATION_TITLE if row == INTEGRATION else BY_NAME[row].title)
+
+
+# A verdict as a student reads it (core.Outcome.status).
+STATUS_TEXT = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"),
+               "not_implemented": N_("not implemented"), "forbidden": N_("forbidden"), "timeout": N_("timeout"),
+               "crashed": N_("crashed")}
+
+
+def status_text(status: str) -> str:
+    return _(STATUS_TEXT[status]) if status in STATUS_TEXT else status.replace("_", " ")
 
 
 @dataclass
@@ -69,14 +80,14 @@ def summarize(outcomes: list[Outcome], pending: dict[str, float] | None = None,
 def outcome_text(o: Outcome, with_detail: bool = True) -> str:
     """What a student reads about one property: verdict, message, smallest failing input, hint."""
     if o.passed:
-        return f"passed: {o.property.summary}"
-    parts = [f"{o.status.replace('_', ' ')}: {o.property.summary}", o.message]
+        return _("{verdict}: {summary}").format(verdict=status_text("passed"), summary=o.property.summary)
+    parts = [_("{verdict}: {summary}").format(verdict=status_text(o.status), summary=o.property.summary), o.message]
     if o.example:
-        parts.append("smallest failing input:\n" + _indent(o.example))
+        parts.append(_("smallest failing input:") + "\n" + _indent(o.example))
     if o.hint:
-        parts.append(f"hint: {o.hint}")
+        parts.append(_("hint: {hint}").format(hint=o.hint))
     if with_detail and o.detail:
-        parts.append("your code:\n" + o.detail)
+        parts.append(_("your code:") + "\n" + o.detail)
     return "\n".join(p for p in parts if p)
 
 
@@ -117,12 +128,14 @@ def dependency_sentence(component: str, failing: dict[str, int], files: dict[str
     if len(failing) == 1:
         (dep, count), = failing.items()
         file = files.get(dep, f"{dep}.py")
-        if count == 1:
-            return f"{component} uses your {file}, which fails 1 property: fix {file} first."
-        return f"{component} uses your {file}, which fails {count} properties: fix {file} first."
+        return ngettext("{component} uses your {file}, which fails {n} property: fix {file} first.",
+                        "{component} uses your {file}, which fails {n} properties: fix {file} first.",
+                        count).format(component=component, file=file, n=count)
     names = ", ".join(files.get(d, f"{d}.py") for d in failing)
-    return (f"{component} uses your {names}, which fail {sum(failing.values())} properties between them: "
-            "fix those files first.")
+    n = sum(failing.values())
+    return ngettext("{component} uses your {files}, which fail {n} property between them: fix those files first.",
+                    "{component} uses your {files}, which fail {n} properties between them: fix those files first.",
+                    n).format(component=component, files=names, n=n)
 
 
 SHORT_EXAMPLE_LINES = 8  # a failure's block stays short: the whole input is in `check -v`
@@ -131,15 +144,17 @@ SHORT_EXAMPLE_LINES = 8  # a failure's block stays short: the whole input is in 
 def short_text(o: Outcome) -> str:
     """One failure as a short block: verdict and property, message, a few lines of the failing input, hint,
     and the innermost line of the student's code."""
-    head = f"✗ {o.property.component} · {o.property.name} ({o.property.points:g} pt): {o.status.replace('_', ' ')}"
+    head = _("✗ {component} · {property} ({points} pt): {verdict}").format(
+        component=o.property.component, property=o.property.name, points=f"{o.property.points:g}",
+        verdict=status_text(o.status))
     lines = [head, _indent(o.message, "  ")]
     if o.example:
         example = o.example.splitlines()
         if len(example) > SHORT_EXAMPLE_LINES:
             example = example[:SHORT_EXAMPLE_LINES] + ["..."]
-        lines.append(_indent("smallest failing input:\n" + _indent("\n".join(example)), "  "))
+        lines.append(_indent(_("smallest failing input:") + "\n" + _indent("\n".join(example)), "  "))
     if o.hint:
-        lines.append(f"  hint: {o.hint}")
+        lines.append("  " + _("hint: {hint}").format(hint=o.hint))
     if o.detail:
         lines.append(_indent("\n".join(o.detail.splitlines()[-2:]), "  "))
     return "\n".join(line for line in lines if line.strip())
@@ -154,15 +169,15 @@ def failure_blocks(outcomes: list[Outcome]) -> list[str]:
             continue
         key = (row_of(o), o.status, o.message, o.hint)
         if key == last:
-            blocks.append(f"✗ {o.property.component} · {o.property.name} ({o.property.points:g} pt): "
-                          "the same as above")
+            blocks.append(_("✗ {component} · {property} ({points} pt): the same as above").format(
+                component=o.property.component, property=o.property.name, points=f"{o.property.points:g}"))
         else:
             blocks.append(short_text(o))
         last = key
     return blocks
 
 
-def render_table(rows: list[ComponentSummary], title: str = "Transformer kit", console=None,
+def render_table(rows: list[ComponentSummary], title: str | None = None, console=None,
                  total_points: float | None = None) -> None:
     """The per-component table students and instructors see at the end of a run. Every text is plain (a
     message's `PE[p, 2i]` must not be read as markup). total_points: the grade's total, when known."""
@@ -171,15 +186,16 @@ def render_table(rows: list[ComponentSummary], title: str = "Transformer kit", c
     from rich.text import Text
 
     console = console or Console()
-    table = Table(title=Text(title), show_lines=False)
-    table.add_column("component", max_width=34)
-    table.add_column("points", justify="right")
-    table.add_column("first failing property and hint", overflow="fold")
+    table = Table(title=Text(_("Transformer kit") if title is None else title), show_lines=False)
+    table.add_column(_("component"), max_width=34)
+    table.add_column(_("points"), justify="right")
+    table.add_column(_("first failing property and hint"), overflow="fold")
     for r in rows:
         style = "green" if r.earned == r.available else ("red" if r.earned == 0 else "yellow")
         points = f"{r.earned:g} / {r.available:g}"
         if r.pending:
-            points += f" (+{r.pending:g} not run)" if r.component == INTEGRATION else f" (+{r.pending:g} hidden)"
+            points += (_(" (+{points} not run)") if r.component == INTEGRATION else _(" (+{points} hidden)")).format(
+                points=f"{r.pending:g}")
         note = Text()
         if r.blocked:
             note.append(r.blocked, style="bold")
@@ -195,13 +211,15 @@ def render_table(rows: list[ComponentSummary], title: str = "Transformer kit", c
     available = sum(r.available for r in rows)
     pending = sum(r.pending for r in rows)
     table.add_section()
-    table.add_row(Text("total", style="bold"), Text(f"{earned:g} / {available:g}", style="bold"), "")
+    table.add_row(Text(_("total"), style="bold"), Text(f"{earned:g} / {available:g}", style="bold"), "")
     console.print(table)
     if pending:  # never let a green run claim more than it knows: say what is still to come, and the sum
         integration = sum(r.available + r.pending for r in rows if r.component == INTEGRATION)
         visible = available - sum(r.available for r in rows if r.component == INTEGRATION)
         hidden = sum(r.pending for r in rows if r.component != INTEGRATION)
         total = total_points if total_points is not None else available + pending
-        console.print(Text(f"{pending:g} more points are decided at grading (hidden properties, integration properties "
-                           f"not run here): {visible:g} visible + {hidden:g} hidden + {integration:g} integration = "
-                           f"{total:g} points in all."), soft_wrap=True)
+        console.print(Text(_("{pending} more points are decided at grading (hidden properties, integration "
+                             "properties not run here): {visible} visible + {hidden} hidden + {integration} "
+                             "integration = {total} points in all.").format(
+            pending=f"{pending:g}", visible=f"{visible:g}", hidden=f"{hidden:g}", integration=f"{integration:g}",
+            total=f"{total:g}")), soft_wrap=True)

@@ -6,7 +6,8 @@ registries, the component tables from the components' declarations, figures from
 
 A block is the text between `<!-- generated: NAME -->` and `<!-- end generated: NAME -->`. `counts` comes from
 the property registry and the bug catalog; `components`, `contract` and `course-order` from
-autograder/components.py; every other NAME is the file benchmarks/figures/NAME.md, written by the benchmark
+autograder/components.py; `glossary` from autograder/glossary.py (each with an `-es` twin for the Spanish student
+README); every other NAME is the file benchmarks/figures/NAME.md, written by the benchmark
 script that measures it (`--write`). Nothing in a block is typed by hand.
 """
 from __future__ import annotations
@@ -19,7 +20,8 @@ from autograder import KIT  # the installed kit (pip install -e .)
 
 FIGURES = KIT / "benchmarks" / "figures"
 README = KIT / "README.md"
-FILES = (README, KIT / "docs" / "contract.md", KIT / "autograder" / "student" / "README.md")
+FILES = (README, KIT / "docs" / "contract.md", KIT / "autograder" / "student" / "README.md",
+         KIT / "autograder" / "student" / "README.es.md")
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)", re.S)
 
 
@@ -69,7 +71,29 @@ def course_order() -> str:
     return textwrap.fill(f"Suggested order (the notebooks' numbers follow it): {files}.", 115) + "\n"
 
 
-GENERATED = {"counts": counts, "components": components, "contract": contract, "course-order": course_order}
+def course_order_es() -> str:
+    import textwrap
+
+    from autograder.components import COMPONENTS
+
+    files = ", ".join(f"`{c.filename}`" for c in COMPONENTS)
+    return textwrap.fill(f"Orden sugerido (los números de los notebooks lo siguen): {files}.", 115) + "\n"
+
+
+def glossary(header: str = "| in the Spanish course notebooks | in this kit |") -> str:
+    """The student README's glossary: the course notebooks' names and the kit's (autograder/glossary.py)."""
+    from autograder.glossary import GLOSSARY
+
+    rows = [header, "|---|---|"] + [f"| `{theirs}` | `{ours}` |" for theirs, ours in GLOSSARY.items()]
+    return "\n".join(rows) + "\n"
+
+
+def glossary_es() -> str:
+    return glossary("| en los notebooks del curso | en este kit |")
+
+
+GENERATED = {"counts": counts, "components": components, "contract": contract, "course-order": course_order,
+             "course-order-es": course_order_es, "glossary": glossary, "glossary-es": glossary_es}
 
 
 def block(name: str) -> str:

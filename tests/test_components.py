@@ -159,7 +159,8 @@ TOY = Path(__file__).resolve().parent / "toy_component"
 # What the author of a new component writes (docs/extending.md), and what the two generators then rewrite.
 HAND_WRITTEN = {"solutions/temperature.py", "autograder/properties/temperature.py",
                 "autograder/hidden/temperature.py", "autograder/bugs/temperature.py", "autograder/components.py"}
-GENERATED = {"exercises/temperature.py", "README.md", "docs/contract.md", "autograder/student/README.md"}
+GENERATED = {"exercises/temperature.py", "README.md", "docs/contract.md", "autograder/student/README.md",
+             "autograder/student/README.es.md"}
 KIT = ("autograder", "solutions", "exercises", "docs", "benchmarks", "README.md", "pyproject.toml",
        "tests/conftest.py", "tests/test_components.py", "tests/test_suite_meta.py")
 
