@@ -30,7 +30,6 @@ SLOW_FIXTURES = {
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.
 SLOW_TESTS = {
-    "test_judge.py": {"test_sample_class_recipes_are_valid"},
     "test_judge_gradescope.py": {"test_run_autograder_on_a_simulated_tree"},  # 10 s
     "test_judge_isolation.py": {
         "test_a_slow_but_correct_loop_gets_the_same_score_from_check_and_grade",

@@ -7,7 +7,6 @@ and benchmark draw buggy submissions from it.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
