@@ -1,10 +1,10 @@
 """The kit's tests: shared setup, and the slow tier.
 
-`pytest -m "not slow"` is the edit loop's tier (about a minute on the 2-core machine); `pytest`, as CI runs
-it, is everything. A test is slow when it grades a class with the judge, runs nbgrader, or runs a student
-bundle's own pytest or check in a fresh process. The slow ones are named here, in one place, so that no test
-body carries a decorator; a name here that no longer matches a test or a fixture is an error, so a renamed
-slow test cannot drift into the fast tier unnoticed.
+`pytest -m "not slow"` is the edit loop's tier (about 70 s of CPU on the 2-core machine, collection
+included); `pytest`, as CI runs it, is everything (about 13 minutes of CPU). A test is slow when it grades
+a class with the judge, runs nbgrader, or runs a student bundle's own pytest or check in a fresh process.
+The slow ones are named here, in one place, so that no test body carries a decorator; a name here that no
+longer matches a test or a fixture is an error, so a renamed slow test cannot drift into the fast tier.
 """
 
 import re
@@ -17,26 +17,27 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # Module fixtures that grade a class with the judge (or through nbgrader) once for their module: every test
-# that uses one is slow, new ones included. Seconds: CPU time of the fixture in one run on the 2-core machine.
+# that uses one is slow, new ones included. Seconds: CPU time in one run on the 2-core machine (children
+# included), the figures that ranked the tests.
 SLOW_FIXTURES = {
-    "test_judge.py": {"runs"},
+    "test_judge.py": {"runs"},  # 38 s, and 24 s for the tests that grade again
     "test_judge_byhand.py": {"graded"},  # 30 s
-    "test_judge_hostile.py": {"graded"},
-    "test_judge_isolation.py": {"graded", "user_dir"},
-    "test_judge_trust.py": {"graded"},
-    "test_nbgrader.py": {"graded"},
+    "test_judge_hostile.py": {"graded"},  # 245 s
+    "test_judge_isolation.py": {"graded", "user_dir"},  # 24 s; 26 and 28 s for the two as a user
+    "test_judge_trust.py": {"graded"},  # 78 s
+    "test_nbgrader.py": {"graded"},  # 130 s
     "test_free_points.py": {"judged"},  # 12 s
 }
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.
 SLOW_TESTS = {
     "test_judge_gradescope.py": {"test_run_autograder_on_a_simulated_tree"},  # 10 s
-    "test_judge_isolation.py": {
+    "test_judge_isolation.py": {  # 16, 8 and 23 s
         "test_a_slow_but_correct_loop_gets_the_same_score_from_check_and_grade",
         "test_a_loop_too_slow_fails_the_self_check_first_with_the_same_verdict",
         "test_a_slow_loop_gets_the_same_score_from_nbgrader",
     },
-    "test_nbgrader.py": {"test_a_students_kernel_checks_what_was_run"},
+    "test_nbgrader.py": {"test_a_students_kernel_checks_what_was_run"},  # 3 s, a kernel start
     "test_selfcheck_verdicts.py": {  # 13 s
         "test_grade_keeps_downstream_full_marks_and_only_integration_drops",
     },
