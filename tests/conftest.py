@@ -1,6 +1,6 @@
 """The kit's tests: shared setup, and the slow tier.
 
-`pytest -m "not slow"` is the edit loop's tier (about 70 s of CPU on the 2-core machine, collection
+`pytest -m "not slow"` is the edit loop's tier (about 65 s of CPU on the 2-core machine, collection
 included); `pytest`, as CI runs it, is everything (about 13 minutes of CPU). A test is slow when it grades
 a class with the judge, runs nbgrader, or runs a student bundle's own pytest or check in a fresh process.
 The slow ones are named here, in one place, so that no test body carries a decorator; a name here that no
@@ -38,8 +38,10 @@ SLOW_TESTS = {
         "test_a_slow_loop_gets_the_same_score_from_nbgrader",
     },
     "test_nbgrader.py": {"test_a_students_kernel_checks_what_was_run"},  # 3 s, a kernel start
-    "test_selfcheck_verdicts.py": {  # 13 s
+    "test_selfcheck_verdicts.py": {  # 13, 2 and 3 s
         "test_grade_keeps_downstream_full_marks_and_only_integration_drops",
+        "test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly",
+        "test_pytest_names_it_for_one_selected_component",
     },
     "test_stubs_and_release.py": {  # 2 to 6 s each, 23 s together
         "test_bundle_check_exits_0_at_full_marks_with_points_pending_and_the_totals_add_up",
