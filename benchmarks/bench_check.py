@@ -44,7 +44,7 @@ def main() -> None:
             "|---|---:|---:|", f"| python -c 'import torch' alone | {import_time:.2f} | |"]
     for label, args_, target in CASES:
         seconds = statistics.median(wall(args_) for _ in range(repeat))
-        rows.append(f"| {label} | {seconds:.2f} | {'≤ %g' % target if target else ''} |")
+        rows.append(f"| {label} | {seconds:.2f} | {f'≤ {target:g}' if target else ''} |")
     rows.append(f"| load average (1 min) before / after | {load0:.1f} / {os.getloadavg()[0]:.1f} | |")
     table = "\n".join(rows) + "\n"
     print(table)

@@ -1,5 +1,78 @@
+"""The kit's tests: shared setup, and the slow tier.
+
+`pytest -m "not slow"` is the edit loop's tier (about 65 s of CPU on the 2-core machine, collection
+included); `pytest`, as CI runs it, is everything (about 13 minutes of CPU). A test is slow when it grades
+a class with the judge, runs nbgrader, or runs a student bundle's own pytest or check in a fresh process.
+The slow ones are named here, in one place, so that no test body carries a decorator; a name here that no
+longer matches a test or a fixture is an error, so a renamed slow test cannot drift into the fast tier.
+"""
+
+import re
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+# Module fixtures that grade a class with the judge (or through nbgrader) once for their module: every test
+# that uses one is slow, new ones included. Seconds: CPU time in one run on the 2-core machine (children
+# included), the figures that ranked the tests.
+SLOW_FIXTURES = {
+    "test_judge.py": {"runs"},  # 38 s, and 24 s for the tests that grade again
+    "test_judge_byhand.py": {"graded"},  # 30 s
+    "test_judge_hostile.py": {"graded"},  # 245 s
+    "test_judge_isolation.py": {"graded", "user_dir"},  # 24 s; 26 and 28 s for the two as a user
+    "test_judge_trust.py": {"graded"},  # 78 s
+    "test_nbgrader.py": {"graded"},  # 130 s
+    "test_free_points.py": {"judged"},  # 12 s
+}
+
+# Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.
+SLOW_TESTS = {
+    "test_judge_gradescope.py": {"test_run_autograder_on_a_simulated_tree"},  # 10 s
+    "test_judge_isolation.py": {  # 16, 8 and 23 s
+        "test_a_slow_but_correct_loop_gets_the_same_score_from_check_and_grade",
+        "test_a_loop_too_slow_fails_the_self_check_first_with_the_same_verdict",
+        "test_a_slow_loop_gets_the_same_score_from_nbgrader",
+    },
+    "test_nbgrader.py": {"test_a_students_kernel_checks_what_was_run"},  # 3 s, a kernel start
+    "test_selfcheck_verdicts.py": {  # 13, 2 and 3 s
+        "test_grade_keeps_downstream_full_marks_and_only_integration_drops",
+        "test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly",
+        "test_pytest_names_it_for_one_selected_component",
+    },
+    "test_stubs_and_release.py": {  # 2 to 6 s each, 23 s together
+        "test_bundle_check_exits_0_at_full_marks_with_points_pending_and_the_totals_add_up",
+        "test_bundle_check_command_works_without_the_instructor_tools",
+        "test_bundle_pytest_on_stubs_reports_zero",
+        "test_bundle_pytest_from_exercises_on_stubs_is_a_screenful_per_component_and_ends_with_the_table",
+        "test_bundle_grades_the_notebooks_and_names_the_cell",
+        "test_bundle_pytest_on_reference_passes_and_says_hidden_points_remain",
+        "test_bundle_notebook_runs_in_a_kernel_and_a_failure_names_the_cell",
+    },
+}
+
+
+def _check_names():
+    """Every name in SLOW_FIXTURES and SLOW_TESTS is defined in its module."""
+    for table in (SLOW_FIXTURES, SLOW_TESTS):
+        for module, names in table.items():
+            path = ROOT / "tests" / module
+            source = path.read_text() if path.exists() else ""
+            for name in names:
+                if not re.search(rf"^def {name}\(", source, re.MULTILINE):
+                    raise pytest.UsageError(
+                        f"tests/conftest.py names {module}::{name}, which is not defined there"
+                    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks
+def pytest_collection_modifyitems(config, items):
+    _check_names()
+    for item in items:
+        module = item.path.name
+        fixtures = SLOW_FIXTURES.get(module, set()) & set(getattr(item, "fixturenames", ()))
+        if fixtures or getattr(item, "originalname", item.name) in SLOW_TESTS.get(module, ()):
+            item.add_marker(pytest.mark.slow)

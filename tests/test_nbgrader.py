@@ -18,9 +18,9 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from autograder import stubs  # noqa: E402
-from autograder.bugs import catalog  # noqa: E402
-from autograder.notebooks import cells  # noqa: E402
+from autograder import stubs
+from autograder.bugs import catalog
+from autograder.notebooks import cells
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "transformer"

@@ -91,7 +91,7 @@ def setup(component: str) -> str:
     """Build the package holding this notebook's dependencies; return its name for `__package__`."""
     get(component)  # an unknown name fails here, not later
     try:
-        ip = get_ipython()  # noqa: F821 - defined inside IPython only
+        ip = get_ipython()  # defined inside IPython only
         if _record not in ip.events.callbacks["pre_run_cell"]:
             ip.events.register("pre_run_cell", _record)
     except NameError:
