@@ -9,12 +9,12 @@ longer matches a test or a fixture is an error, so a renamed slow test cannot dr
 
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from autograder import KIT as ROOT
+
+sys.path.insert(0, str(ROOT))  # `tests.<module>` importable: a worker script imports test helpers by that name
 
 # Module fixtures that grade a class with the judge (or through nbgrader) once for their module: every test
 # that uses one is slow, new ones included. Seconds: CPU time in one run on the 2-core machine (children
@@ -38,6 +38,11 @@ SLOW_TESTS = {
         "test_a_slow_loop_gets_the_same_score_from_nbgrader",
     },
     "test_nbgrader.py": {"test_a_students_kernel_checks_what_was_run"},  # 3 s, a kernel start
+    "test_components.py": {"test_a_new_component_needs_only_its_own_files"},  # 30-50 s: a kit copy, stubs, check
+    "test_i18n.py": {  # fresh check / bundle processes
+        "test_check_lang_es_on_the_stubs_prints_a_spanish_table",
+        "test_a_spanish_bundle_speaks_spanish_by_default_and_english_when_asked",
+    },
     "test_selfcheck_verdicts.py": {  # 13, 2 and 3 s
         "test_grade_keeps_downstream_full_marks_and_only_integration_drops",
         "test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly",
