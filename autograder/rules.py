@@ -39,6 +39,8 @@ FAMILIES: MappingProxyType = MappingProxyType({
     "softmax": re.compile(r"softmax|logsumexp"),
     "norm": re.compile(r"(layer|group|batch|instance|rms)_norm"),
     "attention": re.compile(r"attention|_fused_sdp|_transformer_encoder_layer|_transform_bias_rescale_qkv"),
+    # --- training (issue 10, part 3): a library loss computes the whole (smoothed) cross-entropy in one call ---
+    "loss": re.compile(r"cross_entropy|nll_loss|kl_div"),
 })
 FAMILY_TEXT = MappingProxyType({
     "softmax": "a library softmax: torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, torch.logsumexp...",
@@ -46,6 +48,8 @@ FAMILY_TEXT = MappingProxyType({
             "F.rms_norm...",
     "attention": "a library attention: F.scaled_dot_product_attention, nn.MultiheadAttention, "
                  "nn.TransformerEncoderLayer...",
+    # --- training ---
+    "loss": "a library loss: F.cross_entropy (label_smoothing=...), nn.CrossEntropyLoss, F.nll_loss, F.kl_div...",
 })
 # Per component: the operator families that may not run while it is under test.
 RUNTIME: MappingProxyType = MappingProxyType({
@@ -60,6 +64,9 @@ RUNTIME: MappingProxyType = MappingProxyType({
     "decoder": ("softmax", "attention", "norm"),
     # Softmax stays allowed here: a greedy decoder may take it before argmax, harmlessly.
     "transformer": ("attention", "norm"),
+    # --- training: the smoothed loss by hand. Softmax stays allowed: log-probabilities are an ingredient here
+    # (log_softmax), and softmax by hand is attention.py's exercise, graded there.
+    "training": ("loss", "attention", "norm"),
 })
 # Kernels that compute values (not Meta, not the autograd layer: autograd ends in one of these).
 _KEYS = ("CPU", "CUDA", "XPU", "MPS", "SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU",
@@ -261,6 +268,9 @@ _NORM_NAMES = {"layer_norm", "LayerNorm", "native_layer_norm", "rms_norm", "RMSN
 _TRANSFORMER_NAMES = {
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer",
 }
+# --- training ---
+_LOSS_NAMES = {"cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "kl_div", "KLDivLoss",
+               "binary_cross_entropy", "binary_cross_entropy_with_logits"}
 STATIC: MappingProxyType = MappingProxyType({
     "attention_numpy": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES),
     "attention": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _TRANSFORMER_NAMES),
@@ -272,6 +282,8 @@ STATIC: MappingProxyType = MappingProxyType({
     "encoder": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
     "decoder": frozenset(_SOFTMAX_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
     "transformer": frozenset(_ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
+    # --- training ---
+    "training": frozenset(_LOSS_NAMES | _ATTENTION_NAMES | _NORM_NAMES | _TRANSFORMER_NAMES),
 })
 # Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings.
 _HIDING_CALLS = {"getattr", "__import__", "eval", "exec", "compile", "vars", "globals", "__getattribute__"}

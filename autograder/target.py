@@ -59,7 +59,8 @@ class Call:
     """Call the function `name` of module `on` (a component name), or the method `name` of a built module.
 
     backward: also backpropagate a fixed pseudo-random cotangent from the (first) output and return the
-    gradients of the float inputs and of the module's parameters. read: attributes to read after the call.
+    gradients of the float inputs and of the module's parameters (for a function: of the one module among its
+    arguments, if there is exactly one). read: attributes to read after the call.
     """
 
     on: str | Handle
@@ -264,6 +265,11 @@ class Executor:
     def module(self, component: str):
         if component in self.import_errors:
             raise self.import_errors[component]
+        # --- training (issue 10, part 3): the component's library preloads, imported by the kit, unguarded.
+        from .components import BY_NAME
+
+        for name in BY_NAME[component].preload if component in BY_NAME else ():
+            importlib.import_module(name)
         try:
             with self._student_context(component, f"import of {component}.py"):
                 return importlib.import_module(f"{self.package}.{component}")
@@ -395,8 +401,11 @@ class Executor:
                 h.remove()
         if op.backward:
             reply.input_grads = [export(a.grad) if isinstance(a, torch.Tensor) else None for a in args]
-            if isinstance(obj, torch.nn.Module):
-                reply.param_grads = {n: export(p.grad) for n, p in obj.named_parameters()}
+            # --- training (issue 10, part 3): a function of one model (teacher_forcing_loss(model, ...)) returns
+            # that model's gradients, as a method returns its own module's.
+            module = obj if isinstance(obj, torch.nn.Module) else (watched[0] if len(watched) == 1 else None)
+            if module is not None:
+                reply.param_grads = {n: export(p.grad) for n, p in module.named_parameters()}
         reply.grad_enabled_seen, reply.training_seen = tuple(seen_grad), tuple(seen_train)
         return reply
 

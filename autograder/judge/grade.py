@@ -44,7 +44,9 @@ MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 64
 SHORT = {"attention_numpy": "np", "attention": "attn", "mask": "mask", "multi_head": "mha", "add_norm": "norm",
          "feed_forward": "ffn", "positional_encoding": "pe", "encoder": "enc", "decoder": "dec",
-         "transformer": "model", results.INTEGRATION: "integ"}
+         "transformer": "model",
+         "training": "train",  # --- training (issue 10, part 3) ---
+         results.INTEGRATION: "integ"}
 COLUMNS = results.ROWS  # the gradebook's point columns: each component, then the integration share
 
 
