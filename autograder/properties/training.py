@@ -336,7 +336,13 @@ def train_call(t, handle, src_batches, tgt_batches, d_model, warmup, pad_id, smo
 # ------------------------------------------------------------------------------------------- the copy task
 @dataclass(frozen=True)
 class CopyTask:
-    """Copy `length` tokens (ids 3..vocab-1) then EOS; a 1-layer model, Adam and the schedule, `steps` steps."""
+    """Copy `length` tokens (ids 3..vocab-1) then EOS; a 1-layer model, Adam and the schedule, `steps` steps.
+
+    In the training batches a share `noise` of the target tokens are random: the source cannot predict them, only
+    the decoder input's next token can (it is the answer), and it is visible exactly when the causal mask is
+    missing. A model trained without the mask learns to read it and decodes 75-86 % of held-out tokens (seeds
+    0-2); the reference decodes 100 % (99.7 % at seed 3) after 500 steps.
+    """
 
     vocab: int = 10
     length: int = 5
@@ -345,7 +351,7 @@ class CopyTask:
     num_layers: int = 1
     d_ff: int = 64
     batch: int = 64
-    steps: int = 400
+    steps: int = 500
     warmup: int = 100
     factor: float = 1.0
     smoothing: float = 0.1
@@ -353,17 +359,23 @@ class CopyTask:
     held_out: int = 64
     pad_id: int = 0
     accuracy: float = 0.95
+    reverse: bool = False
+    noise: float = 0.3
 
     def kwargs(self):
         return dict(src_vocab_size=self.vocab, tgt_vocab_size=self.vocab, d_model=self.d_model,
                     num_heads=self.num_heads, num_layers=self.num_layers, d_ff=self.d_ff, dropout=0.0,
                     max_len=MAX_LEN)
 
-    def data(self, seed, steps, batch):
+    def data(self, seed, steps, batch, noise=False):
         """src (steps, batch, length), tgt (steps, batch, length + 1) = src then EOS."""
         g = torch.Generator().manual_seed(seed)
         src = torch.randint(3, self.vocab, (steps, batch, self.length), generator=g)
-        return src, torch.cat([src, torch.full((steps, batch, 1), EOS)], dim=2)
+        out = src.flip(-1) if self.reverse else src
+        if noise:
+            swap = torch.rand(out.shape, generator=g) < self.noise
+            out = torch.where(swap, torch.randint(3, self.vocab, out.shape, generator=g), out)
+        return src, torch.cat([out, torch.full((steps, batch, 1), EOS)], dim=2)
 
     def initial_state(self):
         """Weights drawn like torch's defaults (Linear: std 1/sqrt(3 fan_in); LayerNorm: ones and zeros; biases 0):
@@ -601,11 +613,11 @@ COPY = CopyTask()
 
 @prop(C, points=3, examples=1, error_hint=BUILD_ERROR)
 def copy_task_is_learned(t):
-    """train() on the copy task (400 steps of 64 sequences of 5 tokens, d_model 32, 1 layer, fixed seed) reaches
-    95 % token accuracy on 64 held-out sequences under greedy decoding."""
+    """train() on the copy task (500 steps of 64 sequences of 5 tokens, 30 % of training target tokens noise,
+    d_model 32, 1 layer, fixed seed) reaches 95 % token accuracy on 64 held-out sequences under greedy decoding."""
     task = COPY
     handle = t.build("transformer", "Transformer", state=task.initial_state(), train=True, **task.kwargs())
-    src_b, tgt_b = task.data(task.seed + 1, task.steps, task.batch)
+    src_b, tgt_b = task.data(task.seed + 1, task.steps, task.batch, noise=True)
     losses, what = train_call(t, handle, src_b, tgt_b, task.d_model, task.warmup, task.pad_id, task.smoothing,
                               task.factor, seed=task.seed)
     state = t.inspect(handle)["state"]
@@ -618,7 +630,8 @@ def copy_task_is_learned(t):
     trained = TrainableWitness(state, task.num_layers, task.d_model, task.num_heads, task.d_ff)
     hint = diagnose(
         "the model did not learn to copy: check train (Adam, the schedule, zero_grad) and teacher_forcing_loss",
-        (lambda: teacher_forced_accuracy(trained, src, tgt, causal_mask=False) >= task.accuracy, NO_CAUSAL),
+        (lambda: teacher_forced_accuracy(trained, src, tgt, causal_mask=False)
+         >= teacher_forced_accuracy(trained, src, tgt) + 0.05, NO_CAUSAL),
         (lambda: teacher_forced_accuracy(trained, src, tgt, shifted=False) >= task.accuracy
          or teacher_forced_accuracy(trained, src, tgt, shifted=False, causal_mask=False) >= task.accuracy,
          NOT_SHIFTED),
