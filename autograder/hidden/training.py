@@ -7,10 +7,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ..properties.checks import close, expect, is_close
+from ..properties.checks import close, expect, is_close, tensor
 from ..properties.core import prop
 from ..properties.training import (BUILD_ERROR, PAD_COUNTED, SCHEDULE, LossInputs, batch_cases, build_model,
-                                   explain_loss, loss_call, loss_inputs, padded, rate_call, smoothed_loss)
+                                   explain_loss, loss_call, loss_inputs, padded, rate_call, schedule, smoothed_loss,
+                                   witness_train)
 
 C = "training"
 
@@ -32,7 +33,16 @@ def smoothed_loss_accepts_flat_logits(t, inputs):
 @prop(C, points=1, examples=3, visible=False)
 @given(inputs=loss_inputs())
 def smoothed_loss_of_all_padding_is_zero(t, inputs):
-    """A batch whose targets are all padding costs 0.0 (not NaN from 0 / 0)."""
+    """A batch whose targets are all padding costs 0.0 (not NaN from 0 / 0); one real token costs its own loss."""
+    one = torch.full_like(inputs.target, inputs.pad_id)
+    one[0, 0] = inputs.target[0, 0]
+    got, _, what = loss_call(t, LossInputs(logits=inputs.logits, target=one, smoothing=inputs.smoothing,
+                                           pad_id=inputs.pad_id))
+    expected = smoothed_loss(inputs.logits, one, inputs.smoothing, inputs.pad_id)
+    if not is_close(got, expected, inputs.logits.dtype):
+        close(got, expected, what + " with a single non-padding position",
+              explain_loss(got, inputs.logits, one, inputs.smoothing, inputs.pad_id, PAD_COUNTED),
+              inputs.logits.dtype)
     target = torch.full_like(inputs.target, inputs.pad_id)
     got, _, what = loss_call(t, LossInputs(logits=inputs.logits, target=target, smoothing=inputs.smoothing,
                                            pad_id=inputs.pad_id))
@@ -45,6 +55,8 @@ def smoothed_loss_of_all_padding_is_zero(t, inputs):
 def learning_rate_scales_as_inverse_sqrt_d_model(t, step, d_model, warmup):
     """Four times the width, half the rate, at every step."""
     small, what = rate_call(t, step, d_model, warmup)
+    expect(math.isclose(small, schedule(step, d_model, warmup), rel_tol=1e-9),
+           f"{what} = {small:.6g}, expected {schedule(step, d_model, warmup):.6g}", SCHEDULE)
     large, _ = rate_call(t, step, 4 * d_model, warmup)
     expect(math.isclose(large, small / 2, rel_tol=1e-9), f"{what} = {small:.6g} but with d_model={4 * d_model} "
            f"{large:.6g}, expected half of it", "scale by d_model^-0.5. " + SCHEDULE)
@@ -53,15 +65,18 @@ def learning_rate_scales_as_inverse_sqrt_d_model(t, step, d_model, warmup):
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(case=batch_cases())
 def train_runs_the_model_in_train_mode(t, case):
-    """A model built in eval mode is trained in train mode (dropout on when it has any)."""
+    """A model built in eval mode is trained in train mode (dropout on when it has any); the losses are returned."""
     from ..target import Call
 
-    handle, _ = build_model(t, case)
+    handle, state = build_model(t, case)
     g = torch.Generator().manual_seed(case.seed)
-    src = padded(g, *case.src.shape, case.vocab, case.pad_id)[None]
-    tgt = padded(g, *case.tgt.shape, case.vocab, case.pad_id)[None]
+    src = torch.stack([padded(g, *case.src.shape, case.vocab, case.pad_id) for _ in range(2)])
+    tgt = torch.stack([padded(g, *case.tgt.shape, case.vocab, case.pad_id) for _ in range(2)])
     t.method(handle, "eval")
     reply = t.run(Call(C, "train", (handle, src, tgt), dict(d_model=case.d_model, warmup_steps=1, bos_id=1,
                                                             pad_id=case.pad_id, smoothing=case.smoothing)))
     expect(reply.training_seen and all(reply.training_seen), "train(...) ran the model in eval mode",
            "call model.train() before the first step")
+    losses = tensor(reply.value, "train(...)'s losses", shape=(2,), dtype=torch.float64)
+    expected, _ = witness_train(state, case, src, tgt, 1, 1.0)
+    close(losses, expected, "train(...)'s losses", "return the loss of each step, before it", rtol=1e-5, atol=1e-7)

@@ -475,13 +475,15 @@ def padding_positions_contribute_nothing(t, inputs, noise):
     """Changing the logits at padding positions changes neither the loss nor the other positions' gradients."""
     got, reply, what = loss_call(t, inputs, backward=True)
     pad = inputs.target == inputs.pad_id
+    grad = (reply.input_grads or [None])[0]
+    expect(grad is not None, "no gradient reached the logits",
+           "keep the loss differentiable: no .item(), .detach() or numpy inside")
+    expect(float(grad[~pad].abs().sum()) > 0, "d loss / d logits is zero at every non-padding position",
+           "the loss must depend on the logits of the non-padding positions")
     changed = inputs.logits + pad[..., None] * tensors_like(inputs.logits, noise)
     again, _, _ = loss_call(t, LossInputs(logits=changed, target=inputs.target, smoothing=inputs.smoothing,
                                           pad_id=inputs.pad_id))
     close(again, got, what + " after changing the logits at padding positions", PAD_COUNTED, inputs.logits.dtype)
-    grad = (reply.input_grads or [None])[0]
-    expect(grad is not None, "no gradient reached the logits",
-           "keep the loss differentiable: no .item(), .detach() or numpy inside")
     close(grad[pad], torch.zeros_like(grad[pad]), "d loss / d logits at padding positions", PAD_COUNTED)
 
 
@@ -620,6 +622,9 @@ def copy_task_is_learned(t):
     src_b, tgt_b = task.data(task.seed + 1, task.steps, task.batch, noise=True)
     losses, what = train_call(t, handle, src_b, tgt_b, task.d_model, task.warmup, task.pad_id, task.smoothing,
                               task.factor, seed=task.seed)
+    expect(float(losses[-1]) < float(losses[0]), f"{what}: the loss went from {float(losses[0]):.4g} at step 1 to "
+           f"{float(losses[-1]):.4g} at step {task.steps}", "return each step's loss; it must fall as the model "
+           "learns: " + NO_ZERO_GRAD)
     state = t.inspect(handle)["state"]
     src, tgt = (x[0] for x in task.data(task.seed + 999, 1, task.held_out))
     witness = oracles.TorchTransformer(state, task.num_layers, task.d_model, task.num_heads, task.d_ff)
