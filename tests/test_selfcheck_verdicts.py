@@ -18,7 +18,7 @@ from autograder.judge.remote import Limits
 from autograder.properties import core
 
 ROOT = Path(__file__).resolve().parent.parent
-DOWNSTREAM = ("multi_head", "encoder", "decoder", "transformer")  # every component that imports attention.py
+DOWNSTREAM = ("multi_head", "encoder", "decoder", "transformer", "training")  # every component that uses attention.py
 SOFTMAX_CALL = "    weights = softmax(scores, dim=-1)\n    return weights @ value, weights"
 
 
