@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from . import rules
+from .components import BY_NAME as _COMPONENTS  # --- training: imported here, before a judge's worker hides the kit
 
 _ForbiddenCall = rules.ForbiddenCall
 
@@ -265,10 +266,9 @@ class Executor:
     def module(self, component: str):
         if component in self.import_errors:
             raise self.import_errors[component]
-        # --- training (issue 10, part 3): the component's library preloads, imported by the kit, unguarded.
-        from .components import BY_NAME
-
-        for name in BY_NAME[component].preload if component in BY_NAME else ():
+        # --- training (issue 10, part 3): the component's library preloads, imported by the kit, unguarded (the
+        # judge's zygote has imported them already).
+        for name in _COMPONENTS[component].preload if component in _COMPONENTS else ():
             importlib.import_module(name)
         try:
             with self._student_context(component, f"import of {component}.py"):

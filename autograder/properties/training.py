@@ -408,6 +408,81 @@ def teacher_forced_accuracy(witness, src, tgt, *, shifted=True, causal_mask=True
 
 
 # ------------------------------------------------------------------------------------------------- properties
+# The two that use the model come first: the judge re-runs a component's first two visible properties with the
+# student's own dependencies (the integration share), and these are the ones that exercise them.
+@prop(C, points=3, examples=4, error_hint=BUILD_ERROR)
+@given(case=batch_cases())
+@example(case=fixed_batch_case(3))
+def teacher_forcing_gradient_equals_expected(t, case):
+    """teacher_forcing_loss's value and its gradient for every parameter equal the witness's, same weights and
+    batch."""
+    handle, state = build_model(t, case)
+    reply = t.run(Call(C, "teacher_forcing_loss", (handle, case.src, case.tgt),
+                       dict(bos_id=BOS, pad_id=case.pad_id, smoothing=case.smoothing), backward=True))
+    what = f"teacher_forcing_loss(model, src, tgt, bos_id={BOS}, pad_id={case.pad_id}, smoothing={case.smoothing})"
+    got = tensor(reply.value, what, shape=(), dtype=torch.float64)
+    from ..target import cotangent
+
+    c = cotangent((), torch.float64, 1).item()
+
+    def explain():
+        for mistake, hint in TEACHER_FORCING_MISTAKES:
+            try:
+                if is_close(got, witness_gradients(state, case, **mistake)[0]):
+                    return hint
+            except Exception:  # noqa: BLE001 - a diagnosis is best effort
+                continue
+        return ("logits = model(src, shift_right(tgt, bos_id), padding_mask(src, pad_id), causal_mask(m)); "
+                "loss = label_smoothed_cross_entropy(logits, tgt, smoothing, pad_id)")
+
+    loss, grads = witness_gradients(state, case, c)
+    if not is_close(got, loss):
+        close(got, loss, what, explain)
+    for name, expected in grads.items():
+        g = (reply.param_grads or {}).get(name)
+        expect(g is not None, f"{name} got no gradient from teacher_forcing_loss",
+               "return the loss tensor itself, attached to the model (no .item() or .detach())")
+        if not is_close(g, expected):
+            close(g, expected, f"d loss / d {name}", explain)
+
+
+@prop(C, points=2, examples=2, error_hint=BUILD_ERROR)
+@given(case=batch_cases(), steps=st.integers(2, 3), warmup=st.integers(1, 3))
+@example(case=fixed_batch_case(5), steps=3, warmup=2)
+def train_takes_adam_steps_on_the_schedule(t, case, steps, warmup):
+    """After train(...) on a few batches the weights (and the losses) equal the witness's: Adam(betas=(0.9, 0.98),
+    eps=1e-9), lr = learning_rate(s, ...) before step s, gradients cleared at every step."""
+    g = torch.Generator().manual_seed(case.seed)
+    src_b = torch.stack([padded(g, *case.src.shape, case.vocab, case.pad_id) for _ in range(steps)])
+    tgt_b = torch.stack([padded(g, *case.tgt.shape, case.vocab, case.pad_id) for _ in range(steps)])
+    handle, state = build_model(t, case)
+    losses, what = train_call(t, handle, src_b, tgt_b, case.d_model, warmup, case.pad_id, case.smoothing, 1.0)
+    info = t.inspect(handle)
+    expect(info.get("training"), "after train(...) the model is in eval mode", "call model.train() first")
+    expected_losses, expected_state = witness_train(state, case, src_b, tgt_b, warmup, 1.0)
+    got_state = info["state"]
+
+    def explain():
+        def same(**kw):
+            return lambda: is_close(got_state["generator.weight"],
+                                    witness_train(state, case, src_b, tgt_b, warmup, 1.0, **kw)[1]["generator.weight"],
+                                    rtol=1e-5, atol=1e-7)
+        return diagnose(ADAM + "; " + SCHEDULE_USED,
+                        (same(zero_grad=False), NO_ZERO_GRAD),
+                        (same(lr=lambda s: schedule(s + 1, case.d_model, warmup)), SCHEDULE_USED + " (s from 1)"),
+                        (same(lr=lambda s: schedule(max(s - 1, 1), case.d_model, warmup)),
+                         SCHEDULE_USED + " (s from 1)"))
+
+    if not is_close(losses[0], expected_losses[0], rtol=1e-5, atol=1e-7):
+        close(losses[:1], expected_losses[:1], what + ": the first step's loss",
+              "step 1's loss is teacher_forcing_loss of batch 0 before any update")
+    for name, expected in expected_state.items():
+        if not is_close(got_state[name], expected, rtol=1e-5, atol=1e-7):
+            close(got_state[name], expected, f"{name} after {steps} steps of train", explain, rtol=1e-5, atol=1e-7)
+    close(losses, expected_losses, what + ": the losses of each step", "return the loss of each step, before it",
+          rtol=1e-5, atol=1e-7)
+
+
 @prop(C, points=3, examples=12)
 @given(inputs=loss_inputs())
 @example(inputs=fixed_loss_inputs(0))
@@ -535,79 +610,6 @@ def shift_right_prepends_bos(t, tgt, bos_id):
     expected = shift(tgt, bos_id)
     expect(torch.equal(got, expected), f"shift_right({tgt.tolist()}, {bos_id}) = {got.tolist()}, "
            f"expected {expected.tolist()}", "prepend bos_id and drop the last token: the input at t is tgt[t - 1]")
-
-
-@prop(C, points=3, examples=4, error_hint=BUILD_ERROR)
-@given(case=batch_cases())
-@example(case=fixed_batch_case(3))
-def teacher_forcing_gradient_equals_expected(t, case):
-    """teacher_forcing_loss's value and its gradient for every parameter equal the witness's, same weights and
-    batch."""
-    handle, state = build_model(t, case)
-    reply = t.run(Call(C, "teacher_forcing_loss", (handle, case.src, case.tgt),
-                       dict(bos_id=BOS, pad_id=case.pad_id, smoothing=case.smoothing), backward=True))
-    what = f"teacher_forcing_loss(model, src, tgt, bos_id={BOS}, pad_id={case.pad_id}, smoothing={case.smoothing})"
-    got = tensor(reply.value, what, shape=(), dtype=torch.float64)
-    from ..target import cotangent
-
-    c = cotangent((), torch.float64, 1).item()
-
-    def explain():
-        for mistake, hint in TEACHER_FORCING_MISTAKES:
-            try:
-                if is_close(got, witness_gradients(state, case, **mistake)[0]):
-                    return hint
-            except Exception:  # noqa: BLE001 - a diagnosis is best effort
-                continue
-        return ("logits = model(src, shift_right(tgt, bos_id), padding_mask(src, pad_id), causal_mask(m)); "
-                "loss = label_smoothed_cross_entropy(logits, tgt, smoothing, pad_id)")
-
-    loss, grads = witness_gradients(state, case, c)
-    if not is_close(got, loss):
-        close(got, loss, what, explain)
-    for name, expected in grads.items():
-        g = (reply.param_grads or {}).get(name)
-        expect(g is not None, f"{name} got no gradient from teacher_forcing_loss",
-               "return the loss tensor itself, attached to the model (no .item() or .detach())")
-        if not is_close(g, expected):
-            close(g, expected, f"d loss / d {name}", explain)
-
-
-@prop(C, points=2, examples=2, error_hint=BUILD_ERROR)
-@given(case=batch_cases(), steps=st.integers(2, 3), warmup=st.integers(1, 3))
-@example(case=fixed_batch_case(5), steps=3, warmup=2)
-def train_takes_adam_steps_on_the_schedule(t, case, steps, warmup):
-    """After train(...) on a few batches the weights (and the losses) equal the witness's: Adam(betas=(0.9, 0.98),
-    eps=1e-9), lr = learning_rate(s, ...) before step s, gradients cleared at every step."""
-    g = torch.Generator().manual_seed(case.seed)
-    src_b = torch.stack([padded(g, *case.src.shape, case.vocab, case.pad_id) for _ in range(steps)])
-    tgt_b = torch.stack([padded(g, *case.tgt.shape, case.vocab, case.pad_id) for _ in range(steps)])
-    handle, state = build_model(t, case)
-    losses, what = train_call(t, handle, src_b, tgt_b, case.d_model, warmup, case.pad_id, case.smoothing, 1.0)
-    info = t.inspect(handle)
-    expect(info.get("training"), "after train(...) the model is in eval mode", "call model.train() first")
-    expected_losses, expected_state = witness_train(state, case, src_b, tgt_b, warmup, 1.0)
-    got_state = info["state"]
-
-    def explain():
-        def same(**kw):
-            return lambda: is_close(got_state["generator.weight"],
-                                    witness_train(state, case, src_b, tgt_b, warmup, 1.0, **kw)[1]["generator.weight"],
-                                    rtol=1e-5, atol=1e-7)
-        return diagnose(ADAM + "; " + SCHEDULE_USED,
-                        (same(zero_grad=False), NO_ZERO_GRAD),
-                        (same(lr=lambda s: schedule(s + 1, case.d_model, warmup)), SCHEDULE_USED + " (s from 1)"),
-                        (same(lr=lambda s: schedule(max(s - 1, 1), case.d_model, warmup)),
-                         SCHEDULE_USED + " (s from 1)"))
-
-    if not is_close(losses[0], expected_losses[0], rtol=1e-5, atol=1e-7):
-        close(losses[:1], expected_losses[:1], what + ": the first step's loss",
-              "step 1's loss is teacher_forcing_loss of batch 0 before any update")
-    for name, expected in expected_state.items():
-        if not is_close(got_state[name], expected, rtol=1e-5, atol=1e-7):
-            close(got_state[name], expected, f"{name} after {steps} steps of train", explain, rtol=1e-5, atol=1e-7)
-    close(losses, expected_losses, what + ": the losses of each step", "return the loss of each step, before it",
-          rtol=1e-5, atol=1e-7)
 
 
 COPY = CopyTask()
