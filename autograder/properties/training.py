@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..target import Call
+from ..target import Call, cotangent
 from . import oracles
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
@@ -308,18 +308,17 @@ def build_model(t, case, state=None, dtype=torch.float64):
 def witness_train(state, case, src_batches, tgt_batches, warmup, factor, *, zero_grad=True, lr=None):
     """(losses, final kit state) of train() on the witness: Adam(betas=(0.9, 0.98), eps=1e-9), the schedule."""
     witness = TrainableWitness(state, case.num_layers, case.d_model, case.num_heads, case.d_ff)
-    optimizer = torch.optim.Adam(witness.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
-    losses = []
-    for step, (src, tgt) in enumerate(zip(src_batches, tgt_batches), start=1):
-        for group in optimizer.param_groups:
-            group["lr"] = schedule(step, case.d_model, warmup, factor) if lr is None else lr(step)
+    adam = torch.optim.Adam(witness.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    losses = torch.zeros(len(src_batches), dtype=torch.float64)
+    for i in range(len(src_batches)):
+        adam.param_groups[0]["lr"] = schedule(i + 1, case.d_model, warmup, factor) if lr is None else lr(i + 1)
         if zero_grad:
-            optimizer.zero_grad()
-        loss = witness_loss(witness, src, tgt, BOS, case.pad_id, case.smoothing)
+            adam.zero_grad()
+        loss = witness_loss(witness, src_batches[i], tgt_batches[i], BOS, case.pad_id, case.smoothing)
         loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return torch.tensor(losses, dtype=torch.float64), witness.kit()
+        losses[i] = loss.item()
+        adam.step()
+    return losses, witness.kit()
 
 
 def train_call(t, handle, src_batches, tgt_batches, d_model, warmup, pad_id, smoothing, factor, seed=0):
@@ -421,9 +420,7 @@ def teacher_forcing_gradient_equals_expected(t, case):
                        dict(bos_id=BOS, pad_id=case.pad_id, smoothing=case.smoothing), backward=True))
     what = f"teacher_forcing_loss(model, src, tgt, bos_id={BOS}, pad_id={case.pad_id}, smoothing={case.smoothing})"
     got = tensor(reply.value, what, shape=(), dtype=torch.float64)
-    from ..target import cotangent
-
-    c = cotangent((), torch.float64, 1).item()
+    c = cotangent((), torch.float64, 1).item()  # the scalar Call(backward=True) multiplies the loss by (seed 0 + 1)
 
     def explain():
         for mistake, hint in TEACHER_FORCING_MISTAKES:
