@@ -479,12 +479,15 @@ class InProcessTarget(Target):
     def run(self, op):
         from . import timing
 
+        component, where = _where(op)
+        # --- training: a component may declare a longer per-call limit (components.call_limit_factor)
+        factor = _COMPONENTS[component].call_limit_factor if component in _COMPONENTS else 1.0
+        timeout = self.timeout * factor if self.timeout else self.timeout
         try:
-            with timing.cpu_limit(self.timeout):
+            with timing.cpu_limit(timeout):
                 return self.executor.run(op)
         except timing.CallTimedOut:
-            component, where = _where(op)
-            raise StudentError("timeout", timing.timeout_message(self.timeout, where, component), where,
+            raise StudentError("timeout", timing.timeout_message(timeout, where, component), where,
                                "Timeout") from None
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import autograder
 
 from .. import timing
+from ..components import call_limit_factor
 from ..target import ERROR_KINDS, Build, Call, Handle, Inspect, Reply, Source, StudentError, Target
 from . import wire
 from .sandbox import Bye, Import
@@ -361,7 +362,8 @@ class WorkerTarget(Target):
 
     def _roundtrip(self, op):
         where = where_of(op)
-        limit = min(self.limits.op_timeout, self.budget_left())
+        op_timeout = self.limits.op_timeout * call_limit_factor(component_of(op))  # --- training: its long call
+        limit = min(op_timeout, self.budget_left())
         if limit <= 0:
             self.abnormal = True
             raise WorkerLost(StudentError("timeout", f"not run: the time limit of {self.label} was used up "
@@ -371,7 +373,7 @@ class WorkerTarget(Target):
             wire.send(self.sock, op)
             reply = self._receive(limit)
         except TimeoutError as e:
-            if limit < self.limits.op_timeout:
+            if limit < op_timeout:
                 msg = f"timed out {where}: the time limit of {self.label} ran out"
             else:
                 msg = timing.timeout_message(limit, where, component_of(op), wall=str(e) == "wall")
