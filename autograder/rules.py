@@ -43,6 +43,8 @@ FAMILIES: MappingProxyType = MappingProxyType({
     "softmax": re.compile(r"softmax|logsumexp"),
     "norm": re.compile(r"(layer|group|batch|instance|rms)_norm"),
     "attention": re.compile(r"attention|_fused_sdp|_transformer_encoder_layer|_transform_bias_rescale_qkv"),
+    # a library loss computes the whole (smoothed) cross-entropy in one call
+    "loss": re.compile(r"cross_entropy|nll_loss|kl_div"),
 })
 FAMILY_TEXT = MappingProxyType({
     "softmax": "a library softmax: torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, torch.logsumexp...",
@@ -50,6 +52,7 @@ FAMILY_TEXT = MappingProxyType({
             "F.rms_norm...",
     "attention": "a library attention: F.scaled_dot_product_attention, nn.MultiheadAttention, "
                  "nn.TransformerEncoderLayer...",
+    "loss": "a library loss: F.cross_entropy (label_smoothing=...), nn.CrossEntropyLoss, F.nll_loss, F.kl_div...",
 })
 # Per component: the operator families that may not run while it is under test (its declaration says which).
 RUNTIME: MappingProxyType = MappingProxyType({c.name: c.forbidden_families for c in COMPONENTS})
@@ -258,6 +261,10 @@ FORBIDDEN_NAMES: MappingProxyType = MappingProxyType({
     "transformer": frozenset({
         "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
         "TransformerDecoderLayer"}),
+    # a library loss computes the whole (smoothed) cross-entropy in one call
+    "loss": frozenset({
+        "cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "kl_div", "KLDivLoss", "binary_cross_entropy",
+        "binary_cross_entropy_with_logits"}),
 })
 
 

@@ -28,6 +28,8 @@ import torch
 import torch.utils._python_dispatch
 
 from . import rules
+from .components import BY_NAME as _COMPONENTS  # imported here, before a judge's worker hides the kit
+from .components import call_limit_factor
 from .timing import DEFAULT_TIMEOUT
 
 _ForbiddenCall = rules.ForbiddenCall
@@ -61,7 +63,8 @@ class Call:
     """Call the function `name` of module `on` (a component name), or the method `name` of a built module.
 
     backward: also backpropagate a fixed pseudo-random cotangent from the (first) output and return the
-    gradients of the float inputs and of the module's parameters. read: attributes to read after the call.
+    gradients of the float inputs and of the module's parameters (for a function: of the one module among its
+    arguments, if there is exactly one). read: attributes to read after the call.
     count_macs: also count the multiply-adds of the matrix products the call runs (Reply.macs).
     """
 
@@ -270,6 +273,10 @@ class Executor:
     def module(self, component: str):
         if component in self.import_errors:
             raise self.import_errors[component]
+        # the component's library preloads, imported by the kit, unguarded (the
+        # judge's zygote has imported them already).
+        for name in _COMPONENTS[component].preload if component in _COMPONENTS else ():
+            importlib.import_module(name)
         try:
             with self._student_context(component, f"import of {component}.py"):
                 return importlib.import_module(f"{self.package}.{component}")
@@ -402,8 +409,11 @@ class Executor:
                 h.remove()
         if op.backward:
             reply.input_grads = [export(a.grad) if isinstance(a, torch.Tensor) else None for a in args]
-            if isinstance(obj, torch.nn.Module):
-                reply.param_grads = {n: export(p.grad) for n, p in obj.named_parameters()}
+            # A function of one model (teacher_forcing_loss(model, ...)) returns
+            # that model's gradients, as a method returns its own module's.
+            module = obj if isinstance(obj, torch.nn.Module) else (watched[0] if len(watched) == 1 else None)
+            if module is not None:
+                reply.param_grads = {n: export(p.grad) for n, p in module.named_parameters()}
         reply.grad_enabled_seen, reply.training_seen = tuple(seen_grad), tuple(seen_train)
         if op.count_macs:
             reply.macs = counter.macs
@@ -506,12 +516,15 @@ class InProcessStudentCode(StudentCode):
     def run(self, op):
         from . import timing
 
+        component, where = _where(op)
+        # a component may declare a longer per-call limit (components.call_limit_factor)
+        factor = call_limit_factor(component)
+        timeout = self.timeout * factor if self.timeout else self.timeout
         try:
-            with timing.cpu_limit(self.timeout):
+            with timing.cpu_limit(timeout):
                 return self.executor.run(op)
         except timing.CallTimedOut:
-            component, where = _where(op)
-            raise StudentError("timeout", timing.timeout_message(self.timeout, where, component), where,
+            raise StudentError("timeout", timing.timeout_message(timeout, where, component), where,
                                "Timeout") from None
 
 

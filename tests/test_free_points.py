@@ -35,8 +35,9 @@ SHAPE_PROPERTIES = {
     "encoder": {"encoder_submodules_are_named", "encoder_stack_has_n_distinct_layers"},
     "decoder": {"decoder_submodules_are_named", "decoder_stack_has_n_distinct_layers", "decoder_layer_output_shape"},
     "transformer": {"transformer_submodules_are_named", "transformer_logits_shape"},
-    "kv_cache": set(),  # issue 10 (kvbeam)
+    "kv_cache": set(),
     "beam_search": set(),
+    "training": set(),
 }
 
 
@@ -50,6 +51,8 @@ def constant_like(value, fill: float):
         if np.issubdtype(value.dtype, np.floating):
             return np.full_like(value, fill)
         return np.zeros_like(value)
+    if type(value) is float:  # learning_rate returns a Python float
+        return fill
     if isinstance(value, (tuple, list)):
         return type(value)(constant_like(v, fill) for v in value)
     if isinstance(value, dict):

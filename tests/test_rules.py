@@ -304,3 +304,26 @@ def test_the_scan_follows_helper_modules_but_not_other_components():
 ])
 def test_static_scan_names_the_bypasses(source):
     assert rules.scan_source("encoder", source), source
+
+
+# training: library losses are refused, log_softmax is allowed
+@pytest.mark.parametrize("call", [
+    lambda x, y: F.cross_entropy(x, y, label_smoothing=0.1),
+    lambda x, y: torch.nn.CrossEntropyLoss()(x, y),
+    lambda x, y: F.nll_loss(torch.log_softmax(x, -1), y),
+    lambda x, y: F.kl_div(torch.log_softmax(x, -1), torch.full_like(x, 1 / 3), reduction="batchmean"),
+], ids=["cross_entropy", "CrossEntropyLoss", "nll_loss", "kl_div"])
+def test_training_refuses_library_losses_and_allows_log_softmax(call):
+    x, y = torch.randn(4, 3), torch.tensor([0, 1, 2, 1])
+    with rules.guard("training"):
+        assert torch.log_softmax(x, -1).shape == (4, 3)  # an ingredient of the loss: allowed
+    with pytest.raises(ForbiddenCall, match="a library loss"):
+        with rules.guard("training"):
+            call(x, y)
+    call(x, y)  # the checking side computes expected values with them
+
+
+def test_static_scan_of_training():
+    assert scan_source("training", (ROOT / "solutions" / "training.py").read_text()) == []
+    assert scan_source("training", "import torch.nn.functional as F\nloss = F.cross_entropy(x, y, label_smoothing=0.1)")
+    assert scan_source("training", "import torch.nn as nn\nloss = nn.CrossEntropyLoss(label_smoothing=0.1)")

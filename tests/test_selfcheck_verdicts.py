@@ -17,7 +17,7 @@ from autograder.judge.outputs import COLUMNS
 from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
 
-DOWNSTREAM = ("multi_head", "encoder", "decoder", "transformer")  # every component that imports attention.py
+DOWNSTREAM = ("multi_head", "encoder", "decoder", "transformer", "training")  # every component that uses attention.py
 SOFTMAX_CALL = "    weights = softmax(scores, dim=-1)\n    return weights @ value, weights"
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import KIT, timing
+from ..components import call_limit_factor
 from ..student_code import ERROR_KINDS, Build, Call, Handle, Inspect, Reply, Source, StudentError, StudentCode
 from . import wire
 from .limits import Limits
@@ -343,7 +344,8 @@ class SandboxedStudentCode(StudentCode):
 
     def _roundtrip(self, op):
         where = where_of(op)
-        limit = min(self.limits.op_timeout, self.budget_left())
+        op_timeout = self.limits.op_timeout * call_limit_factor(component_of(op))  # its long call
+        limit = min(op_timeout, self.budget_left())
         if limit <= 0:
             self.abnormal = True
             raise WorkerLost(StudentError("timeout", f"not run: the time limit of {self.label} was used up "
@@ -353,7 +355,7 @@ class SandboxedStudentCode(StudentCode):
             wire.send(self.sock, op)
             reply = self._receive(limit)
         except TimeoutError as e:
-            if limit < self.limits.op_timeout:
+            if limit < op_timeout:
                 msg = f"timed out {where}: the time limit of {self.label} ran out"
             else:
                 msg = timing.timeout_message(limit, where, component_of(op), wall=str(e) == "wall")

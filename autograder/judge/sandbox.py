@@ -49,6 +49,7 @@ import torch.nn  # noqa: F401
 import torch.nn.functional  # noqa: F401
 
 from .. import rules
+from ..components import COMPONENTS
 from ..student_code import Executor, Reply, StudentError
 from . import wire
 
@@ -384,6 +385,11 @@ def warm_up() -> None:
         (x @ x.transpose(-2, -1)).exp().sum(-1)
         torch.nn.Linear(4, 4)(x.float()).relu()
     torch.manual_seed(0)
+    # the components' library preloads (torch.optim imports torch._dynamo on
+    # first use, which the guard refuses during a call): 0.9 s once here instead of in every training worker.
+    for component in COMPONENTS:
+        for name in component.preload:
+            importlib.import_module(name)
 
 
 def _probe(mode: str) -> str:
