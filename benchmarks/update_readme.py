@@ -1,7 +1,8 @@
-"""Write the README's generated blocks: counts from the kit's registries, figures from benchmarks/figures/.
+"""Write the generated blocks of README.md and docs/judge.md: counts from the kit's registries, figures from
+benchmarks/figures/.
 
-    python benchmarks/update_readme.py          # rewrite README.md in place
-    python benchmarks/update_readme.py --check  # exit 1 if README.md is out of date (tests/test_readme.py)
+    python benchmarks/update_readme.py          # rewrite them in place
+    python benchmarks/update_readme.py --check  # exit 1 if one is out of date (tests/test_readme.py)
 
 A block is the text between `<!-- generated: NAME -->` and `<!-- end generated: NAME -->`. `counts` comes from
 the property registry and the bug catalog; every other NAME is the file benchmarks/figures/NAME.md, written by
@@ -16,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "benchmarks" / "figures"
-README = ROOT / "README.md"
+DOCUMENTS = [ROOT / "README.md", ROOT / "docs" / "judge.md"]
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)", re.S)
 
 
@@ -46,7 +47,7 @@ def block(name: str) -> str:
         return counts()
     path = FIGURES / f"{name}.md"
     if not path.is_file():
-        raise SystemExit(f"README block {name!r} has no benchmarks/figures/{name}.md: run its benchmark with --write")
+        raise SystemExit(f"block {name!r} has no benchmarks/figures/{name}.md: run its benchmark with --write")
     return path.read_text()
 
 
@@ -56,16 +57,19 @@ def render(text: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a document is out of date")
     args = parser.parse_args()
-    old = README.read_text()
-    new = render(old)
-    if args.check:
+    stale = []
+    for document in DOCUMENTS:
+        old = document.read_text()
+        new = render(old)
         if new != old:
-            print("README.md is out of date: run python benchmarks/update_readme.py", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(new)
+            stale.append(document.relative_to(ROOT))
+            if not args.check:
+                document.write_text(new)
+    if args.check and stale:
+        print(f"{', '.join(map(str, stale))} out of date: run python benchmarks/update_readme.py", file=sys.stderr)
+        return 1
     return 0
 
 

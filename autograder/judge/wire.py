@@ -291,9 +291,13 @@ class _Scan:
                 raise WireError(f"refused opcode {name}")
 
 
-def loads(data: bytes):
+def loads(data: bytes, trusted: bool = False):
+    """A frame's value. `trusted`: the frame comes from the judge's own grading process (a worker reading its
+    operations), so the scan that protects the judge from a worker is skipped: it cost a worker about 45 us per
+    operation, 1 ms for a transformer's weights. The allowlist still applies."""
     try:
-        _Scan().run(data)
+        if not trusted:
+            _Scan().run(data)
         return _Loader(io.BytesIO(data)).load()
     except WireError:
         raise
@@ -307,8 +311,12 @@ def send(sock: socket.socket, obj) -> None:
 
 
 def send_bytes(sock: socket.socket, data: bytes) -> None:
-    sock.sendall(_HEADER.pack(len(data)))
-    sock.sendall(data)
+    # Header and frame in one write: two writes cost the reader a second wake-up for most frames.
+    if len(data) <= 1 << 20:
+        sock.sendall(_HEADER.pack(len(data)) + data)
+    else:
+        sock.sendall(_HEADER.pack(len(data)))
+        sock.sendall(data)
 
 
 def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
@@ -332,9 +340,10 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def recv(sock: socket.socket, deadline: float | None = None, max_frame: int = MAX_FRAME):
-    """One object; TimeoutError past `deadline` (time.monotonic()), EOFError if the peer is gone."""
+def recv(sock: socket.socket, deadline: float | None = None, max_frame: int = MAX_FRAME, trusted: bool = False):
+    """One object; TimeoutError past `deadline` (time.monotonic()), EOFError if the peer is gone. `trusted`:
+    see loads."""
     (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, deadline))
     if n > max_frame:
         raise WireError(f"a reply of {n} bytes (the limit is {max_frame})")
-    return loads(_recv_exact(sock, n, deadline))
+    return loads(_recv_exact(sock, n, deadline), trusted)
