@@ -1,5 +1,5 @@
-"""Write the generated blocks of the README, docs/contract.md and the student README: counts from the kit's
-registries, the component tables from the components' declarations, figures from benchmarks/figures/.
+"""Write the generated blocks of the README, docs/contract.md, docs/judge.md and the student READMEs: counts from
+the kit's registries, the component tables from the components' declarations, figures from benchmarks/figures/.
 
     python benchmarks/update_readme.py          # rewrite the files in place
     python benchmarks/update_readme.py --check  # exit 1 if one is out of date (tests/test_readme.py)
@@ -21,7 +21,7 @@ from autograder import KIT  # the installed kit (pip install -e .)
 FIGURES = KIT / "benchmarks" / "figures"
 README = KIT / "README.md"
 FILES = (README, KIT / "docs" / "contract.md", KIT / "autograder" / "student" / "README.md",
-         KIT / "autograder" / "student" / "README.es.md")
+         KIT / "autograder" / "student" / "README.es.md", KIT / "docs" / "judge.md")
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)", re.S)
 
 
@@ -101,7 +101,7 @@ def block(name: str) -> str:
         return GENERATED[name]()
     path = FIGURES / f"{name}.md"
     if not path.is_file():
-        raise SystemExit(f"README block {name!r} has no benchmarks/figures/{name}.md: run its benchmark with --write")
+        raise SystemExit(f"block {name!r} has no benchmarks/figures/{name}.md: run its benchmark with --write")
     return path.read_text()
 
 

@@ -1,4 +1,5 @@
-"""The README's counts and figures are generated (benchmarks/update_readme.py), never typed by hand."""
+"""The counts and figures of README.md and docs/judge.md are generated (benchmarks/update_readme.py), never typed
+by hand."""
 import subprocess
 import sys
 

@@ -287,9 +287,13 @@ class _Scan:
                 raise WireError(f"refused opcode {name}")
 
 
-def loads(data: bytes):
+def loads(data: bytes, trusted: bool = False):
+    """A frame's value. `trusted`: the frame comes from the judge's own grading process (a worker reading its
+    operations), so the scan that protects the judge from a worker is skipped: it cost a worker about 45 us per
+    operation, 1 ms for a transformer's weights. The allowlist still applies."""
     try:
-        _Scan().run(data)
+        if not trusted:
+            _Scan().run(data)
         return _Loader(io.BytesIO(data)).load()
     except WireError:
         raise
@@ -303,8 +307,12 @@ def send(sock: socket.socket, obj) -> None:
 
 
 def send_bytes(sock: socket.socket, data: bytes) -> None:
-    sock.sendall(HEADER.pack(len(data)))
-    sock.sendall(data)
+    # Header and frame in one write: two writes cost the reader a second wake-up for most frames.
+    if len(data) <= 1 << 20:
+        sock.sendall(HEADER.pack(len(data)) + data)
+    else:
+        sock.sendall(HEADER.pack(len(data)))
+        sock.sendall(data)
 
 
 def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
@@ -328,6 +336,7 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def recv(sock: socket.socket, deadline: float | None = None, max_frame: int = MAX_FRAME):
-    """One object; TimeoutError past `deadline` (time.monotonic()), EOFError if the peer is gone."""
-    return loads(read_frame(lambda n: _recv_exact(sock, n, deadline), max_frame))
+def recv(sock: socket.socket, deadline: float | None = None, max_frame: int = MAX_FRAME, trusted: bool = False):
+    """One object; TimeoutError past `deadline` (time.monotonic()), EOFError if the peer is gone. `trusted`:
+    see loads."""
+    return loads(read_frame(lambda n: _recv_exact(sock, n, deadline), max_frame), trusted)

@@ -71,10 +71,38 @@ def _copy_linear(lin: nn.Linear, state: dict, prefix: str) -> None:
             lin.bias.copy_(state[f"{prefix}bias"])
 
 
+# Torch layers with given weights, built once per grading process: every student's section draws the same
+# examples (derandomized), so the same weights come back student after student, and building an
+# nn.TransformerDecoderLayer costs more than running it. The key holds every input of the build (the kind, the
+# sizes, the dtype and the bytes of every weight under the prefix), so a cached layer is the layer a fresh build
+# would give; callers only run it.
+_LAYERS: dict = {}
+_MAX_LAYERS = 512
+
+
+def _cached(kind: str, build, state: dict, prefix: str, *sizes):
+    weights = tuple((name[len(prefix):], str(t.dtype), tuple(t.shape), _bytes(t))
+                    for name, t in sorted(state.items()) if name.startswith(prefix))
+    key = (kind, sizes, weights)
+    layer = _LAYERS.get(key)
+    if layer is None:
+        if len(_LAYERS) >= _MAX_LAYERS:
+            _LAYERS.clear()
+        layer = _LAYERS[key] = build()
+    return layer
+
+
+def _bytes(tensor: torch.Tensor) -> bytes:
+    return tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
 def torch_mha(state: dict, d_model: int, heads: int, dtype, prefix: str = "", bias: bool = True):
-    mha = nn.MultiheadAttention(d_model, heads, bias=bias, batch_first=True, dtype=dtype).eval()
-    _copy_mha(mha, state, prefix)
-    return mha
+    def build():
+        mha = nn.MultiheadAttention(d_model, heads, bias=bias, batch_first=True, dtype=dtype).eval()
+        _copy_mha(mha, state, prefix)
+        return mha
+
+    return _cached("mha", build, state, prefix, d_model, heads, str(dtype), bias)
 
 
 def multi_head(state, d_model, heads, query, key, value, mask=None, prefix=""):
@@ -91,28 +119,40 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5):
     return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
 
 
-def torch_encoder_layer(state, d_model, heads, d_ff, dtype, prefix=""):
-    layer = nn.TransformerEncoderLayer(d_model, heads, d_ff, dropout=0.0, activation="relu", norm_first=False,
-                                       batch_first=True, dtype=dtype).eval()
-    _copy_mha(layer.self_attn, state, f"{prefix}self_attention.")
-    _copy_linear(layer.linear1, state, f"{prefix}feed_forward.linear_1.")
-    _copy_linear(layer.linear2, state, f"{prefix}feed_forward.linear_2.")
-    _copy_linear(layer.norm1, state, f"{prefix}add_norm_1.norm.")
-    _copy_linear(layer.norm2, state, f"{prefix}add_norm_2.norm.")
-    return layer
+def torch_encoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=False):
+    """nn.TransformerEncoderLayer with the kit's weights, in eval mode. Cached (see _cached) unless `fresh`: a
+    caller that trains the layer or changes its mode needs a layer of its own."""
+
+    def build():
+        layer = nn.TransformerEncoderLayer(d_model, heads, d_ff, dropout=0.0, activation="relu", norm_first=False,
+                                           batch_first=True, dtype=dtype).eval()
+        _copy_mha(layer.self_attn, state, f"{prefix}self_attention.")
+        _copy_linear(layer.linear1, state, f"{prefix}feed_forward.linear_1.")
+        _copy_linear(layer.linear2, state, f"{prefix}feed_forward.linear_2.")
+        _copy_linear(layer.norm1, state, f"{prefix}add_norm_1.norm.")
+        _copy_linear(layer.norm2, state, f"{prefix}add_norm_2.norm.")
+        return layer
+
+    return build() if fresh else _cached("encoder", build, state, prefix, d_model, heads, d_ff, str(dtype))
 
 
-def torch_decoder_layer(state, d_model, heads, d_ff, dtype, prefix=""):
-    layer = nn.TransformerDecoderLayer(d_model, heads, d_ff, dropout=0.0, activation="relu", norm_first=False,
-                                       batch_first=True, dtype=dtype).eval()
-    _copy_mha(layer.self_attn, state, f"{prefix}self_attention.")
-    _copy_mha(layer.multihead_attn, state, f"{prefix}cross_attention.")
-    _copy_linear(layer.linear1, state, f"{prefix}feed_forward.linear_1.")
-    _copy_linear(layer.linear2, state, f"{prefix}feed_forward.linear_2.")
-    _copy_linear(layer.norm1, state, f"{prefix}add_norm_1.norm.")
-    _copy_linear(layer.norm2, state, f"{prefix}add_norm_2.norm.")
-    _copy_linear(layer.norm3, state, f"{prefix}add_norm_3.norm.")
-    return layer
+def torch_decoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=False):
+    """nn.TransformerDecoderLayer with the kit's weights, in eval mode. Cached (see _cached) unless `fresh`: a
+    caller that trains the layer or changes its mode needs a layer of its own."""
+
+    def build():
+        layer = nn.TransformerDecoderLayer(d_model, heads, d_ff, dropout=0.0, activation="relu", norm_first=False,
+                                           batch_first=True, dtype=dtype).eval()
+        _copy_mha(layer.self_attn, state, f"{prefix}self_attention.")
+        _copy_mha(layer.multihead_attn, state, f"{prefix}cross_attention.")
+        _copy_linear(layer.linear1, state, f"{prefix}feed_forward.linear_1.")
+        _copy_linear(layer.linear2, state, f"{prefix}feed_forward.linear_2.")
+        _copy_linear(layer.norm1, state, f"{prefix}add_norm_1.norm.")
+        _copy_linear(layer.norm2, state, f"{prefix}add_norm_2.norm.")
+        _copy_linear(layer.norm3, state, f"{prefix}add_norm_3.norm.")
+        return layer
+
+    return build() if fresh else _cached("decoder", build, state, prefix, d_model, heads, d_ff, str(dtype))
 
 
 def encoder(state, num_layers, d_model, heads, d_ff, x, mask=None, prefix=""):

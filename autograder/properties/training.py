@@ -161,9 +161,9 @@ class TrainableExpectedModel(nn.Module):
         self.tgt_embedding = nn.Parameter(state["tgt_embedding.embedding.weight"].clone())
         self.register_buffer("pe", state["positional_encoding.pe"].clone())
         self.encoder = nn.ModuleList(expected_values.torch_encoder_layer(state, d_model, heads, d_ff, dtype,
-                                                                 f"encoder.layers.{i}.") for i in range(num_layers))
+                                                                 f"encoder.layers.{i}.", fresh=True) for i in range(num_layers))
         self.decoder = nn.ModuleList(expected_values.torch_decoder_layer(state, d_model, heads, d_ff, dtype,
-                                                                 f"decoder.layers.{i}.") for i in range(num_layers))
+                                                                 f"decoder.layers.{i}.", fresh=True) for i in range(num_layers))
         self.generator = nn.Linear(d_model, state["generator.weight"].shape[0], dtype=dtype)
         expected_values._copy_linear(self.generator, state, "generator.")
         self.heads = heads
