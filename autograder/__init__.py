@@ -1,4 +1,5 @@
 """The Transformer exercise kit's checker, judge and tools."""
+
 from pathlib import Path
 
 # The kit's folder: it holds autograder/, solutions/, exercises/, examples/ and docs/ (a student bundle's folder

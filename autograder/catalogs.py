@@ -9,6 +9,7 @@ check: what the tests check (tests/test_i18n.py): every message translated, none
     translation those of its source, the .po in step with the code and the .mo with the .po.
 Instructor's tool: Babel is a dependency of the kit, not of the bundle.
 """
+
 from __future__ import annotations
 
 import io
@@ -39,8 +40,13 @@ def extract() -> Catalog:
         method_map, options_map = parse_mapping_cfg(f)
     template = Catalog(project="transformer-autograder", domain=DOMAIN)
     for filename, lineno, message, comments, context in extract_from_dir(
-            ROOT, method_map, options_map, keywords=DEFAULT_KEYWORDS, comment_tags=COMMENT_TAGS,
-            strip_comment_tags=True):
+        ROOT,
+        method_map,
+        options_map,
+        keywords=DEFAULT_KEYWORDS,
+        comment_tags=COMMENT_TAGS,
+        strip_comment_tags=True,
+    ):
         template.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
     return template
 
@@ -99,7 +105,10 @@ def problems(lang: str) -> list[str]:
     wanted = {m.id if isinstance(m.id, str) else m.id[0] for m in extract() if m.id}
     have = {m.id if isinstance(m.id, str) else m.id[0] for m in catalog if m.id}
     found += [f"not in the catalog (run `i18n update`): {m!r}" for m in sorted(wanted - have)]
-    found += [f"in the catalog, no longer in the code (run `i18n update`): {m!r}" for m in sorted(have - wanted)]
+    found += [
+        f"in the catalog, no longer in the code (run `i18n update`): {m!r}"
+        for m in sorted(have - wanted)
+    ]
     for m in catalog:
         if not m.id:
             continue
@@ -111,8 +120,12 @@ def problems(lang: str) -> list[str]:
             found.append(f"untranslated: {sources[0]!r}")
             continue
         for t in translations:
-            if fields(t) != fields(sources[-1]) or any(fields(s) != fields(sources[-1]) for s in sources):
-                found.append(f"placeholders {fields(t)} instead of {fields(sources[-1])}: {sources[0]!r}")
+            if fields(t) != fields(sources[-1]) or any(
+                fields(s) != fields(sources[-1]) for s in sources
+            ):
+                found.append(
+                    f"placeholders {fields(t)} instead of {fields(sources[-1])}: {sources[0]!r}"
+                )
     mo = po_path(lang).with_suffix(".mo")
     if not mo.exists() or mo.read_bytes() != mo_bytes(catalog):
         found.append(f"{mo.name} is not compiled from its .po (run `i18n compile`)")
@@ -125,8 +138,11 @@ def main(action: str) -> int:
         print(f"wrote {TEMPLATE.relative_to(ROOT)}")
     elif action == "update":
         update(extract())
-        print("updated " + ", ".join(str(po_path(lang).relative_to(ROOT)) for lang in TRANSLATED)
-              + ": translate the empty msgstr entries, then `i18n compile`")
+        print(
+            "updated "
+            + ", ".join(str(po_path(lang).relative_to(ROOT)) for lang in TRANSLATED)
+            + ": translate the empty msgstr entries, then `i18n compile`"
+        )
     elif action == "compile":
         for path in compile_all():
             print(f"wrote {path.relative_to(ROOT)}")

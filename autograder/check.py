@@ -6,6 +6,7 @@ fail in the student's files, each of its failing properties and its table row sa
 file, and the component's own hints are held back (they would diagnose the dependency's bug as this one's).
 A dependency that was not selected (`pytest -m multi_head`) has its visible properties run quietly first.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,11 +53,16 @@ def integration_shares() -> dict[str, float]:
         return {k: float(v) for k, v in _bundle_numbers("integration_points.json").items()}
     from .judge.sections import integration_props
 
-    return {pid: points for specs in integration_props(core.load(include_hidden=True)).values()
-            for pid, points in specs}
+    return {
+        pid: points
+        for specs in integration_props(core.load(include_hidden=True)).values()
+        for pid, points in specs
+    }
 
 
-def integration_outcomes(outcomes: list[core.Outcome], shares: dict[str, float], ran) -> tuple[list, float]:
+def integration_outcomes(
+    outcomes: list[core.Outcome], shares: dict[str, float], ran
+) -> tuple[list, float]:
     """(the integration outcomes of this run, integration points of the components in `ran` not run here)."""
     by_id = {o.property.id: o for o in outcomes}
     found, pending = [], 0.0
@@ -109,8 +115,10 @@ class SelfCheck:
         """The student's dependency files that fail on their own (not because of a file they use in turn):
         file stem -> failing properties."""
         deps = get(component).deps
-        failing = {d: sum(1 for o in self.raw.values() if o.property.component == d and not o.passed)
-                   for d in deps}
+        failing = {
+            d: sum(1 for o in self.raw.values() if o.property.component == d and not o.passed)
+            for d in deps
+        }
         failing = {d: n for d, n in failing.items() if n}
         return {d: n for d, n in failing.items() if not any(x in failing for x in get(d).deps)}
 
@@ -124,7 +132,10 @@ class SelfCheck:
         sentence = "" if o.passed else self.blocked(o.property.component)
         if not sentence:
             return o
-        own = o.status == core.Status.NOT_IMPLEMENTED and _innermost_file(o.detail) in ("", o.property.component)
+        own = o.status == core.Status.NOT_IMPLEMENTED and _innermost_file(o.detail) in (
+            "",
+            o.property.component,
+        )
         return replace(o, message=f"{sentence} {o.message}".strip(), hint=o.hint if own else "")
 
 
@@ -136,9 +147,11 @@ def with_glossary(o: core.Outcome) -> core.Outcome:
 
 
 def submission_folder(path: Path):
-    """(folder of <component>.py files, outcome renamer, {component: the file's name for the student}). A folder of notebooks (the bundle's notebooks/,
-    or nbgrader's <component>.ipynb) becomes their modules in a temporary folder, and the renamer turns a
-    `attention.py, line 12` in what a student reads into the notebook's cell."""
+    """(folder of <component>.py files, outcome renamer, {component: the file's name for the student}).
+
+    A folder of notebooks (the bundle's notebooks/, or nbgrader's <component>.ipynb) becomes their modules in a
+    temporary folder, and the renamer turns a `attention.py, line 12` in what a student reads into the notebook's
+    cell."""
     from .notebooks import cells
 
     path = Path(path)
@@ -150,13 +163,23 @@ def submission_folder(path: Path):
     def rename(o: core.Outcome) -> core.Outcome:
         if o.passed:
             return o
-        return replace(o, message=cells.name_cells(o.message, places), detail=cells.name_cells(o.detail, places))
+        return replace(
+            o,
+            message=cells.name_cells(o.message, places),
+            detail=cells.name_cells(o.detail, places),
+        )
 
     return folder, rename, {name: notebook for name, (notebook, _) in places.items()}
 
 
-def run_suite(path: Path, components=None, include_hidden: bool = True, progress=None,
-              blocked: dict[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT):
+def run_suite(
+    path: Path,
+    components=None,
+    include_hidden: bool = True,
+    progress=None,
+    blocked: dict[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+):
     """(outcomes, pending points per row) for the submission at `path`, the integration outcomes last.
     blocked, if given, is filled with each component's dependency sentence (empty when its files pass);
     `timeout`: CPU seconds per call, as the judge's --timeout (autograder/timing.py)."""
@@ -189,12 +212,21 @@ def main(args) -> int:
     console = Console()
     components = [args.component] if args.component else None
     start, blocked = time.perf_counter(), {}
-    columns = (SpinnerColumn(), TextColumn(_("checking {folder}/").format(folder=Path(args.path).name), markup=False), BarColumn(),
-               TextColumn("{task.description}", markup=False))
+    columns = (
+        SpinnerColumn(),
+        TextColumn(_("checking {folder}/").format(folder=Path(args.path).name), markup=False),
+        BarColumn(),
+        TextColumn("{task.description}", markup=False),
+    )
     with Progress(*columns, transient=True, console=console) as bar:
         task = bar.add_task("", total=None)
-        outcomes, pending = run_suite(args.path, components, not args.no_hidden,
-                                      lambda p: bar.update(task, advance=1, description=p.id), blocked)
+        outcomes, pending = run_suite(
+            args.path,
+            components,
+            not args.no_hidden,
+            lambda p: bar.update(task, advance=1, description=p.id),
+            blocked,
+        )
     elapsed = time.perf_counter() - start
     rows = results.summarize(outcomes, pending, components, blocked)
     own = [o for o in outcomes if results.row_of(o) != results.INTEGRATION]  # each failure once
@@ -206,8 +238,13 @@ def main(args) -> int:
     else:
         for block in results.failure_blocks(own):
             console.print(Text(block), highlight=False, soft_wrap=True)
-    results.render_table(rows, title=_("{folder}: {seconds} s").format(folder=Path(args.path).name,
-                                                                         seconds=f"{elapsed:.1f}"), console=console)
+    results.render_table(
+        rows,
+        title=_("{folder}: {seconds} s").format(
+            folder=Path(args.path).name, seconds=f"{elapsed:.1f}"
+        ),
+        console=console,
+    )
     if args.json:
         results.write_json(results.gradescope(outcomes, elapsed), Path(args.json))
     # Pending points (hidden, integration not run) are printed, never a failure: 0 when all that ran passed.

@@ -1,4 +1,5 @@
 """python -m autograder COMMAND: the kit's commands (a student bundle has `check` only)."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,7 +10,9 @@ from . import i18n
 from .components import NAMES
 from .i18n import N_, _
 
-DESCRIPTION = N_("python -m autograder COMMAND: the kit's commands (a student bundle has `check` only).")
+DESCRIPTION = N_(
+    "python -m autograder COMMAND: the kit's commands (a student bundle has `check` only)."
+)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -32,14 +35,27 @@ def _in_language(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser, its help in the current language (main reads `--lang` before building it)."""
-    parser = _in_language(argparse.ArgumentParser(prog="python -m autograder", description=_(DESCRIPTION),
-                                                  formatter_class=HelpFormatter))
+    parser = _in_language(
+        argparse.ArgumentParser(
+            prog="python -m autograder", description=_(DESCRIPTION), formatter_class=HelpFormatter
+        )
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = _in_language(sub.add_parser("check", help=_("run the property suite in-process on a submission folder"),
-                                    formatter_class=HelpFormatter))
-    p.add_argument("path", type=Path, nargs="?", default=Path("exercises"),
-                   help=_("a folder of <component>.py files, or of the course notebooks (default: exercises)"))
+    p = _in_language(
+        sub.add_parser(
+            "check",
+            help=_("run the property suite in-process on a submission folder"),
+            formatter_class=HelpFormatter,
+        )
+    )
+    p.add_argument(
+        "path",
+        type=Path,
+        nargs="?",
+        default=Path("exercises"),
+        help=_("a folder of <component>.py files, or of the course notebooks (default: exercises)"),
+    )
     p.add_argument("--component", choices=NAMES)
     p.add_argument("--json", metavar="FILE", help=_("also write Gradescope results.json"))
     p.add_argument("--no-hidden", action="store_true", help=_("visible properties only"))
@@ -51,28 +67,53 @@ def build_parser() -> argparse.ArgumentParser:
     from .judge.cli import add_grade_arguments, add_gradescope_arguments
 
     p = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
-    p.add_argument("--check", action="store_true", help="exit 1 if exercises/ has drifted, write nothing")
+    p.add_argument(
+        "--check", action="store_true", help="exit 1 if exercises/ has drifted, write nothing"
+    )
 
-    p = sub.add_parser("release", help="build the student bundle (no solutions, no hidden properties)")
+    p = sub.add_parser(
+        "release", help="build the student bundle (no solutions, no hidden properties)"
+    )
     p.add_argument("dest", type=Path)
-    p.add_argument("--lang", choices=i18n.LANGUAGES, default=None,
-                   help="the bundle's default language: its README and what its checker prints (default: none "
-                        "remembered, the student's locale decides)")
+    p.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        default=None,
+        help="the bundle's default language: its README and what its checker prints (default: none "
+        "remembered, the student's locale decides)",
+    )
 
-    p = sub.add_parser("grade", help="grade a class in sandboxed workers (no folder: the bundled sample class)")
+    p = sub.add_parser(
+        "grade", help="grade a class in sandboxed workers (no folder: the bundled sample class)"
+    )
     add_grade_arguments(p)
-    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")
+    p = sub.add_parser(
+        "gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)"
+    )
     add_gradescope_arguments(p)
 
-    p = sub.add_parser("nbgrader-course", help="write an nbgrader course: one notebook per component")
+    p = sub.add_parser(
+        "nbgrader-course", help="write an nbgrader course: one notebook per component"
+    )
     p.add_argument("dest", type=Path)
     p.add_argument("--components", help="comma-separated subset (default: all, in teaching order)")
-    p.add_argument("--assignment", default="transformer", help="assignment name (default: transformer)")
-    p.add_argument("--grader", choices=("judge", "kernel"), default="judge",
-                   help="who runs the student's code at autograde (docs/nbgrader.md)")
-    p.add_argument("--timeout", type=int, default=60, help="kernel mode: seconds per cell (default 60)")
+    p.add_argument(
+        "--assignment", default="transformer", help="assignment name (default: transformer)"
+    )
+    p.add_argument(
+        "--grader",
+        choices=("judge", "kernel"),
+        default="judge",
+        help="who runs the student's code at autograde (docs/nbgrader.md)",
+    )
+    p.add_argument(
+        "--timeout", type=int, default=60, help="kernel mode: seconds per cell (default 60)"
+    )
 
-    p = sub.add_parser("i18n", help="the translation catalogs: extract the messages, update, compile (docs/i18n.md)")
+    p = sub.add_parser(
+        "i18n",
+        help="the translation catalogs: extract the messages, update, compile (docs/i18n.md)",
+    )
     p.add_argument("action", choices=("extract", "update", "compile", "check"))
     return parser
 
@@ -90,7 +131,11 @@ def main(argv=None) -> int:
 
         if args.check:
             drifted = stubs.drift()
-            print("exercises/ is in sync with solutions/" if not drifted else f"drifted: {', '.join(drifted)}")
+            print(
+                "exercises/ is in sync with solutions/"
+                if not drifted
+                else f"drifted: {', '.join(drifted)}"
+            )
             return 1 if drifted else 0
         for path in stubs.write():
             print(f"wrote {path}")
@@ -116,7 +161,9 @@ def main(argv=None) -> int:
         if bad:
             raise SystemExit(f"unknown components: {', '.join(bad)}")
         dest = course(args.dest, names, args.assignment, args.grader, args.timeout)
-        print(f"nbgrader course written to {dest}: cd there, then `nbgrader generate_assignment {args.assignment}`")
+        print(
+            f"nbgrader course written to {dest}: cd there, then `nbgrader generate_assignment {args.assignment}`"
+        )
         return 0
     return 2
 

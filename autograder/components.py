@@ -9,6 +9,7 @@ from here; docs/extending.md is the checklist for adding one.
 Every field but `slow_hint` has no default: a declaration that forgets one fails at import, and "nothing
 forbidden" is written as an explicit empty tuple.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,7 +50,9 @@ class Component:
         for field in ("deps", "forbidden_families", "forbidden_names", "preload"):
             value = getattr(self, field)
             if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
-                raise TypeError(f"component {self.name!r}: {field} must be a tuple of names, got {value!r}")
+                raise TypeError(
+                    f"component {self.name!r}: {field} must be a tuple of names, got {value!r}"
+                )
         for field in ("name", "title", "short", "summary", "contract"):
             if not getattr(self, field).strip():
                 raise ValueError(f"component {self.name!r}: {field} is empty")
@@ -186,7 +189,7 @@ Encoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers (nn.ModuleLis
         title=N_("Decoder layer and stack: masked self-attention, cross-attention"),
         short="dec",
         summary="decoder layer and stack: masked self-attention, then cross-attention (queries from the decoder, "
-                "keys/values from the encoder: an m_D × m_E score matrix, an m_D × d_model output)",
+        "keys/values from the encoder: an m_D × m_E score matrix, an m_D × d_model output)",
         deps=("attention", "multi_head", "add_norm", "feed_forward"),
         forbidden_families=("softmax", "attention", "norm"),
         forbidden_names=("softmax", "attention", "norm", "transformer"),
@@ -205,8 +208,16 @@ Decoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers; forward(x, m
         title=N_("Encoder-decoder model and greedy decoding"),
         short="model",
         summary="the encoder-decoder model and greedy decoding",
-        deps=("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder",
-              "decoder"),
+        deps=(
+            "attention",
+            "mask",
+            "multi_head",
+            "add_norm",
+            "feed_forward",
+            "positional_encoding",
+            "encoder",
+            "decoder",
+        ),
         # Softmax stays allowed here: a greedy decoder may take it before argmax, harmlessly.
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
@@ -227,9 +238,18 @@ greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None) -> LongTensor 
         title=N_("Incremental decoding with a KV cache"),
         short="kv",
         summary="incremental decoding with a KV cache: each step computes only the new positions (the work of a "
-                "step is counted, linear in the prefix)",
-        deps=("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder",
-              "decoder", "transformer"),
+        "step is counted, linear in the prefix)",
+        deps=(
+            "attention",
+            "mask",
+            "multi_head",
+            "add_norm",
+            "feed_forward",
+            "positional_encoding",
+            "encoder",
+            "decoder",
+            "transformer",
+        ),
         # As transformer: softmax allowed (a greedy step may take it before argmax).
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
@@ -252,9 +272,18 @@ cached_greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None): greedy
         title=N_("Beam search with a length penalty"),
         short="beam",
         summary="beam search with a length penalty: beam 1 is greedy, a wide beam finds the best hypothesis by "
-                "enumeration",
-        deps=("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder",
-              "decoder", "transformer"),
+        "enumeration",
+        deps=(
+            "attention",
+            "mask",
+            "multi_head",
+            "add_norm",
+            "feed_forward",
+            "positional_encoding",
+            "encoder",
+            "decoder",
+            "transformer",
+        ),
         # Softmax allowed: beam search takes log_softmax of the logits, which is not the exercise.
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
@@ -273,9 +302,18 @@ beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, 
         title=N_("A model that learns: label smoothing, warm-up schedule, teacher forcing"),
         short="train",
         summary="label-smoothed cross-entropy, the warm-up schedule, teacher forcing, training the model on a copy "
-                "task",
-        deps=("attention", "mask", "multi_head", "add_norm", "feed_forward", "positional_encoding", "encoder",
-              "decoder", "transformer"),
+        "task",
+        deps=(
+            "attention",
+            "mask",
+            "multi_head",
+            "add_norm",
+            "feed_forward",
+            "positional_encoding",
+            "encoder",
+            "decoder",
+            "transformer",
+        ),
         # The smoothed loss by hand. Softmax stays allowed: log-probabilities are an ingredient here (log_softmax),
         # and softmax by hand is attention.py's exercise, graded there.
         forbidden_families=("loss", "attention", "norm"),

@@ -6,6 +6,7 @@ and inspects `w_q`, `w_k`, `w_v`, so such a module fails at its first build or l
 names one side of the pair. `explain` turns that error's text into the missing sentence ("`dim_embedding` is
 `d_model` here"), in the current language; the bundle's README has the same table.
 """
+
 from __future__ import annotations
 
 import re
@@ -45,8 +46,13 @@ def explain(error: str) -> str:
     sentences = []
     for name in names:
         if name in GLOSSARY:
-            sentences.append(_("`{theirs}` is `{ours}` here.").format(theirs=name, ours=GLOSSARY[name]))
+            sentences.append(
+                _("`{theirs}` is `{ours}` here.").format(theirs=name, ours=GLOSSARY[name])
+            )
         elif name in KIT_NAMES and KIT_NAMES[name] not in names:
-            sentences.append(_("`{ours}` is what the course notebooks call `{theirs}`: name it `{ours}` here.").format(
-                ours=name, theirs=KIT_NAMES[name]))
+            sentences.append(
+                _(
+                    "`{ours}` is what the course notebooks call `{theirs}`: name it `{ours}` here."
+                ).format(ours=name, theirs=KIT_NAMES[name])
+            )
     return " ".join(sentences)

@@ -11,6 +11,7 @@ The language, first that applies: `set_language` (the `--lang` of `check` and of
 variable TRANSFORMER_KIT_LANG, the default a student bundle remembers (autograder/language.txt, written by
 `release --lang`), the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG), then English.
 """
+
 from __future__ import annotations
 
 import gettext
@@ -67,14 +68,22 @@ def from_locale(environ=None) -> str | None:
 
 def current_language(environ=None) -> str:
     environ = os.environ if environ is None else environ
-    return (_chosen or _supported(environ.get(ENV)) or remembered_default() or from_locale(environ)
-            or SOURCE_LANGUAGE)
+    return (
+        _chosen
+        or _supported(environ.get(ENV))
+        or remembered_default()
+        or from_locale(environ)
+        or SOURCE_LANGUAGE
+    )
 
 
 def translation(lang: str) -> gettext.NullTranslations:
     if lang not in _translations:
-        _translations[lang] = (gettext.NullTranslations() if lang == SOURCE_LANGUAGE else
-                               gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang], fallback=True))
+        _translations[lang] = (
+            gettext.NullTranslations()
+            if lang == SOURCE_LANGUAGE
+            else gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang], fallback=True)
+        )
     return _translations[lang]
 
 
@@ -94,8 +103,11 @@ def N_(message: str) -> str:
 
 def add_language_argument(parser) -> None:
     """`--lang en|es` on a command a student runs."""
-    parser.add_argument("--lang", choices=LANGUAGES,
-                        help=_("the language of what is printed (default: the course's, else the locale's)"))
+    parser.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        help=_("the language of what is printed (default: the course's, else the locale's)"),
+    )
 
 
 def language_in_argv(argv: list[str]) -> str | None:

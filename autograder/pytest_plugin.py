@@ -5,6 +5,7 @@ KIT_SUBMISSION environment variable: KIT_SUBMISSION=notebooks grades the noteboo
 checks one component; `-k` filters by name. Each failure prints as one short block, the table comes last
 (the bundle's pytest settings turn pytest's own long failure report off: `--tb=no -rN`).
 """
+
 from __future__ import annotations
 
 import os
@@ -28,13 +29,20 @@ def submission_root(config) -> Path:
 
 
 def properties():
-    return [pytest.param(p, id=p.id, marks=getattr(pytest.mark, p.component)) for p in core.load(include_hidden=False)]
+    return [
+        pytest.param(p, id=p.id, marks=getattr(pytest.mark, p.component))
+        for p in core.load(include_hidden=False)
+    ]
 
 
 def pytest_addoption(parser):
-    parser.addoption("--lang", choices=LANGUAGES, default=None,
-                     help="the language of the failures and the points table (default: the course's, else the "
-                          "locale's; docs/i18n.md)")
+    parser.addoption(
+        "--lang",
+        choices=LANGUAGES,
+        default=None,
+        help="the language of the failures and the points table (default: the course's, else the "
+        "locale's; docs/i18n.md)",
+    )
 
 
 def pytest_configure(config):
@@ -73,12 +81,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         pending[results.INTEGRATION] = pending_integration
     blocked = {c: _SESSION[0].blocked(c) for c in ran} if _SESSION else {}
     rows = results.summarize(_OUTCOMES + found, pending, ran, blocked)
-    console = Console(file=terminalreporter._tw._file, force_terminal=terminalreporter.hasmarkup, width=110)
-    if config.getoption("tbstyle", "auto") == "no":  # pytest's report is off: ours, one short block each
+    console = Console(
+        file=terminalreporter._tw._file, force_terminal=terminalreporter.hasmarkup, width=110
+    )
+    if (
+        config.getoption("tbstyle", "auto") == "no"
+    ):  # pytest's report is off: ours, one short block each
         blocks = results.failure_blocks(_OUTCOMES)
         if blocks:
             terminalreporter.write_sep("=", _("failures"))
         for block in blocks:
             console.print(Text(block), highlight=False, soft_wrap=True)
-    results.render_table(rows, title=_("points for {folder}/").format(folder=submission_root(config).name),
-                         console=console)
+    results.render_table(
+        rows,
+        title=_("points for {folder}/").format(folder=submission_root(config).name),
+        console=console,
+    )

@@ -5,6 +5,7 @@ Left out on purpose: solutions/, autograder/hidden/ (hidden properties), autogra
 solutions), the judge and the instructor's tools. Hidden points and the integration share are shipped as
 numbers only, so the self-check's table adds up to the grade's total.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,20 @@ from .properties import core
 
 PACKAGE = Path(__file__).resolve().parent
 # The checker a student runs: the narrow interface, the rules, the visible properties, the reports.
-SHIPPED = ["__init__.py", "__main__.py", "cli.py", "check.py", "components.py", "results.py", "rules.py",
-           "student_code.py", "timing.py", "pytest_plugin.py", "i18n.py", "glossary.py"]
+SHIPPED = [
+    "__init__.py",
+    "__main__.py",
+    "cli.py",
+    "check.py",
+    "components.py",
+    "results.py",
+    "rules.py",
+    "student_code.py",
+    "timing.py",
+    "pytest_plugin.py",
+    "i18n.py",
+    "glossary.py",
+]
 NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
 
 
@@ -34,13 +47,18 @@ def integration_points() -> dict[str, float]:
     """Property id -> points of its integration re-run, as the judge decides them."""
     from .judge.sections import integration_props
 
-    return {pid: points for specs in integration_props(core.load(include_hidden=True)).values()
-            for pid, points in specs}
+    return {
+        pid: points
+        for specs in integration_props(core.load(include_hidden=True)).values()
+        for pid, points in specs
+    }
 
 
 # The bundle's notebooks live in notebooks/, beside the checker's folder: the setup cell puts it on the path.
-NOTEBOOK_SETUP = ("import os, sys\nsys.path.insert(0, os.path.abspath(\"..\"))  # the bundle's folder, which holds "
-                  "the checker (autograder/)\n")
+NOTEBOOK_SETUP = (
+    'import os, sys\nsys.path.insert(0, os.path.abspath(".."))  # the bundle\'s folder, which holds '
+    "the checker (autograder/)\n"
+)
 
 
 def student_notebooks() -> dict[str, dict]:
@@ -52,9 +70,14 @@ def student_notebooks() -> dict[str, dict]:
     shares = integration_points()
     out = {}
     for number, c in enumerate(COMPONENTS, 1):
-        integration = [(core.REGISTRY[pid], points) for pid, points in shares.items()
-                       if pid.startswith(f"{c.name}::")]
-        nb = course.notebook(c.name, [p for p in props if p.component == c.name], number, integration)
+        integration = [
+            (core.REGISTRY[pid], points)
+            for pid, points in shares.items()
+            if pid.startswith(f"{c.name}::")
+        ]
+        nb = course.notebook(
+            c.name, [p for p in props if p.component == c.name], number, integration
+        )
         kept = []
         for cell in nb["cells"]:
             text = cells.source_text(cell)
@@ -63,8 +86,11 @@ def student_notebooks() -> dict[str, dict]:
             if cells.is_solution(cell):
                 cell["source"] = stubs.strip_solutions(text)
             elif cell["metadata"].get("nbgrader", {}).get("grade_id") == "setup":
-                cell["source"] = text.replace("import autograder.notebooks.kernel", NOTEBOOK_SETUP
-                                              + "import autograder.notebooks.kernel", 1)
+                cell["source"] = text.replace(
+                    "import autograder.notebooks.kernel",
+                    NOTEBOOK_SETUP + "import autograder.notebooks.kernel",
+                    1,
+                )
             kept.append(cell)
         nb["cells"] = kept
         out[f"{number:02d}_{c.name}.ipynb"] = nb
@@ -73,7 +99,9 @@ def student_notebooks() -> dict[str, dict]:
 
 def readme_path(lang: str) -> Path:
     """The student README in a language: README.md (English), README.<lang>.md (the others)."""
-    return PACKAGE / "student" / ("README.md" if lang == i18n.SOURCE_LANGUAGE else f"README.{lang}.md")
+    return (
+        PACKAGE / "student" / ("README.md" if lang == i18n.SOURCE_LANGUAGE else f"README.{lang}.md")
+    )
 
 
 def build(dest: Path, lang: str | None = None) -> Path:
@@ -104,8 +132,12 @@ def build(dest: Path, lang: str | None = None) -> Path:
         shutil.copy2(mo, target)
     if lang is not None:
         (pkg / i18n.REMEMBERED.name).write_text(lang + "\n")
-    (pkg / "hidden_points.json").write_text(json.dumps(hidden_points(), indent=2, sort_keys=True) + "\n")
-    (pkg / "integration_points.json").write_text(json.dumps(integration_points(), indent=2, sort_keys=True) + "\n")
+    (pkg / "hidden_points.json").write_text(
+        json.dumps(hidden_points(), indent=2, sort_keys=True) + "\n"
+    )
+    (pkg / "integration_points.json").write_text(
+        json.dumps(integration_points(), indent=2, sort_keys=True) + "\n"
+    )
     (dest / "notebooks").mkdir()
     for name, nb in student_notebooks().items():
         (dest / "notebooks" / name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
@@ -118,6 +150,8 @@ def build(dest: Path, lang: str | None = None) -> Path:
     # README.md in the bundle's language, each other language beside it as README.<lang>.md.
     chosen = lang or i18n.SOURCE_LANGUAGE
     for other in i18n.LANGUAGES:
-        shutil.copy2(readme_path(other), dest / ("README.md" if other == chosen else f"README.{other}.md"))
+        shutil.copy2(
+            readme_path(other), dest / ("README.md" if other == chosen else f"README.{other}.md")
+        )
     shutil.copy2(PACKAGE.parent / "constraints.txt", dest / "constraints.txt")
     return dest

@@ -1,4 +1,5 @@
 """Outcomes into reports: per-component summaries, the terminal table, Gradescope's results.json."""
+
 from __future__ import annotations
 
 import json
@@ -27,9 +28,15 @@ def row_title(row: str) -> str:
 
 
 # A verdict as a student reads it (core.Outcome.status).
-STATUS_TEXT = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"),
-               "not_implemented": N_("not implemented"), "forbidden": N_("forbidden"), "timeout": N_("timeout"),
-               "crashed": N_("crashed")}
+STATUS_TEXT = {
+    "passed": N_("passed"),
+    "failed": N_("failed"),
+    "error": N_("error"),
+    "not_implemented": N_("not implemented"),
+    "forbidden": N_("forbidden"),
+    "timeout": N_("timeout"),
+    "crashed": N_("crashed"),
+}
 
 
 def status_text(status: str) -> str:
@@ -45,15 +52,21 @@ class ComponentSummary:
     total: int
     first_failure: Outcome | None
     pending: float = 0.0  # hidden (or integration) points not run here: decided at grading
-    blocked: str = ""  # the self-check: "multi_head uses your attention.py, which fails ...", else empty
+    blocked: str = (
+        ""  # the self-check: "multi_head uses your attention.py, which fails ...", else empty
+    )
 
     @property
     def full(self) -> bool:
         return self.earned == self.available and self.pending == 0
 
 
-def summarize(outcomes: list[Outcome], pending: dict[str, float] | None = None,
-              components=None, blocked: dict[str, str] | None = None) -> list[ComponentSummary]:
+def summarize(
+    outcomes: list[Outcome],
+    pending: dict[str, float] | None = None,
+    components=None,
+    blocked: dict[str, str] | None = None,
+) -> list[ComponentSummary]:
     """One row per component (of `components`, or all) that has outcomes or pending points, then the
     integration row. pending: points decided at grading, per row name. blocked: per component, the sentence
     saying which of the student's dependency files fail."""
@@ -64,24 +77,31 @@ def summarize(outcomes: list[Outcome], pending: dict[str, float] | None = None,
         mine = [o for o in outcomes if row_of(o) == name]
         if not mine and not pending.get(name):
             continue
-        rows.append(ComponentSummary(
-            name,
-            sum(o.score for o in mine),
-            sum(o.property.points for o in mine),
-            sum(o.passed for o in mine),
-            len(mine),
-            next((o for o in mine if not o.passed), None),
-            pending.get(name, 0.0),
-            blocked.get(name, ""),
-        ))
+        rows.append(
+            ComponentSummary(
+                name,
+                sum(o.score for o in mine),
+                sum(o.property.points for o in mine),
+                sum(o.passed for o in mine),
+                len(mine),
+                next((o for o in mine if not o.passed), None),
+                pending.get(name, 0.0),
+                blocked.get(name, ""),
+            )
+        )
     return rows
 
 
 def outcome_text(o: Outcome, with_detail: bool = True) -> str:
     """What a student reads about one property: verdict, message, smallest failing input, hint."""
     if o.passed:
-        return _("{verdict}: {summary}").format(verdict=status_text("passed"), summary=o.property.summary)
-    parts = [_("{verdict}: {summary}").format(verdict=status_text(o.status), summary=o.property.summary), o.message]
+        return _("{verdict}: {summary}").format(
+            verdict=status_text("passed"), summary=o.property.summary
+        )
+    parts = [
+        _("{verdict}: {summary}").format(verdict=status_text(o.status), summary=o.property.summary),
+        o.message,
+    ]
     if o.example:
         parts.append(_("smallest failing input:") + "\n" + _indent(o.example))
     if o.hint:
@@ -95,20 +115,26 @@ def _indent(text: str, pad: str = "    ") -> str:
     return "\n".join(pad + line for line in text.splitlines())
 
 
-def gradescope(outcomes: list[Outcome], execution_time: float | None = None,
-               hidden_visibility: str = HIDDEN_VISIBILITY, extra_output: str = "") -> dict:
+def gradescope(
+    outcomes: list[Outcome],
+    execution_time: float | None = None,
+    hidden_visibility: str = HIDDEN_VISIBILITY,
+    extra_output: str = "",
+) -> dict:
     """Gradescope's results.json: tests with name, score, max_score, output, visibility, tags."""
     tests = []
     for o in outcomes:
-        tests.append({
-            "name": o.property.id,
-            "score": o.score,
-            "max_score": o.property.points,
-            "status": "passed" if o.passed else "failed",
-            "output": outcome_text(o),
-            "visibility": "visible" if o.property.visible else hidden_visibility,
-            "tags": [row_of(o)],
-        })
+        tests.append(
+            {
+                "name": o.property.id,
+                "score": o.score,
+                "max_score": o.property.points,
+                "status": "passed" if o.passed else "failed",
+                "output": outcome_text(o),
+                "visibility": "visible" if o.property.visible else hidden_visibility,
+                "tags": [row_of(o)],
+            }
+        )
     result = {"score": sum(o.score for o in outcomes), "tests": tests}
     if execution_time is not None:
         result["execution_time"] = round(execution_time, 3)
@@ -121,21 +147,27 @@ def write_json(data: dict, path: Path) -> None:
     Path(path).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def dependency_sentence(component: str, failing: dict[str, int], files: dict[str, str] | None = None) -> str:
+def dependency_sentence(
+    component: str, failing: dict[str, int], files: dict[str, str] | None = None
+) -> str:
     """Whole sentence naming the student's dependency files that fail (file stem -> failing properties).
     files: how to call each file (a notebook's name), else <stem>.py."""
     files = files or {}
     if len(failing) == 1:
-        (dep, count), = failing.items()
+        ((dep, count),) = failing.items()
         file = files.get(dep, f"{dep}.py")
-        return ngettext("{component} uses your {file}, which fails {n} property: fix {file} first.",
-                        "{component} uses your {file}, which fails {n} properties: fix {file} first.",
-                        count).format(component=component, file=file, n=count)
+        return ngettext(
+            "{component} uses your {file}, which fails {n} property: fix {file} first.",
+            "{component} uses your {file}, which fails {n} properties: fix {file} first.",
+            count,
+        ).format(component=component, file=file, n=count)
     names = ", ".join(files.get(d, f"{d}.py") for d in failing)
     n = sum(failing.values())
-    return ngettext("{component} uses your {files}, which fail {n} property between them: fix those files first.",
-                    "{component} uses your {files}, which fail {n} properties between them: fix those files first.",
-                    n).format(component=component, files=names, n=n)
+    return ngettext(
+        "{component} uses your {files}, which fail {n} property between them: fix those files first.",
+        "{component} uses your {files}, which fail {n} properties between them: fix those files first.",
+        n,
+    ).format(component=component, files=names, n=n)
 
 
 SHORT_EXAMPLE_LINES = 8  # a failure's block stays short: the whole input is in `check -v`
@@ -145,14 +177,19 @@ def short_text(o: Outcome) -> str:
     """One failure as a short block: verdict and property, message, a few lines of the failing input, hint,
     and the innermost line of the student's code."""
     head = _("✗ {component} · {property} ({points} pt): {verdict}").format(
-        component=o.property.component, property=o.property.name, points=f"{o.property.points:g}",
-        verdict=status_text(o.status))
+        component=o.property.component,
+        property=o.property.name,
+        points=f"{o.property.points:g}",
+        verdict=status_text(o.status),
+    )
     lines = [head, _indent(o.message, "  ")]
     if o.example:
         example = o.example.splitlines()
         if len(example) > SHORT_EXAMPLE_LINES:
             example = example[:SHORT_EXAMPLE_LINES] + ["..."]
-        lines.append(_indent(_("smallest failing input:") + "\n" + _indent("\n".join(example)), "  "))
+        lines.append(
+            _indent(_("smallest failing input:") + "\n" + _indent("\n".join(example)), "  ")
+        )
     if o.hint:
         lines.append("  " + _("hint: {hint}").format(hint=o.hint))
     if o.detail:
@@ -169,16 +206,25 @@ def failure_blocks(outcomes: list[Outcome]) -> list[str]:
             continue
         key = (row_of(o), o.status, o.message, o.hint)
         if key == last:
-            blocks.append(_("✗ {component} · {property} ({points} pt): the same as above").format(
-                component=o.property.component, property=o.property.name, points=f"{o.property.points:g}"))
+            blocks.append(
+                _("✗ {component} · {property} ({points} pt): the same as above").format(
+                    component=o.property.component,
+                    property=o.property.name,
+                    points=f"{o.property.points:g}",
+                )
+            )
         else:
             blocks.append(short_text(o))
         last = key
     return blocks
 
 
-def render_table(rows: list[ComponentSummary], title: str | None = None, console=None,
-                 total_points: float | None = None) -> None:
+def render_table(
+    rows: list[ComponentSummary],
+    title: str | None = None,
+    console=None,
+    total_points: float | None = None,
+) -> None:
     """The per-component table students and instructors see at the end of a run. Every text is plain (a
     message's `PE[p, 2i]` must not be read as markup). total_points: the grade's total, when known."""
     from rich.console import Console
@@ -194,8 +240,11 @@ def render_table(rows: list[ComponentSummary], title: str | None = None, console
         style = "green" if r.earned == r.available else ("red" if r.earned == 0 else "yellow")
         points = f"{r.earned:g} / {r.available:g}"
         if r.pending:
-            points += (_(" (+{points} not run)") if r.component == INTEGRATION else _(" (+{points} hidden)")).format(
-                points=f"{r.pending:g}")
+            points += (
+                _(" (+{points} not run)")
+                if r.component == INTEGRATION
+                else _(" (+{points} hidden)")
+            ).format(points=f"{r.pending:g}")
         note = Text()
         if r.blocked:
             note.append(r.blocked, style="bold")
@@ -211,15 +260,30 @@ def render_table(rows: list[ComponentSummary], title: str | None = None, console
     available = sum(r.available for r in rows)
     pending = sum(r.pending for r in rows)
     table.add_section()
-    table.add_row(Text(_("total"), style="bold"), Text(f"{earned:g} / {available:g}", style="bold"), "")
+    table.add_row(
+        Text(_("total"), style="bold"), Text(f"{earned:g} / {available:g}", style="bold"), ""
+    )
     console.print(table)
-    if pending:  # never let a green run claim more than it knows: say what is still to come, and the sum
+    if (
+        pending
+    ):  # never let a green run claim more than it knows: say what is still to come, and the sum
         integration = sum(r.available + r.pending for r in rows if r.component == INTEGRATION)
         visible = available - sum(r.available for r in rows if r.component == INTEGRATION)
         hidden = sum(r.pending for r in rows if r.component != INTEGRATION)
         total = total_points if total_points is not None else available + pending
-        console.print(Text(_("{pending} more points are decided at grading (hidden properties, integration "
-                             "properties not run here): {visible} visible + {hidden} hidden + {integration} "
-                             "integration = {total} points in all.").format(
-            pending=f"{pending:g}", visible=f"{visible:g}", hidden=f"{hidden:g}", integration=f"{integration:g}",
-            total=f"{total:g}")), soft_wrap=True)
+        console.print(
+            Text(
+                _(
+                    "{pending} more points are decided at grading (hidden properties, integration "
+                    "properties not run here): {visible} visible + {hidden} hidden + {integration} "
+                    "integration = {total} points in all."
+                ).format(
+                    pending=f"{pending:g}",
+                    visible=f"{visible:g}",
+                    hidden=f"{hidden:g}",
+                    integration=f"{integration:g}",
+                    total=f"{total:g}",
+                )
+            ),
+            soft_wrap=True,
+        )

@@ -23,6 +23,7 @@ Which families and names a component forbids is its declaration's (autograder/co
 Statically, an AST scan names forbidden calls and the tricks used to hide them, in the component's file and in
 every helper module of the submission that it imports.
 """
+
 from __future__ import annotations
 
 import ast
@@ -39,27 +40,49 @@ from .components import COMPONENTS, NAMES
 # logsumexp included: exp(log_softmax) and the gradient of logsumexp are softmax), a normalisation over features
 # with its own mean and variance (layer, group, batch, instance, RMS norm), or a fused attention. The ingredients
 # stay allowed: reductions (mean, var, var_mean, std, sum, amax, vector norms), elementwise ops, matmul.
-FAMILIES: MappingProxyType = MappingProxyType({
-    "softmax": re.compile(r"softmax|logsumexp"),
-    "norm": re.compile(r"(layer|group|batch|instance|rms)_norm"),
-    "attention": re.compile(r"attention|_fused_sdp|_transformer_encoder_layer|_transform_bias_rescale_qkv"),
-    # a library loss computes the whole (smoothed) cross-entropy in one call
-    "loss": re.compile(r"cross_entropy|nll_loss|kl_div"),
-})
-FAMILY_TEXT = MappingProxyType({
-    "softmax": "a library softmax: torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, torch.logsumexp...",
-    "norm": "a library normalisation: F.layer_norm, nn.LayerNorm, F.group_norm, F.batch_norm, F.instance_norm, "
-            "F.rms_norm...",
-    "attention": "a library attention: F.scaled_dot_product_attention, nn.MultiheadAttention, "
-                 "nn.TransformerEncoderLayer...",
-    "loss": "a library loss: F.cross_entropy (label_smoothing=...), nn.CrossEntropyLoss, F.nll_loss, F.kl_div...",
-})
+FAMILIES: MappingProxyType = MappingProxyType(
+    {
+        "softmax": re.compile(r"softmax|logsumexp"),
+        "norm": re.compile(r"(layer|group|batch|instance|rms)_norm"),
+        "attention": re.compile(
+            r"attention|_fused_sdp|_transformer_encoder_layer|_transform_bias_rescale_qkv"
+        ),
+        # a library loss computes the whole (smoothed) cross-entropy in one call
+        "loss": re.compile(r"cross_entropy|nll_loss|kl_div"),
+    }
+)
+FAMILY_TEXT = MappingProxyType(
+    {
+        "softmax": "a library softmax: torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, "
+        "torch.logsumexp...",
+        "norm": "a library normalisation: F.layer_norm, nn.LayerNorm, F.group_norm, F.batch_norm, F.instance_norm, "
+        "F.rms_norm...",
+        "attention": "a library attention: F.scaled_dot_product_attention, nn.MultiheadAttention, "
+        "nn.TransformerEncoderLayer...",
+        "loss": "a library loss: F.cross_entropy (label_smoothing=...), nn.CrossEntropyLoss, F.nll_loss, F.kl_div...",
+    }
+)
 # Per component: the operator families that may not run while it is under test (its declaration says which).
 RUNTIME: MappingProxyType = MappingProxyType({c.name: c.forbidden_families for c in COMPONENTS})
 # Kernels that compute values (not Meta, not the autograd layer: autograd ends in one of these).
-_KEYS = ("CPU", "CUDA", "XPU", "MPS", "SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU",
-         "NestedTensorCUDA", "MkldnnCPU", "QuantizedCPU", "QuantizedCUDA", "CompositeExplicitAutograd",
-         "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
+_KEYS = (
+    "CPU",
+    "CUDA",
+    "XPU",
+    "MPS",
+    "SparseCPU",
+    "SparseCUDA",
+    "SparseCsrCPU",
+    "SparseCsrCUDA",
+    "NestedTensorCPU",
+    "NestedTensorCUDA",
+    "MkldnnCPU",
+    "QuantizedCPU",
+    "QuantizedCUDA",
+    "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional",
+    "CompositeImplicitAutograd",
+)
 
 
 def family_ops(op_names=None) -> dict[str, frozenset[str]]:
@@ -69,7 +92,9 @@ def family_ops(op_names=None) -> dict[str, frozenset[str]]:
     names = torch._C._dispatch_get_all_op_names() if op_names is None else op_names
     found = {}
     for family, pattern in FAMILIES.items():
-        found[family] = frozenset(n for n in names if pattern.search(n.partition("::")[2].partition(".")[0]))
+        found[family] = frozenset(
+            n for n in names if pattern.search(n.partition("::")[2].partition(".")[0])
+        )
     return found
 
 
@@ -110,9 +135,17 @@ def _make_guard():
 
     ops = family_ops()
     family_of = {op: family for family, names in ops.items() for op in names}
-    forbidden = {c: frozenset(op for f in families for op in ops[f]) for c, families in RUNTIME.items()}
-    state = [None, frozenset(), None]  # component under test, its forbidden operators, the first one reached
-    libraries: dict[str, object] = {}  # operator -> the torch.library.Library holding its shadow kernels
+    forbidden = {
+        c: frozenset(op for f in families for op in ops[f]) for c, families in RUNTIME.items()
+    }
+    state = [
+        None,
+        frozenset(),
+        None,
+    ]  # component under test, its forbidden operators, the first one reached
+    libraries: dict[
+        str, object
+    ] = {}  # operator -> the torch.library.Library holding its shadow kernels
     kernels, keys_of = {}, {}
 
     def has_kernel(op, key):
@@ -126,7 +159,9 @@ def _make_guard():
             return
         ns, _, name = op.partition("::")
         library = torch.library.Library(ns, "IMPL")
-        with warnings.catch_warnings():  # "overriding a previously registered kernel": that is the point
+        with (
+            warnings.catch_warnings()
+        ):  # "overriding a previously registered kernel": that is the point
             warnings.simplefilter("ignore")
             for key in keys_of[op]:
                 library.impl(name, kernels[op], key)
@@ -165,8 +200,12 @@ def _make_guard():
     shadowed = frozenset(libraries)
 
     def dispatch_state():
-        return (repr(torch._C._dispatch_tls_local_include_set()), repr(torch._C._dispatch_tls_local_exclude_set()),
-                torch._C._len_torch_dispatch_stack(), torch._C._len_torch_function_stack())
+        return (
+            repr(torch._C._dispatch_tls_local_include_set()),
+            repr(torch._C._dispatch_tls_local_exclude_set()),
+            torch._C._len_torch_dispatch_stack(),
+            torch._C._len_torch_function_stack(),
+        )
 
     def intact() -> bool:
         return set(libraries) >= shadowed and all(lib.m is not None for lib in libraries.values())
@@ -177,7 +216,9 @@ def _make_guard():
         if state[0] is None:
             return
         if event in refused_events:
-            what = f"{event}(), which walks the interpreter's objects (the by-hand guard among them),"
+            what = (
+                f"{event}(), which walks the interpreter's objects (the by-hand guard among them),"
+            )
         elif event == "import" and str(args[0]).startswith(("torch._dynamo", "torch._inductor")):
             what = "torch.compile, which generates its own kernels,"
         else:
@@ -198,7 +239,9 @@ def _make_guard():
             yield
         except BaseException as e:
             reached = _leave(component, banned, outer, patched)
-            if reached and not isinstance(e, ForbiddenCall):  # caught by the student, then something else failed
+            if reached and not isinstance(
+                e, ForbiddenCall
+            ):  # caught by the student, then something else failed
                 # Keep the student's frames: the message names the file where the call sits.
                 raise ForbiddenCall(reached, component).with_traceback(e.__traceback__) from None
             raise
@@ -206,8 +249,11 @@ def _make_guard():
         if reached:  # reached and caught inside: the call still used it
             raise ForbiddenCall(reached, component)
         if dispatch_state() != before:
-            raise ForbiddenCall("changing torch's dispatch state (a dispatch mode, or an included or excluded "
-                                "dispatch key, left changed)", component)
+            raise ForbiddenCall(
+                "changing torch's dispatch state (a dispatch mode, or an included or excluded "
+                "dispatch key, left changed)",
+                component,
+            )
 
     def _leave(component, banned, outer, patched):
         mine = state[0] == component and state[1] is banned
@@ -236,8 +282,10 @@ def _patch_scipy(component: str):
     patched = []
     for name in ("softmax", "log_softmax", "logsumexp"):
         if hasattr(special, name):
+
             def refuse(*a, _n=name, **k):
                 raise ForbiddenCall(f"scipy.special.{_n}", component)
+
             patched.append((special, name, getattr(special, name)))
             setattr(special, name, refuse)
     return patched
@@ -246,33 +294,92 @@ def _patch_scipy(component: str):
 # ------------------------------------------------------------------------------------------- the static scan
 # Names that may not appear as attributes or imports from a library, in named sets; a component's declaration
 # says which sets apply to it.
-FORBIDDEN_NAMES: MappingProxyType = MappingProxyType({
-    "attention": frozenset({
-        "scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward",
-        "_native_multi_head_attention", "_scaled_dot_product_attention_math",
-        "_scaled_dot_product_flash_attention_for_cpu", "_transformer_encoder_layer_fwd"}),
-    "softmax": frozenset({
-        "softmax", "log_softmax", "_softmax", "_log_softmax", "_safe_softmax", "_sparse_softmax", "_masked_softmax",
-        "softmin", "gumbel_softmax", "logsumexp", "Softmax", "LogSoftmax", "Softmin"}),
-    "norm": frozenset({
-        "layer_norm", "LayerNorm", "native_layer_norm", "rms_norm", "RMSNorm", "_fused_rms_norm", "group_norm",
-        "GroupNorm", "native_group_norm", "batch_norm", "native_batch_norm", "BatchNorm1d", "BatchNorm2d",
-        "BatchNorm3d", "instance_norm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}),
-    "transformer": frozenset({
-        "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
-        "TransformerDecoderLayer"}),
-    # a library loss computes the whole (smoothed) cross-entropy in one call
-    "loss": frozenset({
-        "cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "kl_div", "KLDivLoss", "binary_cross_entropy",
-        "binary_cross_entropy_with_logits"}),
-})
+FORBIDDEN_NAMES: MappingProxyType = MappingProxyType(
+    {
+        "attention": frozenset(
+            {
+                "scaled_dot_product_attention",
+                "MultiheadAttention",
+                "multi_head_attention_forward",
+                "_native_multi_head_attention",
+                "_scaled_dot_product_attention_math",
+                "_scaled_dot_product_flash_attention_for_cpu",
+                "_transformer_encoder_layer_fwd",
+            }
+        ),
+        "softmax": frozenset(
+            {
+                "softmax",
+                "log_softmax",
+                "_softmax",
+                "_log_softmax",
+                "_safe_softmax",
+                "_sparse_softmax",
+                "_masked_softmax",
+                "softmin",
+                "gumbel_softmax",
+                "logsumexp",
+                "Softmax",
+                "LogSoftmax",
+                "Softmin",
+            }
+        ),
+        "norm": frozenset(
+            {
+                "layer_norm",
+                "LayerNorm",
+                "native_layer_norm",
+                "rms_norm",
+                "RMSNorm",
+                "_fused_rms_norm",
+                "group_norm",
+                "GroupNorm",
+                "native_group_norm",
+                "batch_norm",
+                "native_batch_norm",
+                "BatchNorm1d",
+                "BatchNorm2d",
+                "BatchNorm3d",
+                "instance_norm",
+                "InstanceNorm1d",
+                "InstanceNorm2d",
+                "InstanceNorm3d",
+            }
+        ),
+        "transformer": frozenset(
+            {
+                "Transformer",
+                "TransformerEncoder",
+                "TransformerDecoder",
+                "TransformerEncoderLayer",
+                "TransformerDecoderLayer",
+            }
+        ),
+        # a library loss computes the whole (smoothed) cross-entropy in one call
+        "loss": frozenset(
+            {
+                "cross_entropy",
+                "CrossEntropyLoss",
+                "nll_loss",
+                "NLLLoss",
+                "kl_div",
+                "KLDivLoss",
+                "binary_cross_entropy",
+                "binary_cross_entropy_with_logits",
+            }
+        ),
+    }
+)
 
 
 def unknown_rules(component) -> list[str]:
     """What a component's declaration names that these rules do not know (a typo would forbid nothing)."""
-    return [f"{field} {name!r} is not one of {', '.join(known)}"
-            for field, known in (("forbidden_families", FAMILIES), ("forbidden_names", FORBIDDEN_NAMES))
-            for name in getattr(component, field) if name not in known]
+    return [
+        f"{field} {name!r} is not one of {', '.join(known)}"
+        for field, known in (("forbidden_families", FAMILIES), ("forbidden_names", FORBIDDEN_NAMES))
+        for name in getattr(component, field)
+        if name not in known
+    ]
 
 
 _UNKNOWN = [f"{c.name}'s {why}" for c in COMPONENTS for why in unknown_rules(c)]
@@ -280,21 +387,63 @@ if _UNKNOWN:  # at import: a misspelt rule must not forbid nothing
     raise ValueError("autograder/components.py: " + "; ".join(_UNKNOWN))
 # Per component: the names its static scan refuses.
 STATIC: MappingProxyType = MappingProxyType(
-    {c.name: frozenset().union(*(FORBIDDEN_NAMES[s] for s in c.forbidden_names)) for c in COMPONENTS})
+    {
+        c.name: frozenset().union(*(FORBIDDEN_NAMES[s] for s in c.forbidden_names))
+        for c in COMPONENTS
+    }
+)
 # Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings.
-_HIDING_CALLS = {"getattr", "__import__", "eval", "exec", "compile", "vars", "globals", "__getattribute__"}
+_HIDING_CALLS = {
+    "getattr",
+    "__import__",
+    "eval",
+    "exec",
+    "compile",
+    "vars",
+    "globals",
+    "__getattribute__",
+}
 _HIDING_MODULES = {"importlib", "ctypes", "inspect", "builtins", "subprocess", "autograder", "gc"}
 # Reaching into the checker, torch's dispatcher (modes, dispatch keys, kernels) or torch's own Python
 # implementations of the operators (decompositions, references, compilers): the run-time guard lives there.
-_TAMPERING_ATTRS = frozenset({
-    "modules", "_pop_mode", "_push_mode", "_python_dispatch", "_get_current_dispatch_mode", "_disable_current_modes",
-    "RUNTIME", "_C", "_DisableTorchDispatch", "_disabled_torch_dispatch_impl", "_ExcludeDispatchKeyGuard",
-    "_IncludeDispatchKeyGuard", "_ForceDispatchKeyGuard", "_unset_dispatch_mode", "_set_dispatch_mode",
-    "_pop_torch_dispatch_stack", "_push_on_torch_dispatch_stack", "_dispatch_tls_set_dispatch_key_excluded",
-    "_dispatch_tls_set_dispatch_key_included", "redispatch", "_op_dk", "library", "_decomp", "_refs", "_prims",
-    "_dynamo", "_inductor", "__closure__", "cell_contents", "__subclasses__", "__globals__", "f_back", "f_globals",
-    "f_locals",
-})
+_TAMPERING_ATTRS = frozenset(
+    {
+        "modules",
+        "_pop_mode",
+        "_push_mode",
+        "_python_dispatch",
+        "_get_current_dispatch_mode",
+        "_disable_current_modes",
+        "RUNTIME",
+        "_C",
+        "_DisableTorchDispatch",
+        "_disabled_torch_dispatch_impl",
+        "_ExcludeDispatchKeyGuard",
+        "_IncludeDispatchKeyGuard",
+        "_ForceDispatchKeyGuard",
+        "_unset_dispatch_mode",
+        "_set_dispatch_mode",
+        "_pop_torch_dispatch_stack",
+        "_push_on_torch_dispatch_stack",
+        "_dispatch_tls_set_dispatch_key_excluded",
+        "_dispatch_tls_set_dispatch_key_included",
+        "redispatch",
+        "_op_dk",
+        "library",
+        "_decomp",
+        "_refs",
+        "_prims",
+        "_dynamo",
+        "_inductor",
+        "__closure__",
+        "cell_contents",
+        "__subclasses__",
+        "__globals__",
+        "f_back",
+        "f_globals",
+        "f_locals",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -304,7 +453,11 @@ class Finding:
     file: str = ""
 
     def __str__(self) -> str:
-        return f"{self.file}, line {self.line}: {self.what}" if self.file else f"line {self.line}: {self.what}"
+        return (
+            f"{self.file}, line {self.line}: {self.what}"
+            if self.file
+            else f"line {self.line}: {self.what}"
+        )
 
 
 def scan_source(component: str, source: str, file: str = "") -> list[Finding]:
@@ -321,11 +474,19 @@ def scan_source(component: str, source: str, file: str = "") -> list[Finding]:
             add(node, f"uses .{node.attr}, a library function this exercise does by hand")
         elif isinstance(node, ast.Attribute) and node.attr in _TAMPERING_ATTRS:
             add(node, f"uses .{node.attr}, which reaches into the checker or torch's dispatcher")
-        elif (isinstance(node, ast.Attribute) and node.attr == "compile" and isinstance(node.value, ast.Name)
-              and node.value.id == "torch"):
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == "compile"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "torch"
+        ):
             add(node, "uses torch.compile, which generates its own kernels")
-        elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
-              and node.value.attr == "__dict__" and not isinstance(node.slice, ast.Constant)):
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__dict__"
+            and not isinstance(node.slice, ast.Constant)
+        ):
             add(node, "looks up a computed name in a __dict__, which can hide a forbidden call")
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             root = (node.module or "").split(".")[0]
@@ -339,16 +500,31 @@ def scan_source(component: str, source: str, file: str = "") -> list[Finding]:
                 if alias.name.split(".")[0] in _HIDING_MODULES:
                     add(node, f"imports {alias.name}, which this kit does not allow")
                 elif set(alias.name.split(".")) & _TAMPERING_ATTRS:
-                    add(node, f"imports {alias.name}, which reaches into the checker or torch's dispatcher")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _HIDING_CALLS:
+                    add(
+                        node,
+                        f"imports {alias.name}, which reaches into the checker or torch's dispatcher",
+                    )
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _HIDING_CALLS
+        ):
             dynamic = node.func.id != "getattr" or not (
-                len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value not in names
+                len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value not in names
                 and node.args[1].value not in _TAMPERING_ATTRS
             )
             if dynamic:
-                add(node, f"calls {node.func.id}(...) with a computed name, which can hide a forbidden call")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
-                node.value in names or node.value in _TAMPERING_ATTRS):
+                add(
+                    node,
+                    f"calls {node.func.id}(...) with a computed name, which can hide a forbidden call",
+                )
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (node.value in names or node.value in _TAMPERING_ATTRS)
+        ):
             add(node, f"names {node.value!r} in a string")
     return sorted(set(found), key=lambda f: (f.file, f.line))
 

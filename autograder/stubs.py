@@ -4,6 +4,7 @@ Each region between `### BEGIN SOLUTION` and `### END SOLUTION` becomes `raise N
 region's indentation; everything else (imports, signatures, docstrings, shapes) is kept as written. This is
 nbgrader's own convention, so the same markers serve `nbgrader generate_assignment`.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,9 @@ from .components import COMPONENTS
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 STUB = "# YOUR CODE HERE\n{indent}raise NotImplementedError"
-_REGION = re.compile(rf"^([ \t]*){re.escape(BEGIN)}[^\n]*\n.*?^[ \t]*{re.escape(END)}[^\n]*\n", re.S | re.M)
+_REGION = re.compile(
+    rf"^([ \t]*){re.escape(BEGIN)}[^\n]*\n.*?^[ \t]*{re.escape(END)}[^\n]*\n", re.S | re.M
+)
 
 SOLUTIONS, EXERCISES = KIT / "solutions", KIT / "exercises"
 
@@ -22,7 +25,9 @@ SOLUTIONS, EXERCISES = KIT / "solutions", KIT / "exercises"
 def strip_solutions(source: str) -> str:
     """The stub text of one solution file."""
     if source.count(BEGIN) != source.count(END):
-        raise ValueError(f"unbalanced markers: {source.count(BEGIN)} {BEGIN!r} vs {source.count(END)} {END!r}")
+        raise ValueError(
+            f"unbalanced markers: {source.count(BEGIN)} {BEGIN!r} vs {source.count(END)} {END!r}"
+        )
     return _REGION.sub(lambda m: m.group(1) + STUB.format(indent=m.group(1)) + "\n", source)
 
 
@@ -32,9 +37,11 @@ def solution_regions(source: str) -> list[str]:
 
 
 # exercises/__init__.py: solutions/'s own says "Reference solutions", which is not true where it ships.
-PACKAGE_DOC = ('"""Your Transformer exercises, one module per component: replace each `raise NotImplementedError` '
-               'with your code.\n\nCheck them with `pytest` (or `python -m autograder check exercises`) from the '
-               'folder above.\n"""\n')
+PACKAGE_DOC = (
+    '"""Your Transformer exercises, one module per component: replace each `raise NotImplementedError` '
+    "with your code.\n\nCheck them with `pytest` (or `python -m autograder check exercises`) from the "
+    'folder above.\n"""\n'
+)
 
 
 def generate(solutions: Path = SOLUTIONS) -> dict[str, str]:
@@ -60,5 +67,9 @@ def drift(dest: Path = EXERCISES, solutions: Path = SOLUTIONS) -> list[str]:
     """Names of the files in `dest` that differ from what the generator makes (empty when in sync)."""
     expected = generate(solutions)
     actual = {p.name for p in dest.glob("*.py")}
-    out = [n for n, text in expected.items() if not (dest / n).is_file() or (dest / n).read_text() != text]
+    out = [
+        n
+        for n, text in expected.items()
+        if not (dest / n).is_file() or (dest / n).read_text() != text
+    ]
     return sorted(out + sorted(actual - set(expected)))

@@ -8,6 +8,7 @@ gets plain data back (tensors, arrays, numbers). Every expected value is compute
 student's self-check); the judge runs the same Executor in a sandboxed worker process and ships the operations
 over a pipe, so the same properties grade hostile code without trusting it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,7 +29,9 @@ import torch
 import torch.utils._python_dispatch
 
 from . import rules
-from .components import BY_NAME as _COMPONENTS  # imported here, before a judge's worker hides the kit
+from .components import (
+    BY_NAME as _COMPONENTS,  # imported here, before a judge's worker hides the kit
+)
 from .components import call_limit_factor
 from .timing import DEFAULT_TIMEOUT
 
@@ -100,7 +103,9 @@ class Reply:
     param_grads: dict | None = None
     # For modules passed as arguments (greedy_decode(model, ...)): was grad mode on / were they in training
     # mode during their forward calls?
-    attrs_require_grad: dict = field(default_factory=dict)  # was an attribute read still attached to a graph?
+    attrs_require_grad: dict = field(
+        default_factory=dict
+    )  # was an attribute read still attached to a graph?
     grad_enabled_seen: tuple[bool, ...] = ()
     training_seen: tuple[bool, ...] = ()
     macs: int | None = None  # Call(count_macs=True): multiply-adds of the call's matrix products
@@ -117,7 +122,9 @@ class Opaque:
         return f"<{self.type_name}: {self.text}>"
 
 
-ERROR_KINDS = frozenset({"not_implemented", "forbidden", "missing", "syntax", "exception", "timeout", "crashed"})
+ERROR_KINDS = frozenset(
+    {"not_implemented", "forbidden", "missing", "syntax", "exception", "timeout", "crashed"}
+)
 # Characters kept of each field: a student's code can raise a StudentError itself, with anything inside.
 ERROR_LIMITS = {"message": 600, "where": 200, "exc_type": 60, "detail": 3000}
 
@@ -134,12 +141,27 @@ class StudentError(Exception):
 
     Flat and bounded wherever it is made: a kind from ERROR_KINDS and strings of ERROR_LIMITS characters."""
 
-    def __init__(self, kind: str, message: str, where: str = "", exc_type: str = "", detail: str = ""):
+    def __init__(
+        self, kind: str, message: str, where: str = "", exc_type: str = "", detail: str = ""
+    ):
         kind = kind if type(kind) is str and kind in ERROR_KINDS else "exception"
-        message, where, exc_type, detail = (_error_text(v, ERROR_LIMITS[n]) for n, v in (
-            ("message", message), ("where", where), ("exc_type", exc_type), ("detail", detail)))
+        message, where, exc_type, detail = (
+            _error_text(v, ERROR_LIMITS[n])
+            for n, v in (
+                ("message", message),
+                ("where", where),
+                ("exc_type", exc_type),
+                ("detail", detail),
+            )
+        )
         super().__init__(message)
-        self.kind, self.message, self.where, self.exc_type, self.detail = kind, message, where, exc_type, detail
+        self.kind, self.message, self.where, self.exc_type, self.detail = (
+            kind,
+            message,
+            where,
+            exc_type,
+            detail,
+        )
 
     def __reduce__(self):  # checked again: the fields may have been replaced since
         e = StudentError(self.kind, self.message, self.where, self.exc_type, self.detail)
@@ -159,7 +181,9 @@ class StudentCode:
         raise NotImplementedError
 
     # Conveniences: each is one operation.
-    def build(self, component, name, state=None, train=False, seed=0, dtype=None, **kwargs) -> Handle:
+    def build(
+        self, component, name, state=None, train=False, seed=0, dtype=None, **kwargs
+    ) -> Handle:
         return self.run(Build(component, name, kwargs, state, train, seed, dtype)).value
 
     def call(self, component, name, *args, **kwargs):
@@ -195,7 +219,10 @@ def load_package(path: Path, name: str | None = None) -> str:
 def student_traceback(exc: BaseException, root: Path, limit: int = 6) -> str:
     """The traceback frames inside the submission only: the student's code, never the kit's."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if str(root) in str(f.filename)]
-    lines = [f'  {Path(f.filename).name}, line {f.lineno}, in {f.name}\n    {f.line}' for f in frames[-limit:]]
+    lines = [
+        f"  {Path(f.filename).name}, line {f.lineno}, in {f.name}\n    {f.line}"
+        for f in frames[-limit:]
+    ]
     return "\n".join(lines)
 
 
@@ -205,7 +232,9 @@ def export(value):
         return value.detach().clone()
     if isinstance(value, np.ndarray):
         return value.copy()
-    if isinstance(value, (bool, int, float, complex, str, type(None), np.generic, torch.dtype, torch.device)):
+    if isinstance(
+        value, (bool, int, float, complex, str, type(None), np.generic, torch.dtype, torch.device)
+    ):
         return value
     if isinstance(value, tuple):
         return tuple(export(v) for v in value)
@@ -298,37 +327,60 @@ class Executor:
         """Run student code: forbidden calls raise, output is captured, exceptions become StudentError."""
         out = _BoundedWriter(self.output, self.output_limit)
         try:
-            with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            with (
+                warnings.catch_warnings(),
+                contextlib.redirect_stdout(out),
+                contextlib.redirect_stderr(out),
+            ):
                 warnings.simplefilter("ignore")
                 with self._guard(component):
                     yield
         except StudentError:
             raise
         except _ForbiddenCall as e:
-            raise StudentError("forbidden", self._forbidden_message(e, component), where, "ForbiddenCall",
-                               student_traceback(e, self.root)) from None
+            raise StudentError(
+                "forbidden",
+                self._forbidden_message(e, component),
+                where,
+                "ForbiddenCall",
+                student_traceback(e, self.root),
+            ) from None
         except ModuleNotFoundError as e:
             missing = (e.name or "").rsplit(".", 1)[-1]
             if e.name and e.name.startswith(self.package):
                 msg = f"{missing}.py is missing from the submission (needed by {where})"
                 raise StudentError("missing", msg, where, "ModuleNotFoundError") from None
-            raise StudentError("exception", f"ModuleNotFoundError during {where}: {e}", where,
-                               "ModuleNotFoundError", student_traceback(e, self.root)) from None
+            raise StudentError(
+                "exception",
+                f"ModuleNotFoundError during {where}: {e}",
+                where,
+                "ModuleNotFoundError",
+                student_traceback(e, self.root),
+            ) from None
         except SyntaxError as e:
             msg = f"SyntaxError in {Path(e.filename or '?').name}, line {e.lineno}: {e.msg}"
             raise StudentError("syntax", msg, where, "SyntaxError") from None
         except NotImplementedError as e:
-            raise StudentError("not_implemented", f"{where} is not implemented yet (raises NotImplementedError)",
-                               where, "NotImplementedError", student_traceback(e, self.root)) from None
+            raise StudentError(
+                "not_implemented",
+                f"{where} is not implemented yet (raises NotImplementedError)",
+                where,
+                "NotImplementedError",
+                student_traceback(e, self.root),
+            ) from None
         except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as e:  # noqa: BLE001 - hostile code
             text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
             msg = f"{type(e).__name__} in {where}" + (f": {text}" if text else "")
-            raise StudentError("exception", msg, where, type(e).__name__, student_traceback(e, self.root)) from None
+            raise StudentError(
+                "exception", msg, where, type(e).__name__, student_traceback(e, self.root)
+            ) from None
 
     def _forbidden_message(self, e: rules.ForbiddenCall, component: str) -> str:
         """The guard watches the component under test; the call may sit in a file it uses (attention.py's
         torch.softmax while multi_head runs): name that file."""
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if str(self.root) in str(f.filename)]
+        frames = [
+            f for f in traceback.extract_tb(e.__traceback__) if str(self.root) in str(f.filename)
+        ]
         where = Path(frames[-1].filename).stem if frames else component
         if where == component:
             return str(e)
@@ -343,7 +395,9 @@ class Executor:
         if isinstance(op, Inspect):
             return self._inspect(op)
         if isinstance(op, Source):
-            path = self.root / f"{op.component}.py"  # a component or a helper module of the submission
+            path = (
+                self.root / f"{op.component}.py"
+            )  # a component or a helper module of the submission
             ok = op.component.isidentifier() and path.is_file()
             return Reply(path.read_text(errors="replace") if ok else None)
         raise TypeError(f"unknown operation {op!r}")
@@ -376,11 +430,14 @@ class Executor:
         args, kwargs = self._resolve(_copy_in(op.args)), self._resolve(_copy_in(op.kwargs))
         watched = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.nn.Module)]
         seen_grad, seen_train, hooks = [], [], []
+
         def pre_hook(mod, inputs):
             seen_grad.append(torch.is_grad_enabled())
             seen_train.append(mod.training)
 
-        for m in watched:  # every submodule: greedy_decode calls model.encode/decode, never model(...)
+        for (
+            m
+        ) in watched:  # every submodule: greedy_decode calls model.encode/decode, never model(...)
             hooks.extend(sub.register_forward_pre_hook(pre_hook) for sub in m.modules())
         if op.backward:
             args = tuple(_requires_grad(a) for a in args)
@@ -396,22 +453,34 @@ class Executor:
                     if op.backward:
                         out = _first_tensor(value)
                         if out is None or not out.requires_grad:
-                            raise StudentError("exception", f"{where} returned no tensor connected to its inputs "
-                                               "(the autograd graph is cut: .detach(), .data, numpy or no_grad?)",
-                                               where, "NoGraph")
+                            raise StudentError(
+                                "exception",
+                                f"{where} returned no tensor connected to its inputs "
+                                "(the autograd graph is cut: .detach(), .data, numpy or no_grad?)",
+                                where,
+                                "NoGraph",
+                            )
                         (out * cotangent(out.shape, out.dtype, op.seed + 1)).sum().backward()
                 reply.value = export(value)
                 read = {name: getattr(obj, name, None) for name in op.read}
                 reply.attrs = {name: export(v) for name, v in read.items()}
-                reply.attrs_require_grad = {n: bool(getattr(v, "requires_grad", False)) for n, v in read.items()}
+                reply.attrs_require_grad = {
+                    n: bool(getattr(v, "requires_grad", False)) for n, v in read.items()
+                }
         finally:
             for h in hooks:
                 h.remove()
         if op.backward:
-            reply.input_grads = [export(a.grad) if isinstance(a, torch.Tensor) else None for a in args]
+            reply.input_grads = [
+                export(a.grad) if isinstance(a, torch.Tensor) else None for a in args
+            ]
             # A function of one model (teacher_forcing_loss(model, ...)) returns
             # that model's gradients, as a method returns its own module's.
-            module = obj if isinstance(obj, torch.nn.Module) else (watched[0] if len(watched) == 1 else None)
+            module = (
+                obj
+                if isinstance(obj, torch.nn.Module)
+                else (watched[0] if len(watched) == 1 else None)
+            )
             if module is not None:
                 reply.param_grads = {n: export(p.grad) for n, p in module.named_parameters()}
         reply.grad_enabled_seen, reply.training_seen = tuple(seen_grad), tuple(seen_train)
@@ -423,7 +492,9 @@ class Executor:
         obj = self.objects[op.handle.id]
         if not isinstance(obj, torch.nn.Module):
             return Reply({"module": False, "type": type(obj).__name__})
-        with self._student_context(op.handle.component, f"{op.handle.component}.{op.handle.name}.state_dict"):
+        with self._student_context(
+            op.handle.component, f"{op.handle.component}.{op.handle.name}.state_dict"
+        ):
             info = {
                 "module": True,
                 "type": type(obj).__name__,
@@ -445,14 +516,26 @@ class MacCounter(torch.utils._python_dispatch.TorchDispatchMode):
 
     # operator -> where its left factor is among the arguments. Multiply-adds = output elements x the contracted
     # length: the left factor's last dim (dot: its length; addbmm also sums over the batch).
-    PRODUCTS = {"mm": 0, "bmm": 0, "mv": 0, "dot": 0, "vdot": 0, "addmm": 1, "baddbmm": 1, "addmv": 1, "addbmm": 1}
+    PRODUCTS = {
+        "mm": 0,
+        "bmm": 0,
+        "mv": 0,
+        "dot": 0,
+        "vdot": 0,
+        "addmm": 1,
+        "baddbmm": 1,
+        "addmv": 1,
+        "addbmm": 1,
+    }
 
     def __init__(self):
         super().__init__()
         self.macs = 0
 
     @classmethod
-    def _should_skip_dynamo(cls) -> bool:  # else torch wraps __torch_dispatch__ and imports torch._dynamo
+    def _should_skip_dynamo(
+        cls,
+    ) -> bool:  # else torch wraps __torch_dispatch__ and imports torch._dynamo
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -477,10 +560,14 @@ def _load_state(module, state: dict) -> None:
     missing = sorted(set(state) - set(own))
     if missing:
         have = ", ".join(sorted(own)) or "nothing"
-        raise AttributeError(f"expected parameters/buffers named {', '.join(missing)}; the module has {have}")
+        raise AttributeError(
+            f"expected parameters/buffers named {', '.join(missing)}; the module has {have}"
+        )
     for name, tensor in state.items():
         if tuple(own[name].shape) != tuple(tensor.shape):
-            raise ValueError(f"{name} has shape {tuple(own[name].shape)}, expected {tuple(tensor.shape)}")
+            raise ValueError(
+                f"{name} has shape {tuple(own[name].shape)}, expected {tuple(tensor.shape)}"
+            )
     with torch.no_grad():
         for name, tensor in state.items():
             own[name].copy_(tensor)
@@ -502,13 +589,14 @@ class _BoundedWriter(io.TextIOBase):
         return True
 
 
-
 class InProcessStudentCode(StudentCode):
     """The self-check: student code runs in this process. Fast, and trusts the code (students check themselves).
     Each operation has the judge's time limit (`timeout` CPU seconds, scaled by this machine's speed: see
     autograder/timing.py), so a call too slow for the judge fails here first."""
 
-    def __init__(self, root: Path, label: str | None = None, timeout: float | None = DEFAULT_TIMEOUT):
+    def __init__(
+        self, root: Path, label: str | None = None, timeout: float | None = DEFAULT_TIMEOUT
+    ):
         self.executor = Executor(Path(root))
         self.label = label or Path(root).name
         self.timeout = timeout
@@ -524,8 +612,9 @@ class InProcessStudentCode(StudentCode):
             with timing.cpu_limit(timeout):
                 return self.executor.run(op)
         except timing.CallTimedOut:
-            raise StudentError("timeout", timing.timeout_message(timeout, where, component), where,
-                               "Timeout") from None
+            raise StudentError(
+                "timeout", timing.timeout_message(timeout, where, component), where, "Timeout"
+            ) from None
 
 
 def _where(op) -> tuple[str, str]:

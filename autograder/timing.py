@@ -10,6 +10,7 @@ The rule (the same in `check`, pytest, the notebooks and the judge):
     (sleep, a blocked read).
 So a call that takes 1.2 s of CPU here against a 3 s limit passes on a machine twice as slow, loaded or not.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,7 +22,9 @@ import time
 
 from .components import get
 
-DEFAULT_TIMEOUT = 10.0  # CPU seconds per call into student code: the judge's --timeout and the self-check's
+DEFAULT_TIMEOUT = (
+    10.0  # CPU seconds per call into student code: the judge's --timeout and the self-check's
+)
 NOMINAL_S = 0.065  # CPU seconds of _workload() on the kit's 2-core development machine (best of 5)
 WALL_FACTOR = 3.0
 _speed: float | None = None
@@ -73,7 +76,11 @@ def cpu_limit(seconds: float | None):
     """In-process limit (the self-check): CallTimedOut once this process has used `seconds` × speed() of CPU
     time in the block. Only in the main thread and where there are CPU timers (not on Windows); elsewhere the
     block runs unlimited."""
-    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    if (
+        not seconds
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
 

@@ -5,6 +5,7 @@ included, on the reference solutions. Prints a Markdown table for the README.
 
 --write also saves the table as benchmarks/figures/check.md, which benchmarks/update_readme.py puts in the README.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,7 +17,6 @@ import time
 
 from autograder import KIT  # the installed kit (pip install -e .)
 
-
 CASES = [
     ("whole visible suite (self-check)", ["solutions", "--no-hidden"], 10.0),
     ("one component (attention)", ["solutions", "--no-hidden", "--component", "attention"], 4.0),
@@ -27,25 +27,37 @@ CASES = [
 
 def wall(args) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "autograder", "check", *args], cwd=KIT, check=False,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "autograder", "check", *args],
+        cwd=KIT,
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--write", action="store_true", help="save the table in benchmarks/figures/check.md")
+    parser.add_argument(
+        "--write", action="store_true", help="save the table in benchmarks/figures/check.md"
+    )
     args = parser.parse_args()
     repeat = args.repeat
     load0 = os.getloadavg()[0]
     import_time = statistics.median(wall_import() for _ in range(repeat))
-    rows = [f"| what (median of {repeat}, fresh process, {os.cpu_count()} cores) | seconds | target |",
-            "|---|---:|---:|", f"| python -c 'import torch' alone | {import_time:.2f} | |"]
+    rows = [
+        f"| what (median of {repeat}, fresh process, {os.cpu_count()} cores) | seconds | target |",
+        "|---|---:|---:|",
+        f"| python -c 'import torch' alone | {import_time:.2f} | |",
+    ]
     for label, args_, target in CASES:
         seconds = statistics.median(wall(args_) for _ in range(repeat))
         rows.append(f"| {label} | {seconds:.2f} | {f'≤ {target:g}' if target else ''} |")
-    rows.append(f"| load average (1 min) before / after | {load0:.1f} / {os.getloadavg()[0]:.1f} | |")
+    rows.append(
+        f"| load average (1 min) before / after | {load0:.1f} / {os.getloadavg()[0]:.1f} | |"
+    )
     table = "\n".join(rows) + "\n"
     print(table)
     if args.write:
@@ -60,8 +72,10 @@ def main() -> None:
     for name in NAMES:
         mine = [p for p in props if p.component == name]
         ex = [p.examples for p in mine]
-        print(f"| {name} | {sum(p.visible for p in mine)} | {sum(not p.visible for p in mine)} | "
-              f"{min(ex) if ex else 0}-{max(ex) if ex else 0} |")
+        print(
+            f"| {name} | {sum(p.visible for p in mine)} | {sum(not p.visible for p in mine)} | "
+            f"{min(ex) if ex else 0}-{max(ex) if ex else 0} |"
+        )
 
 
 def wall_import() -> float:

@@ -14,6 +14,7 @@ other work too, while CPU time / jobs is what the run takes on a quiet machine w
 Prints Markdown tables; --write also saves them as benchmarks/figures/grade.md (or layers.md), which
 benchmarks/update_readme.py puts in the README and docs/judge.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,14 @@ from pathlib import Path
 
 from autograder import KIT  # the installed kit (pip install -e .)
 
-
-HOSTILE = ["exit_at_import", "segfault", "forbidden_getattr", "import_reference", "os_exit_in_forward",
-           "loop_in_softmax"]
+HOSTILE = [
+    "exit_at_import",
+    "segfault",
+    "forbidden_getattr",
+    "import_reference",
+    "os_exit_in_forward",
+    "loop_in_softmax",
+]
 
 
 def recipes() -> list[str]:
@@ -45,7 +51,14 @@ def recipes() -> list[str]:
     chosen = [bugs[int(i * step)].id for i in range(70)]
     out = ["reference"] * 10 + [f"bug:{b}" for b in chosen]
     out += [f"partial:{k}" for k in (1, 2, 3, 4, 5, 6, 7, 8)]
-    out += ["stubs", "stubs", "missing:feed_forward", "missing:decoder", "syntax:attention", "syntax:encoder"]
+    out += [
+        "stubs",
+        "stubs",
+        "missing:feed_forward",
+        "missing:decoder",
+        "syntax:attention",
+        "syntax:encoder",
+    ]
     out += [f"hostile:{h}" for h in HOSTILE]
     assert len(out) == 100, len(out)
     return out
@@ -78,8 +91,18 @@ def judge(subs: Path, out: Path, jobs: int, cache: bool = True) -> float:
 def judge_cpu(subs: Path, out: Path, jobs: int, cache: bool = True) -> tuple[float, float]:
     """(wall, CPU) seconds of one judge run; CPU: user + system time of its whole process tree (every process
     of it is reaped by its parent, so the kernel adds them all to this process's children)."""
-    cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--jobs", str(jobs),
-           "--quiet"] + ([] if cache else ["--no-cache"])
+    cmd = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(subs),
+        "--out",
+        str(out),
+        "--jobs",
+        str(jobs),
+        "--quiet",
+    ] + ([] if cache else ["--no-cache"])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, cwd=KIT, check=True)
@@ -110,13 +133,20 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
     from autograder.judge import wire
     from autograder.judge.grading_process import GradingProcess
     from autograder.judge.limits import Limits
-    from autograder.judge.remote import Zygote
     from autograder.judge.sandbox import Reaper
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-layers-"))
     tmp.chmod(0o711)
-    grader = GradingProcess({"limits": Limits(), "tmp": str(tmp), "include_hidden": False, "uid_base": 3_000_000,
-                     "hide": [], "slot": 0})
+    grader = GradingProcess(
+        {
+            "limits": Limits(),
+            "tmp": str(tmp),
+            "include_hidden": False,
+            "uid_base": 3_000_000,
+            "hide": [],
+            "slot": 0,
+        }
+    )
     base = dict(grader.worker_cfg)
     z = grader.zygote
     rows = [("isolation mode", str(z.mode or f"none ({z.isolation_problem})"))]
@@ -140,19 +170,42 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
 
     plain = start_ms(dict(base, isolate=False, pidns=None, uids=[]))
     rows.append(("worker fork to ready, no isolation (rlimits, fds, setsid)", f"{plain:.1f} ms"))
-    if z.mode == "user":  # the namespaces come together: the user namespace is what allows the others
+    if (
+        z.mode == "user"
+    ):  # the namespaces come together: the user namespace is what allows the others
         full = start_ms(base)
-        rows.append(("+ user, PID (keeper fork, own /proc), mount/net/IPC namespaces, covers, capabilities dropped",
-                     f"{full - plain:+.1f} ms"))
+        rows.append(
+            (
+                "+ user, PID (keeper fork, own /proc), mount/net/IPC namespaces, covers, capabilities dropped",
+                f"{full - plain:+.1f} ms",
+            )
+        )
     elif z.mode:
         ns = start_ms(dict(base, pidns=None))
         full = start_ms(base)
-        rows.append(("+ mount/net/IPC namespaces, hidden folders, read-only binds, uid drop", f"{ns - plain:+.1f} ms"))
-        rows.append(("+ PID namespace: keeper fork and its own /proc (the default)", f"{full - ns:+.1f} ms"))
+        rows.append(
+            (
+                "+ mount/net/IPC namespaces, hidden folders, read-only binds, uid drop",
+                f"{ns - plain:+.1f} ms",
+            )
+        )
+        rows.append(
+            ("+ PID namespace: keeper fork and its own /proc (the default)", f"{full - ns:+.1f} ms")
+        )
     z.configure(base)
-    reference = {f"{d}.py": (KIT / "solutions" / f"{d}.py").read_bytes() for d in
-                 ("attention", "multi_head", "add_norm", "feed_forward", "mask", "positional_encoding",
-                  "encoder", "decoder")}
+    reference = {
+        f"{d}.py": (KIT / "solutions" / f"{d}.py").read_bytes()
+        for d in (
+            "attention",
+            "multi_head",
+            "add_norm",
+            "feed_forward",
+            "mask",
+            "positional_encoding",
+            "encoder",
+            "decoder",
+        )
+    }
     grader.write_package(reference, tuple(reference))
     times = []
     for _ in range(n):
@@ -164,22 +217,40 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
         times.append(time.perf_counter() - t0)
         z.kill(pid)
         sock.close()
-    rows.append(("preload of the 8 reference dependencies (the transformer's section), per worker",
-                 f"{1000 * statistics.median(times):.1f} ms"))
+    rows.append(
+        (
+            "preload of the 8 reference dependencies (the transformer's section), per worker",
+            f"{1000 * statistics.median(times):.1f} ms",
+        )
+    )
     t0 = time.perf_counter()
     for _ in range(1000):
         timing.cpu_seconds(os.getpid())
-    rows.append(("CPU-time accounting, per operation (two reads of /proc/<pid>/stat)",
-                 f"{2 * (time.perf_counter() - t0):.3f} ms"))
+    rows.append(
+        (
+            "CPU-time accounting, per operation (two reads of /proc/<pid>/stat)",
+            f"{2 * (time.perf_counter() - t0):.3f} ms",
+        )
+    )
     timing._speed = None
     t0 = time.perf_counter()
     timing.speed()
-    rows.append(("machine-speed calibration, once per process", f"{1000 * (time.perf_counter() - t0):.0f} ms"))
+    rows.append(
+        (
+            "machine-speed calibration, once per process",
+            f"{1000 * (time.perf_counter() - t0):.0f} ms",
+        )
+    )
     reaper = Reaper()
     t0 = time.perf_counter()
     reaper.end_all()
     reaper.close()
-    rows.append(("end-of-run sweep for leftover processes, once per run", f"{1000 * (time.perf_counter() - t0):.1f} ms"))
+    rows.append(
+        (
+            "end-of-run sweep for leftover processes, once per run",
+            f"{1000 * (time.perf_counter() - t0):.1f} ms",
+        )
+    )
     grader.close()
     shutil.rmtree(tmp, ignore_errors=True)
     return rows
@@ -188,18 +259,33 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--cold", action="store_true", help="also grade with --no-cache (every section graded)")
-    parser.add_argument("--skip-check", action="store_true", help="do not time the in-process check")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of the reference alone, for the overhead")
-    parser.add_argument("--layers", action="store_true", help="only the cost of each isolation layer of a worker")
-    parser.add_argument("--write", action="store_true",
-                        help="save the table in benchmarks/figures/grade.md (layers.md with --layers)")
+    parser.add_argument(
+        "--cold", action="store_true", help="also grade with --no-cache (every section graded)"
+    )
+    parser.add_argument(
+        "--skip-check", action="store_true", help="do not time the in-process check"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of the reference alone, for the overhead"
+    )
+    parser.add_argument(
+        "--layers", action="store_true", help="only the cost of each isolation layer of a worker"
+    )
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="save the table in benchmarks/figures/grade.md (layers.md with --layers)",
+    )
     args = parser.parse_args()
     if args.layers:
         rows = layers()
         rows.append(("load average (1 min) after", f"{os.getloadavg()[0]:.1f}"))
-        emit("| layer (median of 40 workers) | cost |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in rows),
-             "layers", args.write)
+        emit(
+            "| layer (median of 40 workers) | cost |\n|---|---:|\n"
+            + "".join(f"| {k} | {v} |\n" for k, v in rows),
+            "layers",
+            args.write,
+        )
         return
     base = Path(tempfile.mkdtemp(prefix="bench-grade-"))
     rows = []
@@ -207,47 +293,96 @@ def main() -> None:
         spec = make_class(base / "subs")
         load0 = os.getloadavg()[0]
         wall, cpu = judge_cpu(base / "subs", base / "out", args.jobs)
-        rows.append((f"judge, 100 submissions, --jobs {args.jobs}: wall (identical sections graded once)",
-                     f"{wall:.1f} s"))
-        rows.append((f"the same run: CPU time of all its processes / {args.jobs} cores", f"{cpu / args.jobs:.1f} s"))
+        rows.append(
+            (
+                f"judge, 100 submissions, --jobs {args.jobs}: wall (identical sections graded once)",
+                f"{wall:.1f} s",
+            )
+        )
+        rows.append(
+            (
+                f"the same run: CPU time of all its processes / {args.jobs} cores",
+                f"{cpu / args.jobs:.1f} s",
+            )
+        )
         if args.cold:
             cold, cold_cpu = judge_cpu(base / "subs", base / "out-cold", args.jobs, cache=False)
-            rows.append((f"judge --no-cache, 100 submissions (every section graded, as when all differ): wall",
-                         f"{cold:.1f} s"))
-            rows.append((f"the same run: CPU time of all its processes / {args.jobs} cores (quiet-machine wall; "
-                         "target ≤ 180 s)", f"{cold_cpu / args.jobs:.1f} s"))
-            rows.append(("per student, --no-cache: wall, CPU", f"{cold / 100:.2f} s, {cold_cpu / 100:.2f} s"))
+            rows.append(
+                (
+                    "judge --no-cache, 100 submissions (every section graded, as when all differ): wall",
+                    f"{cold:.1f} s",
+                )
+            )
+            rows.append(
+                (
+                    f"the same run: CPU time of all its processes / {args.jobs} cores (quiet-machine wall; "
+                    "target ≤ 180 s)",
+                    f"{cold_cpu / args.jobs:.1f} s",
+                )
+            )
+            rows.append(
+                (
+                    "per student, --no-cache: wall, CPU",
+                    f"{cold / 100:.2f} s, {cold_cpu / 100:.2f} s",
+                )
+            )
         # The non-hostile ones (the in-process check can run only those: the others would kill it).
         honest = [s for s, r in spec.items() if not r.startswith("hostile")]
         for s in honest:
             shutil.copytree(base / "subs" / s, base / "honest" / s)
         totals, workers = overhead(base, args.repeat)
         sections = sum(w["seconds"] for w in workers) / args.repeat
-        rows.append((f"a correct submission graded alone, --jobs 1: its {len(workers) // args.repeat} sections",
-                     f"{sections:.2f} s"))
-        rows.append(("its worker overhead, start + load + teardown of all its workers (median)",
-                     f"{1000 * statistics.median(totals):.0f} ms"))
-        rows.append(("per worker: start / load / teardown (mean)",
-                     f"{1000 * statistics.mean(w['start_s'] for w in workers):.1f} / "
-                     f"{1000 * statistics.mean(w['load_s'] for w in workers):.1f} / "
-                     f"{1000 * statistics.mean(w['teardown_s'] for w in workers):.1f} ms"))
+        rows.append(
+            (
+                f"a correct submission graded alone, --jobs 1: its {len(workers) // args.repeat} sections",
+                f"{sections:.2f} s",
+            )
+        )
+        rows.append(
+            (
+                "its worker overhead, start + load + teardown of all its workers (median)",
+                f"{1000 * statistics.median(totals):.0f} ms",
+            )
+        )
+        rows.append(
+            (
+                "per worker: start / load / teardown (mean)",
+                f"{1000 * statistics.mean(w['start_s'] for w in workers):.1f} / "
+                f"{1000 * statistics.mean(w['load_s'] for w in workers):.1f} / "
+                f"{1000 * statistics.mean(w['teardown_s'] for w in workers):.1f} ms",
+            )
+        )
         if not args.skip_check:
             # The in-process check on the same submissions, hostile ones excluded (they would kill this process).
             folders = [str(base / "honest" / s) for s in honest]
             start = time.perf_counter()
             with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-                pool.map(check_many, [folders[i::args.jobs] for i in range(args.jobs)])
+                pool.map(check_many, [folders[i :: args.jobs] for i in range(args.jobs)])
             check = time.perf_counter() - start
             per_check = check / len(honest)
-            rows.append((f"in-process check, the {len(honest)} non-hostile submissions, {args.jobs} processes",
-                         f"{check:.1f} s"))
+            rows.append(
+                (
+                    f"in-process check, the {len(honest)} non-hostile submissions, {args.jobs} processes",
+                    f"{check:.1f} s",
+                )
+            )
             rows.append(("per student, check", f"{per_check:.2f} s"))
             rows.append(("ratio judge / check per student", f"{wall / 100 / per_check:.2f}"))
             if args.cold:
-                rows.append(("ratio judge --no-cache / check per student", f"{cold / 100 / per_check:.2f}"))
-        rows.append((f"load average (1 min) before / after, {os.cpu_count()}-core machine",
-                     f"{load0:.1f} / {os.getloadavg()[0]:.1f}"))
-        emit("| measure | value |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in rows), "grade", args.write)
+                rows.append(
+                    ("ratio judge --no-cache / check per student", f"{cold / 100 / per_check:.2f}")
+                )
+        rows.append(
+            (
+                f"load average (1 min) before / after, {os.cpu_count()}-core machine",
+                f"{load0:.1f} / {os.getloadavg()[0]:.1f}",
+            )
+        )
+        emit(
+            "| measure | value |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in rows),
+            "grade",
+            args.write,
+        )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

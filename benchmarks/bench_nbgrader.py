@@ -5,6 +5,7 @@
 Three students (the reference filled in, one cataloged bug, the untouched release) in a course of all ten
 notebooks. Prints a Markdown table for docs/nbgrader.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,11 @@ A = "transformer"
 
 
 def environment(tmp: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(KIT), PATH=os.pathsep.join([str(Path(sys.executable).parent),
-                                                                        os.environ["PATH"]]))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(KIT),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+    )
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[var] = str(tmp / var.lower())
     return env
@@ -44,7 +48,10 @@ def submit(course: Path, student: str, solved: bool, bug=None) -> None:
     for path in sorted((course / "release" / A).glob("*.ipynb")):
         nb = json.loads(path.read_text())
         source = json.loads((course / "source" / A / path.name).read_text())
-        answers = {c["metadata"]["nbgrader"]["grade_id"]: cells.source_text(c) for c in cells.solution_cells(source)}
+        answers = {
+            c["metadata"]["nbgrader"]["grade_id"]: cells.source_text(c)
+            for c in cells.solution_cells(source)
+        }
         for c in cells.solution_cells(nb):
             if solved:
                 c["source"] = answers[c["metadata"]["nbgrader"]["grade_id"]]
@@ -65,14 +72,30 @@ def main() -> None:
     parser.add_argument("--bug", default="multi_head:merge_without_transpose")
     args = parser.parse_args()
     bug = next(b for b in catalog() if b.id == args.bug)
-    students = {"reference": dict(solved=True), "bug": dict(solved=True, bug=bug), "untouched": dict(solved=False)}
+    students = {
+        "reference": dict(solved=True),
+        "bug": dict(solved=True, bug=bug),
+        "untouched": dict(solved=False),
+    }
     tmp = Path(tempfile.mkdtemp(prefix="bench-nbgrader-"))
     env = environment(tmp)
     rows = []
     try:
         for mode in args.modes.split(","):
             course = tmp / mode
-            run([sys.executable, "-m", "autograder", "nbgrader-course", str(course), "--grader", mode], KIT, env)
+            run(
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "nbgrader-course",
+                    str(course),
+                    "--grader",
+                    mode,
+                ],
+                KIT,
+                env,
+            )
             run([sys.executable, "-m", "nbgrader", "generate_assignment", A], course, env)
             for name, kw in students.items():
                 submit(course, name, **kw)
@@ -81,16 +104,33 @@ def main() -> None:
         subs = tmp / "submissions"
         for name in students:
             cells.submission_from_notebooks(course / "submitted" / name / A, subs / name, NAMES)
-        for label, extra in [("`python -m autograder grade` on the same code", []),
-                             ("`python -m autograder grade --no-cache`", ["--no-cache"])]:
+        for label, extra in [
+            ("`python -m autograder grade` on the same code", []),
+            ("`python -m autograder grade --no-cache`", ["--no-cache"]),
+        ]:
             out = tmp / f"out{len(extra)}"
-            seconds = run([sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--quiet",
-                           *extra], KIT, env)
+            seconds = run(
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "grade",
+                    str(subs),
+                    "--out",
+                    str(out),
+                    "--quiet",
+                    *extra,
+                ],
+                KIT,
+                env,
+            )
             rows.append((label, seconds))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     n = len(students)
-    print(f"| whole course, {n} students ({', '.join(students)}), {os.cpu_count()} cores | total s | s per student |")
+    print(
+        f"| whole course, {n} students ({', '.join(students)}), {os.cpu_count()} cores | total s | s per student |"
+    )
     print("|---|---:|---:|")
     for label, seconds in rows:
         print(f"| {label} | {seconds:.1f} | {seconds / n:.1f} |")

@@ -10,6 +10,7 @@ autograder/components.py; `glossary` from autograder/glossary.py (each with an `
 README); every other NAME is the file benchmarks/figures/NAME.md, written by the benchmark
 script that measures it (`--write`). Nothing in a block is typed by hand.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,9 +21,17 @@ from autograder import KIT  # the installed kit (pip install -e .)
 
 FIGURES = KIT / "benchmarks" / "figures"
 README = KIT / "README.md"
-FILES = (README, KIT / "docs" / "contract.md", KIT / "autograder" / "student" / "README.md",
-         KIT / "autograder" / "student" / "README.es.md", KIT / "docs" / "judge.md")
-BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)", re.S)
+FILES = (
+    README,
+    KIT / "docs" / "contract.md",
+    KIT / "autograder" / "student" / "README.md",
+    KIT / "autograder" / "student" / "README.es.md",
+    KIT / "docs" / "judge.md",
+)
+BLOCK = re.compile(
+    r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)",
+    re.S,
+)
 
 
 def counts() -> str:
@@ -33,16 +42,22 @@ def counts() -> str:
 
     props = core.load(include_hidden=True)
     bugs = catalog()
-    rows = ["| component | visible properties (points) | hidden properties (points) | cataloged bugs |",
-            "|---|---:|---:|---:|"]
+    rows = [
+        "| component | visible properties (points) | hidden properties (points) | cataloged bugs |",
+        "|---|---:|---:|---:|",
+    ]
     for name in NAMES:
         mine = [p for p in props if p.component == name]
         vis, hid = [p for p in mine if p.visible], [p for p in mine if not p.visible]
-        rows.append(f"| {name} | {len(vis)} ({sum(p.points for p in vis):g}) | {len(hid)} "
-                    f"({sum(p.points for p in hid):g}) | {sum(b.component == name for b in bugs)} |")
+        rows.append(
+            f"| {name} | {len(vis)} ({sum(p.points for p in vis):g}) | {len(hid)} "
+            f"({sum(p.points for p in hid):g}) | {sum(b.component == name for b in bugs)} |"
+        )
     vis, hid = [p for p in props if p.visible], [p for p in props if not p.visible]
-    rows.append(f"| **all** | {len(vis)} ({sum(p.points for p in vis):g}) | {len(hid)} "
-                f"({sum(p.points for p in hid):g}) | {len(bugs)} |")
+    rows.append(
+        f"| **all** | {len(vis)} ({sum(p.points for p in vis):g}) | {len(hid)} "
+        f"({sum(p.points for p in hid):g}) | {len(bugs)} |"
+    )
     return "\n".join(rows) + "\n"
 
 
@@ -68,7 +83,9 @@ def course_order() -> str:
     from autograder.components import COMPONENTS
 
     files = ", ".join(f"`{c.filename}`" for c in COMPONENTS)
-    return textwrap.fill(f"Suggested order (the notebooks' numbers follow it): {files}.", 115) + "\n"
+    return (
+        textwrap.fill(f"Suggested order (the notebooks' numbers follow it): {files}.", 115) + "\n"
+    )
 
 
 def course_order_es() -> str:
@@ -77,14 +94,19 @@ def course_order_es() -> str:
     from autograder.components import COMPONENTS
 
     files = ", ".join(f"`{c.filename}`" for c in COMPONENTS)
-    return textwrap.fill(f"Orden sugerido (los números de los notebooks lo siguen): {files}.", 115) + "\n"
+    return (
+        textwrap.fill(f"Orden sugerido (los números de los notebooks lo siguen): {files}.", 115)
+        + "\n"
+    )
 
 
 def glossary(header: str = "| in the Spanish course notebooks | in this kit |") -> str:
     """The student README's glossary: the course notebooks' names and the kit's (autograder/glossary.py)."""
     from autograder.glossary import GLOSSARY
 
-    rows = [header, "|---|---|"] + [f"| `{theirs}` | `{ours}` |" for theirs, ours in GLOSSARY.items()]
+    rows = [header, "|---|---|"] + [
+        f"| `{theirs}` | `{ours}` |" for theirs, ours in GLOSSARY.items()
+    ]
     return "\n".join(rows) + "\n"
 
 
@@ -92,8 +114,15 @@ def glossary_es() -> str:
     return glossary("| en los notebooks del curso | en este kit |")
 
 
-GENERATED = {"counts": counts, "components": components, "contract": contract, "course-order": course_order,
-             "course-order-es": course_order_es, "glossary": glossary, "glossary-es": glossary_es}
+GENERATED = {
+    "counts": counts,
+    "components": components,
+    "contract": contract,
+    "course-order": course_order,
+    "course-order-es": course_order_es,
+    "glossary": glossary,
+    "glossary-es": glossary_es,
+}
 
 
 def block(name: str) -> str:
@@ -101,7 +130,9 @@ def block(name: str) -> str:
         return GENERATED[name]()
     path = FIGURES / f"{name}.md"
     if not path.is_file():
-        raise SystemExit(f"block {name!r} has no benchmarks/figures/{name}.md: run its benchmark with --write")
+        raise SystemExit(
+            f"block {name!r} has no benchmarks/figures/{name}.md: run its benchmark with --write"
+        )
     return path.read_text()
 
 
@@ -122,7 +153,10 @@ def main() -> int:
             if not args.check:
                 path.write_text(new)
     if args.check and stale:
-        print(f"{', '.join(map(str, stale))} out of date: run python benchmarks/update_readme.py", file=sys.stderr)
+        print(
+            f"{', '.join(map(str, stale))} out of date: run python benchmarks/update_readme.py",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

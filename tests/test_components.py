@@ -5,6 +5,7 @@ A component is its declaration (autograder/components.py), its reference (soluti
 autograder/hidden/<name>.py) and its bug catalog (autograder/bugs/<name>.py). `missing_pieces` names what one
 lacks; the tests below remove each piece in turn to show that it is named.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,23 +42,34 @@ def missing_pieces(c: Component, root: Path = ROOT) -> list[str]:
         missing.append(f"solution: solutions/{c.filename}")
     if not (root / "exercises" / c.filename).is_file():
         missing.append(f"stubs: exercises/{c.filename} (run python -m autograder stubs)")
-    for piece, package, visible in (("visible properties", "properties", True), ("hidden properties", "hidden", False)):
+    for piece, package, visible in (
+        ("visible properties", "properties", True),
+        ("hidden properties", "hidden", False),
+    ):
         module = _module(f"autograder.{package}.{c.name}")
         if module is None:
             missing.append(f"{piece}: autograder/{package}/{c.filename}")
-        elif not any(p.component == c.name and p.visible == visible and p.fn.__module__ == module.__name__
-                     for p in core.REGISTRY.values()):
-            missing.append(f"{piece}: autograder/{package}/{c.filename} registers no property of {c.name} "
-                           f"(@prop({c.name!r}{'' if visible else ', visible=False'}))")
+        elif not any(
+            p.component == c.name and p.visible == visible and p.fn.__module__ == module.__name__
+            for p in core.REGISTRY.values()
+        ):
+            missing.append(
+                f"{piece}: autograder/{package}/{c.filename} registers no property of {c.name} "
+                f"(@prop({c.name!r}{'' if visible else ', visible=False'}))"
+            )
     bugs = _module(f"autograder.bugs.{c.name}")
     if bugs is None:
         missing.append(f"bugs: autograder/bugs/{c.filename}")
     elif not any(b.component == c.name for b in getattr(bugs, "BUGS", ())):
-        missing.append(f"bugs: autograder/bugs/{c.filename} catalogs no bug of {c.name} (BUGS = [Bug(...)])")
+        missing.append(
+            f"bugs: autograder/bugs/{c.filename} catalogs no bug of {c.name} (BUGS = [Bug(...)])"
+        )
     missing += [f"rules: {c.name}'s {why}" for why in rules.unknown_rules(c)]
     if c.contract_block not in (root / "docs" / "contract.md").read_text():
-        missing.append(f"contract: docs/contract.md does not show {c.name}'s contract "
-                       "(run python benchmarks/update_readme.py)")
+        missing.append(
+            f"contract: docs/contract.md does not show {c.name}'s contract "
+            "(run python benchmarks/update_readme.py)"
+        )
     return missing
 
 
@@ -82,7 +94,11 @@ def _no_module(monkeypatch, name):
 
 
 def _registry_without(monkeypatch, component, visible):
-    kept = {k: p for k, p in core.REGISTRY.items() if not (p.component == component and p.visible == visible)}
+    kept = {
+        k: p
+        for k, p in core.REGISTRY.items()
+        if not (p.component == component and p.visible == visible)
+    }
     monkeypatch.setattr(core, "REGISTRY", kept)
 
 
@@ -90,11 +106,17 @@ REMOVALS = {
     "solution": lambda mp, tmp: _kit_without(tmp, get("mask"), "solutions/mask.py"),
     "stubs": lambda mp, tmp: _kit_without(tmp, get("mask"), "exercises/mask.py"),
     "visible properties": lambda mp, tmp: _no_module(mp, "properties.mask"),
-    "visible properties (none registered)": lambda mp, tmp: _registry_without(mp, "mask", visible=True),
+    "visible properties (none registered)": lambda mp, tmp: _registry_without(
+        mp, "mask", visible=True
+    ),
     "hidden properties": lambda mp, tmp: _no_module(mp, "hidden.mask"),
-    "hidden properties (none registered)": lambda mp, tmp: _registry_without(mp, "mask", visible=False),
+    "hidden properties (none registered)": lambda mp, tmp: _registry_without(
+        mp, "mask", visible=False
+    ),
     "bugs": lambda mp, tmp: _no_module(mp, "bugs.mask"),
-    "bugs (none cataloged)": lambda mp, tmp: mp.setattr(importlib.import_module("autograder.bugs.mask"), "BUGS", []),
+    "bugs (none cataloged)": lambda mp, tmp: mp.setattr(
+        importlib.import_module("autograder.bugs.mask"), "BUGS", []
+    ),
 }
 
 
@@ -103,24 +125,40 @@ def test_a_missing_file_or_registration_is_named(removed, monkeypatch, tmp_path)
     root = REMOVALS[removed](monkeypatch, tmp_path) or ROOT
     missing = missing_pieces(get("mask"), root)
     piece = removed.split(" (")[0]
-    assert len(missing) == 1 and missing[0].startswith(f"{piece}: ") and "mask" in missing[0], missing
+    assert len(missing) == 1 and missing[0].startswith(f"{piece}: ") and "mask" in missing[0], (
+        missing
+    )
 
 
 def test_unknown_rules_are_named():
     typo = dataclasses.replace(get("attention"), forbidden_families=("softmax", "sofmax"))
-    assert missing_pieces(typo) == ["rules: attention's forbidden_families 'sofmax' is not one of softmax, norm, "
-                                    "attention"]
+    assert missing_pieces(typo) == [
+        "rules: attention's forbidden_families 'sofmax' is not one of softmax, norm, attention"
+    ]
     typo = dataclasses.replace(get("mask"), forbidden_names=("transformers",))
-    assert missing_pieces(typo)[0].startswith("rules: mask's forbidden_names 'transformers' is not one of")
+    assert missing_pieces(typo)[0].startswith(
+        "rules: mask's forbidden_names 'transformers' is not one of"
+    )
 
 
 def test_a_contract_that_docs_do_not_show_is_named():
     changed = dataclasses.replace(get("mask"), contract="causal_mask(size) -> something else\n")
-    assert missing_pieces(changed) == ["contract: docs/contract.md does not show mask's contract (run python "
-                                       "benchmarks/update_readme.py)"]
+    assert missing_pieces(changed) == [
+        "contract: docs/contract.md does not show mask's contract (run python "
+        "benchmarks/update_readme.py)"
+    ]
 
 
-REQUIRED = ("name", "title", "short", "summary", "deps", "forbidden_families", "forbidden_names", "contract")
+REQUIRED = (
+    "name",
+    "title",
+    "short",
+    "summary",
+    "deps",
+    "forbidden_families",
+    "forbidden_names",
+    "contract",
+)
 
 
 @pytest.mark.parametrize("field", REQUIRED)
@@ -157,23 +195,48 @@ def test_property_and_bug_modules_are_imported_by_name(monkeypatch):
 # ------------------------------------------------------------------- a new component needs only its files
 TOY = Path(__file__).resolve().parent / "toy_component"
 # What the author of a new component writes (docs/extending.md), and what the two generators then rewrite.
-HAND_WRITTEN = {"solutions/temperature.py", "autograder/properties/temperature.py",
-                "autograder/hidden/temperature.py", "autograder/bugs/temperature.py", "autograder/components.py"}
-GENERATED = {"exercises/temperature.py", "README.md", "docs/contract.md", "autograder/student/README.md",
-             "autograder/student/README.es.md"}
-KIT = ("autograder", "solutions", "exercises", "docs", "benchmarks", "README.md", "pyproject.toml",
-       "tests/conftest.py", "tests/test_components.py", "tests/test_suite_meta.py")
+HAND_WRITTEN = {
+    "solutions/temperature.py",
+    "autograder/properties/temperature.py",
+    "autograder/hidden/temperature.py",
+    "autograder/bugs/temperature.py",
+    "autograder/components.py",
+}
+GENERATED = {
+    "exercises/temperature.py",
+    "README.md",
+    "docs/contract.md",
+    "autograder/student/README.md",
+    "autograder/student/README.es.md",
+}
+KIT = (
+    "autograder",
+    "solutions",
+    "exercises",
+    "docs",
+    "benchmarks",
+    "README.md",
+    "pyproject.toml",
+    "tests/conftest.py",
+    "tests/test_components.py",
+    "tests/test_suite_meta.py",
+)
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def _add_declaration(kit: Path) -> None:
     """Append the toy's Component(...) call to COMPONENTS, as its author would."""
     entry, in_string = "", False
-    for line in (TOY / "declaration.py").read_text().split("TOY = ", 1)[1].splitlines(keepends=True):
+    for line in (
+        (TOY / "declaration.py").read_text().split("TOY = ", 1)[1].splitlines(keepends=True)
+    ):
         entry += line if in_string else "    " + line  # the contract's text stays as written
         in_string ^= line.count('"""') % 2 == 1
     path = kit / "autograder" / "components.py"
@@ -199,8 +262,9 @@ def test_a_new_component_needs_only_its_own_files(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(kit)}
 
     def run(*args):
-        proc = subprocess.run([sys.executable, *args], cwd=kit, env=env, capture_output=True, text=True,
-                              timeout=600)
+        proc = subprocess.run(
+            [sys.executable, *args], cwd=kit, env=env, capture_output=True, text=True, timeout=600
+        )
         return proc.returncode, proc.stdout + proc.stderr
 
     for generator in (["-m", "autograder", "stubs"], ["benchmarks/update_readme.py"]):
@@ -221,21 +285,52 @@ def test_a_new_component_needs_only_its_own_files(tmp_path):
     cheat = kit / "cheat"
     shutil.copytree(kit / "solutions", cheat, ignore=shutil.ignore_patterns("__pycache__"))
     source = (cheat / "temperature.py").read_text()
-    (cheat / "temperature.py").write_text(source.replace("    z = x / temperature\n",
-                                                         "    return torch.softmax(x / temperature, dim)\n"))
+    (cheat / "temperature.py").write_text(
+        source.replace(
+            "    z = x / temperature\n", "    return torch.softmax(x / temperature, dim)\n"
+        )
+    )
     rc, out = run("-m", "autograder", "check", "cheat", "--component", "temperature")
-    assert rc == 1 and "torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, torch.logsumexp...) is " \
-                       "forbidden in temperature" in out, out
+    assert (
+        rc == 1
+        and "torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, torch.logsumexp...) is "
+        "forbidden in temperature"
+        in out
+    ), out
     # The gradebook's column, the judge's short label, the by-hand rules and the pytest marker follow.
-    rc, out = run("-c", "from autograder import results, rules; from autograder.judge.outputs import SHORT; "
-                        "from autograder.pytest_plugin import NAMES; "
-                        "print(results.ROWS[-2], SHORT['temperature'], sorted(rules.STATIC['temperature'])[0], "
-                        "rules.RUNTIME['temperature'], NAMES[-1])")
-    assert rc == 0 and out.split() == ["temperature", "temp", "LogSoftmax", "('softmax',)", "temperature"], out
+    rc, out = run(
+        "-c",
+        "from autograder import results, rules; from autograder.judge.outputs import SHORT; "
+        "from autograder.pytest_plugin import NAMES; "
+        "print(results.ROWS[-2], SHORT['temperature'], sorted(rules.STATIC['temperature'])[0], "
+        "rules.RUNTIME['temperature'], NAMES[-1])",
+    )
+    assert rc == 0 and out.split() == [
+        "temperature",
+        "temp",
+        "LogSoftmax",
+        "('softmax',)",
+        "temperature",
+    ], out
     # The kit's own tests take it in: complete, full marks for the reference, zero for the stubs, its bug caught.
-    rc, out = run("-m", "pytest", "-q", "-rA", "tests/test_components.py", "tests/test_suite_meta.py",
-                  "-k", "component_is_complete or temperature")
+    rc, out = run(
+        "-m",
+        "pytest",
+        "-q",
+        "-rA",
+        "tests/test_components.py",
+        "tests/test_suite_meta.py",
+        "-k",
+        "component_is_complete or temperature",
+    )
     assert rc == 0, out
-    for test in ("test_every_component_is_complete[temperature]", "test_reference_scores_full_marks[temperature]",
-                 "test_stubs_score_zero[temperature]", "test_bug_is_caught_and_named[temperature:"):
-        assert any(line.startswith("PASSED") and test in line for line in out.splitlines()), (test, out)
+    for test in (
+        "test_every_component_is_complete[temperature]",
+        "test_reference_scores_full_marks[temperature]",
+        "test_stubs_score_zero[temperature]",
+        "test_bug_is_caught_and_named[temperature:",
+    ):
+        assert any(line.startswith("PASSED") and test in line for line in out.splitlines()), (
+            test,
+            out,
+        )

@@ -5,6 +5,7 @@ reference with every returned tensor or array replaced) must fail every property
 passes a comparison unless the expected value is NaN there, and every invariance (the student's output compared
 with itself) also checks that the output is not a constant where the expected output is not.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ import torch
 from autograder import KIT
 from autograder.components import NAMES
 from autograder.properties import core
-from autograder.student_code import Call, Inspect, InProcessStudentCode, StudentCode
+from autograder.student_code import Call, InProcessStudentCode, Inspect, StudentCode
 
 PROPERTIES = core.load(include_hidden=True)
 
@@ -26,14 +27,28 @@ PROPERTIES = core.load(include_hidden=True)
 SHAPE_PROPERTIES = {
     "attention_numpy": {"np_attention_shapes_and_dtype"},
     "attention": {"attention_shapes_for_cross_attention", "softmax_keeps_shape"},
-    "mask": {"causal_mask_shape_and_dtype", "causal_mask_accepts_device", "padding_mask_shape_and_dtype"},
-    "positional_encoding": {"sinusoidal_shape_and_default_dtype", "positional_encoding_default_max_len"},
-    "multi_head": {"multi_head_parameters_are_named", "multi_head_cross_attention_shape",
-                   "multi_head_bad_head_count_raises_value_error"},
+    "mask": {
+        "causal_mask_shape_and_dtype",
+        "causal_mask_accepts_device",
+        "padding_mask_shape_and_dtype",
+    },
+    "positional_encoding": {
+        "sinusoidal_shape_and_default_dtype",
+        "positional_encoding_default_max_len",
+    },
+    "multi_head": {
+        "multi_head_parameters_are_named",
+        "multi_head_cross_attention_shape",
+        "multi_head_bad_head_count_raises_value_error",
+    },
     "add_norm": {"layer_norm_init_weight_ones_bias_zeros"},
     "feed_forward": {"feed_forward_parameters"},
     "encoder": {"encoder_submodules_are_named", "encoder_stack_has_n_distinct_layers"},
-    "decoder": {"decoder_submodules_are_named", "decoder_stack_has_n_distinct_layers", "decoder_layer_output_shape"},
+    "decoder": {
+        "decoder_submodules_are_named",
+        "decoder_stack_has_n_distinct_layers",
+        "decoder_layer_output_shape",
+    },
     "transformer": {"transformer_submodules_are_named", "transformer_logits_shape"},
     "kv_cache": set(),
     "beam_search": set(),
@@ -77,14 +92,19 @@ class ComputesNothing(StudentCode):
             reply.param_grads = constant_like(reply.param_grads, self.fill)
         elif isinstance(op, Inspect) and isinstance(reply.value, dict) and "state" in reply.value:
             params = set(reply.value["params"])
-            reply.value["state"] = {k: v if k in params else constant_like(v, self.fill)
-                                    for k, v in reply.value["state"].items()}
+            reply.value["state"] = {
+                k: v if k in params else constant_like(v, self.fill)
+                for k, v in reply.value["state"].items()
+            }
         return reply
 
 
 def earned(student, component):
-    return {o.property.name for o in (core.run_property(p, student) for p in PROPERTIES if p.component == component)
-            if o.passed and not o.property.name.endswith("_is_written_by_hand")}
+    return {
+        o.property.name
+        for o in (core.run_property(p, student) for p in PROPERTIES if p.component == component)
+        if o.passed and not o.property.name.endswith("_is_written_by_hand")
+    }
 
 
 @pytest.mark.parametrize("fill", [0.0, math.nan], ids=["zeros", "nan"])
@@ -107,18 +127,31 @@ def judged(tmp_path_factory):
     from autograder.judge.scheduler import Options, grade
 
     base = tmp_path_factory.mktemp("free-points")
-    sample.materialize({"zeros": "hostile:zeros_everywhere", "nan": "hostile:nan_everywhere"}, base / "subs")
-    return grade(base / "subs", base / "out", Options(jobs=2, limits=Limits(op_timeout=3, section_timeout=30,
-                                                                               memory_mb=1024)))
+    sample.materialize(
+        {"zeros": "hostile:zeros_everywhere", "nan": "hostile:nan_everywhere"}, base / "subs"
+    )
+    return grade(
+        base / "subs",
+        base / "out",
+        Options(jobs=2, limits=Limits(op_timeout=3, section_timeout=30, memory_mb=1024)),
+    )
 
 
 @pytest.mark.parametrize("student", ["zeros", "nan"])
 def test_judge_gives_computing_nothing_only_shape_points(judged, student):
-    outcomes = [o for o in judged[student].outcomes if o.property.component in ATTACKED and o.passed]
+    outcomes = [
+        o for o in judged[student].outcomes if o.property.component in ATTACKED and o.passed
+    ]
     # Integration re-runs (the dependent component's first properties with the student's files) are named
     # "integration::<property>": judged by the property they re-run.
     names = {o.property.id: o.property.name.removeprefix("integration::") for o in outcomes}
-    extra = {pid for pid, name in names.items() if name not in SHAPE_PROPERTIES[pid.split("::")[0]]
-             and not name.endswith("_is_written_by_hand")}
+    extra = {
+        pid
+        for pid, name in names.items()
+        if name not in SHAPE_PROPERTIES[pid.split("::")[0]]
+        and not name.endswith("_is_written_by_hand")
+    }
     assert not extra, extra
-    assert {o.property.id for o in outcomes} >= {f"multi_head::{n}" for n in SHAPE_PROPERTIES["multi_head"]}
+    assert {o.property.id for o in outcomes} >= {
+        f"multi_head::{n}" for n in SHAPE_PROPERTIES["multi_head"]
+    }

@@ -1,4 +1,5 @@
 """The judge on a small class: determinism, sections (no double jeopardy), outputs, --only, feedback pages."""
+
 from __future__ import annotations
 
 import ast
@@ -31,7 +32,7 @@ CLASS = {
     "syntax": "syntax:decoder",
     "noisy": "reference",  # made noisy below
 }
-NOISE = '''
+NOISE = """
 import sys as _sys
 import warnings as _warnings
 print("hello from import")
@@ -45,7 +46,7 @@ def softmax(x, dim=-1):
     _sys.stderr.write("debugging softmax\\n")
     _warnings.warn("a warning in softmax", UserWarning)
     return _quiet_softmax(x, dim)
-'''
+"""
 
 
 def name(run: int, i: int, label: str) -> str:
@@ -67,13 +68,31 @@ def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("judge")
     names1, names2 = make_class(base / "subs1", 1), make_class(base / "subs2", 2)
     # Run 1 through the command line, --jobs 2; run 2 through the API, --jobs 1, students in the opposite order.
-    cmd = [sys.executable, "-m", "autograder", "grade", str(base / "subs1"), "--out", str(base / "out1"),
-           "--jobs", "2", "--timeout", "3", "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(base / "subs1"),
+        "--out",
+        str(base / "out1"),
+        "--jobs",
+        "2",
+        "--timeout",
+        "3",
+        "--quiet",
+    ]
     done = subprocess.run(cmd, cwd=KIT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results2 = grade(base / "subs2", base / "out2", Options(jobs=1, limits=Limits(op_timeout=3)))
-    yield {"base": base, "names1": names1, "names2": names2, "out1": base / "out1", "out2": base / "out2",
-           "results2": results2}
+    yield {
+        "base": base,
+        "names1": names1,
+        "names2": names2,
+        "out1": base / "out1",
+        "out2": base / "out2",
+        "results2": results2,
+    }
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -90,7 +109,9 @@ def by_component(res: dict, integration: bool | None = None) -> dict[str, float]
 
 
 def without_time(path: Path) -> str:
-    return "".join(line for line in path.read_text().splitlines(True) if '"execution_time"' not in line)
+    return "".join(
+        line for line in path.read_text().splitlines(True) if '"execution_time"' not in line
+    )
 
 
 @pytest.mark.parametrize("label", list(CLASS))
@@ -107,9 +128,18 @@ def test_no_cache_and_concurrency_change_nothing(runs, tmp_path):
         for f in folder.iterdir():  # keep it quick: attention and mask only
             if f.stem not in ("attention", "mask"):
                 f.unlink()
-    grade(tmp_path / "subs", tmp_path / "out", Options(jobs=2, cache=False, limits=Limits(op_timeout=3)))
-    assert without_time(tmp_path / "out" / "a" / "results.json") == without_time(tmp_path / "out" / "b" / "results.json")
-    assert by_component(json.loads((tmp_path / "out" / "a" / "results.json").read_text()))["attention"] > 0
+    grade(
+        tmp_path / "subs",
+        tmp_path / "out",
+        Options(jobs=2, cache=False, limits=Limits(op_timeout=3)),
+    )
+    assert without_time(tmp_path / "out" / "a" / "results.json") == without_time(
+        tmp_path / "out" / "b" / "results.json"
+    )
+    assert (
+        by_component(json.loads((tmp_path / "out" / "a" / "results.json").read_text()))["attention"]
+        > 0
+    )
 
 
 def test_reference_full_marks_and_stubs_zero(runs):
@@ -130,7 +160,9 @@ def test_results_json_is_gradescope_format(runs):
             assert t["tags"][0] in NAMES and t["name"].startswith(t["tags"][0] + "::")
             assert "::integration::" not in t["name"]
         assert t["visibility"] in ("visible", "after_due_date")
-    assert any(t["visibility"] == "after_due_date" for t in res["tests"]), "hidden properties show after the due date"
+    assert any(t["visibility"] == "after_due_date" for t in res["tests"]), (
+        "hidden properties show after the due date"
+    )
 
 
 def test_a_bug_costs_its_own_component_only(runs):
@@ -139,7 +171,9 @@ def test_a_bug_costs_its_own_component_only(runs):
     for label, component in (("scale", "attention"), ("merge", "multi_head")):
         got = by_component(results(runs, label), integration=False)
         assert got[component] < ref[component]
-        assert {n: got[n] for n in NAMES if n != component} == {n: ref[n] for n in NAMES if n != component}
+        assert {n: got[n] for n in NAMES if n != component} == {
+            n: ref[n] for n in NAMES if n != component
+        }
 
 
 @pytest.mark.parametrize("label, component", [("missing", "feed_forward"), ("syntax", "decoder")])
@@ -147,8 +181,12 @@ def test_missing_file_or_syntax_error_costs_that_component_only(runs, label, com
     ref = by_component(results(runs, "reference"), integration=False)
     got = by_component(results(runs, label), integration=False)
     assert got[component] <= 0.1 * ref[component]
-    assert {n: got[n] for n in NAMES if n != component} == {n: ref[n] for n in NAMES if n != component}
-    outputs = " ".join(t["output"] for t in results(runs, label)["tests"] if t["tags"][0] == component)
+    assert {n: got[n] for n in NAMES if n != component} == {
+        n: ref[n] for n in NAMES if n != component
+    }
+    outputs = " ".join(
+        t["output"] for t in results(runs, label)["tests"] if t["tags"][0] == component
+    )
     assert ("missing" in outputs) if label == "missing" else ("SyntaxError" in outputs)
 
 
@@ -188,7 +226,9 @@ def test_gradebook_csv(runs):
     # A bug in attention.py costs attention and the integration share, never a component that uses it.
     scale = students[runs["names1"]["scale"]]
     assert float(scale["attention"]) < float(ref["attention"])
-    assert {n: scale[n] for n in NAMES if n != "attention"} == {n: ref[n] for n in NAMES if n != "attention"}
+    assert {n: scale[n] for n in NAMES if n != "attention"} == {
+        n: ref[n] for n in NAMES if n != "attention"
+    }
     assert float(ref["integration"]) == float(rows[0]["integration"]) > 0
 
 
@@ -213,7 +253,11 @@ def test_feedback_html_is_self_contained_with_a_heatmap(runs, label):
     page.feed((folder / "feedback.html").read_text())
     assert "components" in page.tables
     assert page.rows >= 1 + len(NAMES)
-    for tag, key, value in page.attrs:  # nothing fetched from anywhere: data: URIs and in-page anchors only
+    for (
+        tag,
+        key,
+        value,
+    ) in page.attrs:  # nothing fetched from anywhere: data: URIs and in-page anchors only
         if key in ("src", "href", "action", "srcset", "poster", "data"):
             assert value.startswith(("data:", "#")), (tag, key, value[:80])
     assert "script" not in page.tags and "link" not in page.tags and "iframe" not in page.tags
@@ -237,7 +281,9 @@ def test_only_regrades_one_student_and_merges(runs, tmp_path):
     subs = tmp_path / "subs"
     shutil.copytree(runs["base"] / "subs1", subs)
     stubs = runs["names1"]["stubs"]
-    shutil.copyfile(KIT / "solutions" / "attention.py", subs / stubs / "attention.py")  # the student fixed one file
+    shutil.copyfile(
+        KIT / "solutions" / "attention.py", subs / stubs / "attention.py"
+    )  # the student fixed one file
     before = (out / "gradebook.csv").read_text().splitlines()
     grade(subs, out, Options(jobs=2, only=[stubs], limits=Limits(op_timeout=3)))
     after = (out / "gradebook.csv").read_text().splitlines()
@@ -249,7 +295,9 @@ def test_only_regrades_one_student_and_merges(runs, tmp_path):
     assert float(row["attention"]) == by_component(results(runs, "reference"))["attention"]
     others = [n for n in runs["names1"].values() if n != stubs]
     for n in others:
-        assert (out / n / "results.json").read_bytes() == (runs["out1"] / n / "results.json").read_bytes()
+        assert (out / n / "results.json").read_bytes() == (
+            runs["out1"] / n / "results.json"
+        ).read_bytes()
 
 
 def test_sample_class_recipes_are_valid(tmp_path):
@@ -259,5 +307,7 @@ def test_sample_class_recipes_are_valid(tmp_path):
     for hostile in sample.hostile_names():
         folder = sample.make(f"hostile:{hostile}", tmp_path / "h" / hostile)
         control = sample.make(f"control:{hostile}", tmp_path / "c" / hostile)
-        changed = [f.name for f in folder.iterdir() if f.read_bytes() != (control / f.name).read_bytes()]
+        changed = [
+            f.name for f in folder.iterdir() if f.read_bytes() != (control / f.name).read_bytes()
+        ]
         assert changed, f"{hostile}: the hostile block changes nothing"

@@ -2,14 +2,13 @@
 scores no more than the same library calls made plainly, its runtime verdict is "forbidden" and names the
 call, its static property names the helper module, and the honest student graded beside it gets full marks.
 A stub that does nothing (`pass` in place of `raise NotImplementedError`) scores zero everywhere."""
+
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
-from autograder import KIT
 from autograder.components import NAMES
 from autograder.judge import sample
 from autograder.judge.limits import Limits
@@ -26,8 +25,10 @@ ATTACKS = {
 }
 PLAIN = {  # the same library calls, made plainly in the component file
     "attention": "\n\ndef softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n",
-    "add_norm": ("\n\nclass LayerNorm(LayerNorm):\n    def forward(self, x):\n"
-                 "        return torch.nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)\n"),
+    "add_norm": (
+        "\n\nclass LayerNorm(LayerNorm):\n    def forward(self, x):\n"
+        "        return torch.nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)\n"
+    ),
 }
 
 
@@ -44,7 +45,9 @@ def graded(tmp_path_factory):
     sample.make("stubs", subs / "pass-stubs")
     for f in (subs / "pass-stubs").glob("*.py"):
         f.write_text(f.read_text().replace("raise NotImplementedError", "pass"))
-    results = grade(subs, base / "out", Options(jobs=2, limits=Limits(op_timeout=5, section_timeout=60)))
+    results = grade(
+        subs, base / "out", Options(jobs=2, limits=Limits(op_timeout=5, section_timeout=60))
+    )
     yield results
     shutil.rmtree(base, ignore_errors=True)
 
@@ -62,14 +65,21 @@ def test_a_bypass_is_forbidden_and_earns_no_more_than_the_plain_calls(graded, na
     assert not result.errors, result.errors
     mine, theirs = result.points(), plain.points()
     for component, call in attacked.items():
-        assert mine[component] <= theirs[component], (name, component, mine[component], theirs[component])
+        assert mine[component] <= theirs[component], (
+            name,
+            component,
+            mine[component],
+            theirs[component],
+        )
         outcomes = [o for o in result.outcomes if o.property.component == component]
         forbidden = [o for o in outcomes if o.status == "forbidden"]
         assert forbidden, (name, component, [(o.status, o.message) for o in outcomes])
         assert any(call in o.message for o in forbidden), [o.message for o in forbidden]
         static = next(o for o in outcomes if core.is_static(o.property))
         assert not static.passed and helper in static.message, static.message
-    for component in set(NAMES) - set(attacked) - {"multi_head", "encoder", "decoder", "transformer"}:
+    for component in (
+        set(NAMES) - set(attacked) - {"multi_head", "encoder", "decoder", "transformer"}
+    ):
         assert mine[component] == graded["reference"].points()[component], (name, component)
 
 

@@ -1,4 +1,5 @@
 """The Gradescope bundle: its run_autograder grades a simulated /autograder tree."""
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,12 @@ def test_bundle_layout_and_reproducibility(tmp_path):
     a, b = build(tmp_path / "a.zip"), build(tmp_path / "b.zip")
     assert a.read_bytes() == b.read_bytes()
     names = zipfile.ZipFile(a).namelist()
-    assert {"setup.sh", "run_autograder", "autograder/judge/scheduler.py", "solutions/attention.py"} <= set(names)
+    assert {
+        "setup.sh",
+        "run_autograder",
+        "autograder/judge/scheduler.py",
+        "solutions/attention.py",
+    } <= set(names)
     assert any(n.startswith("autograder/hidden/") for n in names)
     mode = zipfile.ZipFile(a).getinfo("run_autograder").external_attr >> 16
     assert mode & 0o111
@@ -36,8 +42,14 @@ def test_run_autograder_on_a_simulated_tree(tmp_path):
         shutil.copyfile(KIT / "solutions" / f"{name}.py", nested / f"{name}.py")
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), PYTHON=sys.executable)
     env.pop("PYTHONPATH", None)
-    done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
-                          text=True, timeout=600, cwd=tmp_path)
+    done = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     res = json.loads((root / "results" / "results.json").read_text())
     pts = {n: 0.0 for n in ROWS}
@@ -46,5 +58,14 @@ def test_run_autograder_on_a_simulated_tree(tmp_path):
         pts[t["tags"][0]] += t["score"]
         top[t["tags"][0]] += t["max_score"]
     assert pts["attention"] == top["attention"] > 0 and pts["mask"] == top["mask"] > 0
-    assert pts["add_norm"] == 0 and res["score"] == pts["attention"] + pts["mask"] + pts["multi_head"] + \
-        pts["encoder"] + pts["decoder"] + pts["transformer"] + pts["integration"]
+    assert (
+        pts["add_norm"] == 0
+        and res["score"]
+        == pts["attention"]
+        + pts["mask"]
+        + pts["multi_head"]
+        + pts["encoder"]
+        + pts["decoder"]
+        + pts["transformer"]
+        + pts["integration"]
+    )

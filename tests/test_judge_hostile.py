@@ -4,6 +4,7 @@ other students' results are exactly what they are when graded alone.
 One class is graded once: the reference, every hostile submission, and each one's control (the same file
 without its hostile block: what it earns honestly). Timeouts are set low (3 s) to keep this quick.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ HOSTILE = sample.hostile_names()
 PWNED = Path("/tmp/autograder-hostile-pwned")
 ROOT_ISOLATION = os.geteuid() == 0
 
-PROBE = '''
+PROBE = """
 import json as _json, os as _os, socket as _socket
 def _can(f):
     try:
@@ -44,7 +45,7 @@ _report = {
     "fork": _can(lambda: _os.fork() == 0 and _os._exit(0)),
 }
 print("PROBE" + _json.dumps(_report) + "END")
-'''
+"""
 
 
 def limits() -> Limits:
@@ -64,8 +65,12 @@ def graded(tmp_path_factory):
     sample.make("missing:attention", subs / "symlink")
     (subs / "symlink" / "attention.py").symlink_to(KIT / "solutions" / "attention.py")
     sample.make("reference", subs / "probe")
-    probe = PROBE % {"solutions": str(KIT / "solutions" / "attention.py"), "kit": str(KIT / "autograder"),
-                     "out": str(out), "subs": str(subs)}
+    probe = PROBE % {
+        "solutions": str(KIT / "solutions" / "attention.py"),
+        "kit": str(KIT / "autograder"),
+        "out": str(out),
+        "subs": str(subs),
+    }
     (subs / "probe" / "mask.py").write_text((subs / "probe" / "mask.py").read_text() + probe)
     # A decoy results file the forger will look for; the judge overwrites it with the real one.
     (out / "h-forge_results").mkdir(parents=True)
@@ -84,11 +89,17 @@ def points(graded, student) -> dict[str, float]:
 
 
 def failures(graded, student, component) -> list:
-    return [o for o in graded["results"][student].outcomes if o.property.component == component and not o.passed]
+    return [
+        o
+        for o in graded["results"][student].outcomes
+        if o.property.component == component and not o.passed
+    ]
 
 
 def without_time(path: Path) -> str:
-    return "".join(line for line in path.read_text().splitlines(True) if '"execution_time"' not in line)
+    return "".join(
+        line for line in path.read_text().splitlines(True) if '"execution_time"' not in line
+    )
 
 
 def test_the_batch_finishes_with_every_student(graded):
@@ -104,8 +115,9 @@ def test_the_batch_finishes_with_every_student(graded):
 
 def test_other_students_are_unaffected(graded):
     """The reference graded beside every hostile submission = the reference graded alone, byte for byte."""
-    assert without_time(graded["out"] / "reference" / "results.json") == \
-        without_time(graded["alone_out"] / "reference" / "results.json")
+    assert without_time(graded["out"] / "reference" / "results.json") == without_time(
+        graded["alone_out"] / "reference" / "results.json"
+    )
     assert points(graded, "reference") == graded["alone"]["reference"].points()
 
 
@@ -113,7 +125,12 @@ def test_other_students_are_unaffected(graded):
 def test_no_point_it_did_not_earn(graded, name):
     hostile, control = points(graded, f"h-{name}"), points(graded, f"c-{name}")
     for component in NAMES:
-        assert hostile[component] <= control[component], (name, component, hostile[component], control[component])
+        assert hostile[component] <= control[component], (
+            name,
+            component,
+            hostile[component],
+            control[component],
+        )
 
 
 def _statuses(graded, student, component):
@@ -129,37 +146,51 @@ def test_sys_exit_at_import(graded):
     assert "the process exited (sys.exit) during import of attention.py" in msgs
     assert points(graded, "h-exit_at_import")["attention"] <= 1  # the static by-hand check, at most
     # Dependents are graded with the reference attention: only their integration share is lost.
-    assert points(graded, "h-exit_at_import")["multi_head"] >= 0.85 * points(graded, "reference")["multi_head"]
+    assert (
+        points(graded, "h-exit_at_import")["multi_head"]
+        >= 0.85 * points(graded, "reference")["multi_head"]
+    )
 
 
 def test_os_exit_inside_forward(graded):
     assert _statuses(graded, "h-os_exit_in_forward", "multi_head") == {"crashed"}
-    assert "the process exited (status 0) in multi_head.MultiHeadAttention.forward" in \
-        _messages(graded, "h-os_exit_in_forward", "multi_head")
+    assert "the process exited (status 0) in multi_head.MultiHeadAttention.forward" in _messages(
+        graded, "h-os_exit_in_forward", "multi_head"
+    )
 
 
 def test_endless_loop_in_softmax(graded):
     assert points(graded, "h-loop_in_softmax")["attention"] == 0
     assert _statuses(graded, "h-loop_in_softmax", "attention") <= {"timeout", "failed"}
-    assert re.search(r"timed out after 3 s in attention\.(softmax|scaled_dot_product_attention)",
-                     _messages(graded, "h-loop_in_softmax", "attention"))
+    assert re.search(
+        r"timed out after 3 s in attention\.(softmax|scaled_dot_product_attention)",
+        _messages(graded, "h-loop_in_softmax", "attention"),
+    )
 
 
 def test_long_sleep(graded):
-    assert "timed out after 3 s in feed_forward.FeedForward.forward" in \
-        _messages(graded, "h-long_sleep", "feed_forward")
+    assert "timed out after 3 s in feed_forward.FeedForward.forward" in _messages(
+        graded, "h-long_sleep", "feed_forward"
+    )
 
 
 def test_memory_bomb(graded):
-    assert points(graded, "h-memory_bomb")["add_norm"] < 0.1 * points(graded, "reference")["add_norm"]  # by-hand scan
+    assert (
+        points(graded, "h-memory_bomb")["add_norm"] < 0.1 * points(graded, "reference")["add_norm"]
+    )  # by-hand scan
     assert _statuses(graded, "h-memory_bomb", "add_norm") <= {"error", "timeout", "crashed"}
     assert "MemoryError" in _messages(graded, "h-memory_bomb", "add_norm")
 
 
 def test_fork_storm(graded):
-    assert points(graded, "h-fork_storm")["positional_encoding"] < 0.1 * points(graded, "reference")["positional_encoding"]
+    assert (
+        points(graded, "h-fork_storm")["positional_encoding"]
+        < 0.1 * points(graded, "reference")["positional_encoding"]
+    )
     if ROOT_ISOLATION:
-        assert "Resource temporarily unavailable" in _messages(graded, "h-fork_storm", "positional_encoding")
+        assert "Resource temporarily unavailable" in _messages(
+            graded, "h-fork_storm", "positional_encoding"
+        )
 
 
 def test_200_mb_of_output_is_trimmed_and_costs_nothing(graded):
@@ -169,7 +200,9 @@ def test_200_mb_of_output_is_trimmed_and_costs_nothing(graded):
 
 def test_segfault_through_ctypes(graded):
     assert points(graded, "h-segfault")["attention"] == 0
-    assert re.search(r"segmentation fault in attention\.", _messages(graded, "h-segfault", "attention"))
+    assert re.search(
+        r"segmentation fault in attention\.", _messages(graded, "h-segfault", "attention")
+    )
 
 
 @pytest.mark.parametrize("name", ["patch_checks", "inspect_frames", "tensor_subclass"])
@@ -189,7 +222,9 @@ def test_forging_results_files(graded):
     for path in graded["out"].rglob("*"):
         if path.is_file() and path.suffix in (".json", ".csv", ".html", ".md", ".txt"):
             assert "FORGED" not in path.read_text(errors="replace"), path
-    assert json.loads((graded["out"] / "h-forge_results" / "results.json").read_text())["score"] < 1e9
+    assert (
+        json.loads((graded["out"] / "h-forge_results" / "results.json").read_text())["score"] < 1e9
+    )
 
 
 def test_killing_the_parent(graded):
@@ -237,6 +272,8 @@ def test_no_worker_is_left_behind(graded):
                 uid = proc.stat().st_uid
             except OSError:
                 continue
-            if uid_block(os.getpid()) <= uid < uid_block(os.getpid()) + UIDS_PER_RUN:  # this test's judge runs
+            if (
+                uid_block(os.getpid()) <= uid < uid_block(os.getpid()) + UIDS_PER_RUN
+            ):  # this test's judge runs
                 stray.append((proc.name, (proc / "stat").read_text(errors="replace")[:120]))
     assert not stray

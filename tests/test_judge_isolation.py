@@ -7,6 +7,7 @@ The judge is graded as root (as Gradescope runs it) and as a non-root user: with
 namespace (the same isolation) and without namespaces at all (the daemon must still be ended before the
 final results are written).
 """
+
 from __future__ import annotations
 
 import json
@@ -58,17 +59,27 @@ def reference_lines() -> list[str]:
     for dep in get("transformer").deps:
         for line in (KIT / "solutions" / f"{dep}.py").read_text().splitlines():
             text = line.strip()
-            if len(text) >= 24 and text not in stubs and not text.startswith(("#", "from ", "import ")):
+            if (
+                len(text) >= 24
+                and text not in stubs
+                and not text.startswith(("#", "from ", "import "))
+            ):
                 lines.append(text)
     return lines
 
 
 def outputs(out: Path) -> dict[Path, str]:
-    return {p: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix != ".png"}
+    return {
+        p: p.read_text(errors="replace")
+        for p in out.rglob("*")
+        if p.is_file() and p.suffix != ".png"
+    }
 
 
 def messages(results, student: str, component: str) -> str:
-    return " | ".join(o.message for o in results[student].outcomes if o.property.component == component)
+    return " | ".join(
+        o.message for o in results[student].outcomes if o.property.component == component
+    )
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +109,16 @@ def check_isolated_outputs(results, out: Path, subs: Path) -> None:
     assert results["reference"].points() == full_marks()
     env = messages(results, "h-leak_environment", "mask")
     assert "ENV-ATTACK variables=" in env and "HOME=" not in env
-    assert results["h-leak_environment"].points()["mask"] < results["c-leak_environment"].points()["mask"]
+    assert (
+        results["h-leak_environment"].points()["mask"]
+        < results["c-leak_environment"].points()["mask"]
+    )
     procs = messages(results, "h-list_processes", "feed_forward")
     assert "PROC-ATTACK pids=1 " in procs  # its own /proc: itself and nothing else
     ref = messages(results, "h-read_reference", "transformer")
-    assert "REF-ATTACK doc=0 file=0 gc=0 inspect=0 linecache=0 loader=0 pyc=0 spec=0 " in ref, ref[:400]
+    assert "REF-ATTACK doc=0 file=0 gc=0 inspect=0 linecache=0 loader=0 pyc=0 spec=0 " in ref, ref[
+        :400
+    ]
     assert results["h-daemon"].points() == results["c-daemon"].points() == full_marks()
     # Nothing that should not be there, in any output file.
     lines = reference_lines()
@@ -110,10 +126,16 @@ def check_isolated_outputs(results, out: Path, subs: Path) -> None:
     for path, text in files.items():
         assert SECRET not in text and SECRET[::-1] not in text, path
         assert "DAEMON-FORGED" not in text, path
-        assert "pytest" not in text and "grader import main" not in text, path  # other processes' command lines
+        assert "pytest" not in text and "grader import main" not in text, (
+            path
+        )  # other processes' command lines
         assert str(subs) not in text and str(out) not in text, path
-        if "h-read_reference" in path.parts or path.name == "h-read_reference.txt":  # the others hold the
-            leaked = [line for line in lines if line in text]  # reference as their own files, legitimately
+        if (
+            "h-read_reference" in path.parts or path.name == "h-read_reference.txt"
+        ):  # the others hold the
+            leaked = [
+                line for line in lines if line in text
+            ]  # reference as their own files, legitimately
             assert not leaked, (path, leaked[:3])
 
 
@@ -123,13 +145,18 @@ def test_the_isolated_worker_leaks_nothing(graded):
 
     mode, why = probe_isolation()
     if mode is None:
-        pytest.skip(f"no namespaces here ({why}); test_as_a_user_without_namespaces covers that case")
+        pytest.skip(
+            f"no namespaces here ({why}); test_as_a_user_without_namespaces covers that case"
+        )
     check_isolated_outputs(graded["results"], graded["out"], graded["subs"])
 
 
 @pytest.mark.parametrize("name", ATTACKS)
 def test_no_point_it_did_not_earn(graded, name):
-    hostile, control = graded["results"][f"h-{name}"].points(), graded["results"][f"c-{name}"].points()
+    hostile, control = (
+        graded["results"][f"h-{name}"].points(),
+        graded["results"][f"c-{name}"].points(),
+    )
     assert all(hostile[c] <= control[c] for c in NAMES), (hostile, control)
 
 
@@ -140,7 +167,9 @@ def test_reference_bytecode_has_no_text():
 
     from autograder.judge.sandbox import reference_code
 
-    code = marshal.loads(reference_code((KIT / "solutions" / "multi_head.py").read_bytes(), "multi_head.py"))
+    code = marshal.loads(
+        reference_code((KIT / "solutions" / "multi_head.py").read_bytes(), "multi_head.py")
+    )
     assert code.co_filename == "<reference multi_head.py>"
     consts = [c for c in code.co_consts if isinstance(c, str)]
     assert not any("\n" in c for c in consts)  # the module docstring is gone
@@ -150,7 +179,7 @@ def test_reference_bytecode_has_no_text():
 
 
 # ------------------------------------------------------------------------------------------ without root
-DRIVER = r'''
+DRIVER = r"""
 import json, os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[4])
@@ -163,7 +192,7 @@ results = grade(base / "submissions", base / "out", Options(jobs=2, limits=limit
 print("RESULT" + json.dumps({"mode": probe_isolation()[0] if isolate else None, "uid": os.geteuid(),
       "points": {s: r.points() for s, r in results.items()},
       "messages": {s: [o.message for o in r.outcomes] for s, r in results.items()}}))
-'''
+"""
 
 
 @pytest.fixture
@@ -181,8 +210,20 @@ def run_as_user(base: Path, isolate: bool, attacks: list[str]) -> dict:
     """The judge in a subprocess as a non-root user: nobody when the tests run as root."""
     script = base / "driver.py"
     script.write_text(DRIVER)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(base), "PYTHONPATH": str(KIT), "AWS_SECRET_ACCESS_KEY": SECRET}
-    cmd = [sys.executable, str(script), str(base), "1" if isolate else "0", ",".join(attacks), str(KIT)]
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(base),
+        "PYTHONPATH": str(KIT),
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+    }
+    cmd = [
+        sys.executable,
+        str(script),
+        str(base),
+        "1" if isolate else "0",
+        ",".join(attacks),
+        str(KIT),
+    ]
     if ROOT:
         if not shutil.which("setpriv") or not shutil.which("unshare"):
             pytest.skip("running as root without setpriv/unshare to become another user")
@@ -200,8 +241,10 @@ def as_nobody(cmd: list[str]) -> list[str]:
     is not changed)."""
     inner_of: dict[Path, set[str]] = {}
     for path in (Path(os.path.realpath(sys.executable)), Path(os.path.realpath(KIT))):
-        closed = next((p for p in reversed(path.parents) if str(p) != "/" and not os.stat(p).st_mode & 0o001),
-                      None)
+        closed = next(
+            (p for p in reversed(path.parents) if str(p) != "/" and not os.stat(p).st_mode & 0o001),
+            None,
+        )
         if closed is not None:
             inner_of.setdefault(closed, set()).add(path.relative_to(closed).parts[0])
     drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
@@ -213,10 +256,17 @@ def as_nobody(cmd: list[str]) -> list[str]:
             keep = f"keep_{len(steps)}"
             steps.append((closed, inner, keep))
     script = " && ".join(
-        [f'{keep}=$(mktemp -d) && mount --bind "{closed}/{inner}" "${keep}"' for closed, inner, keep in steps]
+        [
+            f'{keep}=$(mktemp -d) && mount --bind "{closed}/{inner}" "${keep}"'
+            for closed, inner, keep in steps
+        ]
         + [f'mount -t tmpfs -o mode=755,size=1m tmpfs "{closed}"' for closed in inner_of]
-        + [f'mkdir -p "{closed}/{inner}" && mount --bind "${keep}" "{closed}/{inner}"' for closed, inner, keep in steps]
-        + ['exec "$@"'])
+        + [
+            f'mkdir -p "{closed}/{inner}" && mount --bind "${keep}" "{closed}/{inner}"'
+            for closed, inner, keep in steps
+        ]
+        + ['exec "$@"']
+    )
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *drop]
 
 
@@ -240,6 +290,7 @@ def test_as_a_user_with_a_user_namespace(user_dir):
     assert report["uid"] != 0
     if report["mode"] != "user":
         pytest.skip(f"this kernel gives no unprivileged user namespaces (probe: {report['mode']})")
+
     class Result:  # what check_isolated_outputs reads
         def __init__(self, points, msgs):
             self._points, self.msgs = points, msgs
@@ -250,11 +301,19 @@ def test_as_a_user_with_a_user_namespace(user_dir):
     results = {s: Result(p, report["messages"][s]) for s, p in report["points"].items()}
     assert results["reference"].points() == full_marks()
     flat = {s: " | ".join(r.msgs) for s, r in results.items()}
-    assert "ENV-ATTACK variables=" in flat["h-leak_environment"] and "HOME=" not in flat["h-leak_environment"]
+    assert (
+        "ENV-ATTACK variables=" in flat["h-leak_environment"]
+        and "HOME=" not in flat["h-leak_environment"]
+    )
     assert "PROC-ATTACK pids=1 " in flat["h-list_processes"]
-    assert "REF-ATTACK doc=0 file=0 gc=0 inspect=0 linecache=0 loader=0 pyc=0 spec=0 " in flat["h-read_reference"]
+    assert (
+        "REF-ATTACK doc=0 file=0 gc=0 inspect=0 linecache=0 loader=0 pyc=0 spec=0 "
+        in flat["h-read_reference"]
+    )
     assert results["h-daemon"].points() == full_marks()
-    assert "Resource temporarily unavailable" in flat["h-fork_storm"]  # no process beyond itself, as under root
+    assert (
+        "Resource temporarily unavailable" in flat["h-fork_storm"]
+    )  # no process beyond itself, as under root
     lines = reference_lines()
     for path, text in outputs(base / "out").items():
         assert SECRET not in text and "DAEMON-FORGED" not in text, path
@@ -309,7 +368,9 @@ def test_a_slow_but_correct_loop_gets_the_same_score_from_check_and_grade(tmp_pa
 
     folder = slow_loop_class(tmp_path / "subs")
     checked, _ = run_suite(folder, ["positional_encoding"], timeout=2)
-    graded = grade(tmp_path / "subs", tmp_path / "out", Options(jobs=2, limits=Limits(op_timeout=2)))
+    graded = grade(
+        tmp_path / "subs", tmp_path / "out", Options(jobs=2, limits=Limits(op_timeout=2))
+    )
     judge = [o for o in graded["slow"].outcomes if o.property.component == "positional_encoding"]
     assert {o.property.name: o.score for o in checked} == {o.property.name: o.score for o in judge}
     assert sum(o.score for o in judge) == full_marks()["positional_encoding"]
@@ -322,14 +383,20 @@ def test_a_loop_too_slow_fails_the_self_check_first_with_the_same_verdict(tmp_pa
 
     folder = slow_loop_class(tmp_path / "subs")
     checked, _ = run_suite(folder, ["positional_encoding"], include_hidden=False, timeout=0.3)
-    graded = grade(tmp_path / "subs", tmp_path / "out", Options(jobs=1, include_hidden=False,
-                                                               limits=Limits(op_timeout=0.3)))
+    graded = grade(
+        tmp_path / "subs",
+        tmp_path / "out",
+        Options(jobs=1, include_hidden=False, limits=Limits(op_timeout=0.3)),
+    )
     name = "sinusoidal_equals_closed_form"
     mine = next(o for o in checked if o.property.name == name)
     theirs = next(o for o in graded["slow"].outcomes if o.property.name == name)
     for o in (mine, theirs):
         assert o.status == "timeout" and o.score == 0, (o.status, o.message)
-        assert "timed out after 0.3 s in positional_encoding.sinusoidal_encoding (CPU time)" in o.message
+        assert (
+            "timed out after 0.3 s in positional_encoding.sinusoidal_encoding (CPU time)"
+            in o.message
+        )
         assert "vectorise: build the table with arange and broadcasting" in o.message
 
 
@@ -345,12 +412,30 @@ def test_a_slow_loop_gets_the_same_score_from_nbgrader(tmp_path):
 
     env = environment(tmp_path)
     course, assignment, name = tmp_path / "course", "transformer", "positional_encoding"
-    run([sys.executable, "-m", "autograder", "nbgrader-course", str(course), "--components", name,
-         "--grader", "kernel", "--timeout", "60"], KIT, env)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "nbgrader-course",
+            str(course),
+            "--components",
+            name,
+            "--grader",
+            "kernel",
+            "--timeout",
+            "60",
+        ],
+        KIT,
+        env,
+    )
     nbgrader(course, env, "generate_assignment", assignment)
     release = json.loads((course / "release" / assignment / f"{name}.ipynb").read_text())
     source = json.loads((course / "source" / assignment / f"{name}.ipynb").read_text())
-    answers = {c["metadata"]["nbgrader"]["grade_id"]: cells.source_text(c) for c in cells.solution_cells(source)}
+    answers = {
+        c["metadata"]["nbgrader"]["grade_id"]: cells.source_text(c)
+        for c in cells.solution_cells(source)
+    }
     for c in cells.solution_cells(release):
         c["source"] = answers[c["metadata"]["nbgrader"]["grade_id"]]
         if "def sinusoidal_encoding" in c["source"]:

@@ -7,6 +7,7 @@ two students that burn their own time budget on sections nobody else has (named 
 victim), a multi-head bug after the weights, and a grading process killed in the middle. The victim must get
 exactly what it gets when graded alone.
 """
+
 from __future__ import annotations
 
 import io
@@ -59,8 +60,12 @@ class Forged:
 
 
 BOMBS = {
-    "error kind: a self-similar tuple of 2**64 nodes": Forged(StudentError, self_similar_tuple(), "m"),
-    "error message: a self-similar list of 2**48 leaves": Forged(StudentError, "exception", self_similar_list()),
+    "error kind: a self-similar tuple of 2**64 nodes": Forged(
+        StudentError, self_similar_tuple(), "m"
+    ),
+    "error message: a self-similar list of 2**48 leaves": Forged(
+        StudentError, "exception", self_similar_list()
+    ),
     "a reply value: a self-similar list": Reply(self_similar_list()),
     "a dict key: a self-similar tuple": Reply({self_similar_tuple(30): 1}),
     "a dict with a million keys": Reply({i: 0.0 for i in range(1_000_000)}),
@@ -69,7 +74,9 @@ BOMBS = {
     "torch.Size(range(10**18))": Forged(torch.Size, range(10**18)),
     "set(range(10**18))": Forged(set, range(10**18)),
     "bytearray(2**40)": Forged(bytearray, 2**40),
-    "one MiB of tensor data, 100 tensors": Reply([Forged(wire._tensor, "uint8", (1 << 20,), b"\0" * (1 << 20))] * 100),
+    "one MiB of tensor data, 100 tensors": Reply(
+        [Forged(wire._tensor, "uint8", (1 << 20,), b"\0" * (1 << 20))] * 100
+    ),
     "a list that contains itself": Reply([]),
     "an integer of a million bits": Reply(1 << 1_000_000),
 }
@@ -87,14 +94,23 @@ def test_the_decoder_refuses_before_anything_walks(name):
     start = time.process_time()
     with pytest.raises(wire.WireError):
         wire.loads(data)
-    assert time.process_time() - start < 5  # refused from the opcodes: nothing was built, hashed or printed
+    assert (
+        time.process_time() - start < 5
+    )  # refused from the opcodes: nothing was built, hashed or printed
 
 
 def test_honest_replies_still_load():
     """The largest honest replies: a transformer's state dict, and prints up to the worker's limit."""
     state = {f"layers.{i}.w_{n}.weight": torch.randn(16, 16) for i in range(60) for n in "qkvo"}
-    info = Reply({"module": True, "state": state, "params": list(state), "children": ["a"] * 50,
-                  "module_types": {n: "Linear" for n in state}})
+    info = Reply(
+        {
+            "module": True,
+            "state": state,
+            "params": list(state),
+            "children": ["a"] * 50,
+            "module_types": {n: "Linear" for n in state},
+        }
+    )
     back = wire.loads(wire.dumps(info))
     assert torch.equal(back.value["state"]["layers.59.w_o.weight"], state["layers.59.w_o.weight"])
     assert wire.loads(wire.dumps(Reply("p" * 24_000))).value == "p" * 24_000
@@ -113,12 +129,21 @@ def test_an_error_is_flat_and_bounded_where_it_is_made_and_where_it_is_read():
     forged = StudentError("timeout", "m")
     forged.__dict__.update(kind=("a",) * 1000, message=["x"] * 1000, detail=b"bytes")
     judged = _tidy(forged, "in attention.softmax")
-    assert judged.kind == "exception" and "not text" in judged.message and "not text" in judged.detail
-    assert _tidy(StudentError("timeout", "I timed out, honest"), "x").kind == "exception"  # the judge's word
+    assert (
+        judged.kind == "exception" and "not text" in judged.message and "not text" in judged.detail
+    )
+    assert (
+        _tidy(StudentError("timeout", "I timed out, honest"), "x").kind == "exception"
+    )  # the judge's word
 
 
 def test_outcome_fields_are_bounded_in_the_judge():
-    record = {"message": "M" * 10**6, "example": "E" * 10**6, "hint": "H" * 10**6, "detail": "D" * 10**6}
+    record = {
+        "message": "M" * 10**6,
+        "example": "E" * 10**6,
+        "hint": "H" * 10**6,
+        "detail": "D" * 10**6,
+    }
     bounded = tidy(record)
     assert all(len(bounded[f]) <= limit for f, limit in FIELD_LIMITS.items())
 
@@ -134,27 +159,42 @@ def test_the_picture_tells_when_weights_match_but_the_output_does_not(tmp_path):
     drawn = picture.draw(seen)
     assert drawn["png"].startswith(b"\x89PNG") and drawn["caption"] == text
     good = picture.student_view(InProcessStudentCode(sample.make("reference", tmp_path / "ref")))
-    assert picture.caption(good) == "Your weights and your output match the reference on this example."
+    assert (
+        picture.caption(good) == "Your weights and your output match the reference on this example."
+    )
 
 
 def test_worker_text_is_drawn_plain_and_a_failed_drawing_is_a_note(monkeypatch):
     drawn = picture.draw(picture.View(problem=r"ValueError in forward: $\frac{ $ [bold]"))
-    assert drawn["png"].startswith(b"\x89PNG")  # mathtext would raise here: the text is drawn as it is
+    assert drawn["png"].startswith(
+        b"\x89PNG"
+    )  # mathtext would raise here: the text is drawn as it is
 
     def broken(view):
         raise ValueError("matplotlib could not draw this")
 
     monkeypatch.setattr(picture, "render", broken)
     drawn = picture.draw(picture.View(problem="anything"))
-    assert drawn["png"] is None and drawn["caption"].startswith("The picture could not be drawn (ValueError).")
+    assert drawn["png"] is None and drawn["caption"].startswith(
+        "The picture could not be drawn (ValueError)."
+    )
 
 
 # ------------------------------------------------------------------------------------------ the feedback
 def test_worker_text_is_never_markup(tmp_path):
-    outcome = core.Outcome(core.Property("p", "attention", 1.0, True, 0, None, "a summary"), "failed",
-                           "<script>x</script> **bold** [link](http://x) ``` fence", "hint <b>",
-                           "``` example ```", "detail")
-    r = StudentResult("student", [outcome], picture_caption="There are no weights to picture: <img src=x> $\\frac{ $")
+    outcome = core.Outcome(
+        core.Property("p", "attention", 1.0, True, 0, None, "a summary"),
+        "failed",
+        "<script>x</script> **bold** [link](http://x) ``` fence",
+        "hint <b>",
+        "``` example ```",
+        "detail",
+    )
+    r = StudentResult(
+        "student",
+        [outcome],
+        picture_caption="There are no weights to picture: <img src=x> $\\frac{ $",
+    )
     html, md = feedback.html(r), feedback.markdown(r)
     assert "<script>" not in html and "<img src=x>" not in html and "&lt;script&gt;" in html
     assert "<script>" not in md and "<img src=x>" not in md and "\\*\\*bold\\*\\*" in md
@@ -190,7 +230,10 @@ def grader_pids() -> list[int]:
     pids = []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and b"autograder.judge.grading_process" in (proc / "cmdline").read_bytes():
+            if (
+                proc.name.isdigit()
+                and b"autograder.judge.grading_process" in (proc / "cmdline").read_bytes()
+            ):
                 if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
                     pids.append(int(proc.name))
         except (OSError, ValueError, IndexError):
@@ -220,13 +263,23 @@ def graded(tmp_path_factory):
     killer.start()
     results = grade(subs, out, options)
     killer.join(timeout=1)
-    alone = grade(sample.materialize({"victim": "reference"}, base / "alone"), base / "alone-out", options)
-    yield {"results": results, "out": out, "alone": alone, "alone_out": base / "alone-out", "killed": killed}
+    alone = grade(
+        sample.materialize({"victim": "reference"}, base / "alone"), base / "alone-out", options
+    )
+    yield {
+        "results": results,
+        "out": out,
+        "alone": alone,
+        "alone_out": base / "alone-out",
+        "killed": killed,
+    }
     shutil.rmtree(base, ignore_errors=True)
 
 
 def outcomes(graded, student, component=None):
-    return [o for o in graded["results"][student].outcomes if component in (None, o.property.component)]
+    return [
+        o for o in graded["results"][student].outcomes if component in (None, o.property.component)
+    ]
 
 
 def failed(graded, student, component):
@@ -238,14 +291,17 @@ def messages(graded, student, component):
 
 
 def without_time(path: Path) -> str:
-    return "".join(line for line in path.read_text().splitlines(True) if '"execution_time"' not in line)
+    return "".join(
+        line for line in path.read_text().splitlines(True) if '"execution_time"' not in line
+    )
 
 
 def test_the_victim_gets_exactly_its_reference_grade(graded):
     """Graded beside every attack, burners before and after it, a grading process killed: the same bytes."""
     assert graded["results"]["victim"].points() == graded["alone"]["victim"].points()
-    assert without_time(graded["out"] / "victim" / "results.json") == \
-        without_time(graded["alone_out"] / "victim" / "results.json")
+    assert without_time(graded["out"] / "victim" / "results.json") == without_time(
+        graded["alone_out"] / "victim" / "results.json"
+    )
     for student in graded["results"]:
         assert not graded["results"][student].errors, (student, graded["results"][student].errors)
 
@@ -265,20 +321,30 @@ def test_a_burned_budget_is_the_burners_own(graded):
     victim = graded["results"]["victim"].points()
     for burner in ("aa_burner", "zz_burner"):
         pts = graded["results"][burner].points()
-        assert pts["attention_numpy"] < victim["attention_numpy"]  # its own slow sections ran out of time
+        assert (
+            pts["attention_numpy"] < victim["attention_numpy"]
+        )  # its own slow sections ran out of time
         assert any("time limit" in o.message for o in failed(graded, burner, "attention_numpy"))
     # aa's budget was gone before its shared sections: not run, for it alone; zz reused the victim's results
     # (obtained normally), which cost it nothing.
     assert "was used up" in messages(graded, "aa_burner", "transformer")
-    section = lambda student: sum(o.score for o in outcomes(graded, student, "transformer")  # noqa: E731
-                                  if "::integration::" not in o.property.id)
+
+    def section(student):
+        return sum(
+            o.score
+            for o in outcomes(graded, student, "transformer")
+            if "::integration::" not in o.property.id
+        )
+
     assert section("zz_burner") == section("victim")
 
 
 def test_a_killed_grading_process_is_regraded_not_marked(graded):
     assert graded["killed"].get("pid"), "no grading process was killed"
     limits = graded["killed"]["limits"]
-    assert re.search(r"Max address space\s+\d+", limits), limits  # the grading processes have limits too
+    assert re.search(r"Max address space\s+\d+", limits), (
+        limits
+    )  # the grading processes have limits too
     assert re.search(r"Max cpu time\s+\d+", limits), limits
     for student in graded["results"]:
         assert "grading process" not in " ".join(o.message for o in outcomes(graded, student))
@@ -286,7 +352,9 @@ def test_a_killed_grading_process_is_regraded_not_marked(graded):
 
 def test_an_error_bomb_costs_only_its_component(graded):
     statuses = {o.status for o in failed(graded, "error_bomb", "multi_head")}
-    assert "error" in statuses and "crashed" not in statuses, statuses  # the grading process never died on it
+    assert "error" in statuses and "crashed" not in statuses, (
+        statuses
+    )  # the grading process never died on it
     assert "not text" in messages(graded, "error_bomb", "multi_head")
 
 
@@ -299,30 +367,48 @@ def test_a_forged_bomb_frame_is_refused(graded):
 
 def test_huge_returns_are_refused(graded):
     text = messages(graded, "huge_returns", "attention")
-    assert "not data" in text and ("parts" in text or "operations" in text)  # the dict: refused unread
-    assert graded["results"]["huge_returns"].points()["attention"] < graded["results"]["victim"].points()["attention"]
+    assert "not data" in text and (
+        "parts" in text or "operations" in text
+    )  # the dict: refused unread
+    assert (
+        graded["results"]["huge_returns"].points()["attention"]
+        < graded["results"]["victim"].points()["attention"]
+    )
 
 
 def test_a_picture_that_would_crash_is_drawn_plain(graded):
     r = graded["results"]["picture_mathtext"]
-    assert r.points() == graded["results"]["victim"].points(), [  # correct everywhere but on the picture
-        (o.property.id, o.message) for o in r.outcomes if not o.passed]
+    assert (
+        r.points() == graded["results"]["victim"].points()
+    ), [  # correct everywhere but on the picture
+        (o.property.id, o.message) for o in r.outcomes if not o.passed
+    ]
     assert r.picture.startswith(b"\x89PNG")
-    assert "There are no weights to picture" in r.picture_caption and "$\\frac{ $" in r.picture_caption
+    assert (
+        "There are no weights to picture" in r.picture_caption and "$\\frac{ $" in r.picture_caption
+    )
     html = (graded["out"] / "picture_mathtext" / "feedback.html").read_text()
     assert "&lt;b&gt;html&lt;/b&gt;" in html and "<b>html</b>" not in html
 
 
 def test_the_feedback_carries_no_file(graded):
     """400 parameter names of 2 000 characters each (a whole file's worth): each field is cut in the judge."""
-    assert graded["results"]["long_names"].points()["multi_head"] < graded["results"]["victim"].points()["multi_head"]
+    assert (
+        graded["results"]["long_names"].points()["multi_head"]
+        < graded["results"]["victim"].points()["multi_head"]
+    )
     for student in graded["results"]:
         data = json.loads((graded["out"] / student / "results.json").read_text())
         for test in data["tests"]:
-            assert len(test.get("output", "")) <= sum(FIELD_LIMITS.values()) + 500, (student, test["name"])
+            assert len(test.get("output", "")) <= sum(FIELD_LIMITS.values()) + 500, (
+                student,
+                test["name"],
+            )
     for name in ("results.json", "feedback.html", "feedback.md"):
         text = (graded["out"] / "long_names" / name).read_text()
-        assert text.count("SMUGGLED_LINE_") * len("SMUGGLED_LINE_") < 4 * FIELD_LIMITS["message"], name
+        assert text.count("SMUGGLED_LINE_") * len("SMUGGLED_LINE_") < 4 * FIELD_LIMITS["message"], (
+            name
+        )
 
 
 def test_the_merge_bug_is_pictured_truthfully(graded):

@@ -1,4 +1,5 @@
 """What crosses between judge and worker: plain data only; anything else is refused, never unpickled."""
+
 from __future__ import annotations
 
 import os
@@ -12,14 +13,28 @@ from autograder.judge import wire
 from autograder.student_code import Handle, Opaque, Reply, StudentError
 
 
-@pytest.mark.parametrize("value", [
-    torch.randn(2, 3, dtype=torch.float64), torch.randn(3, 4).t(), torch.zeros(0, 5), torch.tensor(3.5),
-    torch.tensor([True, False]), torch.arange(6, dtype=torch.int64).view(2, 3), torch.randn(2, dtype=torch.bfloat16),
-    torch.randn(2, dtype=torch.complex64), np.arange(5.0), np.float32(1.5), np.int64(7), np.dtype("float32"),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        torch.randn(2, 3, dtype=torch.float64),
+        torch.randn(3, 4).t(),
+        torch.zeros(0, 5),
+        torch.tensor(3.5),
+        torch.tensor([True, False]),
+        torch.arange(6, dtype=torch.int64).view(2, 3),
+        torch.randn(2, dtype=torch.bfloat16),
+        torch.randn(2, dtype=torch.complex64),
+        np.arange(5.0),
+        np.float32(1.5),
+        np.int64(7),
+        np.dtype("float32"),
+    ],
+)
 def test_data_round_trips(value):
     back = wire.loads(wire.dumps(value))
-    assert type(back) is type(value) or (isinstance(value, torch.Tensor) and type(back) is torch.Tensor)
+    assert type(back) is type(value) or (
+        isinstance(value, torch.Tensor) and type(back) is torch.Tensor
+    )
     if isinstance(value, torch.Tensor):
         assert back.dtype == value.dtype and back.shape == value.shape and torch.equal(back, value)
     elif isinstance(value, np.ndarray):
@@ -29,8 +44,14 @@ def test_data_round_trips(value):
 
 
 def test_replies_and_errors_round_trip():
-    reply = Reply({"w": torch.ones(2)}, {"attention_weights": torch.zeros(1, 2)}, [None], {"p": torch.ones(1)},
-                  grad_enabled_seen=(True,), training_seen=(False,))
+    reply = Reply(
+        {"w": torch.ones(2)},
+        {"attention_weights": torch.zeros(1, 2)},
+        [None],
+        {"p": torch.ones(1)},
+        grad_enabled_seen=(True,),
+        training_seen=(False,),
+    )
     back = wire.loads(wire.dumps(reply))
     assert torch.equal(back.value["w"], torch.ones(2)) and back.grad_enabled_seen == (True,)
     err = wire.loads(wire.dumps(StudentError("timeout", "timed out", "attention.softmax")))
@@ -53,12 +74,17 @@ class _Evil:
         return (os.system, ("echo pwned",))
 
 
-@pytest.mark.parametrize("payload", [
-    pickle.dumps(_Evil()),
-    pickle.dumps(torch.ones(2)),  # torch's own tensor pickle runs torch.load inside: refused too
-    pickle.dumps(np.array([1, 2], dtype=object)),
-    b"\x80\x05garbage",
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        pickle.dumps(_Evil()),
+        pickle.dumps(
+            torch.ones(2)
+        ),  # torch's own tensor pickle runs torch.load inside: refused too
+        pickle.dumps(np.array([1, 2], dtype=object)),
+        b"\x80\x05garbage",
+    ],
+)
 @pytest.mark.parametrize("trusted", [False, True])
 def test_anything_else_is_refused(payload, trusted):
     # trusted (a worker reading the judge's frames) skips the size scan, never the allowlist
@@ -71,10 +97,14 @@ def test_small_and_large_frames_read_back():
     import threading
 
     a, b = socket.socketpair()
-    big = torch.arange(300_000, dtype=torch.float64)  # over 1 MiB: header and frame go out in two writes
+    big = torch.arange(
+        300_000, dtype=torch.float64
+    )  # over 1 MiB: header and frame go out in two writes
     for value in (torch.ones(3), big):
         for trusted in (False, True):
-            sender = threading.Thread(target=wire.send, args=(a, Reply(value)))  # the buffer holds less
+            sender = threading.Thread(
+                target=wire.send, args=(a, Reply(value))
+            )  # the buffer holds less
             sender.start()
             assert torch.equal(wire.recv(b, deadline=None, trusted=trusted).value, value)
             sender.join()

@@ -1,4 +1,5 @@
 """The nbgrader notebooks, without nbgrader: module <-> cells, points, hidden tests, the in-kernel check."""
+
 import json
 import os
 import re
@@ -28,7 +29,9 @@ def test_solution_cells_are_the_module():
     for name in NAMES:
         source = (KIT / "solutions" / f"{name}.py").read_text()
         doc, chunks = cells.split_module(source)
-        assert doc and all(stubs.BEGIN in c and c.count(stubs.BEGIN) == c.count(stubs.END) for c in chunks), name
+        assert doc and all(
+            stubs.BEGIN in c and c.count(stubs.BEGIN) == c.count(stubs.END) for c in chunks
+        ), name
         assert lines(cells.module_from_cells(chunks)) == lines(without_docstring(source)), name
 
 
@@ -41,7 +44,9 @@ def test_magics_are_commented_out():
 @pytest.fixture(scope="module")
 def notebooks(tmp_path_factory):
     dest = course.build(tmp_path_factory.mktemp("course"))
-    return {p.stem: json.loads(p.read_text()) for p in (dest / "source" / "transformer").glob("*.ipynb")}
+    return {
+        p.stem: json.loads(p.read_text()) for p in (dest / "source" / "transformer").glob("*.ipynb")
+    }
 
 
 def test_one_test_cell_per_property_worth_what_grade_gives(notebooks):
@@ -53,13 +58,20 @@ def test_one_test_cell_per_property_worth_what_grade_gives(notebooks):
     shares = integration_props(props)
     for name, nb in notebooks.items():
         graded = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
-        ids = [c["metadata"]["nbgrader"]["grade_id"] for c in nb["cells"] if "nbgrader" in c["metadata"]]
+        ids = [
+            c["metadata"]["nbgrader"]["grade_id"]
+            for c in nb["cells"]
+            if "nbgrader" in c["metadata"]
+        ]
         assert len(ids) == len(set(ids)), name
         # A notebook's total: its component's column of the gradebook plus the integration cells it holds.
         share = sum(points for _, points in shares.get(name, []))
-        assert sum(c["metadata"]["nbgrader"]["points"] for c in graded) == pytest.approx(maxima(props)[name] + share)
+        assert sum(c["metadata"]["nbgrader"]["points"] for c in graded) == pytest.approx(
+            maxima(props)[name] + share
+        )
         expected = [p.name for p in props if p.component == name] + [
-            f"integration::{pid.split('::')[1]}" for pid, _ in shares.get(name, [])]
+            f"integration::{pid.split('::')[1]}" for pid, _ in shares.get(name, [])
+        ]
         called = []
         for c in graded:
             component, prop, integration = CALL.search(cells.source_text(c)).groups()
@@ -71,8 +83,12 @@ def test_one_test_cell_per_property_worth_what_grade_gives(notebooks):
 def test_nbgrader_total_is_the_gradebook_total(notebooks):
     from autograder.judge.outputs import maxima
 
-    total = sum(c["metadata"]["nbgrader"]["points"] for nb in notebooks.values() for c in nb["cells"]
-                if c["metadata"].get("nbgrader", {}).get("grade"))
+    total = sum(
+        c["metadata"]["nbgrader"]["points"]
+        for nb in notebooks.values()
+        for c in nb["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade")
+    )
     assert total == pytest.approx(sum(maxima(core.load(include_hidden=True)).values()))
 
 
@@ -82,7 +98,9 @@ def test_hidden_property_names_only_inside_hidden_regions(notebooks):
         for c in nb["cells"]:
             src = cells.source_text(c)
             outside = src.split("### BEGIN HIDDEN TESTS")[0] + src.split("### END HIDDEN TESTS")[-1]
-            assert not [p.name for p in hidden if p.name in outside or p.name in json.dumps(c["metadata"])]
+            assert not [
+                p.name for p in hidden if p.name in outside or p.name in json.dumps(c["metadata"])
+            ]
 
 
 def test_markdown_explains_cross_attention_shapes(notebooks):
@@ -102,7 +120,9 @@ def test_kernel_check_shows_what_grade_shows(tmp_path, notebooks, monkeypatch):
             c["source"] = bug.apply(cells.source_text(c))
     (tmp_path / "attention.ipynb").write_text(json.dumps(nb))
     monkeypatch.chdir(tmp_path)
-    folder = cells.write_package({"attention": kernel.notebook_module("attention")}, tmp_path / "pkg")
+    folder = cells.write_package(
+        {"attention": kernel.notebook_module("attention")}, tmp_path / "pkg"
+    )
     outcomes, _ = run_suite(folder, ["attention"], include_hidden=True)
     failed = [o for o in outcomes if not o.passed]
     assert failed

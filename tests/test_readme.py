@@ -1,5 +1,6 @@
 """The counts and figures of README.md and docs/judge.md are generated (benchmarks/update_readme.py), never typed
 by hand."""
+
 import subprocess
 import sys
 
@@ -7,6 +8,11 @@ from autograder import KIT
 
 
 def test_readme_generated_blocks_are_up_to_date():
-    run = subprocess.run([sys.executable, "benchmarks/update_readme.py", "--check"], cwd=KIT,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "benchmarks/update_readme.py", "--check"],
+        cwd=KIT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr

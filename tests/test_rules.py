@@ -1,4 +1,5 @@
 """The by-hand rules catch direct and obfuscated calls, at run time and statically."""
+
 import shutil
 import textwrap
 from pathlib import Path
@@ -27,7 +28,12 @@ def attention_with(body: str) -> str:
     source = (ROOT / "solutions" / "attention.py").read_text()
     start = source.index("    ### BEGIN SOLUTION\n    x_max")
     end = source.index("### END SOLUTION", start)
-    return source[:start] + textwrap.indent(textwrap.dedent("    " + body), "    ") + "\n    " + source[end:]
+    return (
+        source[:start]
+        + textwrap.indent(textwrap.dedent("    " + body), "    ")
+        + "\n    "
+        + source[end:]
+    )
 
 
 @pytest.mark.parametrize("spelling", SOFTMAXES)
@@ -56,14 +62,17 @@ def test_library_functions_work_again_after_the_check(tmp_path):
     assert torch.softmax(torch.zeros(2), 0).tolist() == [0.5, 0.5]
 
 
-@pytest.mark.parametrize("component,source", [
-    ("add_norm", "import torch.nn.functional as F\ny = F.layer_norm(x, (4,))"),
-    ("add_norm", "from torch.nn import LayerNorm"),
-    ("multi_head", "import torch.nn as nn\nm = nn.MultiheadAttention(4, 2)"),
-    ("encoder", "import torch.nn as nn\nm = nn.TransformerEncoderLayer(4, 2)"),
-    ("attention", "import importlib\nF = importlib.import_module('torch.nn.functional')"),
-    ("attention", "f = getattr(torch, name)"),
-])
+@pytest.mark.parametrize(
+    "component,source",
+    [
+        ("add_norm", "import torch.nn.functional as F\ny = F.layer_norm(x, (4,))"),
+        ("add_norm", "from torch.nn import LayerNorm"),
+        ("multi_head", "import torch.nn as nn\nm = nn.MultiheadAttention(4, 2)"),
+        ("encoder", "import torch.nn as nn\nm = nn.TransformerEncoderLayer(4, 2)"),
+        ("attention", "import importlib\nF = importlib.import_module('torch.nn.functional')"),
+        ("attention", "f = getattr(torch, name)"),
+    ],
+)
 def test_static_scan_names_the_call(component, source):
     assert scan_source(component, source)
 
@@ -76,8 +85,10 @@ def test_static_scan_accepts_the_reference():
 def test_popping_the_dispatch_modes_hides_nothing(tmp_path):
     sub = tmp_path / "sub"
     shutil.copytree(ROOT / "solutions", sub)
-    body = ("from torch.utils._python_dispatch import _disable_current_modes\n"
-            "    with _disable_current_modes():\n        return torch.softmax(x, dim)")
+    body = (
+        "from torch.utils._python_dispatch import _disable_current_modes\n"
+        "    with _disable_current_modes():\n        return torch.softmax(x, dim)"
+    )
     (sub / "attention.py").write_text(attention_with(body))
     student = InProcessStudentCode(sub)
     props = {p.name: p for p in core.load() if p.component == "attention"}
@@ -89,11 +100,17 @@ def test_popping_the_dispatch_modes_hides_nothing(tmp_path):
 def test_a_file_that_cannot_be_imported_earns_no_static_point(tmp_path):
     sub = tmp_path / "sub"
     shutil.copytree(ROOT / "solutions", sub)
-    (sub / "attention.py").write_text((ROOT / "solutions" / "attention.py").read_text() + "\nimport sys\nsys.exit(0)\n")
+    (sub / "attention.py").write_text(
+        (ROOT / "solutions" / "attention.py").read_text() + "\nimport sys\nsys.exit(0)\n"
+    )
     (sub / "decoder.py").write_text("class DecoderLayer(:\n")
     student = InProcessStudentCode(sub)
     for component in ("attention", "decoder"):
-        prop = next(p for p in core.load() if p.component == component and p.name.endswith("written_by_hand"))
+        prop = next(
+            p
+            for p in core.load()
+            if p.component == component and p.name.endswith("written_by_hand")
+        )
         assert not core.run_property(prop, student).passed, component
 
 
@@ -112,14 +129,38 @@ from autograder.rules import ForbiddenCall  # noqa: E402
 BROAD = re.compile(r"softmax|softmin|logsumexp|norm|attention|attn|sdp|multi_head|transformer")
 NOT_THE_EXERCISE = {
     # vector/matrix norms, weight normalisation, renormalisation, random normals: ingredients, not the layer
-    "norm", "native_norm", "norm_except_dim", "frobenius_norm", "nuclear_norm", "renorm", "renorm_",
-    "linalg_norm", "linalg_vector_norm", "linalg_matrix_norm", "_foreach_norm", "embedding_renorm",
-    "embedding_renorm_", "_weight_norm", "_weight_norm_interface", "_weight_norm_interface_backward",
-    "_weight_norm_differentiable_backward", "normal", "normal_", "normal_functional", "log_normal",
-    "log_normal_", "_philox_normal", "_philox_normal_", "_cdist_forward", "_cdist_backward",
+    "norm",
+    "native_norm",
+    "norm_except_dim",
+    "frobenius_norm",
+    "nuclear_norm",
+    "renorm",
+    "renorm_",
+    "linalg_norm",
+    "linalg_vector_norm",
+    "linalg_matrix_norm",
+    "_foreach_norm",
+    "embedding_renorm",
+    "embedding_renorm_",
+    "_weight_norm",
+    "_weight_norm_interface",
+    "_weight_norm_interface_backward",
+    "_weight_norm_differentiable_backward",
+    "normal",
+    "normal_",
+    "normal_functional",
+    "log_normal",
+    "log_normal_",
+    "_philox_normal",
+    "_philox_normal_",
+    "_cdist_forward",
+    "_cdist_backward",
 }
-FAMILY_OF_MATCH = [("norm", re.compile(r"norm")), ("softmax", re.compile(r"softmax|softmin|logsumexp")),
-                   ("attention", re.compile(r"attention|attn|sdp|multi_head|transformer"))]
+FAMILY_OF_MATCH = [
+    ("norm", re.compile(r"norm")),
+    ("softmax", re.compile(r"softmax|softmin|logsumexp")),
+    ("attention", re.compile(r"attention|attn|sdp|multi_head|transformer")),
+]
 
 
 def registry_matches():
@@ -133,7 +174,9 @@ def registry_matches():
 
 def test_the_forbidden_sets_cover_every_family_operator_in_torchs_registry():
     matches = registry_matches()
-    assert len(matches) > 100, "the registry search found too little: is torch's registry API still there?"
+    assert len(matches) > 100, (
+        "the registry search found too little: is torch's registry API still there?"
+    )
     for component, families in rules.RUNTIME.items():
         wanted = {op for op, family in matches.items() if family in families}
         missing = sorted(wanted - rules.forbidden_ops(component))
@@ -167,22 +210,54 @@ ROUTES = {
     "F.log_softmax.exp": ("attention", "log_softmax", lambda: F.log_softmax(x, -1).exp()),
     "torch.special.softmax": ("attention", "softmax", lambda: torch.special.softmax(x, -1)),
     "F.gumbel_softmax": ("attention", "softmax", lambda: F.gumbel_softmax(x, tau=1.0)),
-    "torch.sparse.softmax": ("attention", "_sparse_softmax",
-                             lambda: torch.sparse.__dict__["soft" + "max"](x.detach().to_sparse(), -1)),
-    "grad of logsumexp": ("attention", "logsumexp",
-                          lambda: torch.autograd.grad(torch.logsumexp(x, -1).sum(), x)),
-    "redispatch to CPU": ("attention", "_softmax", lambda: torch.ops.aten._softmax.default.redispatch(
-        torch._C.DispatchKeySet(torch._C.DispatchKey.CPU), x, -1, False)),
-    "_DisableTorchDispatch": ("attention", "softmax", lambda: _inside(torch._C._DisableTorchDispatch(),
-                                                                     lambda: torch.softmax(x, -1))),
-    "_ExcludeDispatchKeyGuard": ("attention", "softmax", lambda: _inside(torch._C._ExcludeDispatchKeyGuard(
-        torch._C.DispatchKeySet(torch._C.DispatchKey.Python)), lambda: torch.softmax(x, -1))),
+    "torch.sparse.softmax": (
+        "attention",
+        "_sparse_softmax",
+        lambda: torch.sparse.__dict__["soft" + "max"](x.detach().to_sparse(), -1),
+    ),
+    "grad of logsumexp": (
+        "attention",
+        "logsumexp",
+        lambda: torch.autograd.grad(torch.logsumexp(x, -1).sum(), x),
+    ),
+    "redispatch to CPU": (
+        "attention",
+        "_softmax",
+        lambda: torch.ops.aten._softmax.default.redispatch(
+            torch._C.DispatchKeySet(torch._C.DispatchKey.CPU), x, -1, False
+        ),
+    ),
+    "_DisableTorchDispatch": (
+        "attention",
+        "softmax",
+        lambda: _inside(torch._C._DisableTorchDispatch(), lambda: torch.softmax(x, -1)),
+    ),
+    "_ExcludeDispatchKeyGuard": (
+        "attention",
+        "softmax",
+        lambda: _inside(
+            torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)),
+            lambda: torch.softmax(x, -1),
+        ),
+    ),
     "mkldnn tensor": ("attention", "softmax", lambda: torch.softmax(x.detach().to_mkldnn(), -1)),
-    "sdpa": ("attention", "scaled_dot_product_attention", lambda: F.scaled_dot_product_attention(x, x, x)),
-    "nn.MultiheadAttention": ("multi_head", "softmax", lambda: torch.nn.MultiheadAttention(8, 2)(x, x, x)),
+    "sdpa": (
+        "attention",
+        "scaled_dot_product_attention",
+        lambda: F.scaled_dot_product_attention(x, x, x),
+    ),
+    "nn.MultiheadAttention": (
+        "multi_head",
+        "softmax",
+        lambda: torch.nn.MultiheadAttention(8, 2)(x, x, x),
+    ),
     "F.layer_norm": ("add_norm", "layer_norm", lambda: F.layer_norm(x, (8,))),
     "F.group_norm": ("add_norm", "group_norm", lambda: F.group_norm(x.reshape(-1, 8), 1)),
-    "F.batch_norm": ("add_norm", "batch_norm", lambda: F.batch_norm(x.reshape(-1, 8).T, None, None, training=True)),
+    "F.batch_norm": (
+        "add_norm",
+        "batch_norm",
+        lambda: F.batch_norm(x.reshape(-1, 8).T, None, None, training=True),
+    ),
     "F.instance_norm": ("add_norm", "instance_norm", lambda: F.instance_norm(x)),
     "F.rms_norm": ("add_norm", "rms_norm", lambda: F.rms_norm(x, (8,))),
 }
@@ -205,7 +280,9 @@ def test_every_route_to_a_forbidden_operator_is_refused(route):
 def test_allowed_families_and_the_checking_side_still_work():
     with rules.guard("transformer"):  # softmax is allowed in transformer
         assert torch.softmax(torch.zeros(2), 0).tolist() == [0.5, 0.5]
-    assert F.layer_norm(torch.tensor([1.0, 3.0]), (2,)).tolist() == pytest.approx([-1.0, 1.0], abs=1e-4)
+    assert F.layer_norm(torch.tensor([1.0, 3.0]), (2,)).tolist() == pytest.approx(
+        [-1.0, 1.0], abs=1e-4
+    )
     y = torch.softmax(x, -1)
     y.sum().backward()  # autograd through the shadowed kernel, outside a guarded call
     with rules.guard("mask"):
@@ -252,7 +329,9 @@ def test_dispatch_state_left_changed_fails_the_call():
         with rules.guard("attention"):
             mode.__enter__()  # left on the stack
     mode.__exit__(None, None, None)
-    exclude = torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python))
+    exclude = torch._C._ExcludeDispatchKeyGuard(
+        torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+    )
     with pytest.raises(ForbiddenCall, match="dispatch state"):
         with rules.guard("add_norm"):
             exclude.__enter__()
@@ -276,7 +355,9 @@ def test_replacing_the_modules_guard_changes_nothing_for_an_executor(tmp_path, m
     (sub / "attention.py").write_text(attention_with(SOFTMAXES["torch.softmax"]))
     student = InProcessStudentCode(sub)
     monkeypatch.setattr(rules, "guard", lambda component: contextlib.nullcontext())
-    runtime = core.run_property(next(p for p in core.load() if p.name == "softmax_rows_sum_to_one"), student)
+    runtime = core.run_property(
+        next(p for p in core.load() if p.name == "softmax_rows_sum_to_one"), student
+    )
     assert runtime.status == "forbidden"
 
 
@@ -293,26 +374,35 @@ def test_the_scan_follows_helper_modules_but_not_other_components():
     assert any("_DisableTorchDispatch" in str(f) for f in found)
 
 
-@pytest.mark.parametrize("source", [
-    "f = torch.sparse.__dict__['soft' + 'max']",
-    "import sys\nm = sys.__dict__['modules']",
-    "g = torch.compile(f)",
-    "y = torch.logsumexp(x, -1)",
-    "y = F.group_norm(x, 1)",
-    "with torch._C._DisableTorchDispatch():\n    pass",
-    "from torch.utils._python_dispatch import _disable_current_modes",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "f = torch.sparse.__dict__['soft' + 'max']",
+        "import sys\nm = sys.__dict__['modules']",
+        "g = torch.compile(f)",
+        "y = torch.logsumexp(x, -1)",
+        "y = F.group_norm(x, 1)",
+        "with torch._C._DisableTorchDispatch():\n    pass",
+        "from torch.utils._python_dispatch import _disable_current_modes",
+    ],
+)
 def test_static_scan_names_the_bypasses(source):
     assert rules.scan_source("encoder", source), source
 
 
 # training: library losses are refused, log_softmax is allowed
-@pytest.mark.parametrize("call", [
-    lambda x, y: F.cross_entropy(x, y, label_smoothing=0.1),
-    lambda x, y: torch.nn.CrossEntropyLoss()(x, y),
-    lambda x, y: F.nll_loss(torch.log_softmax(x, -1), y),
-    lambda x, y: F.kl_div(torch.log_softmax(x, -1), torch.full_like(x, 1 / 3), reduction="batchmean"),
-], ids=["cross_entropy", "CrossEntropyLoss", "nll_loss", "kl_div"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, y: F.cross_entropy(x, y, label_smoothing=0.1),
+        lambda x, y: torch.nn.CrossEntropyLoss()(x, y),
+        lambda x, y: F.nll_loss(torch.log_softmax(x, -1), y),
+        lambda x, y: F.kl_div(
+            torch.log_softmax(x, -1), torch.full_like(x, 1 / 3), reduction="batchmean"
+        ),
+    ],
+    ids=["cross_entropy", "CrossEntropyLoss", "nll_loss", "kl_div"],
+)
 def test_training_refuses_library_losses_and_allows_log_softmax(call):
     x, y = torch.randn(4, 3), torch.tensor([0, 1, 2, 1])
     with rules.guard("training"):
@@ -325,5 +415,10 @@ def test_training_refuses_library_losses_and_allows_log_softmax(call):
 
 def test_static_scan_of_training():
     assert scan_source("training", (ROOT / "solutions" / "training.py").read_text()) == []
-    assert scan_source("training", "import torch.nn.functional as F\nloss = F.cross_entropy(x, y, label_smoothing=0.1)")
-    assert scan_source("training", "import torch.nn as nn\nloss = nn.CrossEntropyLoss(label_smoothing=0.1)")
+    assert scan_source(
+        "training",
+        "import torch.nn.functional as F\nloss = F.cross_entropy(x, y, label_smoothing=0.1)",
+    )
+    assert scan_source(
+        "training", "import torch.nn as nn\nloss = nn.CrossEntropyLoss(label_smoothing=0.1)"
+    )

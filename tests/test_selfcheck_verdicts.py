@@ -1,5 +1,6 @@
 """What the self-check tells a student is true: a bug upstream is named upstream, never diagnosed downstream;
 the integration share is its own row and column; text is printed as text."""
+
 import json
 import os
 import shutil
@@ -17,12 +18,20 @@ from autograder.judge.outputs import COLUMNS
 from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
 
-DOWNSTREAM = ("multi_head", "encoder", "decoder", "transformer", "training")  # every component that uses attention.py
+DOWNSTREAM = (
+    "multi_head",
+    "encoder",
+    "decoder",
+    "transformer",
+    "training",
+)  # every component that uses attention.py
 SOFTMAX_CALL = "    weights = softmax(scores, dim=-1)\n    return weights @ value, weights"
 
 
 def env():
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))} | {"COLUMNS": "250"}
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))} | {
+        "COLUMNS": "250"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +53,19 @@ def test_every_downstream_failure_names_the_upstream_file(upstream):
     failed = [o for o in outcomes if not o.passed and o.property.component in DOWNSTREAM]
     assert {o.property.component for o in failed} == set(DOWNSTREAM)
     for o in failed:
-        assert o.message.startswith(f"{o.property.component} uses your attention.py, which fails "), o.message
+        assert o.message.startswith(
+            f"{o.property.component} uses your attention.py, which fails "
+        ), o.message
         assert "fix attention.py first" in o.message
-        assert o.hint == "", (o.property.id, o.hint)  # its own hints would diagnose attention's bug as its own
+        assert o.hint == "", (
+            o.property.id,
+            o.hint,
+        )  # its own hints would diagnose attention's bug as its own
     forbidden = [o for o in failed if o.status == "forbidden"]
     assert forbidden, "torch.softmax in attention.py should be reached from multi_head"
-    for o in forbidden:  # the by-hand guard names the file the call is in, not the component under test
+    for (
+        o
+    ) in forbidden:  # the by-hand guard names the file the call is in, not the component under test
         assert "is forbidden in attention.py, which" in o.message, o.message
         assert f"is forbidden in {o.property.component}:" not in o.message
     for name in DOWNSTREAM:
@@ -62,11 +78,27 @@ def test_every_downstream_failure_names_the_upstream_file(upstream):
 
 def test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly(upstream, tmp_path):
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, "-m", "autograder", "check", str(upstream), "--component", "multi_head",
-                           "--no-hidden", "--json", str(out)], cwd=KIT, env=env(), capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "check",
+            str(upstream),
+            "--component",
+            "multi_head",
+            "--no-hidden",
+            "--json",
+            str(out),
+        ],
+        cwd=KIT,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1
-    table = proc.stdout[proc.stdout.index("┏"):]
+    table = proc.stdout[proc.stdout.index("┏") :]
     assert "multi_head uses your attention.py, which fails" in table, table
     assert "\n│ attention " not in table  # run for its verdicts only: not in the table, not counted
     tests = json.loads(out.read_text())["tests"]
@@ -79,15 +111,27 @@ def test_pytest_names_it_for_one_selected_component(upstream, tmp_path):
     from autograder import release
 
     bundle = release.build(tmp_path / "bundle")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "multi_head"], cwd=bundle,
-                          env=env() | {"KIT_SUBMISSION": str(upstream)}, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-m", "multi_head"],
+        cwd=bundle,
+        env=env() | {"KIT_SUBMISSION": str(upstream)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1, proc.stdout[-3000:]
     lines = proc.stdout.splitlines()
-    blocks = [i for i, line in enumerate(lines) if line.startswith("✗ multi_head") and "the same as above" not in line]
+    blocks = [
+        i
+        for i, line in enumerate(lines)
+        if line.startswith("✗ multi_head") and "the same as above" not in line
+    ]
     assert blocks
     for i in blocks:  # the line under each failure's title: the dependency first
-        assert lines[i + 1].strip().startswith("multi_head uses your attention.py"), lines[i:i + 3]
-    table = proc.stdout[proc.stdout.index("┏"):]
+        assert lines[i + 1].strip().startswith("multi_head uses your attention.py"), lines[
+            i : i + 3
+        ]
+    table = proc.stdout[proc.stdout.index("┏") :]
     assert "multi_head uses your attention.py" in table
 
 
@@ -99,16 +143,22 @@ def test_grade_keeps_downstream_full_marks_and_only_integration_drops(upstream, 
     got, ref = graded["upstream"].points(), graded["reference"].points()
     assert got["attention"] < ref["attention"]
     assert got[results.INTEGRATION] < ref[results.INTEGRATION]
-    assert {n: got[n] for n in NAMES if n != "attention"} == {n: ref[n] for n in NAMES if n != "attention"}
+    assert {n: got[n] for n in NAMES if n != "attention"} == {
+        n: ref[n] for n in NAMES if n != "attention"
+    }
     header = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()[0].split(",")
     assert header == ["student", *COLUMNS, "total"] and COLUMNS[-1] == results.INTEGRATION
     tests = json.loads((tmp_path / "out" / "upstream" / "results.json").read_text())["tests"]
     integration = [t for t in tests if "::integration::" in t["name"]]
     assert integration and all(t["tags"] == [results.INTEGRATION] for t in integration)
     page = (tmp_path / "out" / "upstream" / "feedback.html").read_text()
-    for section in page.split("<section")[1:]:  # two components may share a summary; one section may not
+    for section in page.split("<section")[
+        1:
+    ]:  # two components may share a summary; one section may not
         passed = [line for line in section.split("<li>") if line.startswith("✓")]
-        assert len(passed) == len(set(passed)), "an integration re-run is listed as a duplicate line"
+        assert len(passed) == len(set(passed)), (
+            "an integration re-run is listed as a duplicate line"
+        )
     assert "integration: your pieces together" in page
 
 
@@ -116,14 +166,23 @@ def test_text_is_never_read_as_markup():
     from rich.console import Console
 
     p = core.Property("pe_table", "positional_encoding", 2.0, True, 1, None, "the table")
-    o = core.Outcome(p, "failed", "PE[p, 2i] differs from sin(p / 10000^(2i/d)) at [bold]0[/bold]",
-                     "use [red]2i[/red], not i")
+    o = core.Outcome(
+        p,
+        "failed",
+        "PE[p, 2i] differs from sin(p / 10000^(2i/d)) at [bold]0[/bold]",
+        "use [red]2i[/red], not i",
+    )
     console = Console(record=True, width=200, force_terminal=False)
     results.render_table(results.summarize([o]), title="[b]me[/b]", console=console)
     for block in results.failure_blocks([o]):
         console.print(block, markup=False)
     text = console.export_text()
-    assert "PE[p, 2i]" in text and "[bold]0[/bold]" in text and "[red]2i[/red]" in text and "[b]me[/b]" in text
+    assert (
+        "PE[p, 2i]" in text
+        and "[bold]0[/bold]" in text
+        and "[red]2i[/red]" in text
+        and "[b]me[/b]" in text
+    )
 
 
 def test_gradebook_table_prints_names_as_text():

@@ -1,7 +1,8 @@
 """exercises/ is exactly what the generator makes; the student bundle leaks nothing and works."""
+
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_exercises_are_generated_from_solutions():
-    assert stubs.drift() == [], "exercises/ drifted from solutions/: run `python -m autograder stubs`"
+    assert stubs.drift() == [], (
+        "exercises/ drifted from solutions/: run `python -m autograder stubs`"
+    )
 
 
 def test_every_solution_region_becomes_a_stub():
@@ -40,7 +43,11 @@ def bundle(tmp_path_factory):
 
 
 def code_lines(text):
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
 
 
 def solution_snippets():
@@ -59,11 +66,24 @@ def solution_snippets():
 def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
     files = [p for p in bundle.rglob("*") if p.is_file()]
     names = {p.relative_to(bundle).as_posix() for p in files}
-    assert not any(n.startswith(("solutions/", "autograder/hidden/", "autograder/bugs/", "autograder/judge/",
-                                 "autograder/notebooks/course", "autograder/notebooks/grading", "examples/"))
-                   for n in names), names
+    assert not any(
+        n.startswith(
+            (
+                "solutions/",
+                "autograder/hidden/",
+                "autograder/bugs/",
+                "autograder/judge/",
+                "autograder/notebooks/course",
+                "autograder/notebooks/grading",
+                "examples/",
+            )
+        )
+        for n in names
+    ), names
     text = "\n".join(p.read_text(errors="replace") for p in files)
-    region = re.compile(r"^\s*### (BEGIN SOLUTION|BEGIN HIDDEN TESTS)\s*$", re.M)  # a marker line, not a name
+    region = re.compile(
+        r"^\s*### (BEGIN SOLUTION|BEGIN HIDDEN TESTS)\s*$", re.M
+    )  # a marker line, not a name
     assert not region.search(text)
     bundle_pairs = set()
     for p in files:
@@ -75,37 +95,65 @@ def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
 
     hidden = [p for p in core.load(include_hidden=True) if not p.visible]
     assert hidden, "the suite should have hidden properties"
-    assert not [p.name for p in hidden if p.name in text], "a hidden property's name is in the bundle"
+    assert not [p.name for p in hidden if p.name in text], (
+        "a hidden property's name is in the bundle"
+    )
     points = json.loads((bundle / "autograder" / "hidden_points.json").read_text())
     assert sum(points.values()) == sum(p.points for p in hidden)
 
 
 def run_bundle_pytest(bundle, *args):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
-    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=bundle, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=bundle,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
-def test_bundle_check_exits_0_at_full_marks_with_points_pending_and_the_totals_add_up(bundle, tmp_path):
+def test_bundle_check_exits_0_at_full_marks_with_points_pending_and_the_totals_add_up(
+    bundle, tmp_path
+):
     from autograder.judge.outputs import maxima
 
     work = tmp_path / "student"
     shutil.copytree(bundle, work)
     for name in NAMES:
         shutil.copy2(ROOT / "solutions" / f"{name}.py", work / "exercises" / f"{name}.py")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))} | {"COLUMNS": "250"}
-    proc = subprocess.run([sys.executable, "-m", "autograder", "check"], cwd=work, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]  # hidden points pending: no failure
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))} | {
+        "COLUMNS": "250"
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "check"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, (
+        proc.stdout[-3000:] + proc.stderr[-2000:]
+    )  # hidden points pending: no failure
     total = sum(maxima(core_load()).values())
-    assert re.search(rf"visible \+ \d+ hidden \+ \d+ integration = {total:g} points in all", proc.stdout), proc.stdout[-800:]
+    assert re.search(
+        rf"visible \+ \d+ hidden \+ \d+ integration = {total:g} points in all", proc.stdout
+    ), proc.stdout[-800:]
     assert "integration" in proc.stdout and "your pieces together" in proc.stdout
 
 
 def test_bundle_check_command_works_without_the_instructor_tools(bundle):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
-    proc = subprocess.run([sys.executable, "-m", "autograder", "check", "exercises", "--component", "mask"],
-                          cwd=bundle, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "check", "exercises", "--component", "mask"],
+        cwd=bundle,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the stubs earn nothing: not full marks
     assert "0 / " in proc.stdout and "hidden" in proc.stdout, proc.stdout
 
@@ -117,12 +165,20 @@ def test_bundle_pytest_on_stubs_reports_zero(bundle):
     assert "hidden" in proc.stdout  # the table says points remain to be decided at grading
 
 
-def test_bundle_pytest_from_exercises_on_stubs_is_a_screenful_per_component_and_ends_with_the_table(bundle):
+def test_bundle_pytest_from_exercises_on_stubs_is_a_screenful_per_component_and_ends_with_the_table(
+    bundle,
+):
     """Run where a student edits (cwd=exercises/): the tests are found, every failure is one short block, the
     table comes last (only pytest's one-line count after it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
-    proc = subprocess.run([sys.executable, "-m", "pytest"], cwd=bundle / "exercises", env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest"],
+        cwd=bundle / "exercises",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert len(lines) <= 50 * len(NAMES), len(lines)
@@ -135,19 +191,32 @@ def test_bundle_pytest_from_exercises_on_stubs_is_a_screenful_per_component_and_
 
 def test_bundle_offers_only_what_works_there_and_says_what_it_is(bundle):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
-    proc = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=bundle, env=env, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "--help"],
+        cwd=bundle,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "check" in proc.stdout
-    assert not {"stubs", "release", "grade", "gradescope", "nbgrader-course"} & set(re.findall(r"\w[\w-]*", proc.stdout))
+    assert not {"stubs", "release", "grade", "gradescope", "nbgrader-course"} & set(
+        re.findall(r"\w[\w-]*", proc.stdout)
+    )
     assert "Reference" not in (bundle / "exercises" / "__init__.py").read_text()
     assert "NotImplementedError" in (bundle / "exercises" / "__init__.py").read_text()
-    assert "jupyter" in (bundle / "requirements.txt").read_text() or "notebook" in (bundle / "requirements.txt").read_text()
+    assert (
+        "jupyter" in (bundle / "requirements.txt").read_text()
+        or "notebook" in (bundle / "requirements.txt").read_text()
+    )
     names = sorted(p.name for p in (bundle / "notebooks").glob("*.ipynb"))
     assert names == [f"{i:02d}_{n}.ipynb" for i, n in enumerate(NAMES, 1)]  # sorted = course order
     points = json.loads((bundle / "autograder" / "integration_points.json").read_text())
     from autograder.judge.sections import integration_props
 
-    assert points == {pid: x for specs in integration_props(core_load()).values() for pid, x in specs}
+    assert points == {
+        pid: x for specs in integration_props(core_load()).values() for pid, x in specs
+    }
 
 
 def core_load():
@@ -175,14 +244,26 @@ def filled_notebooks(bundle, dest, bug=None):
 
 def test_bundle_grades_the_notebooks_and_names_the_cell(bundle, tmp_path):
     """The notebooks are graded by the same suite; a traceback names the notebook's cell, not a generated file."""
-    boom = ("attention", "    exp = torch.exp(x - x_max)\n", "    exp = torch.exp(x - x_max)\n    raise ValueError('boom')\n")
+    boom = (
+        "attention",
+        "    exp = torch.exp(x - x_max)\n",
+        "    exp = torch.exp(x - x_max)\n    raise ValueError('boom')\n",
+    )
     folder = filled_notebooks(bundle, tmp_path / "notebooks", boom)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
-    proc = subprocess.run([sys.executable, "-m", "autograder", "check", str(folder), "--component", "attention"],
-                          cwd=bundle, env=env | {"COLUMNS": "250"}, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "check", str(folder), "--component", "attention"],
+        cwd=bundle,
+        env=env | {"COLUMNS": "250"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "ValueError in attention.softmax: boom" in proc.stdout
-    assert '02_attention.ipynb, the cell that starts "import math", line ' in proc.stdout, proc.stdout[:3000]
+    assert '02_attention.ipynb, the cell that starts "import math", line ' in proc.stdout, (
+        proc.stdout[:3000]
+    )
     assert "attention.py, line" not in proc.stdout
 
 
@@ -205,18 +286,36 @@ def test_bundle_notebook_runs_in_a_kernel_and_a_failure_names_the_cell(bundle, t
     work = tmp_path / "student"
     shutil.copytree(bundle, work)
     shutil.rmtree(work / "notebooks")
-    boom = ("attention", "    exp = torch.exp(x - x_max)\n", "    exp = torch.exp(x - x_max)\n    raise ValueError('boom')\n")
+    boom = (
+        "attention",
+        "    exp = torch.exp(x - x_max)\n",
+        "    exp = torch.exp(x - x_max)\n    raise ValueError('boom')\n",
+    )
     filled_notebooks(bundle, work / "notebooks", boom)
     nb = nbformat.read(work / "notebooks" / "02_attention.ipynb", as_version=4)
     env_backup = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("PYTHONPATH")}
     try:
-        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                                resources={"metadata": {"path": str(work / "notebooks")}}).execute()
+        nbclient.NotebookClient(
+            nb,
+            timeout=300,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(work / "notebooks")}},
+        ).execute()
     finally:
         os.environ.update(env_backup)
-    errors = ["\n".join(o["traceback"]) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o["output_type"] == "error"]
+    errors = [
+        "\n".join(o["traceback"])
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o["output_type"] == "error"
+    ]
     # Every behavioural cell fails on the raise; the static by-hand cell fails because none of them passed.
-    assert errors and all(("ValueError" in e and "boom" in e) or "by-hand point" in e for e in errors), errors[:2]
+    assert errors and all(
+        ("ValueError" in e and "boom" in e) or "by-hand point" in e for e in errors
+    ), errors[:2]
     assert sum("ValueError" in e for e in errors) >= len(errors) - 1
-    assert any('02_attention.ipynb, the cell that starts "import math", line ' in e for e in errors), errors[:2]
+    assert any(
+        '02_attention.ipynb, the cell that starts "import math", line ' in e for e in errors
+    ), errors[:2]

@@ -29,7 +29,11 @@ def stubs():
 def test_reference_scores_full_marks(reference, component):
     outcomes = run(reference, component)
     assert outcomes, f"no properties for {component}"
-    failed = [f"{o.property.name}: {o.status}: {o.message} | {o.example}" for o in outcomes if not o.passed]
+    failed = [
+        f"{o.property.name}: {o.status}: {o.message} | {o.example}"
+        for o in outcomes
+        if not o.passed
+    ]
     assert not failed, "\n".join(failed)
 
 
@@ -38,8 +42,10 @@ def test_stubs_score_zero(stubs, component):
     outcomes = run(stubs, component)
     earned = [o.property.name for o in outcomes if o.passed]
     assert not earned, f"the untouched stub earns points in {component}: {earned}"
-    assert all(o.status in ("not_implemented", "missing") or "NotImplementedError" in o.message
-               for o in outcomes), [o.message for o in outcomes]
+    assert all(
+        o.status in ("not_implemented", "missing") or "NotImplementedError" in o.message
+        for o in outcomes
+    ), [o.message for o in outcomes]
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +69,17 @@ def test_stubs_that_pass_score_zero(pass_stubs, component):
 
 @pytest.mark.parametrize("bug", catalog(), ids=lambda b: b.id)
 def test_bug_is_caught_and_named(bug, tmp_path):
-    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    student = InProcessStudentCode(
+        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
+    )
     outcomes = run(student, bug.component)
     failed = [o for o in outcomes if not o.passed]
     assert failed, f"{bug.id} ({bug.description}) loses no points in {bug.component}"
     hints = [o.hint for o in failed]
     assert any(bug.hint.lower() in h.lower() for h in hints), (
-        f"{bug.id}: no failing property's hint mentions {bug.hint!r}; hints were:\n" + "\n".join(hints))
+        f"{bug.id}: no failing property's hint mentions {bug.hint!r}; hints were:\n"
+        + "\n".join(hints)
+    )
 
 
 def test_catalog_is_broad():
@@ -91,32 +101,47 @@ ONE_DEDUCTION = {
 @pytest.mark.parametrize("bug_id", sorted(ONE_DEDUCTION))
 def test_cross_cutting_slip_costs_one_property(bug_id, tmp_path):
     bug = next(b for b in catalog() if b.id == bug_id)
-    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    student = InProcessStudentCode(
+        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
+    )
     failed = [o.property.name for o in run(student, bug.component) if not o.passed]
     assert failed == [ONE_DEDUCTION[bug_id]], failed
 
 
 # Mistakes a student must be able to see in the self-check (visible properties), not only in the grade.
-CAUGHT_VISIBLY = ["multi_head:no_dropout_on_weights", "add_norm:no_dropout", "add_norm:dropout_after_norm",
-                  "positional_encoding:exponent_doubled_loop_index", "positional_encoding:cos_at_next_pair_frequency",
-                  # issue 10 (kvbeam): the cache's growth and the counted work are visible properties
-                  "kv_cache:cache_appended_twice", "kv_cache:memory_projected_every_step", "beam_search:rows_mixed",
-                  "beam_search:length_penalty_twice"]
+CAUGHT_VISIBLY = [
+    "multi_head:no_dropout_on_weights",
+    "add_norm:no_dropout",
+    "add_norm:dropout_after_norm",
+    "positional_encoding:exponent_doubled_loop_index",
+    "positional_encoding:cos_at_next_pair_frequency",
+    # issue 10 (kvbeam): the cache's growth and the counted work are visible properties
+    "kv_cache:cache_appended_twice",
+    "kv_cache:memory_projected_every_step",
+    "beam_search:rows_mixed",
+    "beam_search:length_penalty_twice",
+]
 
 
 @pytest.mark.parametrize("bug_id", CAUGHT_VISIBLY)
 def test_bug_is_caught_by_a_visible_property(bug_id, tmp_path):
     bug = next(b for b in catalog() if b.id == bug_id)
-    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    student = InProcessStudentCode(
+        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
+    )
     failed = [o for o in run(student, bug.component) if not o.passed and o.property.visible]
-    assert any(bug.hint.lower() in o.hint.lower() for o in failed), [(o.property.name, o.hint) for o in failed]
+    assert any(bug.hint.lower() in o.hint.lower() for o in failed), [
+        (o.property.name, o.hint) for o in failed
+    ]
 
 
 def test_nan_is_reported_as_nan_before_any_other_diagnosis(tmp_path):
     """Issue 7 item 2: an unguarded softmax (a fully masked row gives NaN) used by multi_head is reported as a NaN,
     never as "dropout is active in eval mode" (NaN != NaN made two equal runs look different)."""
     bug = next(b for b in catalog() if b.id == "attention:fully_masked_nan")
-    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    student = InProcessStudentCode(
+        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
+    )
     failed = [o for o in run(student, "multi_head") if not o.passed]
     assert any(o.property.name == "multi_head_dropout_is_off_in_eval" for o in failed)
     for o in failed:
@@ -124,18 +149,33 @@ def test_nan_is_reported_as_nan_before_any_other_diagnosis(tmp_path):
         assert "fully masked row" in o.hint and "dropout" not in o.hint, (o.property.name, o.hint)
 
 
-@pytest.mark.parametrize("bug_id, prop_name, words", [
-    ("attention_numpy:attention_no_scale", "np_attention_equals_oracle",
-     ["query=np.array(", "key=np.array(", "value=np.array(", "mask="]),
-    ("multi_head:merge_without_transpose", "multi_head_masks_equal_torch",
-     ["query=torch.tensor(", "key=", "value=", "mask=", "d_model=", "num_heads="]),
-    ("mask:padding_inverted", "padding_mask_marks_real_tokens", ["tokens=torch.tensor(", "pad_id="]),
-])
+@pytest.mark.parametrize(
+    "bug_id, prop_name, words",
+    [
+        (
+            "attention_numpy:attention_no_scale",
+            "np_attention_equals_oracle",
+            ["query=np.array(", "key=np.array(", "value=np.array(", "mask="],
+        ),
+        (
+            "multi_head:merge_without_transpose",
+            "multi_head_masks_equal_torch",
+            ["query=torch.tensor(", "key=", "value=", "mask=", "d_model=", "num_heads="],
+        ),
+        (
+            "mask:padding_inverted",
+            "padding_mask_marks_real_tokens",
+            ["tokens=torch.tensor(", "pad_id="],
+        ),
+    ],
+)
 def test_failing_inputs_are_labelled_code(bug_id, prop_name, words, tmp_path):
     """Issue 7 item 8: a failing example names each input (query=, mask=, d_model=...) and is written as code:
     NumPy inputs as np.array(...), torch inputs as torch.tensor(...)."""
     bug = next(b for b in catalog() if b.id == bug_id)
-    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name)
+    student = InProcessStudentCode(
+        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
+    )
     outcome = core.run_property(core.REGISTRY[f"{bug.component}::{prop_name}"], student)
     assert not outcome.passed
     for word in words:

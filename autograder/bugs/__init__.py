@@ -4,6 +4,7 @@ Instructor-only (it quotes the solutions; the student bundle leaves it out). The
 bug loses points in its own component and that a failing property's hint names it; the judge's sample class
 and benchmark draw buggy submissions from it.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -30,7 +31,9 @@ class Bug:
     def apply(self, source: str) -> str:
         count = source.count(self.find)
         if count != 1:
-            raise ValueError(f"{self.id}: the text to replace occurs {count} times in {self.component}.py")
+            raise ValueError(
+                f"{self.id}: the text to replace occurs {count} times in {self.component}.py"
+            )
         return source.replace(self.find, self.replace)
 
 

@@ -1,42 +1,85 @@
 from . import Bug
 
-_FORWARD = ("        x = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n"
-            "        return self.add_norm_2(x, self.feed_forward(x))\n")
+_FORWARD = (
+    "        x = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n"
+    "        return self.add_norm_2(x, self.feed_forward(x))\n"
+)
 
 BUGS = [
-    Bug("encoder", "pre_norm", "normalised before each sub-layer (pre-norm) instead of after the residual",
+    Bug(
+        "encoder",
+        "pre_norm",
+        "normalised before each sub-layer (pre-norm) instead of after the residual",
         _FORWARD,
         "        y = self.add_norm_1.norm(x)\n"
         "        x = x + self.self_attention(y, y, y, mask)\n"
         "        return x + self.feed_forward(self.add_norm_2.norm(x))\n",
-        "post-norm"),
-    Bug("encoder", "residual_after_norm", "added the residual after normalising the sub-layer's output",
+        "post-norm",
+    ),
+    Bug(
+        "encoder",
+        "residual_after_norm",
+        "added the residual after normalising the sub-layer's output",
         _FORWARD,
         "        x = x + self.add_norm_1.norm(self.self_attention(x, x, x, mask))\n"
         "        return x + self.add_norm_2.norm(self.feed_forward(x))\n",
-        "residual is added after the norm"),
-    Bug("encoder", "feed_forward_skipped", "returned after the attention sub-layer: no feed-forward",
-        "        return self.add_norm_2(x, self.feed_forward(x))\n", "        return x\n",
-        "feed-forward sub-layer is skipped"),
-    Bug("encoder", "norms_swapped", "used add_norm_2 after the attention and add_norm_1 after the feed-forward",
+        "residual is added after the norm",
+    ),
+    Bug(
+        "encoder",
+        "feed_forward_skipped",
+        "returned after the attention sub-layer: no feed-forward",
+        "        return self.add_norm_2(x, self.feed_forward(x))\n",
+        "        return x\n",
+        "feed-forward sub-layer is skipped",
+    ),
+    Bug(
+        "encoder",
+        "norms_swapped",
+        "used add_norm_2 after the attention and add_norm_1 after the feed-forward",
         _FORWARD,
         "        x = self.add_norm_2(x, self.self_attention(x, x, x, mask))\n"
         "        return self.add_norm_1(x, self.feed_forward(x))\n",
-        "swapped"),
-    Bug("encoder", "mask_not_passed", "called the self-attention without the mask",
-        "self.self_attention(x, x, x, mask)", "self.self_attention(x, x, x)", "mask is ignored"),
-    Bug("encoder", "same_layer_n_times", "built the stack as [layer] * N: one module shared by every step",
+        "swapped",
+    ),
+    Bug(
+        "encoder",
+        "mask_not_passed",
+        "called the self-attention without the mask",
+        "self.self_attention(x, x, x, mask)",
+        "self.self_attention(x, x, x)",
+        "mask is ignored",
+    ),
+    Bug(
+        "encoder",
+        "same_layer_n_times",
+        "built the stack as [layer] * N: one module shared by every step",
         "[EncoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]",
         "[EncoderLayer(d_model, num_heads, d_ff, dropout)] * num_layers",
-        "same layer"),
-    Bug("encoder", "reuses_layer_0", "applied self.layers[0] at every step of the loop",
+        "same layer",
+    ),
+    Bug(
+        "encoder",
+        "reuses_layer_0",
+        "applied self.layers[0] at every step of the loop",
         "        for layer in self.layers:\n            x = layer(x, mask)\n",
         "        for _ in self.layers:\n            x = self.layers[0](x, mask)\n",
-        "layers[0]"),
-    Bug("encoder", "stack_drops_mask", "forgot to pass the mask on to the layers",
-        "x = layer(x, mask)", "x = layer(x)", "every layer"),
-    Bug("encoder", "mask_only_first_layer", "passed the mask to the first layer only",
+        "layers[0]",
+    ),
+    Bug(
+        "encoder",
+        "stack_drops_mask",
+        "forgot to pass the mask on to the layers",
+        "x = layer(x, mask)",
+        "x = layer(x)",
+        "every layer",
+    ),
+    Bug(
+        "encoder",
+        "mask_only_first_layer",
+        "passed the mask to the first layer only",
         "        for layer in self.layers:\n            x = layer(x, mask)\n",
         "        for i, layer in enumerate(self.layers):\n            x = layer(x, mask if i == 0 else None)\n",
-        "every layer"),
+        "every layer",
+    ),
 ]

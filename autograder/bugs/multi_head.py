@@ -1,63 +1,121 @@
 from . import Bug
 
-_SPLIT = ("        q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
-          "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
-          "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n")
+_SPLIT = (
+    "        q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
+    "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+    "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+)
 
 BUGS = [
-    Bug("multi_head", "split_without_transpose", "split the heads with view(batch, h, m, d_k), no transpose",
+    Bug(
+        "multi_head",
+        "split_without_transpose",
+        "split the heads with view(batch, h, m, d_k), no transpose",
         _SPLIT,
         "        q = self.w_q(query).view(batch, self.num_heads, m_q, self.d_k)\n"
         "        k = self.w_k(key).view(batch, self.num_heads, m_k, self.d_k)\n"
         "        v = self.w_v(value).view(batch, self.num_heads, m_k, self.d_k)\n",
-        "transpose"),
-    Bug("multi_head", "merge_without_transpose", "merged the heads back with view, no transpose",
+        "transpose",
+    ),
+    Bug(
+        "multi_head",
+        "merge_without_transpose",
+        "merged the heads back with view, no transpose",
         "merged = heads.transpose(1, 2).contiguous().view(batch, m_q, d_model)",
         "merged = heads.contiguous().view(batch, m_q, d_model)",
-        "merged without a transpose"),
-    Bug("multi_head", "strided_head_split", "split d_model as (d_k, h): head i reads columns i::h",
+        "merged without a transpose",
+    ),
+    Bug(
+        "multi_head",
+        "strided_head_split",
+        "split d_model as (d_k, h): head i reads columns i::h",
         _SPLIT,
         "        q = self.w_q(query).view(batch, m_q, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
         "        k = self.w_k(key).view(batch, m_k, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
         "        v = self.w_v(value).view(batch, m_k, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n",
-        "head split"),
-    Bug("multi_head", "q_k_projections_swapped", "projected the query with w_k and the key with w_q",
+        "head split",
+    ),
+    Bug(
+        "multi_head",
+        "q_k_projections_swapped",
+        "projected the query with w_k and the key with w_q",
         "        q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
         "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
         "        q = self.w_k(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
         "        k = self.w_q(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
-        "Q and K projections swapped"),
-    Bug("multi_head", "mask_not_passed", "forgot to pass the mask to the attention",
+        "Q and K projections swapped",
+    ),
+    Bug(
+        "multi_head",
+        "mask_not_passed",
+        "forgot to pass the mask to the attention",
         "_, weights = scaled_dot_product_attention(q, k, v, mask)",
         "_, weights = scaled_dot_product_attention(q, k, v)",
-        "mask is ignored"),
-    Bug("multi_head", "mask_unsqueezed", "unsqueezed the mask for the heads, though it already broadcasts",
+        "mask is ignored",
+    ),
+    Bug(
+        "multi_head",
+        "mask_unsqueezed",
+        "unsqueezed the mask for the heads, though it already broadcasts",
         "_, weights = scaled_dot_product_attention(q, k, v, mask)",
         "_, weights = scaled_dot_product_attention(q, k, v, None if mask is None else mask.unsqueeze(1))",
-        "broadcast"),
-    Bug("multi_head", "no_output_projection", "returned the merged heads without w_o",
-        "return self.w_o(merged)", "return merged", "w_o is missing"),
-    Bug("multi_head", "no_value_error", "no check that num_heads divides d_model",
+        "broadcast",
+    ),
+    Bug(
+        "multi_head",
+        "no_output_projection",
+        "returned the merged heads without w_o",
+        "return self.w_o(merged)",
+        "return merged",
+        "w_o is missing",
+    ),
+    Bug(
+        "multi_head",
+        "no_value_error",
+        "no check that num_heads divides d_model",
         "        if d_model % num_heads != 0:\n"
-        "            raise ValueError(f\"d_model ({d_model}) must be divisible by num_heads ({num_heads})\")\n",
-        "", "raise ValueError"),
-    Bug("multi_head", "assert_instead_of_value_error", "asserted divisibility instead of raising ValueError",
+        '            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")\n',
+        "",
+        "raise ValueError",
+    ),
+    Bug(
+        "multi_head",
+        "assert_instead_of_value_error",
+        "asserted divisibility instead of raising ValueError",
         "        if d_model % num_heads != 0:\n"
-        "            raise ValueError(f\"d_model ({d_model}) must be divisible by num_heads ({num_heads})\")\n",
-        "        assert d_model % num_heads == 0, \"d_model must be divisible by num_heads\"\n",
-        "not AssertionError"),
-    Bug("multi_head", "weights_stored_after_dropout", "stored the attention weights after dropout",
+        '            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")\n',
+        '        assert d_model % num_heads == 0, "d_model must be divisible by num_heads"\n',
+        "not AssertionError",
+    ),
+    Bug(
+        "multi_head",
+        "weights_stored_after_dropout",
+        "stored the attention weights after dropout",
         "        self.attention_weights = weights.detach()\n        heads = self.dropout(weights) @ v",
         "        weights = self.dropout(weights)\n        self.attention_weights = weights.detach()\n"
         "        heads = weights @ v",
-        "stored after dropout"),
-    Bug("multi_head", "output_from_detached_weights", "computed the output from the detached stored weights",
-        "heads = self.dropout(weights) @ v", "heads = self.dropout(self.attention_weights) @ v",
-        "detached"),
-    Bug("multi_head", "dropout_always_on", "used F.dropout with training=True: dropout also in eval mode",
-        "heads = self.dropout(weights) @ v", "heads = nn.functional.dropout(weights, self.dropout.p, True) @ v",
-        "dropout is active in eval mode"),
-    Bug("multi_head", "bias_ignored", "built the projections with bias=True whatever bias says",
+        "stored after dropout",
+    ),
+    Bug(
+        "multi_head",
+        "output_from_detached_weights",
+        "computed the output from the detached stored weights",
+        "heads = self.dropout(weights) @ v",
+        "heads = self.dropout(self.attention_weights) @ v",
+        "detached",
+    ),
+    Bug(
+        "multi_head",
+        "dropout_always_on",
+        "used F.dropout with training=True: dropout also in eval mode",
+        "heads = self.dropout(weights) @ v",
+        "heads = nn.functional.dropout(weights, self.dropout.p, True) @ v",
+        "dropout is active in eval mode",
+    ),
+    Bug(
+        "multi_head",
+        "bias_ignored",
+        "built the projections with bias=True whatever bias says",
         "        self.w_q = nn.Linear(d_model, d_model, bias=bias)\n"
         "        self.w_k = nn.Linear(d_model, d_model, bias=bias)\n"
         "        self.w_v = nn.Linear(d_model, d_model, bias=bias)\n"
@@ -66,14 +124,33 @@ BUGS = [
         "        self.w_k = nn.Linear(d_model, d_model)\n"
         "        self.w_v = nn.Linear(d_model, d_model)\n"
         "        self.w_o = nn.Linear(d_model, d_model)\n",
-        "bias=bias"),
-    Bug("multi_head", "weights_not_detached", "stored the attention weights without detaching them",
-        "self.attention_weights = weights.detach()", "self.attention_weights = weights", "detached copy"),
+        "bias=bias",
+    ),
+    Bug(
+        "multi_head",
+        "weights_not_detached",
+        "stored the attention weights without detaching them",
+        "self.attention_weights = weights.detach()",
+        "self.attention_weights = weights",
+        "detached copy",
+    ),
 ]
 
 BUGS += [
-    Bug("multi_head", "no_dropout_on_weights", "never applied dropout to the attention weights",
-        "heads = self.dropout(weights) @ v", "heads = weights @ v", "dropout is never applied"),
-    Bug("multi_head", "no_attention_weights_attribute", "never stored the attention weights",
-        "        self.attention_weights = weights.detach()\n", "", "store the weights in forward"),
+    Bug(
+        "multi_head",
+        "no_dropout_on_weights",
+        "never applied dropout to the attention weights",
+        "heads = self.dropout(weights) @ v",
+        "heads = weights @ v",
+        "dropout is never applied",
+    ),
+    Bug(
+        "multi_head",
+        "no_attention_weights_attribute",
+        "never stored the attention weights",
+        "        self.attention_weights = weights.detach()\n",
+        "",
+        "store the weights in forward",
+    ),
 ]

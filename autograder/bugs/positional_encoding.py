@@ -1,48 +1,111 @@
 from . import Bug
 
-_FILL = ("    pe[:, 0::2] = torch.sin(angle)\n"
-         "    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])\n")
+_FILL = (
+    "    pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])\n"
+)
 _EVEN = "    even = torch.arange(0, d_model, 2, dtype=torch.float64)  # the 2i values\n"
-_ANGLE = "    angle = position / torch.pow(10000.0, even / d_model)  # (max_len, ceil(d_model / 2))\n"
+_ANGLE = (
+    "    angle = position / torch.pow(10000.0, even / d_model)  # (max_len, ceil(d_model / 2))\n"
+)
 
 BUGS = [
-    Bug("positional_encoding", "sin_cos_swapped", "cos in the even columns, sin in the odd ones",
-        _FILL, "    pe[:, 0::2] = torch.cos(angle)\n    pe[:, 1::2] = torch.sin(angle[:, : d_model // 2])\n",
-        "sin and cos swapped"),
-    Bug("positional_encoding", "pair_at_different_frequencies",
+    Bug(
+        "positional_encoding",
+        "sin_cos_swapped",
+        "cos in the even columns, sin in the odd ones",
+        _FILL,
+        "    pe[:, 0::2] = torch.cos(angle)\n    pe[:, 1::2] = torch.sin(angle[:, : d_model // 2])\n",
+        "sin and cos swapped",
+    ),
+    Bug(
+        "positional_encoding",
+        "pair_at_different_frequencies",
         "the exponent uses each column's own index, so cos(2i+1) runs at another frequency than sin(2i)",
-        _FILL, "    pe[:, 0::2] = torch.sin(angle)\n"
-               "    pe[:, 1::2] = torch.cos(position / torch.pow(10000.0, (even[: d_model // 2] + 1) / d_model))\n",
-        "sin and cos of a pair at different frequencies"),
-    Bug("positional_encoding", "exponent_i_not_2i", "exponent i/d_model with i the pair index",
-        _EVEN, "    even = torch.arange(0, d_model, 2, dtype=torch.float64) / 2  # the 2i values\n", "2i/d_model"),
-    Bug("positional_encoding", "base_1000", "base 1000 instead of 10000",
-        _ANGLE, _ANGLE.replace("10000.0", "1000.0"), "the base is 10000"),
-    Bug("positional_encoding", "multiply_not_divide", "position * 10000^(2i/d) instead of dividing",
-        _ANGLE, _ANGLE.replace("position / torch.pow", "position * torch.pow"), "divide the position"),
-    Bug("positional_encoding", "returns_float64", "returned the float64 table instead of the default dtype",
-        "    return pe.to(torch.get_default_dtype())\n", "    return pe\n", "default float dtype"),
-    Bug("positional_encoding", "odd_d_model_crash", "cos of every angle: breaks for an odd d_model",
-        _FILL, "    pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)\n", "odd d_model"),
-    Bug("positional_encoding", "pe_as_parameter", "the table is an nn.Parameter (trainable) instead of a buffer",
-        "        self.register_buffer(\"pe\", sinusoidal_encoding(max_len, d_model).unsqueeze(0))\n",
-        "        self.pe = nn.Parameter(sinusoidal_encoding(max_len, d_model).unsqueeze(0))\n", "register_buffer"),
-    Bug("positional_encoding", "pe_scales_x", "PositionalEncoding also scales x by sqrt(d_model)",
+        _FILL,
+        "    pe[:, 0::2] = torch.sin(angle)\n"
+        "    pe[:, 1::2] = torch.cos(position / torch.pow(10000.0, (even[: d_model // 2] + 1) / d_model))\n",
+        "sin and cos of a pair at different frequencies",
+    ),
+    Bug(
+        "positional_encoding",
+        "exponent_i_not_2i",
+        "exponent i/d_model with i the pair index",
+        _EVEN,
+        "    even = torch.arange(0, d_model, 2, dtype=torch.float64) / 2  # the 2i values\n",
+        "2i/d_model",
+    ),
+    Bug(
+        "positional_encoding",
+        "base_1000",
+        "base 1000 instead of 10000",
+        _ANGLE,
+        _ANGLE.replace("10000.0", "1000.0"),
+        "the base is 10000",
+    ),
+    Bug(
+        "positional_encoding",
+        "multiply_not_divide",
+        "position * 10000^(2i/d) instead of dividing",
+        _ANGLE,
+        _ANGLE.replace("position / torch.pow", "position * torch.pow"),
+        "divide the position",
+    ),
+    Bug(
+        "positional_encoding",
+        "returns_float64",
+        "returned the float64 table instead of the default dtype",
+        "    return pe.to(torch.get_default_dtype())\n",
+        "    return pe\n",
+        "default float dtype",
+    ),
+    Bug(
+        "positional_encoding",
+        "odd_d_model_crash",
+        "cos of every angle: breaks for an odd d_model",
+        _FILL,
+        "    pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)\n",
+        "odd d_model",
+    ),
+    Bug(
+        "positional_encoding",
+        "pe_as_parameter",
+        "the table is an nn.Parameter (trainable) instead of a buffer",
+        '        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model).unsqueeze(0))\n',
+        "        self.pe = nn.Parameter(sinusoidal_encoding(max_len, d_model).unsqueeze(0))\n",
+        "register_buffer",
+    ),
+    Bug(
+        "positional_encoding",
+        "pe_scales_x",
+        "PositionalEncoding also scales x by sqrt(d_model)",
         "        return self.dropout(x + self.pe[:, : x.size(1)].to(x.dtype))\n",
         "        return self.dropout(x * math.sqrt(x.size(-1)) + self.pe[:, : x.size(1)].to(x.dtype))\n",
-        "belongs to TokenEmbedding"),
-    Bug("positional_encoding", "embedding_missing_scale", "forgot the sqrt(d_model) scale",
-        "        return self.embedding(tokens) * math.sqrt(self.d_model)\n", "        return self.embedding(tokens)\n",
-        "missing the sqrt(d_model) scale"),
-    Bug("positional_encoding", "embedding_scaled_by_d_model", "scaled by d_model instead of sqrt(d_model)",
+        "belongs to TokenEmbedding",
+    ),
+    Bug(
+        "positional_encoding",
+        "embedding_missing_scale",
+        "forgot the sqrt(d_model) scale",
         "        return self.embedding(tokens) * math.sqrt(self.d_model)\n",
-        "        return self.embedding(tokens) * self.d_model\n", "instead of sqrt(d_model)"),
+        "        return self.embedding(tokens)\n",
+        "missing the sqrt(d_model) scale",
+    ),
+    Bug(
+        "positional_encoding",
+        "embedding_scaled_by_d_model",
+        "scaled by d_model instead of sqrt(d_model)",
+        "        return self.embedding(tokens) * math.sqrt(self.d_model)\n",
+        "        return self.embedding(tokens) * self.d_model\n",
+        "instead of sqrt(d_model)",
+    ),
 ]
 
 # The two most common slips of published tutorials, written as the small loop they come in.
 _TABLE = _EVEN + _ANGLE + "    pe = torch.zeros(max_len, d_model, dtype=torch.float64)\n" + _FILL
 BUGS += [
-    Bug("positional_encoding", "exponent_doubled_loop_index",
+    Bug(
+        "positional_encoding",
+        "exponent_doubled_loop_index",
         "loop `for i in range(0, d_model, 2)` with 10000 ** (2 * i / d_model): i already steps by 2",
         _TABLE,
         "    pe = torch.zeros(max_len, d_model, dtype=torch.float64)\n"
@@ -51,8 +114,11 @@ BUGS += [
         "        pe[:, i] = torch.sin(angle)\n"
         "        if i + 1 < d_model:\n"
         "            pe[:, i + 1] = torch.cos(angle)\n",
-        "i is already 2i"),
-    Bug("positional_encoding", "cos_at_next_pair_frequency",
+        "i is already 2i",
+    ),
+    Bug(
+        "positional_encoding",
+        "cos_at_next_pair_frequency",
         "cos(p / 10000 ** ((i + 2) / d_model)) in column i + 1: the next pair's frequency",
         _TABLE,
         "    pe = torch.zeros(max_len, d_model, dtype=torch.float64)\n"
@@ -60,5 +126,6 @@ BUGS += [
         "        pe[:, i] = torch.sin(position[:, 0] / 10000.0 ** (i / d_model))\n"
         "        if i + 1 < d_model:\n"
         "            pe[:, i + 1] = torch.cos(position[:, 0] / 10000.0 ** ((i + 2) / d_model))\n",
-        "next pair's frequency"),
+        "next pair's frequency",
+    ),
 ]

@@ -1,4 +1,5 @@
 """Hidden properties of add_norm.LayerNorm and add_norm.AddAndNorm."""
+
 from __future__ import annotations
 
 import itertools
@@ -9,7 +10,13 @@ from hypothesis import strategies as st
 
 from autograder.properties import expected_values
 from autograder.properties.add_norm import (
-    C, ERROR_HINT, build_add_norm, build_norm, check_add_norm, check_layer_norm, layer_norm_hint,
+    ERROR_HINT,
+    C,
+    build_add_norm,
+    build_norm,
+    check_add_norm,
+    check_layer_norm,
+    layer_norm_hint,
     student_layer_norm,
 )
 from autograder.properties.checks import close, expect, fail, is_close, tensor
@@ -24,11 +31,25 @@ def layer_norm_constant_position_maps_to_bias(student, d, c, seed, dtype):
     state = norm_state("", d, seed, dtype)
     x = torch.full((1, 2, d), c, dtype=dtype)
     y = student_layer_norm(student, build_norm(student, d, dtype, state), x)
-    expect(torch.isfinite(y).all(), "LayerNorm of a constant position gives inf or NaN",
-           layer_norm_hint(x, y, state["weight"], state["bias"], 1e-5,
-                           "its variance is 0: add eps inside the square root, sqrt(var + eps)"))
-    close(y, state["bias"].expand(1, 2, d), "LayerNorm of a constant position",
-          "x - mean is 0 there, so the output is the bias", dtype=dtype)
+    expect(
+        torch.isfinite(y).all(),
+        "LayerNorm of a constant position gives inf or NaN",
+        layer_norm_hint(
+            x,
+            y,
+            state["weight"],
+            state["bias"],
+            1e-5,
+            "its variance is 0: add eps inside the square root, sqrt(var + eps)",
+        ),
+    )
+    close(
+        y,
+        state["bias"].expand(1, 2, d),
+        "LayerNorm of a constant position",
+        "x - mean is 0 there, so the output is the bias",
+        dtype=dtype,
+    )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=ERROR_HINT)
@@ -37,8 +58,16 @@ def layer_norm_uses_its_eps(student, d, eps, seed, dtype):
     """LayerNorm(d, eps=...) uses the eps it was built with."""
     state = norm_state("", d, seed, dtype)
     x = randn((2, 2, d), seed + 2, dtype)
-    check_layer_norm(student, build_norm(student, d, dtype, state, eps=eps), x, state["weight"], state["bias"], eps,
-                     f"LayerNorm(d, eps={eps})(x)", "store eps (self.eps = eps) and use it in forward")
+    check_layer_norm(
+        student,
+        build_norm(student, d, dtype, state, eps=eps),
+        x,
+        state["weight"],
+        state["bias"],
+        eps,
+        f"LayerNorm(d, eps={eps})(x)",
+        "store eps (self.eps = eps) and use it in forward",
+    )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=ERROR_HINT)
@@ -48,9 +77,16 @@ def layer_norm_any_leading_dims(student, shape, seed, dtype):
     d = shape[-1]
     state = norm_state("", d, seed, dtype)
     x = randn(shape, seed + 2, dtype, 2.0)
-    check_layer_norm(student, build_norm(student, d, dtype, state), x, state["weight"], state["bias"], 1e-5,
-                     f"LayerNorm(x) for x of shape {shape}",
-                     "normalise over dim=-1 with keepdim=True: no assumption on the number of leading dims")
+    check_layer_norm(
+        student,
+        build_norm(student, d, dtype, state),
+        x,
+        state["weight"],
+        state["bias"],
+        1e-5,
+        f"LayerNorm(x) for x of shape {shape}",
+        "normalise over dim=-1 with keepdim=True: no assumption on the number of leading dims",
+    )
 
 
 @prop(C, points=1, examples=3, visible=False, error_hint=ERROR_HINT)
@@ -64,21 +100,42 @@ def layer_norm_gradients_match_torch(student, d, seed, dtype):
     x = randn((2, 3, d), seed + 2, dtype)
     reply = student.run(Call(h, "forward", (x,), seed=seed, backward=True))
     xr = x.double().requires_grad_(True)
-    w, b = state["weight"].double().requires_grad_(True), state["bias"].double().requires_grad_(True)
+    w, b = (
+        state["weight"].double().requires_grad_(True),
+        state["bias"].double().requires_grad_(True),
+    )
     out = expected_values.layer_norm(xr, w, b)
     y = tensor(reply.value, "LayerNorm(x)", like=x)
-    close(y, out.detach(), "LayerNorm(x)", lambda: layer_norm_hint(x, y, state["weight"], state["bias"], 1e-5,
-                                                                   "(x - mean) / sqrt(var + eps) * weight + bias"),
-          dtype=dtype)
+    close(
+        y,
+        out.detach(),
+        "LayerNorm(x)",
+        lambda: layer_norm_hint(
+            x,
+            y,
+            state["weight"],
+            state["bias"],
+            1e-5,
+            "(x - mean) / sqrt(var + eps) * weight + bias",
+        ),
+        dtype=dtype,
+    )
     (out * cotangent(out.shape, dtype, seed + 1).double()).sum().backward()
     hint = "keep everything in the autograd graph: no .detach(), .data or .item() on the mean or the variance"
     rtol, atol = (1e-3, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
     grads = reply.param_grads or {}
-    expect(reply.input_grads and reply.input_grads[0] is not None, "no gradient reached the input x", hint)
+    expect(
+        reply.input_grads and reply.input_grads[0] is not None,
+        "no gradient reached the input x",
+        hint,
+    )
     close(reply.input_grads[0], xr.grad, "d loss / d x", hint, rtol=rtol, atol=atol)
     for name, expected_grad in (("weight", w.grad), ("bias", b.grad)):
-        expect(grads.get(name) is not None, f"no gradient reached LayerNorm.{name}",
-               "use the parameters in forward (y = normalised * self.weight + self.bias)")
+        expect(
+            grads.get(name) is not None,
+            f"no gradient reached LayerNorm.{name}",
+            "use the parameters in forward (y = normalised * self.weight + self.bias)",
+        )
         close(grads[name], expected_grad, f"d loss / d {name}", hint, rtol=rtol, atol=atol)
 
 
@@ -89,23 +146,41 @@ def add_and_norm_dropout_acts_on_the_sublayer_output(student, seed, dtype):
     d, p = 3, 0.5
     x, s = randn((2, 4, d), seed + 2, dtype), randn((2, 4, d), seed + 3, dtype, 2.0)
     h_eval, state = build_add_norm(student, d, seed, dtype, dropout=p, train=False)
-    check_add_norm(student, h_eval, state, x, s, "AddAndNorm(x, sublayer_output) in eval mode",
-                   "out = norm(x + dropout(sublayer_output)); get eval mode right first")
+    check_add_norm(
+        student,
+        h_eval,
+        state,
+        x,
+        s,
+        "AddAndNorm(x, sublayer_output) in eval mode",
+        "out = norm(x + dropout(sublayer_output)); get eval mode right first",
+    )
     h, state = build_add_norm(student, d, seed, dtype, dropout=p, train=True)
-    y = tensor(student.method(h, "forward", x, s), "AddAndNorm(x, sublayer_output) in training mode", like=x)
+    y = tensor(
+        student.method(h, "forward", x, s),
+        "AddAndNorm(x, sublayer_output) in training mode",
+        like=x,
+    )
     w, b = state["norm.weight"].double(), state["norm.bias"].double()
-    patterns = torch.tensor(list(itertools.product([0.0, 1 / (1 - p)], repeat=d)), dtype=torch.float64)  # (2^d, d)
+    patterns = torch.tensor(
+        list(itertools.product([0.0, 1 / (1 - p)], repeat=d)), dtype=torch.float64
+    )  # (2^d, d)
     # candidates[k, ..., :] = LN(x + pattern_k * s)
-    candidates = expected_values.layer_norm(x.double() + patterns[:, None, None, :] * s.double(), w, b)
+    candidates = expected_values.layer_norm(
+        x.double() + patterns[:, None, None, :] * s.double(), w, b
+    )
     err = (candidates - y.double()).abs().amax(-1)  # (2^d, batch, m)
     _, atol = (2e-4, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
     matched = err.amin(0) <= atol
     plain = expected_values.layer_norm((x + s).double(), w, b)
     if is_close(y, plain, dtype):
-        fail("in training mode with dropout=0.5 nothing was dropped: the output is exactly LayerNorm(x + s)",
-             "apply self.dropout (an nn.Dropout) to the sublayer output: norm(x + dropout(sublayer_output))")
+        fail(
+            "in training mode with dropout=0.5 nothing was dropped: the output is exactly LayerNorm(x + s)",
+            "apply self.dropout (an nn.Dropout) to the sublayer output: norm(x + dropout(sublayer_output))",
+        )
     if not matched.all():
-        fail("in training mode an output position is not LayerNorm(x + dropout(s)) for any dropout pattern of s",
-             "dropout goes on the sublayer output only, before the residual add: "
-             "norm(x + dropout(sublayer_output)), not dropout of the sum or of the norm")
-
+        fail(
+            "in training mode an output position is not LayerNorm(x + dropout(s)) for any dropout pattern of s",
+            "dropout goes on the sublayer output only, before the residual add: "
+            "norm(x + dropout(sublayer_output)), not dropout of the sum or of the norm",
+        )

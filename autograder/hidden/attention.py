@@ -1,12 +1,13 @@
 """Hidden properties of attention: the same contract on other inputs, through invariances."""
+
 from __future__ import annotations
 
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ..properties.attention import C, attend, masked_inputs, softmax
 from ..properties import expected_values
+from ..properties.attention import C, attend, masked_inputs, softmax
 from ..properties.checks import close, consistent, expect, not_constant
 from ..properties.core import prop
 from ..properties.strategies import attention_inputs, randn, seeds, tensors
@@ -21,9 +22,14 @@ def attention_invariant_to_key_translation(student, inputs, c):
     out, w = attend(student, q, k, v, m)
     out2, w2 = attend(student, q, k + c[: k.shape[-1]].to(k.dtype), v, m)
     expected_out, expected_w = expected_values.attention(q, k, v, m)
-    consistent(w2, w, "weights after translating every key",
-               "each query's scores shift by one constant, which the softmax over the keys cancels: normalise over "
-               "the last dim", expected=expected_w)
+    consistent(
+        w2,
+        w,
+        "weights after translating every key",
+        "each query's scores shift by one constant, which the softmax over the keys cancels: normalise over "
+        "the last dim",
+        expected=expected_w,
+    )
     consistent(out2, out, "output after translating every key", expected=expected_out)
 
 
@@ -33,10 +39,17 @@ def attention_is_linear_in_values(student, inputs, seed):
     """A(q, k, v W) = A(q, k, v) W and A(q, k, v + 1cᵀ) = A + 1cᵀ on rows that attend somewhere."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     out, _ = attend(student, q, k, v, m)
-    W = randn((v.shape[-1], 3 if k.shape[-2] != 3 else 2), seed, v.dtype)  # d_v != m_k: the order shows
+    W = randn(
+        (v.shape[-1], 3 if k.shape[-2] != 3 else 2), seed, v.dtype
+    )  # d_v != m_k: the order shows
     out_w, _ = attend(student, q, k, v @ W, m)
-    consistent(out_w, out @ W, "A(q, k, v W) vs A(q, k, v) W", "output = weights @ value, nothing else",
-               expected=expected_values.attention(q, k, v, m)[0] @ W)
+    consistent(
+        out_w,
+        out @ W,
+        "A(q, k, v W) vs A(q, k, v) W",
+        "output = weights @ value, nothing else",
+        expected=expected_values.attention(q, k, v, m)[0] @ W,
+    )
 
 
 @prop(C, points=1, visible=False, examples=8)
@@ -48,9 +61,19 @@ def attention_ignores_key_order(student, inputs, seed):
     perm = torch.randperm(k.shape[-2], generator=torch.Generator().manual_seed(seed))
     out2, w2 = attend(student, q, k[..., perm, :], v[..., perm, :], m[..., perm])
     expected_out, expected_w = expected_values.attention(q, k, v, m)
-    consistent(out2, out, "output with keys and values permuted together",
-               "the weights must follow the keys: softmax over the keys of q k^T", expected=expected_out)
-    consistent(w2, w[..., perm], "weights with keys and values permuted together", expected=expected_w[..., perm])
+    consistent(
+        out2,
+        out,
+        "output with keys and values permuted together",
+        "the weights must follow the keys: softmax over the keys of q k^T",
+        expected=expected_out,
+    )
+    consistent(
+        w2,
+        w[..., perm],
+        "weights with keys and values permuted together",
+        expected=expected_w[..., perm],
+    )
 
 
 @prop(C, points=1, visible=False, examples=10)
@@ -60,8 +83,12 @@ def attention_identical_keys_average_values(student, qkv):
     q, k, v = qkv.query, qkv.key, qkv.value
     k = k[..., :1, :].expand(k.shape).contiguous()
     out, _ = attend(student, q, k, v)
-    close(out, v.mean(-2, keepdim=True).expand(out.shape), "output with identical keys",
-          "equal scores give equal weights 1/m_k: is the softmax over the keys?")
+    close(
+        out,
+        v.mean(-2, keepdim=True).expand(out.shape),
+        "output with identical keys",
+        "equal scores give equal weights 1/m_k: is the softmax over the keys?",
+    )
 
 
 @prop(C, points=2, visible=False, examples=8)
@@ -69,20 +96,34 @@ def attention_identical_keys_average_values(student, qkv):
 def attention_gradients_are_finite(student, inputs):
     """Backpropagating through attention, fully masked rows included, gives finite gradients."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
-    reply = student.run(Call(C, "scaled_dot_product_attention", (q, k, v), {"mask": m}, backward=True))
+    reply = student.run(
+        Call(C, "scaled_dot_product_attention", (q, k, v), {"mask": m}, backward=True)
+    )
     first = reply.value[0] if isinstance(reply.value, (tuple, list)) and reply.value else None
     # (weights, output) returned: the backward ran from the weights, which do not depend on v; the order is the
     # shape property's business, so judge the gradients that exist.
-    swapped = isinstance(first, torch.Tensor) and tuple(first.shape) == (*q.shape[:-1], k.shape[-2]) \
+    swapped = (
+        isinstance(first, torch.Tensor)
+        and tuple(first.shape) == (*q.shape[:-1], k.shape[-2])
         and k.shape[-2] != v.shape[-1]
-    if isinstance(first, torch.Tensor):  # gradients of a constant are finite too: the result must be computed
+    )
+    if isinstance(
+        first, torch.Tensor
+    ):  # gradients of a constant are finite too: the result must be computed
         expected_out, expected_w = expected_values.attention(q, k, v, m)
         not_constant(first, expected_w if swapped else expected_out, "output")
     for name, g in zip("qk" if swapped else "qkv", reply.input_grads):
-        expect(g is not None, f"no gradient reaches {name}", "do not detach or leave autograd (no .numpy(), .data)")
-        expect(torch.isfinite(g).all(), f"the gradient of {name} has NaN or inf",
-               "NaN in the backward pass: use torch.where / masked_fill so fully masked rows never compute "
-               "-inf - -inf or 0/0")
+        expect(
+            g is not None,
+            f"no gradient reaches {name}",
+            "do not detach or leave autograd (no .numpy(), .data)",
+        )
+        expect(
+            torch.isfinite(g).all(),
+            f"the gradient of {name} has NaN or inf",
+            "NaN in the backward pass: use torch.where / masked_fill so fully masked rows never compute "
+            "-inf - -inf or 0/0",
+        )
 
 
 @prop(C, points=1, visible=False, examples=8)

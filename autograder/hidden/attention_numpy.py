@@ -1,4 +1,5 @@
 """Hidden properties of the NumPy warm-up (attention_numpy)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,11 +7,20 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder.properties.attention_numpy import (
-    C, attend, attention_hint, layer_norm, layer_norm_hint, np_attention_inputs, np_dtypes, expected_attention,
-    expected_softmax, softmax, t64,
-)
 from autograder.properties import expected_values
+from autograder.properties.attention_numpy import (
+    C,
+    attend,
+    attention_hint,
+    expected_attention,
+    expected_softmax,
+    layer_norm,
+    layer_norm_hint,
+    np_attention_inputs,
+    np_dtypes,
+    softmax,
+    t64,
+)
 from autograder.properties.checks import close, consistent, expect, fail, is_close, not_constant
 from autograder.properties.core import prop
 from autograder.properties.strategies import arrays
@@ -21,9 +31,14 @@ from autograder.properties.strategies import arrays
 def np_softmax_is_shift_invariant(student, x, shift, dtype):
     """softmax(x + c) = softmax(x) for a constant c."""
     x = x.astype(dtype)
-    consistent(softmax(student, (x + shift).astype(dtype)), softmax(student, x), "softmax(x + c) vs softmax(x)",
-               "subtract the max along the axis: adding a constant to every logit must change nothing", dtype=dtype,
-               expected=expected_softmax(x))
+    consistent(
+        softmax(student, (x + shift).astype(dtype)),
+        softmax(student, x),
+        "softmax(x + c) vs softmax(x)",
+        "subtract the max along the axis: adding a constant to every logit must change nothing",
+        dtype=dtype,
+        expected=expected_softmax(x),
+    )
 
 
 @st.composite
@@ -47,8 +62,15 @@ def np_attention_mask_broadcasts(student, inputs):
     expected_out, expected_w = expected_attention(q, k, v, m)
     if is_close(w, expected_w, q.dtype) and is_close(out, expected_out, q.dtype):
         return
-    hint = attention_hint(q, k, v, m, out, w,
-                          "combine the mask with the scores by broadcasting: np.where(mask, scores, -np.inf)")
+    hint = attention_hint(
+        q,
+        k,
+        v,
+        m,
+        out,
+        w,
+        "combine the mask with the scores by broadcasting: np.where(mask, scores, -np.inf)",
+    )
     close(w, expected_w, f"weights with a mask of shape {m.shape}", hint, dtype=q.dtype)
     close(out, expected_out, f"output with a mask of shape {m.shape}", hint, dtype=q.dtype)
 
@@ -63,8 +85,22 @@ def np_attention_is_key_permutation_invariant(student, inputs, seed):
     out_p, w_p = attend(student, q, k[perm], v[perm], m[:, perm])
     hint = "each key's score is q·k / sqrt(d_k) with its own mask entry: nothing may depend on the key order"
     expected_out, expected_w = expected_attention(q, k, v, m)
-    consistent(out_p, out, "output with keys and values permuted", hint, dtype=q.dtype, expected=expected_out)
-    consistent(w_p, w[:, perm], "weights with keys permuted", hint, dtype=q.dtype, expected=expected_w[:, perm])
+    consistent(
+        out_p,
+        out,
+        "output with keys and values permuted",
+        hint,
+        dtype=q.dtype,
+        expected=expected_out,
+    )
+    consistent(
+        w_p,
+        w[:, perm],
+        "weights with keys permuted",
+        hint,
+        dtype=q.dtype,
+        expected=expected_w[:, perm],
+    )
 
 
 @prop(C, points=1, examples=5, visible=False)
@@ -75,10 +111,19 @@ def np_layer_norm_constant_rows_are_zero(student, c, d, dtype):
     x = np.full((2, d), c, dtype=dtype)
     x[1] = np.arange(d, dtype=dtype)
     y = layer_norm(student, x)
-    expect(np.isfinite(y).all(), "layer_norm of a constant row gives inf or NaN",
-           "a constant row has variance 0: add eps inside the square root, sqrt(var + eps)")
+    expect(
+        np.isfinite(y).all(),
+        "layer_norm of a constant row gives inf or NaN",
+        "a constant row has variance 0: add eps inside the square root, sqrt(var + eps)",
+    )
     not_constant(y, expected_values.layer_norm(t64(x)), "layer_norm(x)")
-    close(y[0], np.zeros(d), "layer_norm of a constant row", "x - mean is 0 for a constant row", dtype=dtype)
+    close(
+        y[0],
+        np.zeros(d),
+        "layer_norm of a constant row",
+        "x - mean is 0 for a constant row",
+        dtype=dtype,
+    )
 
 
 @prop(C, points=1, examples=5, visible=False)
@@ -89,8 +134,13 @@ def np_layer_norm_uses_eps_argument(student, x, eps, dtype):
     x = x.astype(dtype)
     y = layer_norm(student, x, eps)
     expected = expected_values.layer_norm(t64(x), eps=eps)
-    close(y, expected, f"layer_norm(x, eps={eps})",
-          lambda: layer_norm_hint(x, y, eps, "add the eps argument to the variance: sqrt(var + eps)"), dtype=dtype)
+    close(
+        y,
+        expected,
+        f"layer_norm(x, eps={eps})",
+        lambda: layer_norm_hint(x, y, eps, "add the eps argument to the variance: sqrt(var + eps)"),
+        dtype=dtype,
+    )
 
 
 @prop(C, points=1, examples=5, visible=False)
@@ -104,5 +154,7 @@ def np_layer_norm_rows_are_independent(student, x, row, new, dtype):
     not_constant(y, expected_values.layer_norm(t64(x)), "layer_norm(x)")
     keep = np.arange(3) != row
     if not is_close(y2[keep], y[keep], dtype):
-        fail(f"changing row {row} changed the other rows",
-             "the wrong axis: mean and variance are per row, over the last axis (axis=-1, keepdims=True)")
+        fail(
+            f"changing row {row} changed the other rows",
+            "the wrong axis: mean and variance are per row, over the last axis (axis=-1, keepdims=True)",
+        )

@@ -1,4 +1,5 @@
 """Hidden properties of beam_search.beam_search (graded, never shipped to students)."""
+
 from __future__ import annotations
 
 import torch
@@ -25,56 +26,92 @@ C = "beam_search"
 
 @prop(C, points=1, examples=2, visible=False, error_hint=ERROR_HINT)
 @given(inputs=beam_cases(batch=(2, 3)), order=st.randoms(use_true_random=False))
-@example(inputs=BeamInputs(fixed_case(13, b=3, me=4, vocab=5, lengths=[4, 2, 3]),
-                           BeamSettings(max_len=5, bos_id=0, eos_id=1, beam_size=2, length_penalty=0.6, eos_bias=1.0)),
-         order=None)
+@example(
+    inputs=BeamInputs(
+        fixed_case(13, b=3, me=4, vocab=5, lengths=[4, 2, 3]),
+        BeamSettings(max_len=5, bos_id=0, eos_id=1, beam_size=2, length_penalty=0.6, eos_bias=1.0),
+    ),
+    order=None,
+)
 def beam_search_rows_are_independent(student, inputs, order):
     """Permuting the batch permutes the hypotheses and scores: a row's beams never read another row."""
     case, s = inputs.case, inputs.settings
     b = case.src.shape[0]
-    perm = torch.roll(torch.arange(b), 1) if order is None else torch.tensor(order.sample(range(b), b))
+    perm = (
+        torch.roll(torch.arange(b), 1) if order is None else torch.tensor(order.sample(range(b), b))
+    )
     state = case.state(s.eos_id, s.eos_bias)
     model, _ = build_model(student, case, state)
     seqs, scores, _ = beam_call(student, model, case, s)
     mask = None if case.src_mask is None else case.src_mask[perm]
     moved, moved_scores, _ = beam_call(student, model, case, s, case.src[perm], mask)
-    got, permuted = hypotheses(seqs, s.eos_id, "beam_search"), hypotheses(moved, s.eos_id, "beam_search")
+    got, permuted = (
+        hypotheses(seqs, s.eos_id, "beam_search"),
+        hypotheses(moved, s.eos_id, "beam_search"),
+    )
     if permuted != [got[i] for i in perm.tolist()]:
-        fail(f"beam_search gave {[list(h) for h in got]}; with the rows in the order {perm.tolist()} it gave "
-             f"{[list(h) for h in permuted]}", ROWS_HINT)
-    close(moved_scores, scores[perm], "the scores with the batch permuted", ROWS_HINT, dtype=case.dtype)
+        fail(
+            f"beam_search gave {[list(h) for h in got]}; with the rows in the order {perm.tolist()} it gave "
+            f"{[list(h) for h in permuted]}",
+            ROWS_HINT,
+        )
+    close(
+        moved_scores,
+        scores[perm],
+        "the scores with the batch permuted",
+        ROWS_HINT,
+        dtype=case.dtype,
+    )
     want, _ = beam_reference(case.expected_model(state), case, s)
     if got != want:
-        fail(f"beam_search gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
-             lambda: explain_beam(got, case.expected_model(state), case, s))
+        fail(
+            f"beam_search gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
+            lambda: explain_beam(got, case.expected_model(state), case, s),
+        )
 
 
 @prop(C, points=1, examples=1, visible=False, error_hint=ERROR_HINT)
 @given(inputs=beam_cases(beam=(2, 3), mask=False, layers=(1, 1)))
 def beam_search_runs_in_eval_and_restores_mode(student, inputs):
-    """A model in train mode (dropout=0.5) is searched like the dropout-free expected model, without gradients, and is in
-    train mode afterwards."""
+    """A model in train mode is searched in eval mode, without gradients, and left in train mode.
+
+    With dropout=0.5 the result equals the dropout-free expected model's."""
     case, s = inputs.case, inputs.settings
     state = case.state(s.eos_id, s.eos_bias)
     model, _ = build_model(student, case, state, dropout=0.5, train=True)
     seqs, _, reply = beam_call(student, model, case, s)
-    expect(student.inspect(model)["training"], "after beam_search the model is no longer in train mode",
-           "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)")
-    expect(not any(reply.training_seen), "the model ran in train mode during beam_search",
-           "search with model.eval() (dropout off), then restore the model's train/eval mode")
-    expect(not any(reply.grad_enabled_seen), "beam_search ran the model with gradients enabled",
-           "search under torch.no_grad(): no autograd graph is needed")
+    expect(
+        student.inspect(model)["training"],
+        "after beam_search the model is no longer in train mode",
+        "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)",
+    )
+    expect(
+        not any(reply.training_seen),
+        "the model ran in train mode during beam_search",
+        "search with model.eval() (dropout off), then restore the model's train/eval mode",
+    )
+    expect(
+        not any(reply.grad_enabled_seen),
+        "beam_search ran the model with gradients enabled",
+        "search under torch.no_grad(): no autograd graph is needed",
+    )
     got = hypotheses(seqs, s.eos_id, "beam_search")
     want, _ = beam_reference(case.expected_model(state), case, s)
     if got != want:
-        fail(f"beam_search of a model in train mode gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
-             "call model.eval() while searching (dropout off), then restore the model's train/eval mode")
+        fail(
+            f"beam_search of a model in train mode gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
+            "call model.eval() while searching (dropout off), then restore the model's train/eval mode",
+        )
 
 
 @prop(C, points=1, examples=2, visible=False, error_hint=ERROR_HINT)
 @given(inputs=beam_cases(batch=(2, 3), mask=True))
-@example(inputs=BeamInputs(fixed_case(10, b=2, me=5, vocab=6, lengths=[2, 5]),
-                           BeamSettings(max_len=6, bos_id=1, eos_id=2, beam_size=3, length_penalty=0.0, eos_bias=0.0)))
+@example(
+    inputs=BeamInputs(
+        fixed_case(10, b=2, me=5, vocab=6, lengths=[2, 5]),
+        BeamSettings(max_len=6, bos_id=1, eos_id=2, beam_size=3, length_penalty=0.0, eos_bias=0.0),
+    )
+)
 def beam_search_with_src_mask_equals_expected(student, inputs):
     """With a padding src_mask, beam_search equals the expected model's (the mask serves encode and every decode)."""
     case, s = inputs.case, inputs.settings
@@ -85,5 +122,7 @@ def beam_search_with_src_mask_equals_expected(student, inputs):
     w = case.expected_model(state)
     want, _ = beam_reference(w, case, s)
     if got != want:
-        fail(f"beam_search with src_mask gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
-             lambda: explain_beam(got, w, case, s))
+        fail(
+            f"beam_search with src_mask gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
+            lambda: explain_beam(got, w, case, s),
+        )

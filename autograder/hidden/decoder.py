@@ -1,4 +1,5 @@
 """Hidden properties of decoder.DecoderLayer and decoder.Decoder (graded, never shipped to students)."""
+
 from __future__ import annotations
 
 import torch
@@ -7,8 +8,18 @@ from hypothesis import example, given
 from ..properties import expected_values
 from ..properties.checks import close, consistent, diagnose, expect, fail, is_close
 from ..properties.core import prop
-from ..properties.decoder import (KV_FROM_X, LAYER_ERROR, MASKS_EVERY_LAYER, NO_MEMORY_MASK, NO_TARGET_MASK,
-                                  build_layer, build_stack, fixed_layer_case, layer_cases, run_layer)
+from ..properties.decoder import (
+    KV_FROM_X,
+    LAYER_ERROR,
+    MASKS_EVERY_LAYER,
+    NO_MEMORY_MASK,
+    NO_TARGET_MASK,
+    build_layer,
+    build_stack,
+    fixed_layer_case,
+    layer_cases,
+    run_layer,
+)
 from ..properties.layers import AFTER_NORM, NO_RESIDUAL, PRE_NORM, expected_layer_norm
 from ..properties.strategies import decoder_layer_state, randn
 from ..student_code import Call
@@ -18,29 +29,47 @@ C = "decoder"
 
 @prop(C, points=2, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
-@example(case=fixed_layer_case(batch=1, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=6, memory_mask=False))
+@example(
+    case=fixed_layer_case(
+        batch=1, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=6, memory_mask=False
+    )
+)
 def decoder_layer_post_norm_closed_form(student, case):
     """With both attentions' w_o and linear_2 zeroed, every sub-layer outputs 0: layer(x) = LN3(LN2(LN1(x)))."""
     x, memory, tm = case.x, case.memory, case.target_mask
     d, d_ff, seed = case.d_model, case.d_ff, case.seed
     state = decoder_layer_state("", d, d_ff, seed, x.dtype)
-    for name in ("self_attention.w_o.weight", "self_attention.w_o.bias", "cross_attention.w_o.weight",
-                 "cross_attention.w_o.bias", "feed_forward.linear_2.weight", "feed_forward.linear_2.bias"):
+    for name in (
+        "self_attention.w_o.weight",
+        "self_attention.w_o.bias",
+        "cross_attention.w_o.weight",
+        "cross_attention.w_o.bias",
+        "feed_forward.linear_2.weight",
+        "feed_forward.linear_2.bias",
+    ):
         state[name] = torch.zeros_like(state[name])
     handle, _ = build_layer(student, case, state=state)
     out = run_layer(student, handle, x, memory, tm)
-    n = {i: (lambda y, i=i: expected_layer_norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)}
+    n = {
+        i: (lambda y, i=i: expected_layer_norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)
+    }
     expected = n[3](n[2](n[1](x)))
     zero = torch.zeros_like(x)
-    close(out, expected, "DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))",
-          lambda: diagnose("each of the three sub-layers is x = norm(x + sublayer(x))",
-                           (lambda: is_close(out, x), PRE_NORM),
-                           (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), AFTER_NORM),
-                           (lambda: is_close(out, n[2](n[1](x))), "the feed-forward sub-layer is skipped"),
-                           (lambda: is_close(out, n[3](n[1](x))), "the cross-attention sub-layer is skipped"),
-                           (lambda: is_close(out, n[3](n[1](n[2](x)))), "add_norm_1 and add_norm_2 swapped"),
-                           (lambda: is_close(out, n[2](n[3](n[1](x)))), "add_norm_2 and add_norm_3 swapped"),
-                           (lambda: is_close(out, n[3](n[2](n[1](zero)))), NO_RESIDUAL)))
+    close(
+        out,
+        expected,
+        "DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))",
+        lambda: diagnose(
+            "each of the three sub-layers is x = norm(x + sublayer(x))",
+            (lambda: is_close(out, x), PRE_NORM),
+            (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), AFTER_NORM),
+            (lambda: is_close(out, n[2](n[1](x))), "the feed-forward sub-layer is skipped"),
+            (lambda: is_close(out, n[3](n[1](x))), "the cross-attention sub-layer is skipped"),
+            (lambda: is_close(out, n[3](n[1](n[2](x)))), "add_norm_1 and add_norm_2 swapped"),
+            (lambda: is_close(out, n[2](n[3](n[1](x)))), "add_norm_2 and add_norm_3 swapped"),
+            (lambda: is_close(out, n[3](n[2](n[1](zero)))), NO_RESIDUAL),
+        ),
+    )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
@@ -55,9 +84,13 @@ def decoder_stack_is_causal(student, case):
     changed = x.clone()
     changed[:, -1] = randn(changed[:, -1].shape, seed + 6, x.dtype, 2.0)
     out2 = run_layer(student, handle, changed, memory, tm, mm, "Decoder.forward")
-    consistent(out2[:, :-1], out[:, :-1], "Decoder outputs before the last position after changing the last target",
-               f"{NO_TARGET_MASK}; {MASKS_EVERY_LAYER}",
-               expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1])
+    consistent(
+        out2[:, :-1],
+        out[:, :-1],
+        "Decoder outputs before the last position after changing the last target",
+        f"{NO_TARGET_MASK}; {MASKS_EVERY_LAYER}",
+        expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1],
+    )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
@@ -72,25 +105,49 @@ def decoder_stack_memory_mask_reaches_every_layer(student, case):
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
     out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
     out2 = run_layer(student, handle, x, changed, tm, mm, "Decoder.forward")
-    consistent(out2, out, "Decoder output after changing the memory at blocked positions",
-               f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})",
-               expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm))
+    consistent(
+        out2,
+        out,
+        "Decoder output after changing the memory at blocked positions",
+        f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})",
+        expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm),
+    )
 
 
 @prop(C, points=1, examples=3, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
-@example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=10, memory_mask=False))
+@example(
+    case=fixed_layer_case(
+        batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=10, memory_mask=False
+    )
+)
 def decoder_layer_gradients_reach_memory_and_parameters(student, case):
     """Backpropagating through DecoderLayer reaches x, the memory, and every parameter (finite gradients)."""
     x, memory, tm = case.x, case.memory, case.target_mask
     seed = case.seed
     handle, _ = build_layer(student, case)
-    reply = student.run(Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True))
+    reply = student.run(
+        Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True)
+    )
     grads = reply.input_grads or [None, None]
-    expect(grads[1] is not None and grads[1].abs().sum() > 0, "no gradient reaches the memory", KV_FROM_X)
-    expect(grads[0] is not None and grads[0].abs().sum() > 0, "no gradient reaches x", "keep x in the graph")
+    expect(
+        grads[1] is not None and grads[1].abs().sum() > 0,
+        "no gradient reaches the memory",
+        KV_FROM_X,
+    )
+    expect(
+        grads[0] is not None and grads[0].abs().sum() > 0,
+        "no gradient reaches x",
+        "keep x in the graph",
+    )
     for name, g in (reply.param_grads or {}).items():
         if g is None:
-            fail(f"{name} got no gradient",
-                 "every sub-module must take part in forward, with autograd on (no .detach(), .data or no_grad)")
-        expect(torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN or inf in the backward pass")
+            fail(
+                f"{name} got no gradient",
+                "every sub-module must take part in forward, with autograd on (no .detach(), .data or no_grad)",
+            )
+        expect(
+            torch.isfinite(g).all(),
+            f"{name} has a non-finite gradient",
+            "NaN or inf in the backward pass",
+        )

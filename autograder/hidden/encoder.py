@@ -1,4 +1,5 @@
 """Hidden properties of encoder.EncoderLayer and encoder.Encoder (graded, never shipped to students)."""
+
 from __future__ import annotations
 
 import torch
@@ -8,8 +9,17 @@ from hypothesis import strategies as st
 from ..properties import expected_values
 from ..properties.checks import close, consistent, expect, fail
 from ..properties.core import prop
-from ..properties.encoder import (LAYER_ERROR, MASK_EVERY_LAYER, build_layer, build_stack, explain_layer,
-                                  fixed_layer_case, layer_cases, run_layer, torch_layer)
+from ..properties.encoder import (
+    LAYER_ERROR,
+    MASK_EVERY_LAYER,
+    build_layer,
+    build_stack,
+    explain_layer,
+    fixed_layer_case,
+    layer_cases,
+    run_layer,
+    torch_layer,
+)
 from ..properties.strategies import masks, randn
 from ..student_code import Call
 
@@ -28,13 +38,20 @@ def encoder_stack_mask_reaches_every_layer(student, case, noise):
     padded = ~mask[:, 0, 0]
     changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
     out2 = run_layer(student, handle, changed, mask, "Encoder.forward(x, mask)")
-    consistent(out2[~padded], out[~padded], "Encoder outputs at unpadded positions after changing the padded inputs",
-               MASK_EVERY_LAYER, expected=expected_values.encoder(state, 2, d, h, d_ff, x, mask)[~padded])
+    consistent(
+        out2[~padded],
+        out[~padded],
+        "Encoder outputs at unpadded positions after changing the padded inputs",
+        MASK_EVERY_LAYER,
+        expected=expected_values.encoder(state, 2, d, h, d_ff, x, mask)[~padded],
+    )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask=False))
-@example(case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=4, mask=False))
+@example(
+    case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=4, mask=False)
+)
 def encoder_layer_gradients_reach_every_parameter(student, case):
     """Backpropagating through EncoderLayer gives every parameter a finite gradient (w_k.bias's is 0 by design)."""
     x = case.x
@@ -43,12 +60,22 @@ def encoder_layer_gradients_reach_every_parameter(student, case):
     reply = student.run(Call(handle, "forward", (x,), {}, seed=seed, backward=True))
     for name, g in (reply.param_grads or {}).items():
         if g is None:
-            fail(f"{name} got no gradient",
-                 "every sub-module must take part in forward, with autograd on (no .detach(), .data or no_grad)")
-        expect(torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN or inf in the backward pass")
+            fail(
+                f"{name} got no gradient",
+                "every sub-module must take part in forward, with autograd on (no .detach(), .data or no_grad)",
+            )
+        expect(
+            torch.isfinite(g).all(),
+            f"{name} has a non-finite gradient",
+            "NaN or inf in the backward pass",
+        )
     expect(reply.param_grads, "EncoderLayer has no parameters", "build the sub-modules in __init__")
     g = (reply.input_grads or [None])[0]
-    expect(g is not None and g.abs().sum() > 0, "no gradient reaches the input x", "keep x in the autograd graph")
+    expect(
+        g is not None and g.abs().sum() > 0,
+        "no gradient reaches the input x",
+        "keep x in the autograd graph",
+    )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
@@ -60,9 +87,20 @@ def encoder_layer_dropout_is_off_in_eval(student, case):
     handle, state = build_layer(student, case, dropout=0.3)
     out = run_layer(student, handle, x, mask)
     expected = torch_layer(state, case, x, mask)
-    close(out, expected, "EncoderLayer(dropout=0.3) in eval mode vs the dropout-free layer",
-          lambda: explain_layer(out, state, h, x, mask, "pass dropout to the sub-modules (nn.Dropout follows eval()); "
-                                "apply no dropout of your own with training=True"))
+    close(
+        out,
+        expected,
+        "EncoderLayer(dropout=0.3) in eval mode vs the dropout-free layer",
+        lambda: explain_layer(
+            out,
+            state,
+            h,
+            x,
+            mask,
+            "pass dropout to the sub-modules (nn.Dropout follows eval()); "
+            "apply no dropout of your own with training=True",
+        ),
+    )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
@@ -76,6 +114,11 @@ def encoder_layer_2d_mask_equals_torch(student, case, data):
     handle, state = build_layer(student, case)
     out = run_layer(student, handle, x, mask)
     expected = torch_layer(state, case, x, mask)
-    close(out, expected, "EncoderLayer with an (m, m) mask vs nn.TransformerEncoderLayer",
-          lambda: explain_layer(out, state, h, x, mask, "pass the mask to the self-attention as it is"))
-
+    close(
+        out,
+        expected,
+        "EncoderLayer with an (m, m) mask vs nn.TransformerEncoderLayer",
+        lambda: explain_layer(
+            out, state, h, x, mask, "pass the mask to the self-attention as it is"
+        ),
+    )

@@ -1,4 +1,5 @@
 """Hidden properties of feed_forward.FeedForward."""
+
 from __future__ import annotations
 
 import itertools
@@ -10,8 +11,14 @@ from hypothesis import strategies as st
 
 from autograder.properties.checks import close, expect, fail, is_close
 from autograder.properties.core import prop
-from autograder.properties.feed_forward import (C, ERROR_HINT, build_ffn, check_ffn, expected_feed_forward,
-                                               student_feed_forward)
+from autograder.properties.feed_forward import (
+    ERROR_HINT,
+    C,
+    build_ffn,
+    check_ffn,
+    expected_feed_forward,
+    student_feed_forward,
+)
 from autograder.properties.strategies import dtypes, ffn_state, randn, seeds
 from autograder.student_code import Call, cotangent
 
@@ -28,17 +35,26 @@ def feed_forward_dropout_acts_on_the_hidden_layer(student, seed, dtype):
     y = student_feed_forward(student, h, x, "FeedForward(x) in training mode")
     s = {k: v.double() for k, v in state.items()}
     hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (2, 4, d_ff)
-    patterns = torch.tensor(list(itertools.product([0.0, 1 / (1 - p)], repeat=d_ff)), dtype=torch.float64)
-    candidates = F.linear(hidden * patterns[:, None, None, :], s["linear_2.weight"], s["linear_2.bias"])
+    patterns = torch.tensor(
+        list(itertools.product([0.0, 1 / (1 - p)], repeat=d_ff)), dtype=torch.float64
+    )
+    candidates = F.linear(
+        hidden * patterns[:, None, None, :], s["linear_2.weight"], s["linear_2.bias"]
+    )
     atol = 1e-4 if dtype == torch.float32 else 1e-8
     matched = (candidates - y.double()).abs().amax(-1).amin(0) <= atol
     if is_close(y, expected_feed_forward(x, state), dtype):
-        fail("in training mode with dropout=0.5 nothing was dropped",
-             "apply self.dropout (an nn.Dropout) to the hidden activations: linear_2(dropout(relu(linear_1(x))))")
+        fail(
+            "in training mode with dropout=0.5 nothing was dropped",
+            "apply self.dropout (an nn.Dropout) to the hidden activations: linear_2(dropout(relu(linear_1(x))))",
+        )
     if not matched.all():
-        fail("in training mode an output position is not linear_2(dropout(relu(linear_1(x)))) for any dropout "
-             "pattern", "dropout goes on the hidden activations, after the ReLU and before linear_2: not on the "
-                        "input or the output")
+        fail(
+            "in training mode an output position is not linear_2(dropout(relu(linear_1(x)))) for any dropout "
+            "pattern",
+            "dropout goes on the hidden activations, after the ReLU and before linear_2: not on the "
+            "input or the output",
+        )
 
 
 @prop(C, points=1, examples=3, visible=False, error_hint=ERROR_HINT)
@@ -51,16 +67,27 @@ def feed_forward_gradients_match_torch(student, d, d_ff, seed, dtype):
     reply = student.run(Call(h, "forward", (x,), seed=seed, backward=True))
     xr = x.double().requires_grad_(True)
     params = {k: v.double().requires_grad_(True) for k, v in state.items()}
-    out = F.linear(F.relu(F.linear(xr, params["linear_1.weight"], params["linear_1.bias"])),
-                   params["linear_2.weight"], params["linear_2.bias"])
+    out = F.linear(
+        F.relu(F.linear(xr, params["linear_1.weight"], params["linear_1.bias"])),
+        params["linear_2.weight"],
+        params["linear_2.bias"],
+    )
     (out * cotangent(out.shape, dtype, seed + 1).double()).sum().backward()
     hint = "keep the computation in the autograd graph: no .detach(), .data or numpy round trips"
     rtol, atol = (1e-3, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
-    expect(reply.input_grads and reply.input_grads[0] is not None, "no gradient reached the input x", hint)
+    expect(
+        reply.input_grads and reply.input_grads[0] is not None,
+        "no gradient reached the input x",
+        hint,
+    )
     close(reply.input_grads[0], xr.grad, "d loss / d x", hint, rtol=rtol, atol=atol)
     grads = reply.param_grads or {}
     for name, p in params.items():
-        expect(grads.get(name) is not None, f"no gradient reached {name}", "use both linear layers in forward")
+        expect(
+            grads.get(name) is not None,
+            f"no gradient reached {name}",
+            "use both linear layers in forward",
+        )
         close(grads[name], p.grad, f"d loss / d {name}", hint, rtol=rtol, atol=atol)
 
 
@@ -72,5 +99,11 @@ def feed_forward_dead_hidden_layer_gives_the_output_bias(student, d, d_ff, seed,
     state["linear_1.bias"] = torch.full((d_ff,), -50.0, dtype=dtype)
     h, _ = build_ffn(student, d, d_ff, seed, dtype, state=state)
     x = randn((2, 3, d), seed + 20, dtype)
-    check_ffn(student, h, state, x, "FeedForward(x) with every hidden pre-activation < 0",
-              "ReLU is exactly 0 for negative inputs, so the output is linear_2's bias")
+    check_ffn(
+        student,
+        h,
+        state,
+        x,
+        "FeedForward(x) with every hidden pre-activation < 0",
+        "ReLU is exactly 0 for negative inputs, so the output is linear_2's bias",
+    )

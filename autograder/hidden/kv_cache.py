@@ -1,4 +1,5 @@
 """Hidden properties of kv_cache.CachedDecoder and cached_greedy_decode (graded, never shipped to students)."""
+
 from __future__ import annotations
 
 import torch
@@ -36,15 +37,25 @@ def kv_cache_with_padding_equals_full_decode(student, inputs):
 
 
 @prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
-@given(inputs=step_inputs(batch=(2, 3), chunk=(1, 2), steps=(2, 3)), order=st.randoms(use_true_random=False))
+@given(
+    inputs=step_inputs(batch=(2, 3), chunk=(1, 2), steps=(2, 3)),
+    order=st.randoms(use_true_random=False),
+)
 @example(inputs=fixed_steps(12, (1, 2), b=3, me=4, lengths=[4, 1, 3]), order=None)
 def kv_cache_rows_are_independent(student, inputs, order):
     """Permuting the batch permutes each step's logits: a row never reads another row's cache."""
     case = inputs.case
     b = case.src.shape[0]
-    perm = torch.roll(torch.arange(b), 1) if order is None else torch.tensor(order.sample(range(b), b))
-    moved = StepInputs(case.replace(src=case.src[perm], src_mask=None if case.src_mask is None
-                                    else case.src_mask[perm]), inputs.tgt[perm], inputs.chunks)
+    perm = (
+        torch.roll(torch.arange(b), 1) if order is None else torch.tensor(order.sample(range(b), b))
+    )
+    moved = StepInputs(
+        case.replace(
+            src=case.src[perm], src_mask=None if case.src_mask is None else case.src_mask[perm]
+        ),
+        inputs.tgt[perm],
+        inputs.chunks,
+    )
     decoder, _, state = cached_decoder(student, case)
     other, _, _ = cached_decoder(student, moved.case, state)
     start(student, decoder, case)
@@ -52,10 +63,16 @@ def kv_cache_rows_are_independent(student, inputs, order):
     expected = full_logits(case, state, inputs.tgt)
     done = 0
     for n in inputs.chunks:
-        got = step(student, decoder, case, inputs.tgt[:, done:done + n]).value
-        permuted = step(student, other, moved.case, moved.tgt[:, done:done + n]).value
-        consistent(permuted, got[perm], f"the step at positions {done}..{done + n - 1} with the batch permuted",
-                   SHARED_HINT, dtype=case.dtype, expected=expected[:, done:done + n])
+        got = step(student, decoder, case, inputs.tgt[:, done : done + n]).value
+        permuted = step(student, other, moved.case, moved.tgt[:, done : done + n]).value
+        consistent(
+            permuted,
+            got[perm],
+            f"the step at positions {done}..{done + n - 1} with the batch permuted",
+            SHARED_HINT,
+            dtype=case.dtype,
+            expected=expected[:, done : done + n],
+        )
         done += n
 
 
@@ -72,12 +89,18 @@ def kv_cache_start_resets_the_cache(student, inputs):
     expected = full_logits(other, state, inputs.tgt)
     done = 0
     for n in inputs.chunks:
-        got = step(student, decoder, other, inputs.tgt[:, done:done + n]).value
-        want = expected[:, done:done + n]
+        got = step(student, decoder, other, inputs.tgt[:, done : done + n]).value
+        want = expected[:, done : done + n]
         if not is_close(got, want, case.dtype):
-            close(got, want, f"after start() on a new source, the step at positions {done}..{done + n - 1}",
-                  "start resets everything: length = 0, empty self_keys/self_values, the new memory's keys/values"
-                  if done == 0 else DEFAULT_HINT, dtype=case.dtype)
+            close(
+                got,
+                want,
+                f"after start() on a new source, the step at positions {done}..{done + n - 1}",
+                "start resets everything: length = 0, empty self_keys/self_values, the new memory's keys/values"
+                if done == 0
+                else DEFAULT_HINT,
+                dtype=case.dtype,
+            )
         done += n
 
 
@@ -85,18 +108,30 @@ def kv_cache_start_resets_the_cache(student, inputs):
 @given(case=decoding_cases(mask=False, layers=(1, 1)))
 @example(case=fixed_case(6, n=1))
 def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
-    """A model in train mode (dropout=0.5) decodes like the dropout-free expected model, without gradients, and is in train
-    mode afterwards."""
+    """A model in train mode decodes in eval mode, without gradients, and is left in train mode.
+
+    With dropout=0.5 the tokens equal the dropout-free expected model's."""
     state = case.state(2, 0.5)
     model, _ = build_model(student, case, state, dropout=0.5, train=True)
     ys, reply = greedy_call(student, model, case, 5, 1, 2)
-    expect(student.inspect(model)["training"], "after cached_greedy_decode the model is no longer in train mode",
-           "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)")
-    expect(not any(reply.training_seen), "the model ran in train mode during cached_greedy_decode",
-           "decode with model.eval() (dropout off), then restore the model's train/eval mode")
-    expect(not any(reply.grad_enabled_seen), "cached_greedy_decode ran the model with gradients enabled",
-           "decode under torch.no_grad(): no autograd graph is needed")
+    expect(
+        student.inspect(model)["training"],
+        "after cached_greedy_decode the model is no longer in train mode",
+        "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)",
+    )
+    expect(
+        not any(reply.training_seen),
+        "the model ran in train mode during cached_greedy_decode",
+        "decode with model.eval() (dropout off), then restore the model's train/eval mode",
+    )
+    expect(
+        not any(reply.grad_enabled_seen),
+        "cached_greedy_decode ran the model with gradients enabled",
+        "decode under torch.no_grad(): no autograd graph is needed",
+    )
     expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
-        fail(f"cached_greedy_decode of a model in train mode gave {ys.tolist()}, expected {expected.tolist()}",
-             "call model.eval() while decoding (dropout off), then restore the model's train/eval mode")
+        fail(
+            f"cached_greedy_decode of a model in train mode gave {ys.tolist()}, expected {expected.tolist()}",
+            "call model.eval() while decoding (dropout off), then restore the model's train/eval mode",
+        )

@@ -1,4 +1,5 @@
 """Hidden properties of mask.causal_mask and mask.padding_mask."""
+
 from __future__ import annotations
 
 import torch
@@ -8,16 +9,31 @@ from hypothesis import strategies as st
 from autograder.properties import expected_values
 from autograder.properties.checks import expect, fail
 from autograder.properties.core import prop
-from autograder.properties.mask import (C, causal_hint, padded_tokens, padding_hint, student_causal_mask,
-                                       student_padding_mask)
 from autograder.properties.expected_values import expected_causal_mask
+from autograder.properties.mask import (
+    C,
+    causal_hint,
+    padded_tokens,
+    padding_hint,
+    student_causal_mask,
+    student_padding_mask,
+)
 from autograder.properties.strategies import PaddedTokens, dtypes, randn, seeds
 
 
 @prop(C, points=3, examples=8, visible=False)
-@given(inputs=padded_tokens(max_batch=2, max_seq=5), cut=st.integers(0, 4), seed=seeds(), dtype=dtypes())
-@example(inputs=PaddedTokens(tokens=torch.tensor([[4, 2, 1, 0, 0], [3, 0, 0, 0, 0]]), pad_id=0), cut=2, seed=0,
-         dtype=torch.float64)
+@given(
+    inputs=padded_tokens(max_batch=2, max_seq=5),
+    cut=st.integers(0, 4),
+    seed=seeds(),
+    dtype=dtypes(),
+)
+@example(
+    inputs=PaddedTokens(tokens=torch.tensor([[4, 2, 1, 0, 0], [3, 0, 0, 0, 0]]), pad_id=0),
+    cut=2,
+    seed=0,
+    dtype=torch.float64,
+)
 def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     """causal_mask(s) & padding_mask(tokens) broadcasts to (batch, 1, s, s): j <= i and token j is real."""
     tokens, pad_id = inputs.tokens, inputs.pad_id
@@ -27,19 +43,35 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     combined = c & p
     expected = expected_causal_mask(s)[None, None] & (tokens != pad_id)[:, None, None, :]
     if tuple(combined.shape) != (b, 1, s, s) or not torch.equal(combined, expected):
-        fail(f"causal_mask({s}) & padding_mask(tokens) is wrong: it should allow key j for query i exactly when "
-             "j <= i and token j is not padding",
-             causal_hint(c, s, padding_hint(p, tokens, pad_id, "the two masks must combine by broadcasting: "
-                                                               "(s, s) & (batch, 1, 1, s) -> (batch, 1, s, s)")))
+        fail(
+            f"causal_mask({s}) & padding_mask(tokens) is wrong: it should allow key j for query i exactly when "
+            "j <= i and token j is not padding",
+            causal_hint(
+                c,
+                s,
+                padding_hint(
+                    p,
+                    tokens,
+                    pad_id,
+                    "the two masks must combine by broadcasting: "
+                    "(s, s) & (batch, 1, 1, s) -> (batch, 1, s, s)",
+                ),
+            ),
+        )
     # In the checking side's self-attention: real queries up to `cut` ignore the future and the padding.
     x = randn((b, 2, s, 3), seed, dtype)
     hidden = (torch.arange(s) > cut)[None, :] | (tokens == pad_id)  # (b, s)
     x2 = torch.where(hidden[:, None, :, None], randn(x.shape, seed + 1, dtype, 4.0), x)
-    out, out2 = expected_values.attention(x, x, x, combined)[0], expected_values.attention(x2, x2, x2, combined)[0]
+    out, out2 = (
+        expected_values.attention(x, x, x, combined)[0],
+        expected_values.attention(x2, x2, x2, combined)[0],
+    )
     keep = ~hidden[:, None, :, None].expand(out.shape)
-    expect(torch.allclose(out[keep], out2[keep], rtol=1e-5, atol=1e-6),
-           "with the combined mask, a real query at or before t depends on a future or padding token",
-           "combine with & (logical and): a key may be attended only if both masks allow it")
+    expect(
+        torch.allclose(out[keep], out2[keep], rtol=1e-5, atol=1e-6),
+        "with the combined mask, a real query at or before t depends on a future or padding token",
+        "combine with & (logical and): a key may be attended only if both masks allow it",
+    )
 
 
 @prop(C, points=1, examples=3, visible=False)
@@ -48,8 +80,11 @@ def causal_mask_large_sizes(student, size):
     """causal_mask works for longer sequences: size (size + 1) / 2 allowed pairs, the lower triangle."""
     m = student_causal_mask(student, size)
     if not torch.equal(m, expected_causal_mask(size)):
-        fail(f"causal_mask({size}) is not the lower triangle ({int(m.sum())} True entries, expected "
-             f"{size * (size + 1) // 2})", causal_hint(m, size, "mask[i, j] = (j <= i) for every size"))
+        fail(
+            f"causal_mask({size}) is not the lower triangle ({int(m.sum())} True entries, expected "
+            f"{size * (size + 1) // 2})",
+            causal_hint(m, size, "mask[i, j] = (j <= i) for every size"),
+        )
 
 
 @prop(C, points=1, examples=6, visible=False)
@@ -57,9 +92,16 @@ def causal_mask_large_sizes(student, size):
 def padding_mask_edge_cases(student, b, s, case):
     """No padding gives all True, all padding all False, a pad_id that never occurs all True."""
     pad_id = {"none": 0, "all": 2, "absent": -1}[case]
-    tokens = torch.full((b, s), 2, dtype=torch.long) if case == "all" else torch.arange(1, b * s + 1).reshape(b, s)
+    tokens = (
+        torch.full((b, s), 2, dtype=torch.long)
+        if case == "all"
+        else torch.arange(1, b * s + 1).reshape(b, s)
+    )
     m = student_padding_mask(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
-        fail(f"padding_mask(tokens={tokens.tolist()}, pad_id={pad_id}) is wrong: expected all "
-             f"{bool(expected.all())}", padding_hint(m, tokens, pad_id, "mask = (tokens != pad_id), for any pad_id"))
+        fail(
+            f"padding_mask(tokens={tokens.tolist()}, pad_id={pad_id}) is wrong: expected all "
+            f"{bool(expected.all())}",
+            padding_hint(m, tokens, pad_id, "mask = (tokens != pad_id), for any pad_id"),
+        )

@@ -1,4 +1,5 @@
 """Hidden properties of multi_head.MultiHeadAttention (graded, never shipped to students)."""
+
 from __future__ import annotations
 
 import torch
@@ -8,9 +9,19 @@ from hypothesis import strategies as st
 from ..properties import expected_values
 from ..properties.checks import close, expect, fail, is_close
 from ..properties.core import prop
+from ..properties.multi_head import (
+    ERROR,
+    build,
+    cases,
+    check_output,
+    expected_multi_head,
+    explain,
+    fixed_case,
+    forward,
+    live_rows,
+    stored_weights,
+)
 from ..properties.strategies import MultiHeadInputs, dtypes, model_sizes, seeds
-from ..properties.multi_head import (ERROR, build, cases, check_output, explain, fixed_case, forward, live_rows,
-                                     expected_multi_head, stored_weights)
 from ..student_code import Call
 
 C = "multi_head"
@@ -18,30 +29,62 @@ C = "multi_head"
 
 @prop(C, points=2, examples=5, visible=False, error_hint=ERROR)
 @given(case=cases(mask="full"))
-@example(case=MultiHeadInputs(query=torch.ones(1, 2, 4, dtype=torch.float64),
-                              key=torch.ones(1, 3, 4, dtype=torch.float64),
-                              value=torch.ones(1, 3, 4, dtype=torch.float64),
-                              mask=torch.tensor([[[[True, False, True], [False] * 3], [[False] * 3, [False] * 3]]]),
-                              d_model=4, num_heads=2, seed=0))
+@example(
+    case=MultiHeadInputs(
+        query=torch.ones(1, 2, 4, dtype=torch.float64),
+        key=torch.ones(1, 3, 4, dtype=torch.float64),
+        value=torch.ones(1, 3, 4, dtype=torch.float64),
+        mask=torch.tensor([[[[True, False, True], [False] * 3], [[False] * 3, [False] * 3]]]),
+        d_model=4,
+        num_heads=2,
+        seed=0,
+    )
+)
 def multi_head_fully_masked_rows_are_finite(student, case):
     """A query row masked for every key in a head gets zero weights there; the output is finite and exact."""
     q, k, v, m = case.query, case.key, case.value, case.mask
     d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype)
-    out, w = forward(student, handle, q, k, v, m, read=True)  # NaN in the output is reported here, first
+    out, w = forward(
+        student, handle, q, k, v, m, read=True
+    )  # NaN in the output is reported here, first
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     expected, expected_w = expected_multi_head(state, h, q, k, v, m)
     if w is not None:
-        close(w, expected_w, "attention_weights with fully masked rows",
-              lambda: explain(w, state, h, q, k, v, m, "fully masked rows hold zero weights; the others sum to 1",
-                              what="weights"))
-    close(out, expected, "output with fully masked rows",
-          lambda: explain(out, state, h, q, k, v, m, "a fully masked head contributes zeros before w_o"))
+        close(
+            w,
+            expected_w,
+            "attention_weights with fully masked rows",
+            lambda: explain(
+                w,
+                state,
+                h,
+                q,
+                k,
+                v,
+                m,
+                "fully masked rows hold zero weights; the others sum to 1",
+                what="weights",
+            ),
+        )
+    close(
+        out,
+        expected,
+        "output with fully masked rows",
+        lambda: explain(
+            out, state, h, q, k, v, m, "a fully masked head contributes zeros before w_o"
+        ),
+    )
 
 
 @prop(C, points=2, examples=4, visible=False, error_hint=ERROR)
-@given(sizes=model_sizes(max_heads=2, min_heads=2), m_q=st.integers(1, 3), m_k=st.integers(2, 4), seed=seeds(),
-       dtype=dtypes())
+@given(
+    sizes=model_sizes(max_heads=2, min_heads=2),
+    m_q=st.integers(1, 3),
+    m_k=st.integers(2, 4),
+    seed=seeds(),
+    dtype=dtypes(),
+)
 def multi_head_gradients_reach_every_projection(student, sizes, m_q, m_k, seed, dtype):
     """Backpropagating through forward gives finite, non-zero gradients to w_q, w_k, w_v, w_o and the inputs."""
     (d, h), b = sizes, 2
@@ -53,18 +96,30 @@ def multi_head_gradients_reach_every_projection(student, sizes, m_q, m_k, seed, 
     for name in [f"{p}.{s}" for p in ("w_q", "w_k", "w_v", "w_o") for s in ("weight", "bias")]:
         g = grads.get(name)
         if g is None:
-            fail(f"{name} got no gradient",
-                 "it is unused or cut from the graph: w_o must project the merged heads, and the output must come "
-                 "from dropout(weights) @ v, not from the detached attention_weights (or .data / no_grad)")
-        expect(torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN in the backward pass")
-        if name != "w_k.bias":  # a key bias shifts every score of a query equally: its gradient is exactly 0
-            expect(g.abs().sum() > 0, f"{name} got an all-zero gradient",
-                   "the output does not depend on it: is each projection applied to its own input "
-                   "(q = w_q(query), k = w_k(key), v = w_v(value)) and the output computed with autograd on?")
+            fail(
+                f"{name} got no gradient",
+                "it is unused or cut from the graph: w_o must project the merged heads, and the output must come "
+                "from dropout(weights) @ v, not from the detached attention_weights (or .data / no_grad)",
+            )
+        expect(
+            torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN in the backward pass"
+        )
+        if (
+            name != "w_k.bias"
+        ):  # a key bias shifts every score of a query equally: its gradient is exactly 0
+            expect(
+                g.abs().sum() > 0,
+                f"{name} got an all-zero gradient",
+                "the output does not depend on it: is each projection applied to its own input "
+                "(q = w_q(query), k = w_k(key), v = w_v(value)) and the output computed with autograd on?",
+            )
     names = ("query", "key", "value")
     for i, g in enumerate(reply.input_grads or []):
-        expect(g is not None and g.abs().sum() > 0, f"the gradient with respect to {names[i]} is zero or missing",
-               "the output must depend on query, key and value through autograd")
+        expect(
+            g is not None and g.abs().sum() > 0,
+            f"the gradient with respect to {names[i]} is zero or missing",
+            "the output must depend on query, key and value through autograd",
+        )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=ERROR)
@@ -77,8 +132,21 @@ def multi_head_bias_false_equals_torch(student, case):
     out = forward(student, handle, q, k, v, m)
     expected, _ = expected_values.multi_head(state, d, h, q, k, v, m)
     keep = live_rows(expected)
-    close(out[keep], expected[keep], "output with bias=False vs nn.MultiheadAttention(bias=False)",
-          lambda: explain(out, state, h, q, k, v, m, "pass bias=bias to the four nn.Linear and add no bias of your own"))
+    close(
+        out[keep],
+        expected[keep],
+        "output with bias=False vs nn.MultiheadAttention(bias=False)",
+        lambda: explain(
+            out,
+            state,
+            h,
+            q,
+            k,
+            v,
+            m,
+            "pass bias=bias to the four nn.Linear and add no bias of your own",
+        ),
+    )
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=ERROR)
@@ -91,15 +159,40 @@ def multi_head_per_head_mask_reaches_its_head(student, case):
     handle, state = build(student, d, h, seed, q.dtype)
     out, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
-    if w is None:  # no attribute: the shape property says so; the output must still use the per-head mask
-        return check_output(out, state, h, q, k, v, m, f"output with a {tuple(m.shape)} mask",
-                            "the mask's dim 1 indexes the heads: pass the mask unchanged")
+    if (
+        w is None
+    ):  # no attribute: the shape property says so; the output must still use the per-head mask
+        return check_output(
+            out,
+            state,
+            h,
+            q,
+            k,
+            v,
+            m,
+            f"output with a {tuple(m.shape)} mask",
+            "the mask's dim 1 indexes the heads: pass the mask unchanged",
+        )
     if (w[~m] != 0).any():
-        fail("a key blocked for head j (mask[:, j] False) got weight in head j",
-             explain(w, state, h, q, k, v, m, "the mask's dim 1 indexes the heads: split the heads to "
-                     "(batch, h, m, d_k) (view as (batch, m, h, d_k), then transpose(1, 2)) and pass the mask "
-                     "unchanged", what="weights"))
+        fail(
+            "a key blocked for head j (mask[:, j] False) got weight in head j",
+            explain(
+                w,
+                state,
+                h,
+                q,
+                k,
+                v,
+                m,
+                "the mask's dim 1 indexes the heads: split the heads to "
+                "(batch, h, m, d_k) (view as (batch, m, h, d_k), then transpose(1, 2)) and pass the mask "
+                "unchanged",
+                what="weights",
+            ),
+        )
     keep = m.any(-1)
-    expect(is_close(w.sum(-1)[keep], torch.ones_like(w.sum(-1)[keep])),
-           "with a per-head mask, allowed weights do not sum to 1", "each head's rows are a distribution")
-
+    expect(
+        is_close(w.sum(-1)[keep], torch.ones_like(w.sum(-1)[keep])),
+        "with a per-head mask, allowed weights do not sum to 1",
+        "each head's rows are a distribution",
+    )

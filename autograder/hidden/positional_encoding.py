@@ -1,4 +1,5 @@
 """Hidden properties of positional_encoding."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,14 @@ from autograder.properties import expected_values
 from autograder.properties.checks import close, expect, fail, not_constant, tensor
 from autograder.properties.core import prop
 from autograder.properties.positional_encoding import (
-    C, EMBEDDING_ERROR, TABLE_ERROR, check_table, pe_atol, pe_hint, table, token_hint,
+    EMBEDDING_ERROR,
+    TABLE_ERROR,
+    C,
+    check_table,
+    pe_atol,
+    pe_hint,
+    table,
+    token_hint,
 )
 from autograder.properties.strategies import dtypes, seeds
 
@@ -34,12 +42,21 @@ def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     sin_p, cos_p = pe[:-k, 0::2], pe[:-k, 1::2]
     # sin(a + kω) = sin a cos kω + cos a sin kω;  cos(a + kω) = cos a cos kω - sin a sin kω
-    rotated = torch.stack([sin_p * c + cos_p * s, cos_p * c - sin_p * s], dim=-1).reshape(max_len - k, d)
+    rotated = torch.stack([sin_p * c + cos_p * s, cos_p * c - sin_p * s], dim=-1).reshape(
+        max_len - k, d
+    )
     atol = pe_atol(max_len)
     if not torch.allclose(pe[k:], rotated, rtol=0.0, atol=2 * atol):
         p = int((pe[k:] - rotated).abs().amax(-1).argmax())
-        fail(f"PE[{p + k}] is not PE[{p}] rotated pair by pair by the angles {k}·ω_i",
-             pe_hint(pe, max_len, d, "pair i is (sin(p·ω_i), cos(p·ω_i)) with ω_i = 1 / 10000^(2i/d_model)"))
+        fail(
+            f"PE[{p + k}] is not PE[{p}] rotated pair by pair by the angles {k}·ω_i",
+            pe_hint(
+                pe,
+                max_len,
+                d,
+                "pair i is (sin(p·ω_i), cos(p·ω_i)) with ω_i = 1 / 10000^(2i/d_model)",
+            ),
+        )
 
 
 @prop(C, points=1, examples=2, visible=False)
@@ -47,8 +64,11 @@ def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
 def positional_encoding_default_max_len(student, d):
     """PositionalEncoding(d_model) defaults to max_len = 5000: pe is (1, 5000, d_model)."""
     info = student.inspect(student.build(C, "PositionalEncoding", d_model=d))
-    expect("pe" in info["state"], "PositionalEncoding has no buffer `pe`",
-           "self.register_buffer(\"pe\", sinusoidal_encoding(max_len, d_model).unsqueeze(0))")
+    expect(
+        "pe" in info["state"],
+        "PositionalEncoding has no buffer `pe`",
+        'self.register_buffer("pe", sinusoidal_encoding(max_len, d_model).unsqueeze(0))',
+    )
     tensor(info["state"]["pe"], "PositionalEncoding(d_model).pe", shape=(1, 5000, d))
 
 
@@ -59,16 +79,33 @@ def token_embedding_parameters_and_dtype(student, vocab, d, seed, dtype):
     values (the dtype itself is the visible token_embedding_scales_by_sqrt_d_model's business)."""
     h = student.build(C, "TokenEmbedding", dtype=dtype, vocab_size=vocab, d_model=d)
     info = student.inspect(h)
-    expect(info["module_types"].get("embedding") == "Embedding",
-           f"TokenEmbedding.embedding is {info['module_types'].get('embedding', 'missing')}, expected nn.Embedding",
-           "self.embedding = nn.Embedding(vocab_size, d_model)")
-    expect("embedding.weight" in info["params"], "embedding.weight is not a parameter",
-           "self.embedding = nn.Embedding(vocab_size, d_model)")
+    expect(
+        info["module_types"].get("embedding") == "Embedding",
+        f"TokenEmbedding.embedding is {info['module_types'].get('embedding', 'missing')}, expected nn.Embedding",
+        "self.embedding = nn.Embedding(vocab_size, d_model)",
+    )
+    expect(
+        "embedding.weight" in info["params"],
+        "embedding.weight is not a parameter",
+        "self.embedding = nn.Embedding(vocab_size, d_model)",
+    )
     w = tensor(info["state"]["embedding.weight"], "embedding.weight", shape=(vocab, d))
     tokens = torch.tensor([[0, vocab - 1, 0]])
-    y = tensor(student.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(1, 3, d), dtype=dtype)
+    y = tensor(
+        student.method(h, "forward", tokens), "TokenEmbedding(tokens)", shape=(1, 3, d), dtype=dtype
+    )
     rows = w[tokens].double()
-    close(y, rows * math.sqrt(d), "TokenEmbedding(tokens)",
-          lambda: token_hint(y, rows, d, vocab, dtype, "out = self.embedding(tokens) * math.sqrt(d_model), in the "
-                                                       "model's dtype"), dtype=dtype)
-
+    close(
+        y,
+        rows * math.sqrt(d),
+        "TokenEmbedding(tokens)",
+        lambda: token_hint(
+            y,
+            rows,
+            d,
+            vocab,
+            dtype,
+            "out = self.embedding(tokens) * math.sqrt(d_model), in the model's dtype",
+        ),
+        dtype=dtype,
+    )

@@ -1,4 +1,5 @@
 """Hidden properties of training.py (graded, never shipped to students)."""
+
 from __future__ import annotations
 
 import math
@@ -9,9 +10,22 @@ from hypothesis import strategies as st
 
 from ..properties.checks import close, expect, is_close, tensor
 from ..properties.core import prop
-from ..properties.training import (BUILD_ERROR, PAD_COUNTED, SCHEDULE, LossInputs, batch_cases, build_model,
-                                   explain_loss, loss_call, loss_inputs, padded, rate_call, schedule, smoothed_loss,
-                                   expected_train)
+from ..properties.training import (
+    BUILD_ERROR,
+    PAD_COUNTED,
+    SCHEDULE,
+    LossInputs,
+    batch_cases,
+    build_model,
+    expected_train,
+    explain_loss,
+    loss_call,
+    loss_inputs,
+    padded,
+    rate_call,
+    schedule,
+    smoothed_loss,
+)
 
 C = "training"
 
@@ -20,14 +34,29 @@ C = "training"
 @given(inputs=loss_inputs())
 def smoothed_loss_accepts_flat_logits(student, inputs):
     """Logits (N, V) and targets (N,) (positions already flattened) give the same loss as (batch, m, V)."""
-    flat = LossInputs(logits=inputs.logits.flatten(0, 1), target=inputs.target.flatten(), smoothing=inputs.smoothing,
-                      pad_id=inputs.pad_id)
+    flat = LossInputs(
+        logits=inputs.logits.flatten(0, 1),
+        target=inputs.target.flatten(),
+        smoothing=inputs.smoothing,
+        pad_id=inputs.pad_id,
+    )
     got, _, what = loss_call(student, flat)
     expected = smoothed_loss(flat.logits, flat.target, flat.smoothing, flat.pad_id)
     if not is_close(got, expected, flat.logits.dtype):
-        close(got, expected, what + " with logits (N, V)",
-              explain_loss(got, flat.logits, flat.target, flat.smoothing, flat.pad_id,
-                           "work on the last dim only (dim=-1), whatever the leading shape"), flat.logits.dtype)
+        close(
+            got,
+            expected,
+            what + " with logits (N, V)",
+            explain_loss(
+                got,
+                flat.logits,
+                flat.target,
+                flat.smoothing,
+                flat.pad_id,
+                "work on the last dim only (dim=-1), whatever the leading shape",
+            ),
+            flat.logits.dtype,
+        )
 
 
 @prop(C, points=1, examples=3, visible=False)
@@ -36,30 +65,53 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
     """A batch whose targets are all padding costs 0.0 (not NaN from 0 / 0); one real token costs its own loss."""
     one = torch.full_like(inputs.target, inputs.pad_id)
     one[0, 0] = inputs.target[0, 0]
-    got, _, what = loss_call(student, LossInputs(logits=inputs.logits, target=one, smoothing=inputs.smoothing,
-                                           pad_id=inputs.pad_id))
+    got, _, what = loss_call(
+        student,
+        LossInputs(
+            logits=inputs.logits, target=one, smoothing=inputs.smoothing, pad_id=inputs.pad_id
+        ),
+    )
     expected = smoothed_loss(inputs.logits, one, inputs.smoothing, inputs.pad_id)
     if not is_close(got, expected, inputs.logits.dtype):
-        close(got, expected, what + " with a single non-padding position",
-              explain_loss(got, inputs.logits, one, inputs.smoothing, inputs.pad_id, PAD_COUNTED),
-              inputs.logits.dtype)
+        close(
+            got,
+            expected,
+            what + " with a single non-padding position",
+            explain_loss(got, inputs.logits, one, inputs.smoothing, inputs.pad_id, PAD_COUNTED),
+            inputs.logits.dtype,
+        )
     target = torch.full_like(inputs.target, inputs.pad_id)
-    got, _, what = loss_call(student, LossInputs(logits=inputs.logits, target=target, smoothing=inputs.smoothing,
-                                           pad_id=inputs.pad_id))
-    expect(torch.isfinite(got) and float(got) == 0.0, f"{what} with every target = pad_id gave {float(got)}, "
-           "expected 0.0", "with no non-padding position the loss is 0: divide by max(count, 1). " + PAD_COUNTED)
+    got, _, what = loss_call(
+        student,
+        LossInputs(
+            logits=inputs.logits, target=target, smoothing=inputs.smoothing, pad_id=inputs.pad_id
+        ),
+    )
+    expect(
+        torch.isfinite(got) and float(got) == 0.0,
+        f"{what} with every target = pad_id gave {float(got)}, expected 0.0",
+        "with no non-padding position the loss is 0: divide by max(count, 1). " + PAD_COUNTED,
+    )
 
 
 @prop(C, points=1, examples=6, visible=False)
-@given(step=st.integers(1, 10_000), d_model=st.sampled_from([8, 32, 128]), warmup=st.integers(1, 4000))
+@given(
+    step=st.integers(1, 10_000), d_model=st.sampled_from([8, 32, 128]), warmup=st.integers(1, 4000)
+)
 def learning_rate_scales_as_inverse_sqrt_d_model(student, step, d_model, warmup):
     """Four times the width, half the rate, at every step."""
     small, what = rate_call(student, step, d_model, warmup)
-    expect(math.isclose(small, schedule(step, d_model, warmup), rel_tol=1e-9),
-           f"{what} = {small:.6g}, expected {schedule(step, d_model, warmup):.6g}", SCHEDULE)
+    expect(
+        math.isclose(small, schedule(step, d_model, warmup), rel_tol=1e-9),
+        f"{what} = {small:.6g}, expected {schedule(step, d_model, warmup):.6g}",
+        SCHEDULE,
+    )
     large, _ = rate_call(student, step, 4 * d_model, warmup)
-    expect(math.isclose(large, small / 2, rel_tol=1e-9), f"{what} = {small:.6g} but with d_model={4 * d_model} "
-           f"{large:.6g}, expected half of it", "scale by d_model^-0.5. " + SCHEDULE)
+    expect(
+        math.isclose(large, small / 2, rel_tol=1e-9),
+        f"{what} = {small:.6g} but with d_model={4 * d_model} {large:.6g}, expected half of it",
+        "scale by d_model^-0.5. " + SCHEDULE,
+    )
 
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
@@ -73,10 +125,32 @@ def train_runs_the_model_in_train_mode(student, case):
     src = torch.stack([padded(g, *case.src.shape, case.vocab, case.pad_id) for _ in range(2)])
     tgt = torch.stack([padded(g, *case.tgt.shape, case.vocab, case.pad_id) for _ in range(2)])
     student.method(handle, "eval")
-    reply = student.run(Call(C, "train", (handle, src, tgt), dict(d_model=case.d_model, warmup_steps=1, bos_id=1,
-                                                            pad_id=case.pad_id, smoothing=case.smoothing)))
-    expect(reply.training_seen and all(reply.training_seen), "train(...) ran the model in eval mode",
-           "call model.train() before the first step")
+    reply = student.run(
+        Call(
+            C,
+            "train",
+            (handle, src, tgt),
+            dict(
+                d_model=case.d_model,
+                warmup_steps=1,
+                bos_id=1,
+                pad_id=case.pad_id,
+                smoothing=case.smoothing,
+            ),
+        )
+    )
+    expect(
+        reply.training_seen and all(reply.training_seen),
+        "train(...) ran the model in eval mode",
+        "call model.train() before the first step",
+    )
     losses = tensor(reply.value, "train(...)'s losses", shape=(2,), dtype=torch.float64)
     expected, _ = expected_train(state, case, src, tgt, 1, 1.0)
-    close(losses, expected, "train(...)'s losses", "return the loss of each step, before it", rtol=1e-5, atol=1e-7)
+    close(
+        losses,
+        expected,
+        "train(...)'s losses",
+        "return the loss of each step, before it",
+        rtol=1e-5,
+        atol=1e-7,
+    )

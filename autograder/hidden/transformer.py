@@ -1,4 +1,5 @@
 """Hidden properties of transformer.Transformer and greedy_decode (graded, never shipped to students)."""
+
 from __future__ import annotations
 
 import torch
@@ -8,20 +9,39 @@ from hypothesis import strategies as st
 from ..properties.checks import close, diagnose, expect, fail, is_close, tensor
 from ..properties.core import prop
 from ..properties.expected_values import expected_causal_mask
-from ..properties.transformer import (BUILD_ERROR, NO_PAD, NO_PE_TGT, NO_STOP, ExpectedTransformer, ModelMistake,
-                                      build, cases, decode_call, eos_biased, expected_greedy_decode, explain_greedy,
-                                      fixed_case, forward)
+from ..properties.transformer import (
+    BUILD_ERROR,
+    NO_PAD,
+    NO_PE_TGT,
+    NO_STOP,
+    ExpectedTransformer,
+    ModelMistake,
+    build,
+    cases,
+    decode_call,
+    eos_biased,
+    expected_greedy_decode,
+    explain_greedy,
+    fixed_case,
+    forward,
+)
 
 C = "transformer"
 
 
 def _finishing_case(seed, bias):
     """A case where rows finish at different steps (found by search; the property re-checks it)."""
-    return fixed_case(seed, batch=3, m_e=4, d_model=4, num_heads=2, num_layers=1, vocab=(5, 6)), bias
+    return fixed_case(
+        seed, batch=3, m_e=4, d_model=4, num_heads=2, num_layers=1, vocab=(5, 6)
+    ), bias
 
 
 @prop(C, points=2, examples=1, visible=False, error_hint=BUILD_ERROR)
-@given(cb=st.tuples(cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])))
+@given(
+    cb=st.tuples(
+        cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])
+    )
+)
 @example(cb=_finishing_case(14, 1.5))
 @example(cb=_finishing_case(30, 1.5))
 def greedy_decode_finished_rows_hold_eos(student, cb):
@@ -34,17 +54,28 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
         if eos in row[1:]:
             first = row.index(eos, 1)
             if any(tok != eos for tok in row[first:]):
-                fail(f"greedy_decode gave the row {row}: tokens other than eos_id={eos} after it", NO_PAD)
-    finished = (ys[:, 1:] == eos).any(1) if ys.shape[1] > 1 else torch.zeros(ys.shape[0], dtype=torch.bool)
+                fail(
+                    f"greedy_decode gave the row {row}: tokens other than eos_id={eos} after it",
+                    NO_PAD,
+                )
+    finished = (
+        (ys[:, 1:] == eos).any(1) if ys.shape[1] > 1 else torch.zeros(ys.shape[0], dtype=torch.bool)
+    )
     if ys.shape[1] < max_len:
-        expect(finished.all(), f"greedy_decode stopped at {ys.shape[1]} < max_len={max_len} tokens with an "
-               f"unfinished row: {ys.tolist()}", "stop early only once every row has produced eos_id")
+        expect(
+            finished.all(),
+            f"greedy_decode stopped at {ys.shape[1]} < max_len={max_len} tokens with an "
+            f"unfinished row: {ys.tolist()}",
+            "stop early only once every row has produced eos_id",
+        )
     if ys.shape[1] > 2 and bool((ys[:, 1:-1] == eos).any(1).all()):
         fail(f"greedy_decode went on after every row had produced eos_id: {ys.tolist()}", NO_STOP)
     expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
-        fail(f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
-             explain_greedy(ys, state, case, max_len, bos, eos, None, "finished rows get eos_id"))
+        fail(
+            f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+            explain_greedy(ys, state, case, max_len, bos, eos, None, "finished rows get eos_id"),
+        )
 
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
@@ -57,10 +88,20 @@ def greedy_decode_with_src_mask_equals_witness(student, case):
     ys, _ = decode_call(student, handle, case, 6, bos, eos, case.src_mask)
     expected = expected_greedy_decode(state, case, 6, bos, eos, case.src_mask)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
-        fail(f"greedy_decode with src_mask gave {ys.tolist()}, expected {expected.tolist()}",
-             explain_greedy(ys, state, case, 6, bos, eos, case.src_mask,
-                            "pass src_mask to encode and to every decode: model.encode(src, src_mask), "
-                            "model.decode(ys, memory, causal_mask(L), src_mask)"))
+        fail(
+            f"greedy_decode with src_mask gave {ys.tolist()}, expected {expected.tolist()}",
+            explain_greedy(
+                ys,
+                state,
+                case,
+                6,
+                bos,
+                eos,
+                case.src_mask,
+                "pass src_mask to encode and to every decode: model.encode(src, src_mask), "
+                "model.decode(ys, memory, causal_mask(L), src_mask)",
+            ),
+        )
 
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
@@ -69,9 +110,12 @@ def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
     handle, _ = build(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)
     decode_call(student, handle, case, 4, 1, 2)
-    expect(not student.inspect(handle)["training"], "greedy_decode left a model that was in eval mode in train mode",
-           "restore the model's train/eval mode as it was: was_training = model.training; ...; "
-           "model.train(was_training), not model.train()")
+    expect(
+        not student.inspect(handle)["training"],
+        "greedy_decode left a model that was in eval mode in train mode",
+        "restore the model's train/eval mode as it was: was_training = model.training; ...; "
+        "model.train(was_training), not model.train()",
+    )
 
 
 @prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
@@ -82,26 +126,50 @@ def transformer_encode_and_decode_equal_torch(student, case):
     handle, state = build(student, case)
     model = ExpectedTransformer(state, case)
     kwargs = {} if case.src_mask is None else {"src_mask": case.src_mask}
-    memory = tensor(student.method(handle, "encode", case.src, **kwargs), "Transformer.encode(src, src_mask)",
-                    shape=(*case.src.shape, case.d_model), dtype=torch.float64)
+    memory = tensor(
+        student.method(handle, "encode", case.src, **kwargs),
+        "Transformer.encode(src, src_mask)",
+        shape=(*case.src.shape, case.d_model),
+        dtype=torch.float64,
+    )
     expected = model.encode(case.src, case.src_mask)
-    close(memory, expected, "encode(src, src_mask) vs the witness",
-          "memory = encoder(positional_encoding(src_embedding(src)), src_mask)")
+    close(
+        memory,
+        expected,
+        "encode(src, src_mask) vs the witness",
+        "memory = encoder(positional_encoding(src_embedding(src)), src_mask)",
+    )
     tm = expected_causal_mask(case.tgt.shape[1])
-    hidden = student.method(handle, "decode", case.tgt, expected, target_mask=tm, memory_mask=case.src_mask)
-    hidden = tensor(hidden, "Transformer.decode(tgt, memory, target_mask, memory_mask)",
-                    shape=(*case.tgt.shape, case.d_model), dtype=torch.float64)
+    hidden = student.method(
+        handle, "decode", case.tgt, expected, target_mask=tm, memory_mask=case.src_mask
+    )
+    hidden = tensor(
+        hidden,
+        "Transformer.decode(tgt, memory, target_mask, memory_mask)",
+        shape=(*case.tgt.shape, case.d_model),
+        dtype=torch.float64,
+    )
     expected_hidden = model.decode(case.tgt, expected, tm, case.src_mask)
 
     def decoded_with(mistake):
-        return ExpectedTransformer(state, case, mistake).decode(case.tgt, expected, tm, case.src_mask)
+        return ExpectedTransformer(state, case, mistake).decode(
+            case.tgt, expected, tm, case.src_mask
+        )
 
-    close(hidden, expected_hidden, "decode(tgt, memory, target_mask, memory_mask) vs the witness",
-          lambda: diagnose("hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "
-                           "memory_mask): hidden states, not logits",
-                           (lambda: is_close(hidden, decoded_with(ModelMistake.NO_PE_TGT)), NO_PE_TGT),
-                           (lambda: is_close(hidden, decoded_with(ModelMistake.TGT_EMBEDDED_WITH_SRC)),
-                            "the target is embedded with src_embedding: decode uses tgt_embedding")))
+    close(
+        hidden,
+        expected_hidden,
+        "decode(tgt, memory, target_mask, memory_mask) vs the witness",
+        lambda: diagnose(
+            "hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "
+            "memory_mask): hidden states, not logits",
+            (lambda: is_close(hidden, decoded_with(ModelMistake.NO_PE_TGT)), NO_PE_TGT),
+            (
+                lambda: is_close(hidden, decoded_with(ModelMistake.TGT_EMBEDDED_WITH_SRC)),
+                "the target is embedded with src_embedding: decode uses tgt_embedding",
+            ),
+        ),
+    )
 
 
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
@@ -111,6 +179,8 @@ def transformer_dropout_is_used_in_training(student, case):
     handle, _ = build(student, case, dropout=0.5, train=True)
     tm = expected_causal_mask(case.tgt.shape[1])
     a, b = forward(student, handle, case, tm, seed=1), forward(student, handle, case, tm, seed=2)
-    expect(not torch.equal(a, b), "with dropout=0.5 in train mode two forwards gave identical logits",
-           "pass dropout on to positional_encoding, encoder and decoder")
-
+    expect(
+        not torch.equal(a, b),
+        "with dropout=0.5 in train mode two forwards gave identical logits",
+        "pass dropout on to positional_encoding, encoder and decoder",
+    )

@@ -2,6 +2,7 @@
 
 Kept free of heavy imports: the parser is built for every command.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,30 +15,74 @@ VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
 def add_grade_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("submissions", type=Path, nargs="?",
-                   help="a folder of student folders, each laid out like exercises/ (default: the sample class)")
+    p.add_argument(
+        "submissions",
+        type=Path,
+        nargs="?",
+        help="a folder of student folders, each laid out like exercises/ (default: the sample class)",
+    )
     p.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: cores)")
+    p.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: cores)"
+    )
     add_timeout_argument(p)
-    p.add_argument("--section-timeout", type=float, default=Limits.section_timeout,
-                   help=f"seconds per component (default {Limits.section_timeout:g})")
-    p.add_argument("--submission-timeout", type=float, default=Limits.submission_timeout,
-                   help=f"seconds per student (default {Limits.submission_timeout:g})")
-    p.add_argument("--memory", type=int, default=Limits.memory_mb, metavar="MIB",
-                   help=f"address space a worker may add to the zygote's (default {Limits.memory_mb} MiB)")
-    p.add_argument("--hidden", action=argparse.BooleanOptionalAction, default=True,
-                   help="run the hidden properties too (default: yes)")
-    p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
-                   help="Gradescope visibility of hidden properties' results (default after_due_date)")
-    p.add_argument("--only", nargs="+", metavar="STUDENT", help="regrade these students, merge into the gradebook")
-    p.add_argument("--no-cache", action="store_true", help="grade identical sections again instead of reusing")
-    p.add_argument("--hide", action="append", default=[], metavar="DIR", help="another folder workers must not see")
+    p.add_argument(
+        "--section-timeout",
+        type=float,
+        default=Limits.section_timeout,
+        help=f"seconds per component (default {Limits.section_timeout:g})",
+    )
+    p.add_argument(
+        "--submission-timeout",
+        type=float,
+        default=Limits.submission_timeout,
+        help=f"seconds per student (default {Limits.submission_timeout:g})",
+    )
+    p.add_argument(
+        "--memory",
+        type=int,
+        default=Limits.memory_mb,
+        metavar="MIB",
+        help=f"address space a worker may add to the zygote's (default {Limits.memory_mb} MiB)",
+    )
+    p.add_argument(
+        "--hidden",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the hidden properties too (default: yes)",
+    )
+    p.add_argument(
+        "--hidden-visibility",
+        choices=VISIBILITIES,
+        default="after_due_date",
+        help="Gradescope visibility of hidden properties' results (default after_due_date)",
+    )
+    p.add_argument(
+        "--only",
+        nargs="+",
+        metavar="STUDENT",
+        help="regrade these students, merge into the gradebook",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="grade identical sections again instead of reusing"
+    )
+    p.add_argument(
+        "--hide",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another folder workers must not see",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
 
 
 def add_timeout_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout", type=float, default=Limits.op_timeout,
-                   help=f"seconds per call into student code (default {Limits.op_timeout:g})")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=Limits.op_timeout,
+        help=f"seconds per call into student code (default {Limits.op_timeout:g})",
+    )
 
 
 def add_gradescope_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,11 +94,21 @@ def add_gradescope_arguments(p: argparse.ArgumentParser) -> None:
 def options_from(args):
     from .scheduler import Options
 
-    limits = Limits(op_timeout=args.timeout, section_timeout=args.section_timeout,
-                    submission_timeout=args.submission_timeout, memory_mb=args.memory,
-                    hide=tuple(str(Path(h).resolve()) for h in args.hide))
-    return Options(jobs=max(1, args.jobs), limits=limits, include_hidden=args.hidden,
-                   hidden_visibility=args.hidden_visibility, only=args.only, cache=not args.no_cache)
+    limits = Limits(
+        op_timeout=args.timeout,
+        section_timeout=args.section_timeout,
+        submission_timeout=args.submission_timeout,
+        memory_mb=args.memory,
+        hide=tuple(str(Path(h).resolve()) for h in args.hide),
+    )
+    return Options(
+        jobs=max(1, args.jobs),
+        limits=limits,
+        include_hidden=args.hidden,
+        hidden_visibility=args.hidden_visibility,
+        only=args.only,
+        cache=not args.no_cache,
+    )
 
 
 def main(args) -> int:
@@ -79,7 +134,9 @@ def main(args) -> int:
         base = Path(tempfile.mkdtemp(prefix="kit-sample-class-"))
         submissions = sample.materialize(sample.CLASS, base / "submissions")
         out = out or base / "out"
-        console.print(f"grading the sample class ({sample.CLASS.name}) materialized in {submissions}")
+        console.print(
+            f"grading the sample class ({sample.CLASS.name}) materialized in {submissions}"
+        )
     elif out is None:
         out = Path(tempfile.mkdtemp(prefix="kit-grades-"))
     options = options_from(args)
@@ -88,8 +145,10 @@ def main(args) -> int:
     wall = time.perf_counter() - start
     render_gradebook(graded, core.load(options.include_hidden), console)
     errors = [e for r in graded.values() for e in r.errors]
-    console.print(f"{len(graded)} submissions graded in {wall:.1f} s with --jobs {options.jobs}; "
-                  f"results in {out} (gradebook.csv, <student>/results.json, feedback.html)")
+    console.print(
+        f"{len(graded)} submissions graded in {wall:.1f} s with --jobs {options.jobs}; "
+        f"results in {out} (gradebook.csv, <student>/results.json, feedback.html)"
+    )
     for e in errors:
         console.print(e, style="red", markup=False)
     return 2 if errors else 0

@@ -4,14 +4,15 @@ What passed, what failed with the smallest failing input and the hint, the stude
 attention picture. Hidden properties show their verdict, message and hint (never their source) unless the
 instructor chose Gradescope visibility "hidden", in which case only their count and points show.
 """
+
 from __future__ import annotations
 
 import base64
 import re
 from html import escape
 
-from ..components import BY_NAME
 from .. import results
+from ..components import BY_NAME
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 980px; margin: 2em auto;
@@ -22,7 +23,8 @@ table.components { border-collapse: collapse; width: 100%; margin: 1em 0; }
 table.components th, table.components td { text-align: left; padding: .35em .6em; border-bottom: 1px solid #e5e5e5; }
 table.components td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.full td.num { color: #16794a; } tr.partial td.num { color: #9a6700; } tr.zero td.num { color: #b3261e; }
-.badge { font-size: .75em; padding: .05em .45em; border-radius: .6em; background: #eee; color: #444; margin-left: .4em; }
+.badge { font-size: .75em; padding: .05em .45em; border-radius: .6em; background: #eee; color: #444;
+         margin-left: .4em; }
 details { margin: .5em 0; padding: .4em .7em; border-left: 4px solid #b3261e; background: #fdf3f2; }
 details.timeout, details.crashed { border-color: #8e44ad; background: #f7f1fa; }
 details.forbidden { border-color: #c0651b; background: #fdf5ee; }
@@ -40,7 +42,8 @@ EXPLAIN_PICTURE = (
     "(torch's <code>nn.MultiheadAttention</code>). Each row is a query; its weights over the keys should sum to 1, "
     "and nothing may fall above the diagonal. The bottom row shows your output minus the reference's output on "
     "the same example: weights can match while the output does not. This is your multi_head.py with your own "
-    "attention.py (for the points, multi_head is graded with the reference attention.py).")
+    "attention.py (for the points, multi_head is graded with the reference attention.py)."
+)
 
 
 def _sections(r):
@@ -65,55 +68,73 @@ def _visible(o, hidden_visibility):
 
 def _note(component: str) -> str:
     if component == results.INTEGRATION:
-        return ("A few properties of each component that uses others, re-run with your own files for all of "
-                "them: a bug in a file costs points in its own component and here, nowhere else.")
+        return (
+            "A few properties of each component that uses others, re-run with your own files for all of "
+            "them: a bug in a file costs points in its own component and here, nowhere else."
+        )
     deps = BY_NAME[component].deps
     if not deps:
         return ""
     names = ", ".join(f"{d}.py" for d in deps)
-    return (f"Graded with the reference {names}, so a bug there costs nothing here; the integration "
-            f"section re-runs a few of these checks with your own {names}.")
+    return (
+        f"Graded with the reference {names}, so a bug there costs nothing here; the integration "
+        f"section re-runs a few of these checks with your own {names}."
+    )
 
 
 def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     rows = results.summarize(r.outcomes)
     earned, available = sum(x.earned for x in rows), sum(x.available for x in rows)
-    out = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>Feedback: {escape(r.name)}</title><style>{CSS}</style></head><body>",
-           f"<h1>Transformer kit: feedback for {escape(r.name)}</h1>",
-           f'<p class="total">Total: <b>{earned:g} / {available:g}</b> points</p>',
-           '<table class="components"><thead><tr><th>component</th><th>what</th><th>points</th>'
-           "<th>properties passed</th></tr></thead><tbody>"]
+    out = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>Feedback: {escape(r.name)}</title><style>{CSS}</style></head><body>",
+        f"<h1>Transformer kit: feedback for {escape(r.name)}</h1>",
+        f'<p class="total">Total: <b>{earned:g} / {available:g}</b> points</p>',
+        '<table class="components"><thead><tr><th>component</th><th>what</th><th>points</th>'
+        "<th>properties passed</th></tr></thead><tbody>",
+    ]
     for x in rows:
         cls = "full" if x.earned == x.available else ("zero" if x.earned == 0 else "partial")
-        out.append(f'<tr class="{cls}"><td><a href="#c-{x.component}">{x.component}</a></td>'
-                   f"<td>{escape(results.row_title(x.component))}</td>"
-                   f'<td class="num">{x.earned:g} / {x.available:g}</td><td class="num">{x.passed} / {x.total}</td></tr>')
+        out.append(
+            f'<tr class="{cls}"><td><a href="#c-{x.component}">{x.component}</a></td>'
+            f"<td>{escape(results.row_title(x.component))}</td>"
+            f'<td class="num">{x.earned:g} / {x.available:g}</td><td class="num">{x.passed} / {x.total}</td></tr>'
+        )
     out.append("</tbody></table>")
     if r.picture or r.picture_caption:
-        out += ['<section id="picture"><h2>Your multi-head attention, pictured</h2>', f"<p>{EXPLAIN_PICTURE}</p>"]
+        out += [
+            '<section id="picture"><h2>Your multi-head attention, pictured</h2>',
+            f"<p>{EXPLAIN_PICTURE}</p>",
+        ]
         if r.picture:
             data = base64.b64encode(r.picture).decode()
-            out.append(f'<img class="picture" alt="attention weights: yours beside the reference" '
-                       f'src="data:image/png;base64,{data}">')
+            out.append(
+                f'<img class="picture" alt="attention weights: yours beside the reference" '
+                f'src="data:image/png;base64,{data}">'
+            )
         if r.picture_caption:
             out.append(f"<p><b>{escape(r.picture_caption)}</b></p>")
         out.append("</section>")
     for component, outcomes in _sections(r).items():
         shown = [o for o in outcomes if _visible(o, hidden_visibility)]
         x = next(row for row in rows if row.component == component)
-        out.append(f'<section id="c-{component}"><h2>{component}: {escape(results.row_title(component))} '
-                   f'<span class="dim">({x.earned:g} / {x.available:g})</span></h2>')
+        out.append(
+            f'<section id="c-{component}"><h2>{component}: {escape(results.row_title(component))} '
+            f'<span class="dim">({x.earned:g} / {x.available:g})</span></h2>'
+        )
         if _note(component):
             out.append(f'<p class="dim">{escape(_note(component))}</p>')
         for o in shown:
             if o.passed:
                 continue
             badge = "" if o.property.visible else '<span class="badge">hidden</span>'
-            out.append(f'<details class="{o.status}" open><summary>{escape(o.status.replace("_", " "))}: '
-                       f"{escape(_label(o))}{badge} "
-                       f'<span class="dim">({o.property.points:g} pt)</span></summary>')
+            out.append(
+                f'<details class="{o.status}" open><summary>{escape(o.status.replace("_", " "))}: '
+                f"{escape(_label(o))}{badge} "
+                f'<span class="dim">({o.property.points:g} pt)</span></summary>'
+            )
             out.append(f"<p>{escape(o.message)}</p>")
             if o.example:
                 out.append(f"<p>Smallest failing input:</p><pre>{escape(o.example)}</pre>")
@@ -124,13 +145,20 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
             out.append("</details>")
         passed = [o for o in shown if o.passed]
         if passed:
-            out.append('<ul class="passed">' + "".join(
-                f"<li>✓ {escape(_label(o))}{'' if o.property.visible else ' (hidden)'}</li>"
-                for o in passed) + "</ul>")
+            out.append(
+                '<ul class="passed">'
+                + "".join(
+                    f"<li>✓ {escape(_label(o))}{'' if o.property.visible else ' (hidden)'}</li>"
+                    for o in passed
+                )
+                + "</ul>"
+            )
         concealed = [o for o in outcomes if not _visible(o, hidden_visibility)]
         if concealed:
-            out.append(f'<p class="dim">{len(concealed)} hidden properties, '
-                       f"{sum(o.property.points for o in concealed):g} points: results shown after grading.</p>")
+            out.append(
+                f'<p class="dim">{len(concealed)} hidden properties, '
+                f"{sum(o.property.points for o in concealed):g} points: results shown after grading.</p>"
+            )
         out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
@@ -139,9 +167,17 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
 def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     rows = results.summarize(r.outcomes)
     earned, available = sum(x.earned for x in rows), sum(x.available for x in rows)
-    out = [f"# Transformer kit: feedback for {_md_text(r.name)}", "", f"**Total: {earned:g} / {available:g} points**", "",
-           "| component | points | properties passed |", "|---|---:|---:|"]
-    out += [f"| {x.component} | {x.earned:g} / {x.available:g} | {x.passed} / {x.total} |" for x in rows]
+    out = [
+        f"# Transformer kit: feedback for {_md_text(r.name)}",
+        "",
+        f"**Total: {earned:g} / {available:g} points**",
+        "",
+        "| component | points | properties passed |",
+        "|---|---:|---:|",
+    ]
+    out += [
+        f"| {x.component} | {x.earned:g} / {x.available:g} | {x.passed} / {x.total} |" for x in rows
+    ]
     if r.picture or r.picture_caption:
         out += ["", "## Your multi-head attention, pictured", ""]
         if r.picture:
@@ -159,7 +195,9 @@ def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
             if o.passed:
                 out.append(f"- ✓ {_label(o)}{tag}")
                 continue
-            out.append(f"- ✗ **{o.status.replace('_', ' ')}**: {_label(o)}{tag} ({o.property.points:g} pt)")
+            out.append(
+                f"- ✗ **{o.status.replace('_', ' ')}**: {_label(o)}{tag} ({o.property.points:g} pt)"
+            )
             out.append(f"  - {_md_text(o.message)}")
             if o.example:
                 out.append("  - smallest failing input:\n\n" + _md_code(o.example) + "\n")

@@ -4,6 +4,7 @@ Between the judge and a worker (sockets, wire.py) the pickle is loaded by wire.l
 only. Between the scheduler and a grading process (pipes, here) both sides are the judge's own code, so plain
 pickle. Kept free of heavy imports: a grading process reads its first frame before it imports torch.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -32,6 +33,7 @@ def write_trusted(stream, obj) -> None:
 
 def read_trusted(stream):
     """One object from the judge's own code; EOFError if the other side is gone."""
+
     def read_exact(n: int) -> bytes:
         data = stream.read(n)
         if len(data) < n:

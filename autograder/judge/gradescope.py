@@ -8,6 +8,7 @@ for every submission, runs run_autograder, which runs `python -m autograder.judg
 judge as `grade`, on one student, writing /autograder/results/results.json. The root is $AUTOGRADER_ROOT
 (default /autograder), so a test can run it against a simulated tree.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,21 +45,29 @@ exec "$PYTHON" -m autograder.judge.gradescope run --root "$ROOT" --timeout {time
 
 
 def _add(z: zipfile.ZipFile, arcname: str, data: bytes, executable: bool = False) -> None:
-    info = zipfile.ZipInfo(arcname, date_time=(2020, 1, 1, 0, 0, 0))  # fixed: the same kit, the same zip
+    info = zipfile.ZipInfo(
+        arcname, date_time=(2020, 1, 1, 0, 0, 0)
+    )  # fixed: the same kit, the same zip
     info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
     info.compress_type = zipfile.ZIP_DEFLATED
     z.writestr(info, data)
 
 
-def build(dest: Path, timeout: float = Limits.op_timeout, hidden_visibility: str = "after_due_date") -> Path:
+def build(
+    dest: Path, timeout: float = Limits.op_timeout, hidden_visibility: str = "after_due_date"
+) -> Path:
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     files = [p for p in sorted((KIT / "autograder").rglob("*.py")) if "__pycache__" not in p.parts]
     files += [KIT / "solutions" / f"{n}.py" for n in NAMES] + [KIT / "solutions" / "__init__.py"]
     with zipfile.ZipFile(dest, "w") as z:
         _add(z, "setup.sh", SETUP.encode(), executable=True)
-        _add(z, "run_autograder", RUN.format(timeout=timeout, visibility=hidden_visibility).encode(),
-             executable=True)
+        _add(
+            z,
+            "run_autograder",
+            RUN.format(timeout=timeout, visibility=hidden_visibility).encode(),
+            executable=True,
+        )
         for extra in ("constraints.txt", "pyproject.toml"):
             if (KIT / extra).is_file():
                 _add(z, extra, (KIT / extra).read_bytes())
@@ -89,7 +98,10 @@ def run(root: Path, timeout: float, hidden_visibility: str) -> int:
         student.mkdir(parents=True)
         for name, path in find_files(root / "submission").items():
             shutil.copyfile(path, student / name)
-        options = Options(limits=Limits(op_timeout=timeout, hide=(str(root),)), hidden_visibility=hidden_visibility)
+        options = Options(
+            limits=Limits(op_timeout=timeout, hide=(str(root),)),
+            hidden_visibility=hidden_visibility,
+        )
         graded = grade(work / "submissions", work / "out", options)
         if graded["student"].errors:
             print("\n".join(graded["student"].errors), file=sys.stderr)
@@ -104,7 +116,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.judge.gradescope")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="grade $ROOT/submission into $ROOT/results/results.json")
-    p.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", "/autograder")))
+    p.add_argument(
+        "--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    )
     p.add_argument("--timeout", type=float, default=Limits.op_timeout)
     p.add_argument("--hidden-visibility", default="after_due_date")
     args = parser.parse_args(argv)

@@ -8,6 +8,7 @@ It is trusted but not unbounded: it runs with an address-space limit of its own 
 uses once set up) and a CPU limit per section, so that whatever a student's replies make it do, it cannot take
 the machine down; if it dies, the scheduler regrades its section in a fresh one.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,21 +29,38 @@ from pathlib import Path
 from .. import KIT
 from .frames import read_trusted, write_trusted
 
-GRADER_MEMORY_MB = 3072  # address space on top of a set-up grading process's own (torch, properties: ~0.7 GiB)
-GRADER_CPU_MARGIN_S = 60  # CPU seconds per section beyond its time budget (the picture, Hypothesis' own work)
+GRADER_MEMORY_MB = (
+    3072  # address space on top of a set-up grading process's own (torch, properties: ~0.7 GiB)
+)
+GRADER_CPU_MARGIN_S = (
+    60  # CPU seconds per section beyond its time budget (the picture, Hypothesis' own work)
+)
 # Characters kept of each field of an outcome, whatever a worker sent to build it: the feedback can never
 # carry a file (a reference solution, say) however a worker smuggles it into a message.
 FIELD_LIMITS = {"message": 1200, "example": 2000, "hint": 600, "detail": 3000}
 
 TIMEOUT_HINT = "an endless loop, or far too slow? Every call must finish within the time limit"
-CRASH_HINT = "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
+CRASH_HINT = (
+    "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
+)
 
 
 def outcome_record(o) -> dict:
     p = o.property
-    return {"id": p.id, "name": p.name, "component": p.component, "points": p.points, "visible": p.visible,
-            "summary": p.summary, "status": o.status, "message": o.message, "hint": o.hint, "example": o.example,
-            "detail": o.detail, "seconds": o.seconds}
+    return {
+        "id": p.id,
+        "name": p.name,
+        "component": p.component,
+        "points": p.points,
+        "visible": p.visible,
+        "summary": p.summary,
+        "status": o.status,
+        "message": o.message,
+        "hint": o.hint,
+        "example": o.example,
+        "detail": o.detail,
+        "seconds": o.seconds,
+    }
 
 
 class GradingProcess:
@@ -51,7 +69,9 @@ class GradingProcess:
     def __init__(self, cfg: dict):
         import torch
 
-        torch.set_num_threads(1)  # one core per grading slot; the same float reductions in every slot
+        torch.set_num_threads(
+            1
+        )  # one core per grading slot; the same float reductions in every slot
         from .. import timing
         from ..properties import core
         from .limits import Limits
@@ -77,13 +97,19 @@ class GradingProcess:
         hide, keep = sandbox_paths(KIT, cfg["hide"], self.tmp)
         z, limits = self.zygote, self.limits
         self.worker_cfg = {
-            "root": str(self.pkg), "workdir": str(work), "uids": uids, "uid": None,
-            "isolate": bool(limits.isolate and z.mode), "hide": hide,
+            "root": str(self.pkg),
+            "workdir": str(work),
+            "uids": uids,
+            "uid": None,
+            "isolate": bool(limits.isolate and z.mode),
+            "hide": hide,
             "pidns": z.mode if limits.isolate else None,
-            "keep": [*keep, str(self.pkg), str(work)], "tmp_mb": limits.tmp_mb,
+            "keep": [*keep, str(self.pkg), str(work)],
+            "tmp_mb": limits.tmp_mb,
             "as_bytes": z.vm_bytes + (limits.memory_mb << 20) if limits.memory_mb else None,
             # A backstop only: the section's own budget is enforced from here, in scaled CPU seconds.
-            "fsize": limits.fsize_mb << 20, "cpu_s": int(limits.section_timeout * timing.speed() * 1.5 + 10),
+            "fsize": limits.fsize_mb << 20,
+            "cpu_s": int(limits.section_timeout * timing.speed() * 1.5 + 10),
             "nproc": 1 if uids or (z.mode == "user" and limits.isolate) else None,
             "output_limit": limits.output_limit,
             "unpath": [str(KIT), os.path.abspath(".")],
@@ -94,8 +120,12 @@ class GradingProcess:
         if soft == resource.RLIM_INFINITY or soft > self.as_limit:
             resource.setrlimit(resource.RLIMIT_AS, (self.as_limit, hard))
         self.pictures: dict[str, bytes] = {}
-        self.code: dict[tuple[str, bytes], bytes | None] = {}  # (file name, source) -> marshalled code
-        self.preload: list[tuple[str, bytes]] = []  # the section's reference dependencies, as bytecode
+        self.code: dict[
+            tuple[str, bytes], bytes | None
+        ] = {}  # (file name, source) -> marshalled code
+        self.preload: list[
+            tuple[str, bytes]
+        ] = []  # the section's reference dependencies, as bytecode
         # The set-up's objects (torch, Hypothesis, the properties: ~250 000) leave the collector's generations:
         # each full collection walked them all, about 8 % of a grading process's CPU time.
         gc.collect()
@@ -147,13 +177,20 @@ class GradingProcess:
             key = (name, data)
             if key not in self.code:
                 try:
-                    self.code[key] = marshal.dumps(compile(data, str(path), "exec", dont_inherit=True))
+                    self.code[key] = marshal.dumps(
+                        compile(data, str(path), "exec", dont_inherit=True)
+                    )
                 except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
                     self.code[key] = None  # the worker's own import reports it
             if self.code[key] is not None:
                 st = path.stat()
-                pyc = bytearray(importlib.util.MAGIC_NUMBER) + bx._pack_uint32(0) + \
-                    bx._pack_uint32(int(st.st_mtime)) + bx._pack_uint32(st.st_size) + self.code[key]
+                pyc = (
+                    bytearray(importlib.util.MAGIC_NUMBER)
+                    + bx._pack_uint32(0)
+                    + bx._pack_uint32(int(st.st_mtime))
+                    + bx._pack_uint32(st.st_size)
+                    + self.code[key]
+                )
                 target = Path(importlib.util.cache_from_source(str(path)))
                 target.write_bytes(pyc)
                 target.chmod(0o644)
@@ -176,18 +213,34 @@ class GradingProcess:
         start = time.perf_counter()
         _limit_cpu(section["budget_s"] + GRADER_CPU_MARGIN_S)
         self.write_package(section["files"], tuple(section.get("reference", ())))
-        sources = {Path(n).stem: d.decode("utf-8", errors="replace") for n, d in section["files"].items()}
-        student = SandboxedStudentCode(self.zygote_factory, sources, self.limits, time.monotonic() + section["budget_s"],
-                              section["label"], self.preload)
+        sources = {
+            Path(n).stem: d.decode("utf-8", errors="replace") for n, d in section["files"].items()
+        }
+        student = SandboxedStudentCode(
+            self.zygote_factory,
+            sources,
+            self.limits,
+            time.monotonic() + section["budget_s"],
+            section["label"],
+            self.preload,
+        )
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
         try:
             for spec in section["props"]:
                 p = self.property_for(spec)
                 if timeouts >= limits.max_timeouts:
-                    outcomes.append(self.core.Outcome(p, Status.TIMEOUT, f"not run: {timeouts} earlier calls in "
-                                                      "this component timed out", TIMEOUT_HINT))
+                    outcomes.append(
+                        self.core.Outcome(
+                            p,
+                            Status.TIMEOUT,
+                            f"not run: {timeouts} earlier calls in this component timed out",
+                            TIMEOUT_HINT,
+                        )
+                    )
                     continue
-                seed_everything(zlib.crc32(p.id.encode()))  # the judge's own randomness: order-independent
+                seed_everything(
+                    zlib.crc32(p.id.encode())
+                )  # the judge's own randomness: order-independent
                 o = self.run_property(p, student)
                 if o.message.startswith("the result could not be checked: MemoryError"):
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
@@ -203,11 +256,24 @@ class GradingProcess:
         stats = student.stats
         # Normal: every call answered in time by a live worker. Only such a result may be reused for another
         # student whose section has the same files (a timeout depends on the load and on the time left).
-        normal = not student.abnormal and not any(r["status"] in (Status.TIMEOUT, Status.CRASHED) for r in records)
-        return {"key": section["key"], "outcomes": records, "seconds": time.perf_counter() - start, "normal": normal,
-                "picture": picture, "log": "\n".join(stats.log)[:8000],
-                "stats": {"forks": stats.forks, "start_s": stats.start_s, "load_s": stats.load_s,
-                          "teardown_s": stats.teardown_s, "ops": stats.ops}}
+        normal = not student.abnormal and not any(
+            r["status"] in (Status.TIMEOUT, Status.CRASHED) for r in records
+        )
+        return {
+            "key": section["key"],
+            "outcomes": records,
+            "seconds": time.perf_counter() - start,
+            "normal": normal,
+            "picture": picture,
+            "log": "\n".join(stats.log)[:8000],
+            "stats": {
+                "forks": stats.forks,
+                "start_s": stats.start_s,
+                "load_s": stats.load_s,
+                "teardown_s": stats.teardown_s,
+                "ops": stats.ops,
+            },
+        }
 
     def run_property(self, p, student):
         from ..properties.core import Status
@@ -216,9 +282,13 @@ class GradingProcess:
         t0 = time.perf_counter()
         try:
             o = self.core.run_property(p, student)
-        except WorkerLost as lost:  # the worker hung or died: this property ends here, the next gets a new one
+        except (
+            WorkerLost
+        ) as lost:  # the worker hung or died: this property ends here, the next gets a new one
             e = lost.error
-            o = self.core.Outcome(p, Status(e.kind), e.message, "", f"the call: {lost.call}" if lost.call else "")
+            o = self.core.Outcome(
+                p, Status(e.kind), e.message, "", f"the call: {lost.call}" if lost.call else ""
+            )
         if o.status == Status.TIMEOUT and not o.hint:
             o.hint = TIMEOUT_HINT
         if o.status == Status.CRASHED and not o.hint:
@@ -248,11 +318,11 @@ def tidy(record: dict, *paths: str) -> dict:
     """Same submission, same text: no temp paths, no memory addresses; each field bounded (FIELD_LIMITS)."""
     for field, limit in FIELD_LIMITS.items():
         text = record[field] if isinstance(record[field], str) else ""
-        text = text[:4 * limit]  # cut before replacing: the text may be long
+        text = text[: 4 * limit]  # cut before replacing: the text may be long
         for path in paths:
             text = text.replace(path, "<submission>")
         text = _HEX.sub("0x…", text)
-        record[field] = text if len(text) <= limit else text[:limit - 1] + "…"
+        record[field] = text if len(text) <= limit else text[: limit - 1] + "…"
     return record
 
 
@@ -266,7 +336,9 @@ def _limit_cpu(seconds: float) -> None:
     used = resource.getrusage(resource.RUSAGE_SELF)
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     soft = int(used.ru_utime + used.ru_stime + seconds) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+    resource.setrlimit(
+        resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard)
+    )
 
 
 @contextlib.contextmanager
@@ -287,22 +359,50 @@ def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str
     import autograder
 
     home = os.path.expanduser("~")
-    hide = [str(kit), str(Path(autograder.__file__).resolve().parent), str(kit / "solutions"), home, str(tmp),
-            *map(str, extra_hide)]
+    hide = [
+        str(kit),
+        str(Path(autograder.__file__).resolve().parent),
+        str(kit / "solutions"),
+        home,
+        str(tmp),
+        *map(str, extra_hide),
+    ]
     keep = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     for p in sys.path:
         real = os.path.realpath(p) if p else ""
-        if real and os.path.isdir(real) and real != str(kit) and not real.startswith(str(kit / "autograder")):
+        if (
+            real
+            and os.path.isdir(real)
+            and real != str(kit)
+            and not real.startswith(str(kit / "autograder"))
+        ):
             keep.add(real)
-    keep = {k for k in keep if not any(k.startswith(o + "/") for o in keep)}  # the outermost suffice
+    keep = {
+        k for k in keep if not any(k.startswith(o + "/") for o in keep)
+    }  # the outermost suffice
     # A kept folder inside a folder that others may not traverse (Python under /root, say): hide that folder
     # too, so that it is replaced by a traversable empty one with the kept folder bound back inside.
     for k in list(keep):
         for parent in Path(k).parents:
             if str(parent) != "/" and not os.stat(parent).st_mode & 0o001:
                 hide.append(str(parent))
-    system = {"/", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys",
-              "/run", "/var", "/tmp"}
+    system = {
+        "/",
+        "/usr",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/bin",
+        "/sbin",
+        "/etc",
+        "/proc",
+        "/dev",
+        "/sys",
+        "/run",
+        "/var",
+        "/tmp",
+    }
     # Deny by default: every other top-level folder is hidden too. Another checkout of the kit, a copy of the
     # solutions or last year's submissions could sit anywhere (/work, /home, /srv, /opt...): the judge cannot
     # list them, so it shows nothing but the system and binds back what Python needs (keep).
@@ -320,8 +420,14 @@ def main() -> None:
     grading = None
     try:
         grading = GradingProcess(read_trusted(proto_in))
-        write_trusted(proto_out, {"ready": True, "uids": grading.worker_cfg["uids"],
-                                  "isolation": grading.zygote.isolation_problem})
+        write_trusted(
+            proto_out,
+            {
+                "ready": True,
+                "uids": grading.worker_cfg["uids"],
+                "isolation": grading.zygote.isolation_problem,
+            },
+        )
         while True:
             try:
                 section = read_trusted(proto_in)
@@ -331,7 +437,9 @@ def main() -> None:
                 break
             try:
                 result = grading.run(section)
-            except MemoryError:  # past this process's own limit: end it, the scheduler regrades the section
+            except (
+                MemoryError
+            ):  # past this process's own limit: end it, the scheduler regrades the section
                 os._exit(3)
             except Exception:  # noqa: BLE001 - a judge bug: report it, do not charge the student
                 result = {"key": section["key"], "error": traceback.format_exc(limit=8)}

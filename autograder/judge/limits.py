@@ -1,5 +1,6 @@
 """Limits: every limit a worker runs under. Kept apart and light: the command line (judge/cli.py) reads its
 defaults from here, and is built for every command."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,6 +1,7 @@
 """What the judge writes, from memory and by itself: results.json, the feedback, the instructor's log, the
 gradebook (a file and a table) and timing.json. A student's files are written atomically once all their
 sections are graded, so a crash of the batch loses nothing."""
+
 from __future__ import annotations
 
 import csv
@@ -39,10 +40,24 @@ class StudentResult:
 
 
 def outcome_from(record: dict) -> core.Outcome:
-    p = core.Property(record["name"], record["component"], record["points"], record["visible"], 0, None,
-                      record["summary"])
-    return core.Outcome(p, core.Status(record["status"]), record["message"], record["hint"], record["example"],
-                        record["detail"], record["seconds"])
+    p = core.Property(
+        record["name"],
+        record["component"],
+        record["points"],
+        record["visible"],
+        0,
+        None,
+        record["summary"],
+    )
+    return core.Outcome(
+        p,
+        core.Status(record["status"]),
+        record["message"],
+        record["hint"],
+        record["example"],
+        record["detail"],
+        record["seconds"],
+    )
 
 
 def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -> None:
@@ -55,13 +70,17 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -
             continue
         records.extend(rec["outcomes"])
         r.seconds += rec.get("seconds", 0.0)
-        r.stats.append(dict(rec.get("stats", {}), section=s.name, seconds=round(rec.get("seconds", 0.0), 3)))
+        r.stats.append(
+            dict(rec.get("stats", {}), section=s.name, seconds=round(rec.get("seconds", 0.0), 3))
+        )
         if isinstance(rec.get("picture"), dict):
             r.picture, r.picture_caption = rec["picture"]["png"], rec["picture"]["caption"]
         if rec.get("log"):
             r.log.append(f"## {s.label}: what the code printed (trimmed)\n{rec['log']}")
     order = {n: i for i, n in enumerate(NAMES)}
-    records.sort(key=lambda x: (order[x["component"]], "::integration::" in x["id"]))  # stable within each
+    records.sort(
+        key=lambda x: (order[x["component"]], "::integration::" in x["id"])
+    )  # stable within each
     r.outcomes = core.require_behaviour([outcome_from(x) for x in records])
 
 
@@ -96,7 +115,10 @@ def write_student(out: Path, r: StudentResult, hidden_visibility: str) -> None:
 
 def write_timing(out: Path, results_by: dict[str, StudentResult]) -> None:
     """Time fields, kept apart from results.json so that those are byte-identical run to run."""
-    data = {s: {"seconds": round(r.seconds, 3), "workers": r.stats} for s, r in sorted(results_by.items())}
+    data = {
+        s: {"seconds": round(r.seconds, 3), "workers": r.stats}
+        for s, r in sorted(results_by.items())
+    }
     write_atomic(out / "timing.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
@@ -115,7 +137,11 @@ def read_gradebook(path: Path) -> dict[str, dict[str, str]]:
     if not path.is_file():
         return {}
     with open(path, newline="") as f:
-        return {row["student"]: row for row in csv.DictReader(f) if row.get("student") and row["student"] != "(max)"}
+        return {
+            row["student"]: row
+            for row in csv.DictReader(f)
+            if row.get("student") and row["student"] != "(max)"
+        }
 
 
 def write_gradebook(path: Path, rows: dict[str, dict[str, str]], maximum: dict[str, float]) -> None:
@@ -162,6 +188,10 @@ def render_gradebook(results_by: dict[str, StudentResult], props, console) -> No
             label.append(" (judge error)", style="red")
         table.add_row(label, *cells, Text(f"{sum(pts.values()):g}", style="bold"))
     console.print(table)
-    console.print(Text(", ".join(f"{SHORT[n]} = {n}" for n in used if n != results.INTEGRATION)
-                       + f", {SHORT[results.INTEGRATION]} = {results.INTEGRATION}: {results.INTEGRATION_TITLE}",
-                       style="dim"))
+    console.print(
+        Text(
+            ", ".join(f"{SHORT[n]} = {n}" for n in used if n != results.INTEGRATION)
+            + f", {SHORT[results.INTEGRATION]} = {results.INTEGRATION}: {results.INTEGRATION_TITLE}",
+            style="dim",
+        )
+    )

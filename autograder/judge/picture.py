@@ -9,6 +9,7 @@ merged without a transpose), and the caption then says so in words.
 Everything a worker sends is drawn as plain text (parse_math=False: a message like "$\\frac{" is not
 mathtext), and a picture that cannot be drawn becomes a note in the feedback (grading_process.py), never a judge error.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,10 +42,14 @@ def example():
     g = torch.Generator().manual_seed(2017)
     f64 = torch.float64
     vectors = {tok: torch.randn(D_MODEL, generator=g, dtype=f64) for tok in dict.fromkeys(TOKENS)}
-    x = torch.stack([vectors[t] for t in TOKENS])[None]  # (1, 6, d): the two "the" are the same vector
+    x = torch.stack([vectors[t] for t in TOKENS])[
+        None
+    ]  # (1, 6, d): the two "the" are the same vector
     state = {}
     for name in ("w_q", "w_k", "w_v", "w_o"):
-        state[f"{name}.weight"] = torch.randn(D_MODEL, D_MODEL, generator=g, dtype=f64) * (1.5 / math.sqrt(D_MODEL))
+        state[f"{name}.weight"] = torch.randn(D_MODEL, D_MODEL, generator=g, dtype=f64) * (
+            1.5 / math.sqrt(D_MODEL)
+        )
         state[f"{name}.bias"] = torch.zeros(D_MODEL, dtype=f64)
     mask = torch.ones(len(TOKENS), len(TOKENS), dtype=torch.bool).tril()
     return x, state, mask
@@ -67,23 +72,39 @@ def student_view(student) -> View:
     x, state, mask = example()
     m = len(TOKENS)
     try:
-        handle = student.build("multi_head", "MultiHeadAttention", state=state, dtype=torch.float64,
-                              d_model=D_MODEL, num_heads=HEADS)
-        reply = student.run(Call(handle, "forward", (x, x, x), {"mask": mask}, read=("attention_weights",)))
+        handle = student.build(
+            "multi_head",
+            "MultiHeadAttention",
+            state=state,
+            dtype=torch.float64,
+            d_model=D_MODEL,
+            num_heads=HEADS,
+        )
+        reply = student.run(
+            Call(handle, "forward", (x, x, x), {"mask": mask}, read=("attention_weights",))
+        )
     except StudentError as e:
         return View(problem=e.message)
     except WorkerLost as e:
         return View(problem=e.error.message)
     out = reply.value
-    output = out[0].to(torch.float64) if isinstance(out, torch.Tensor) and tuple(out.shape) == (1, m, D_MODEL) \
+    output = (
+        out[0].to(torch.float64)
+        if isinstance(out, torch.Tensor) and tuple(out.shape) == (1, m, D_MODEL)
         else None
+    )
     w = reply.attrs.get("attention_weights")
     if not isinstance(w, torch.Tensor):
-        return View(output=output, problem=f"attention_weights is {type(w).__name__} after a forward call, "
-                                           "expected a tensor")
+        return View(
+            output=output,
+            problem=f"attention_weights is {type(w).__name__} after a forward call, "
+            "expected a tensor",
+        )
     if tuple(w.shape) != (1, HEADS, m, m):
-        return View(output=output, problem=f"attention_weights has shape {tuple(w.shape)}, expected "
-                                           f"{(1, HEADS, m, m)}")
+        return View(
+            output=output,
+            problem=f"attention_weights has shape {tuple(w.shape)}, expected {(1, HEADS, m, m)}",
+        )
     return View(w[0].to(torch.float64), output)
 
 
@@ -96,20 +117,26 @@ def caption(view: View) -> str:
     ref = reference()
     weights_ok, output_ok = _close(view.weights, ref.weights), _close(view.output, ref.output)
     if view.weights is None:
-        return "There are no weights to picture: {problem}".format(problem=view.problem or "no weights")
+        return "There are no weights to picture: {problem}".format(
+            problem=view.problem or "no weights"
+        )
     if view.output is None:
         return "Your forward call did not return a tensor of shape (1, 6, 8), so only the weights are pictured."
     worst = f"{float((view.output - ref.output).abs().max()):.3g}"
     if weights_ok and output_ok:
         return "Your weights and your output match the reference on this example."
     if weights_ok:
-        return ("Your attention weights match the reference, but your output does not (largest difference "
-                "{worst}): the mistake comes after the weights, where the heads are merged back or projected "
-                "with w_o.").format(worst=worst)
+        return (
+            "Your attention weights match the reference, but your output does not (largest difference "
+            f"{worst}): the mistake comes after the weights, where the heads are merged back or projected "
+            "with w_o."
+        )
     if output_ok:
         return "Your output matches the reference, but the weights you store in attention_weights do not."
-    return "Neither your attention weights nor your output match the reference (largest output difference " \
-           "{worst}).".format(worst=worst)
+    return (
+        "Neither your attention weights nor your output match the reference (largest output difference "
+        f"{worst})."
+    )
 
 
 def key(view: View) -> str:
@@ -142,8 +169,9 @@ def render(view: View) -> bytes:
     import matplotlib.pyplot as plt
 
     ref = reference()
-    fig, axes = plt.subplots(HEADS + 1, 2, figsize=(7.6, 3.2 * (HEADS + 1)), dpi=90, squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        HEADS + 1, 2, figsize=(7.6, 3.2 * (HEADS + 1)), dpi=90, squeeze=False, layout="constrained"
+    )
     for h in range(HEADS):
         for col, (who, w) in enumerate((("yours", view.weights), ("reference", ref.weights))):
             ax = axes[h][col]
@@ -157,8 +185,15 @@ def render(view: View) -> bytes:
                 for j in range(len(TOKENS)):
                     v = float(w[h, i, j])
                     if not math.isnan(v):
-                        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
-                                color="white" if v < 0.6 else "black")
+                        ax.text(
+                            j,
+                            i,
+                            f"{v:.2f}",
+                            ha="center",
+                            va="center",
+                            fontsize=6.5,
+                            color="white" if v < 0.6 else "black",
+                        )
     fig.colorbar(img, ax=axes[:HEADS].ravel().tolist(), shrink=0.6, label="attention weight")
     ax, note = axes[HEADS][0], axes[HEADS][1]
     ax.set_title("output: yours minus the reference", fontsize=11)
@@ -173,8 +208,15 @@ def render(view: View) -> bytes:
         ax.set_xlabel("feature", fontsize=9)
         fig.colorbar(img, ax=ax, shrink=0.8)
     note.set_axis_off()
-    note.text(0.0, 0.5, "\n".join(_wrap(caption(view), PROBLEM_WIDTH)[:PROBLEM_LINES]), ha="left", va="center",
-              fontsize=9, parse_math=False)
+    note.text(
+        0.0,
+        0.5,
+        "\n".join(_wrap(caption(view), PROBLEM_WIDTH)[:PROBLEM_LINES]),
+        ha="left",
+        va="center",
+        fontsize=9,
+        parse_math=False,
+    )
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     plt.close(fig)
@@ -190,11 +232,19 @@ def _tokens(ax, x_label: str, y_label: str) -> None:
 
 def _problem(ax, text: str) -> None:
     ax.set_axis_off()
-    ax.text(0.5, 0.5, "\n".join(_wrap(text, PROBLEM_WIDTH)[:PROBLEM_LINES]), ha="center", va="center", fontsize=9,
-            color="#a40000", parse_math=False)
+    ax.text(
+        0.5,
+        0.5,
+        "\n".join(_wrap(text, PROBLEM_WIDTH)[:PROBLEM_LINES]),
+        ha="center",
+        va="center",
+        fontsize=9,
+        color="#a40000",
+        parse_math=False,
+    )
 
 
 def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text[:PROBLEM_LINES * width * 2], width) or [""]
+    return textwrap.wrap(text[: PROBLEM_LINES * width * 2], width) or [""]

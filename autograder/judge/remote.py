@@ -6,6 +6,7 @@ and only plain data comes back. A worker that hangs is killed at the operation's
 BaseException, so Hypothesis does not retry the dead worker while shrinking) and the next property gets a
 fresh worker.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,7 +21,17 @@ from pathlib import Path
 
 from .. import KIT, timing
 from ..components import call_limit_factor
-from ..student_code import ERROR_KINDS, Build, Call, Handle, Inspect, Reply, Source, StudentError, StudentCode
+from ..student_code import (
+    ERROR_KINDS,
+    Build,
+    Call,
+    Handle,
+    Inspect,
+    Reply,
+    Source,
+    StudentCode,
+    StudentError,
+)
 from . import wire
 from .limits import Limits
 from .sandbox import Bye, Import
@@ -39,9 +50,16 @@ def uid_block(pid: int) -> int:
 # The whole environment of a zygote, hence of every worker: no HOME, no token, no path of the host. Set at
 # exec, because clearing os.environ later would leave the old values in /proc/self/environ and in whatever
 # module copied them. The kit is found as the zygote's working directory (python -c puts it on sys.path).
-ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
-               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1"}
+ENVIRONMENT = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONNOUSERSITE": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
 
 
 class WorkerLost(BaseException):
@@ -65,9 +83,21 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log = open(log_path, "ab") if log_path else subprocess.DEVNULL
         # -c, not -m: run as __main__, sandbox.py's classes would not be the ones the wire allowlist names.
-        cmd = [sys.executable, "-c", "from autograder.judge.sandbox import main; main()", str(theirs.fileno())]
-        self.proc = subprocess.Popen(cmd, pass_fds=[theirs.fileno()], cwd=str(KIT), env=ENVIRONMENT,
-                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        cmd = [
+            sys.executable,
+            "-c",
+            "from autograder.judge.sandbox import main; main()",
+            str(theirs.fileno()),
+        ]
+        self.proc = subprocess.Popen(
+            cmd,
+            pass_fds=[theirs.fileno()],
+            cwd=str(KIT),
+            env=ENVIRONMENT,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
         if log is not subprocess.DEVNULL:
             log.close()
         theirs.close()
@@ -177,9 +207,14 @@ def call_of(op) -> str:
 
 
 SIGNALS = {
-    signal.SIGSEGV: "segmentation fault", signal.SIGBUS: "bus error", signal.SIGFPE: "floating-point exception",
-    signal.SIGILL: "illegal instruction", signal.SIGABRT: "the process aborted", signal.SIGKILL: "the process was killed",
-    signal.SIGXCPU: "CPU time limit exceeded", signal.SIGTERM: "the process was terminated",
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGBUS: "bus error",
+    signal.SIGFPE: "floating-point exception",
+    signal.SIGILL: "illegal instruction",
+    signal.SIGABRT: "the process aborted",
+    signal.SIGKILL: "the process was killed",
+    signal.SIGXCPU: "CPU time limit exceeded",
+    signal.SIGTERM: "the process was terminated",
 }
 
 
@@ -207,25 +242,41 @@ class WorkerStats:
 class SandboxedStudentCode(StudentCode):
     """Operations go to a sandboxed worker; `sources` are the files the judge put in its package folder."""
 
-    def __init__(self, zygote_factory, sources: dict[str, str | None], limits: Limits, deadline: float, label: str,
-                 preload: list | None = None):
+    def __init__(
+        self,
+        zygote_factory,
+        sources: dict[str, str | None],
+        limits: Limits,
+        deadline: float,
+        label: str,
+        preload: list | None = None,
+    ):
         self.zygote_factory, self.zygote = zygote_factory, None
-        self.preload = preload or []  # [(module, reference bytecode)]: run in each worker before student code
+        self.preload = (
+            preload or []
+        )  # [(module, reference bytecode)]: run in each worker before student code
         self.sources, self.limits, self.deadline, self.label = sources, limits, deadline, label
         self.pid, self.sock, self.imported = None, None, set()
         self.stats = WorkerStats()
         # Budgets count the worker's CPU time (the kernel's accounting, read from here: the student cannot
         # change it), scaled by this machine's speed; the wall clock is only a backstop WALL_FACTOR larger.
         self.speed = timing.speed()
-        self.budget = max(0.0, deadline - time.monotonic())  # the section's, in (scaled) CPU seconds
+        self.budget = max(
+            0.0, deadline - time.monotonic()
+        )  # the section's, in (scaled) CPU seconds
         self.cpu_used = 0.0  # scaled CPU seconds used by this section's workers so far
         self.wall_deadline = time.monotonic() + self.budget * self.speed * timing.WALL_FACTOR
-        self.cpu_pid = None  # the worker's pid as this process sees it (in its PID namespace it is 1)
+        self.cpu_pid = (
+            None  # the worker's pid as this process sees it (in its PID namespace it is 1)
+        )
 
     # -- worker lifecycle
     def _start(self) -> None:
         t0 = time.perf_counter()
-        for attempt in (1, 2):  # a zygote that died (killed: possible only when not root) is started again
+        for attempt in (
+            1,
+            2,
+        ):  # a zygote that died (killed: possible only when not root) is started again
             self.zygote = self.zygote_factory()
             try:
                 self.pid, self.sock = self.zygote.take()
@@ -289,11 +340,16 @@ class SandboxedStudentCode(StudentCode):
         self.sock.close()
         try:
             status, _ = self.zygote.status(self.pid, grace)
-        except (OSError, EOFError):  # the zygote itself was killed (possible only when not running as root)
+        except (
+            OSError,
+            EOFError,
+        ):  # the zygote itself was killed (possible only when not running as root)
             status = None
         self.pid = self.sock = None
         if error is None:
-            error = StudentError("crashed", death_message(status, where_of(op)), where_of(op), "WorkerDied")
+            error = StudentError(
+                "crashed", death_message(status, where_of(op)), where_of(op), "WorkerDied"
+            )
         return WorkerLost(error, call_of(op))
 
     def budget_left(self) -> float:
@@ -315,7 +371,9 @@ class SandboxedStudentCode(StudentCode):
                 now = time.monotonic()
                 if now >= wall_end:
                     raise TimeoutError("wall")
-                ready, _, _ = select.select([self.sock], [], [], min(cpu_limit - used, wall_end - now) + 0.002)
+                ready, _, _ = select.select(
+                    [self.sock], [], [], min(cpu_limit - used, wall_end - now) + 0.002
+                )
                 if ready:
                     return wire.recv(self.sock, wall_end)
                 cpu = timing.cpu_seconds(self.cpu_pid)
@@ -348,8 +406,15 @@ class SandboxedStudentCode(StudentCode):
         limit = min(op_timeout, self.budget_left())
         if limit <= 0:
             self.abnormal = True
-            raise WorkerLost(StudentError("timeout", f"not run: the time limit of {self.label} was used up "
-                                          f"before the call {where}", where, "Timeout"), call_of(op))
+            raise WorkerLost(
+                StudentError(
+                    "timeout",
+                    f"not run: the time limit of {self.label} was used up before the call {where}",
+                    where,
+                    "Timeout",
+                ),
+                call_of(op),
+            )
         self.stats.ops += 1
         try:
             wire.send(self.sock, op)
@@ -363,15 +428,24 @@ class SandboxedStudentCode(StudentCode):
         except (EOFError, OSError):
             raise self._lost(None, op, 2.0) from None
         except wire.WireError as e:
-            error = StudentError("crashed", f"the worker sent back something that is not data {where} ({e})"[:300],
-                                 where, "BadReply")
+            error = StudentError(
+                "crashed",
+                f"the worker sent back something that is not data {where} ({e})"[:300],
+                where,
+                "BadReply",
+            )
             raise self._lost(error, op, 0) from None
         if isinstance(reply, StudentError):
             raise _tidy(reply, where)
         problem = _malformed(reply)
         if problem:
-            raise self._lost(StudentError("crashed", f"the worker sent back {problem} {where}", where, "BadReply"),
-                             op, 0)
+            raise self._lost(
+                StudentError(
+                    "crashed", f"the worker sent back {problem} {where}", where, "BadReply"
+                ),
+                op,
+                0,
+            )
         return reply
 
 
@@ -379,9 +453,15 @@ def _malformed(reply) -> str:
     """'' for a Reply whose fields have the types the properties expect; else what is wrong (a forged frame)."""
     if type(reply) is not Reply:
         return f"a {type(reply).__name__[:40]}, not a reply"
-    fields = {"attrs": dict, "attrs_require_grad": dict, "grad_enabled_seen": tuple, "training_seen": tuple,
-              "input_grads": (list, type(None)), "param_grads": (dict, type(None)),
-              "macs": (int, type(None))}  # macs: issue 10 (kvbeam)
+    fields = {
+        "attrs": dict,
+        "attrs_require_grad": dict,
+        "grad_enabled_seen": tuple,
+        "training_seen": tuple,
+        "input_grads": (list, type(None)),
+        "param_grads": (dict, type(None)),
+        "macs": (int, type(None)),
+    }  # macs: issue 10 (kvbeam)
     for name, kinds in fields.items():
         if not isinstance(getattr(reply, name, None), kinds):
             return f"a reply whose {name} is not a {kinds.__name__ if isinstance(kinds, type) else kinds[0].__name__}"
@@ -399,6 +479,8 @@ def _tidy(e: StudentError, where: str) -> StudentError:
     e = StudentError(*(fields.get(n) for n in ("kind", "message", "where", "exc_type", "detail")))
     if e.exc_type == "SystemExit":
         where = f"during {e.where}" if e.where.startswith("import of ") else where
-        return StudentError("crashed", f"the process exited (sys.exit) {where}", e.where, "SystemExit", e.detail)
+        return StudentError(
+            "crashed", f"the process exited (sys.exit) {where}", e.where, "SystemExit", e.detail
+        )
     kind = e.kind if e.kind in WORKER_KINDS else "exception"
     return StudentError(kind, e.message, e.where, e.exc_type, e.detail)

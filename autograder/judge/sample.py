@@ -13,6 +13,7 @@ A recipe names how a student folder is made, so examples/ holds no copy of the s
     control:<name>         the same, minus the lines between "# >>> hostile" and "# <<< hostile" (what the
                            hostile file earns honestly)
 """
+
 from __future__ import annotations
 
 import re
@@ -29,7 +30,9 @@ _BLOCK = re.compile(r"^[ \t]*# >>> hostile.*?^[ \t]*# <<< hostile[^\n]*\n", re.S
 
 
 def hostile_names() -> list[str]:
-    return sorted(p.name for p in HOSTILE.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+    return sorted(
+        p.name for p in HOSTILE.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+    )
 
 
 def without_hostile_blocks(source: str) -> str:
@@ -58,7 +61,7 @@ def make(recipe: str, dest: Path, solutions: Path = KIT / "solutions") -> Path:
     elif kind == "partial":
         from ..components import NAMES
 
-        for n in NAMES[int(arg):]:
+        for n in NAMES[int(arg) :]:
             shutil.copyfile(KIT / "exercises" / f"{n}.py", dest / f"{n}.py")
     elif kind == "syntax":
         path = dest / f"{arg}.py"

@@ -28,6 +28,7 @@ Then it serves operations from its socket with an Executor, and is SIGKILLed whe
 first operation preloads the section's reference dependencies from code objects without docstrings (no file,
 no source text in the worker): see `preload`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -46,8 +47,8 @@ from dataclasses import dataclass
 
 import numpy as np  # noqa: F401 - imported once here so that workers inherit it
 import torch
-import torch.nn  # noqa: F401
-import torch.nn.functional  # noqa: F401
+import torch.nn
+import torch.nn.functional
 
 from .. import rules
 from ..components import COMPONENTS
@@ -69,11 +70,25 @@ class Bye:
 
 # --------------------------------------------------------------------------------------------- libc bits
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.mount.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_ulong,
+    ctypes.c_char_p,
+]
 CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWUSER = 0x20000000, 0x10000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = \
-    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
+    1,
+    2,
+    4,
+    8,
+    32,
+    4096,
+    16384,
+    1 << 18,
+)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
@@ -122,7 +137,9 @@ def enter_namespaces(mode: str) -> None:
 
 def keep_until_it_ends(pid: int) -> None:
     """The keeper waits for the worker and ends the same way, so the zygote's wait status tells how it died."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core of this process when it mirrors a SIGSEGV
+    resource.setrlimit(
+        resource.RLIMIT_CORE, (0, 0)
+    )  # no core of this process when it mirrors a SIGSEGV
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -138,7 +155,12 @@ def keep_until_it_ends(pid: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------- worker set-up
-WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # world-writable places, made private per worker
+WRITABLE = (
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/run/lock",
+)  # world-writable places, made private per worker
 # System folders that hold what belongs to a logged-in user: the session's runtime folder (sockets of its
 # D-Bus and systemd --user), its terminals, its delegated cgroups. In a user namespace the worker has the
 # judge's uid and could use them; as root it could not, but there is nothing there it needs either.
@@ -149,8 +171,12 @@ def _kept_flags(path: str) -> int:
     """The flags a read-only remount of `path` must keep: in a user namespace, the kernel refuses to clear
     noexec or change the atime flags of a mount inherited from the host (a /tmp mounted noexec, say)."""
     f = os.statvfs(path).f_flag
-    return (MS_NOEXEC if f & os.ST_NOEXEC else 0) | (1024 if f & os.ST_NOATIME else 0) | \
-        (2048 if f & os.ST_NODIRATIME else 0) | (1 << 21 if f & os.ST_RELATIME else 0)
+    return (
+        (MS_NOEXEC if f & os.ST_NOEXEC else 0)
+        | (1024 if f & os.ST_NOATIME else 0)
+        | (2048 if f & os.ST_NODIRATIME else 0)
+        | (1 << 21 if f & os.ST_RELATIME else 0)
+    )
 
 
 def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> None:
@@ -166,18 +192,29 @@ def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> No
             continue
         opts = f"size={tmp_mb}m,mode=1777" if writable else "size=1m,mode=755"
         _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts)
-        for k in keep:  # bring back what must stay visible under it (again, if a shallower mount did already)
+        for k in (
+            keep
+        ):  # bring back what must stay visible under it (again, if a shallower mount did already)
             if k.startswith(path.rstrip("/") + "/"):
                 os.makedirs(k, exist_ok=True)
                 _mount(f"/proc/self/fd/{fds[k]}", k, None, MS_BIND | MS_REC)
-                _mount(None, k, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | _kept_flags(k))
+                _mount(
+                    None,
+                    k,
+                    None,
+                    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | _kept_flags(k),
+                )
     for fd in fds.values():
         os.close(fd)
     if own_proc:
         try:
             _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        except OSError:  # a kernel that refuses a new proc here (a container that masks parts of /proc)
-            _mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=1m")
+        except (
+            OSError
+        ):  # a kernel that refuses a new proc here (a container that masks parts of /proc)
+            _mount(
+                "tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=1m"
+            )
 
 
 def setup_worker(cfg: dict, sock_fd: int) -> int:
@@ -200,13 +237,17 @@ def setup_worker(cfg: dict, sock_fd: int) -> int:
     if uid is not None:
         os.chown(work, uid, uid)
     os.chdir(work)
-    out = os.open(os.path.join(work, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+    out = os.open(
+        os.path.join(work, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600
+    )
     if uid is not None:
         os.fchown(out, uid, uid)
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past RLIMIT_FSIZE fails (EFBIG) instead of killing
+    signal.signal(
+        signal.SIGXFSZ, signal.SIG_IGN
+    )  # a write past RLIMIT_FSIZE fails (EFBIG) instead of killing
     limits = {
         resource.RLIMIT_AS: cfg["as_bytes"],
         resource.RLIMIT_FSIZE: cfg["fsize"],
@@ -239,9 +280,13 @@ def setup_worker(cfg: dict, sock_fd: int) -> int:
 def _without_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
-                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
-                isinstance(body[0].value.value, str):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return tree
 
@@ -278,7 +323,9 @@ def serve(sock: socket.socket, root: str, output_limit: int) -> None:
         except (EOFError, OSError, wire.WireError):
             os._exit(0)
         try:
-            if isinstance(op, dict) and "preload" in op:  # a plain dict: the wire's allowlist needs no entry
+            if (
+                isinstance(op, dict) and "preload" in op
+            ):  # a plain dict: the wire's allowlist needs no entry
                 preload(executor.package, op["preload"])
                 reply = Reply()
             elif isinstance(op, Import):
@@ -291,11 +338,15 @@ def serve(sock: socket.socket, root: str, output_limit: int) -> None:
         except StudentError as e:
             reply = e
         except BaseException as e:  # noqa: BLE001 - student objects can raise anywhere, even in repr
-            reply = StudentError("exception", f"{type(e).__name__}: {e}"[:300], "", type(e).__name__)
+            reply = StudentError(
+                "exception", f"{type(e).__name__}: {e}"[:300], "", type(e).__name__
+            )
         try:
             data = wire.dumps(reply)
         except Exception as e:  # noqa: BLE001 - whatever the student returned, it cannot travel
-            data = wire.dumps(StudentError("exception", f"the result could not be sent back: {e}"[:300]))
+            data = wire.dumps(
+                StudentError("exception", f"the result could not be sent back: {e}"[:300])
+            )
         wire.send_bytes(sock, data)
 
 
@@ -337,7 +388,9 @@ class Reaper:
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         self.pid = os.getpid()
         parents = _parents()
-        self.others = {p for p, pp in parents.items() if pp == self.pid}  # children that are not the run's
+        self.others = {
+            p for p, pp in parents.items() if pp == self.pid
+        }  # children that are not the run's
 
     def descendants(self) -> list[int]:
         parents = _parents()
@@ -576,8 +629,17 @@ def zygote(ctrl: socket.socket) -> None:
     # otherwise walk torch's ~250 000 objects and copy every page they sit on (a tenth of a worker's CPU time).
     gc.collect()
     gc.freeze()
-    ctrl.send(wire.dumps({"ready": True, "vm_bytes": vm_kb * 1024, "isolation": problem, "mode": mode,
-                          "euid": os.geteuid()}))
+    ctrl.send(
+        wire.dumps(
+            {
+                "ready": True,
+                "vm_bytes": vm_kb * 1024,
+                "isolation": problem,
+                "mode": mode,
+                "euid": os.geteuid(),
+            }
+        )
+    )
     Zygote(ctrl).serve()
 
 
@@ -587,4 +649,3 @@ def main() -> None:
         zygote(ctrl)
     finally:
         os._exit(0)
-

@@ -6,6 +6,7 @@ from the reference...) reuses its result, but only a result obtained normally (n
 time budget used up): each student's time budget is their own, spent only on sections graded for them, and no
 message names another student.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,13 +24,21 @@ from rich.markup import escape
 from .. import KIT, results
 from ..components import NAMES
 from ..properties import core
+from .frames import read_trusted, write_trusted
 from .limits import Limits
-from .outputs import (StudentResult, assemble, gradebook_row, maxima, read_gradebook, write_gradebook,
-                      write_student, write_timing)
+from .outputs import (
+    StudentResult,
+    assemble,
+    gradebook_row,
+    maxima,
+    read_gradebook,
+    write_gradebook,
+    write_student,
+    write_timing,
+)
 from .remote import MAX_JOBS, uid_block
 from .sandbox import Reaper
 from .sections import Section, discover, plan, read_files
-from .frames import read_trusted, write_trusted
 
 GRADER_TRIES = 3  # a section on which grading processes keep dying is marked crashed (for its student) after this
 STALL_S = 120  # a grading process silent this long past its section's time limit is stuck (a judge bug): killed
@@ -46,7 +55,9 @@ class Options:
     solutions: Path = KIT / "solutions"
 
 
-def grade(submissions: Path, out: Path, options: Options | None = None, console=None) -> dict[str, StudentResult]:
+def grade(
+    submissions: Path, out: Path, options: Options | None = None, console=None
+) -> dict[str, StudentResult]:
     """Grade every student folder in `submissions` (or options.only) into `out`; return the results."""
     return Scheduler(submissions, out, options or Options(), console).run()
 
@@ -56,13 +67,23 @@ class Slot:
     """One grading process (grading_process.py) and the section it is grading for a student."""
 
     def __init__(self, index: int, cfg: dict, tmp: Path):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(KIT), os.environ.get("PYTHONPATH", "")]),
-                   PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(KIT), os.environ.get("PYTHONPATH", "")]),
+            PYTHONHASHSEED="0",
+            OMP_NUM_THREADS="1",
+            MKL_NUM_THREADS="1",
+        )
         self.index, self.section, self.student, self.started = index, None, "", 0.0
         self.log = open(tmp / f"grader-{index}.log", "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from autograder.judge.grading_process import main; main()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=str(KIT), env=env)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            cwd=str(KIT),
+            env=env,
+        )
         write_trusted(self.proc.stdin, dict(cfg, slot=index))
 
     def ready(self) -> dict:
@@ -112,14 +133,24 @@ class Scheduler:
             self.results[s] = StudentResult(s, log=notes)
             self.sections[s] = plan(s, files, reference, self.props, salt)
 
-        self.done: dict[str, dict[str, dict]] = {s: {} for s in self.students}  # student -> key -> result record
-        self.cache: dict[str, dict] = {}  # section key -> a result obtained normally, reusable for any student
-        self.spent = {s: 0.0 for s in self.students}  # each student's own time: never spent on another's behalf
+        self.done: dict[str, dict[str, dict]] = {
+            s: {} for s in self.students
+        }  # student -> key -> result record
+        self.cache: dict[
+            str, dict
+        ] = {}  # section key -> a result obtained normally, reusable for any student
+        self.spent = {
+            s: 0.0 for s in self.students
+        }  # each student's own time: never spent on another's behalf
         self.gradebook = read_gradebook(self.out / "gradebook.csv") if options.only else {}
         self.maximum = maxima(self.props)
         self.finished: set[str] = set()
-        self.pending = [(s, sec) for s in self.students for sec in self.sections[s]]  # (student, section), in order
-        self.deaths: dict[tuple[str, str], int] = {}  # (student, section key) -> grading processes lost on it
+        self.pending = [
+            (s, sec) for s in self.students for sec in self.sections[s]
+        ]  # (student, section), in order
+        self.deaths: dict[
+            tuple[str, str], int
+        ] = {}  # (student, section key) -> grading processes lost on it
         self.slots: list[Slot] = []
         self.selector = selectors.DefaultSelector()
         self.progress = None
@@ -136,9 +167,16 @@ class Scheduler:
     def run(self) -> dict[str, StudentResult]:
         limits = self.options.limits
         self.tmp = Path(tempfile.mkdtemp(prefix="judge-"))
-        self.tmp.chmod(0o711)  # workers may reach their own slot's folder (a random name) and list nothing
-        self.cfg = {"limits": limits, "tmp": str(self.tmp), "include_hidden": self.options.include_hidden,
-                    "uid_base": uid_block(os.getpid()), "hide": [str(self.submissions), str(self.out), *limits.hide]}
+        self.tmp.chmod(
+            0o711
+        )  # workers may reach their own slot's folder (a random name) and list nothing
+        self.cfg = {
+            "limits": limits,
+            "tmp": str(self.tmp),
+            "include_hidden": self.options.include_hidden,
+            "uid_base": uid_block(os.getpid()),
+            "hide": [str(self.submissions), str(self.out), *limits.hide],
+        }
         self.progress = _progress(self.console, len(self.pending))
         reaper = Reaper()
         try:
@@ -166,15 +204,25 @@ class Scheduler:
 
     # -- grading slots
     def _start_slots(self) -> None:
-        distinct = len({sec.key for _, sec in self.pending}) if self.options.cache else len(self.pending)
+        distinct = (
+            len({sec.key for _, sec in self.pending}) if self.options.cache else len(self.pending)
+        )
         for i in range(max(1, min(self.options.jobs, MAX_JOBS, distinct or 1))):
             self.slots.append(Slot(i, self.cfg, self.tmp))
         for i, slot in enumerate(self.slots):
             info = slot.ready()
-            if i == 0 and info.get("isolation") and self.options.limits.isolate and self.console is not None:
-                self.console.print(f"[yellow]workers run without namespaces ({escape(info['isolation'])}): they "
-                                   "can read what your user can; every process they start is ended before the "
-                                   "results are written[/yellow]", highlight=False)
+            if (
+                i == 0
+                and info.get("isolation")
+                and self.options.limits.isolate
+                and self.console is not None
+            ):
+                self.console.print(
+                    f"[yellow]workers run without namespaces ({escape(info['isolation'])}): they "
+                    "can read what your user can; every process they start is ended before the "
+                    "results are written[/yellow]",
+                    highlight=False,
+                )
 
     def _restart(self, slot: Slot) -> Slot:
         try:
@@ -211,7 +259,9 @@ class Scheduler:
         i = 0
         while i < len(self.pending):
             student, section = self.pending[i]
-            if options.cache and section.key in self.cache:  # graded normally for someone: the same for everyone
+            if (
+                options.cache and section.key in self.cache
+            ):  # graded normally for someone: the same for everyone
                 self.pending.pop(i)
                 self._settle(student, section, self.cache[section.key])
                 continue
@@ -221,10 +271,19 @@ class Scheduler:
             self.pending.pop(i)
             budget = limits.submission_timeout - self.spent[student]
             if budget <= 0:  # this student's time is used up: the rest is not run
-                self._settle(student, section, not_run(section, f"not run: the submission's time limit "
-                                                                f"({limits.submission_timeout:g} s) was used up"))
+                self._settle(
+                    student,
+                    section,
+                    not_run(
+                        section,
+                        f"not run: the submission's time limit "
+                        f"({limits.submission_timeout:g} s) was used up",
+                    ),
+                )
                 continue
-            if slot.proc.poll() is not None:  # it died while idle (killed: possible only when not root)
+            if (
+                slot.proc.poll() is not None
+            ):  # it died while idle (killed: possible only when not root)
                 slot = self._restart(slot)
             try:
                 slot.give(section, min(limits.section_timeout, budget), student)
@@ -244,15 +303,27 @@ class Scheduler:
             record = read_trusted(slot.proc.stdout)
         except (EOFError, OSError):
             record = None
-        self.spent[student] += time.monotonic() - slot.started  # the student's own section, even if lost
+        self.spent[student] += (
+            time.monotonic() - slot.started
+        )  # the student's own section, even if lost
         if record is None:
             self._restart(slot)
-            lost = self.deaths[student, section.key] = self.deaths.get((student, section.key), 0) + 1
+            lost = self.deaths[student, section.key] = (
+                self.deaths.get((student, section.key), 0) + 1
+            )
             if lost < GRADER_TRIES:
                 self.pending.insert(0, (student, section))
             else:  # charged to this student's own section only, and never cached
-                self._settle(student, section, not_run(section, f"crashed: the grading process ended {lost} times "
-                                                                "while grading this section", core.Status.CRASHED))
+                self._settle(
+                    student,
+                    section,
+                    not_run(
+                        section,
+                        f"crashed: the grading process ended {lost} times "
+                        "while grading this section",
+                        core.Status.CRASHED,
+                    ),
+                )
             return
         if record.get("normal") and not record.get("error"):
             self.cache[section.key] = record
@@ -284,11 +355,30 @@ def not_run(section: Section, message: str, status: core.Status = core.Status.TI
     for pid, points in section.props:
         p = core.REGISTRY[pid]
         name = f"integration::{p.name}" if points is not None else p.name
-        records.append({"id": f"{p.component}::{name}", "name": name, "component": p.component,
-                        "points": points if points is not None else p.points, "visible": p.visible,
-                        "summary": p.summary, "status": status, "message": message, "hint": "", "example": "",
-                        "detail": "", "seconds": 0.0})
-    return {"key": section.key, "outcomes": records, "seconds": 0.0, "picture": None, "log": "", "stats": {}}
+        records.append(
+            {
+                "id": f"{p.component}::{name}",
+                "name": name,
+                "component": p.component,
+                "points": points if points is not None else p.points,
+                "visible": p.visible,
+                "summary": p.summary,
+                "status": status,
+                "message": message,
+                "hint": "",
+                "example": "",
+                "detail": "",
+                "seconds": 0.0,
+            }
+        )
+    return {
+        "key": section.key,
+        "outcomes": records,
+        "seconds": 0.0,
+        "picture": None,
+        "log": "",
+        "stats": {},
+    }
 
 
 # -------------------------------------------------------------------------------------------- progress bar
@@ -302,11 +392,24 @@ class _NoProgress:
 
 class _RichProgress:
     def __init__(self, console, total):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         # A student's folder name is text, never markup.
-        self.bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TextColumn("{task.description}", markup=False), console=console, transient=True)
+        self.bar = Progress(
+            TextColumn("grading"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}", markup=False),
+            console=console,
+            transient=True,
+        )
         self.task = self.bar.add_task("", total=total)
         self.bar.start()
 

@@ -9,6 +9,7 @@ that holds the student's own files only.
 A section is a deterministic function of its files: its key is their hash (with the run's settings), so the
 scheduler can reuse a result for a byte-identical section.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,7 +22,9 @@ from ..properties import core
 from ..results import INTEGRATION
 
 INTEGRATION_SHARE = 0.10
-INTEGRATION_PROPS = 2  # properties re-run with the student's own dependencies, per dependent component
+INTEGRATION_PROPS = (
+    2  # properties re-run with the student's own dependencies, per dependent component
+)
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 64
 
@@ -33,19 +36,31 @@ class Section:
     files: dict[str, bytes]
     props: list[tuple[str, float | None]]  # (property id, points of its integration re-run or None)
     picture: bool = False
-    reference: tuple[str, ...] = ()  # the files of `files` that are the reference's (the dependencies)
+    reference: tuple[
+        str, ...
+    ] = ()  # the files of `files` that are the reference's (the dependencies)
     key: str = ""  # set by plan(): the hash of everything the result depends on
 
     def message(self, budget_s: float) -> dict:
         # The label in the worker's messages names the section, never the student: a result may be reused
         # for another student with the same files.
-        return {"key": self.key, "label": f"the {self.name} section", "files": self.files, "props": self.props,
-                "picture": self.picture, "budget_s": budget_s, "reference": self.reference}
+        return {
+            "key": self.key,
+            "label": f"the {self.name} section",
+            "files": self.files,
+            "props": self.props,
+            "picture": self.picture,
+            "budget_s": budget_s,
+            "reference": self.reference,
+        }
 
 
 def discover(submissions: Path) -> list[str]:
-    return sorted(p.name for p in Path(submissions).iterdir()
-                  if p.is_dir() and not p.is_symlink() and not p.name.startswith((".", "_")))
+    return sorted(
+        p.name
+        for p in Path(submissions).iterdir()
+        if p.is_dir() and not p.is_symlink() and not p.name.startswith((".", "_"))
+    )
 
 
 def read_files(folder: Path) -> tuple[dict[str, bytes], list[str]]:
@@ -77,13 +92,20 @@ def integration_props(props: list[core.Property]) -> dict[str, list[tuple[str, f
         mine = [p for p in props if p.component == c.name]
         picks = [p for p in mine if p.visible and "hand" not in p.name][:INTEGRATION_PROPS]
         if picks:  # in halves of a point, so that sums stay exact
-            share = max(0.5, round(2 * INTEGRATION_SHARE * sum(p.points for p in mine) / len(picks)) / 2)
+            share = max(
+                0.5, round(2 * INTEGRATION_SHARE * sum(p.points for p in mine) / len(picks)) / 2
+            )
             chosen[c.name] = [(p.id, share) for p in picks]
     return chosen
 
 
-def plan(student: str, files: dict[str, bytes], reference: dict[str, bytes], props: list[core.Property],
-         salt: str) -> list[Section]:
+def plan(
+    student: str,
+    files: dict[str, bytes],
+    reference: dict[str, bytes],
+    props: list[core.Property],
+    salt: str,
+) -> list[Section]:
     """The sections of one student, in component order, then the integration section."""
     helpers = {n: d for n, d in files.items() if n[:-3] not in NAMES}
     sections = []
@@ -96,11 +118,24 @@ def plan(student: str, files: dict[str, bytes], reference: dict[str, bytes], pro
             package[c.filename] = files[c.filename]
         for dep in c.deps:
             package[f"{dep}.py"] = reference[f"{dep}.py"]
-        sections.append(Section(f"{student}/{c.name}", c.name, package, mine,
-                                reference=tuple(f"{dep}.py" for dep in c.deps)))
+        sections.append(
+            Section(
+                f"{student}/{c.name}",
+                c.name,
+                package,
+                mine,
+                reference=tuple(f"{dep}.py" for dep in c.deps),
+            )
+        )
     integration = [spec for specs in integration_props(props).values() for spec in specs]
-    if integration:  # the picture of the student's own multi-head attention comes from this worker too
-        sections.append(Section(f"{student}/{INTEGRATION}", INTEGRATION, dict(files), integration, picture=True))
+    if (
+        integration
+    ):  # the picture of the student's own multi-head attention comes from this worker too
+        sections.append(
+            Section(f"{student}/{INTEGRATION}", INTEGRATION, dict(files), integration, picture=True)
+        )
     for s in sections:
-        s.key = hashlib.sha256(pickle.dumps((salt, s.name, sorted(s.files.items()), s.props, s.picture))).hexdigest()
+        s.key = hashlib.sha256(
+            pickle.dumps((salt, s.name, sorted(s.files.items()), s.props, s.picture))
+        ).hexdigest()
     return sections

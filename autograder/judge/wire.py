@@ -12,6 +12,7 @@ every value with its shared parts expanded (what a walk of it would visit): node
 bytes, and the total work of the constructors and hashes loading would run. A frame over any cap is refused
 unread; a container may not change after it is referenced twice (a cycle, or a count gone stale).
 """
+
 from __future__ import annotations
 
 import io
@@ -34,19 +35,39 @@ MAX_OPS = 200_000  # opcodes in one frame (scanning costs about 1 us each)
 MAX_NODES = 100_000  # objects a full walk of any one value visits
 MAX_DEPTH = 32  # containers inside containers
 MAX_TEXT = 1 << 16  # characters in one string
-MAX_PAYLOAD = MAX_FRAME  # bytes and characters a walk of any value visits; bytes copied by constructors
+MAX_PAYLOAD = (
+    MAX_FRAME  # bytes and characters a walk of any value visits; bytes copied by constructors
+)
 MAX_WORK = 2_000_000  # nodes handed to constructors, containers and hashes while loading, all told
 
 
 # ------------------------------------------------------------------------------------------- constructors
-_TORCH_DTYPES = {str(d).removeprefix("torch."): d for d in (
-    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
-    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool)}
+_TORCH_DTYPES = {
+    str(d).removeprefix("torch."): d
+    for d in (
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.complex64,
+        torch.complex128,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.bool,
+    )
+}
 
 
 def _shape(shape) -> tuple[int, ...]:
     """A shape: a tuple of at most 32 plain ints (checked before it is walked: no range of 10**18)."""
-    if type(shape) not in (tuple, list, torch.Size) or len(shape) > 32 or any(type(s) is not int for s in shape):
+    if (
+        type(shape) not in (tuple, list, torch.Size)
+        or len(shape) > 32
+        or any(type(s) is not int for s in shape)
+    ):
         raise ValueError("bad shape")
     if any(s < 0 for s in shape):
         raise ValueError("bad shape")
@@ -116,15 +137,27 @@ def _complex(real=0.0, imag=0.0) -> complex:
 
 
 # Builtins are replaced by checked constructors: a frame may call them with any arguments.
-_CHECKED = {("builtins", "range"): _range, ("torch", "Size"): _size, ("builtins", "bytearray"): _bytearray,
-            ("torch", "device"): _device, ("builtins", "complex"): _complex}
+_CHECKED = {
+    ("builtins", "range"): _range,
+    ("torch", "Size"): _size,
+    ("builtins", "bytearray"): _bytearray,
+    ("torch", "device"): _device,
+    ("builtins", "complex"): _complex,
+}
 
 _ALLOWED = {
-    ("builtins", "slice"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "Ellipsis"),
+    ("builtins", "slice"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+    ("builtins", "Ellipsis"),
     ("collections", "OrderedDict"),
-    ("autograder.judge.wire", "_tensor"), ("autograder.judge.wire", "_array"), ("autograder.judge.wire", "_npdtype"),
-    *(("autograder.student_code", n) for n in ("Reply", "Handle", "Opaque", "StudentError", "Build", "Call", "Inspect",
-                                         "Source")),
+    ("autograder.judge.wire", "_tensor"),
+    ("autograder.judge.wire", "_array"),
+    ("autograder.judge.wire", "_npdtype"),
+    *(
+        ("autograder.student_code", n)
+        for n in ("Reply", "Handle", "Opaque", "StudentError", "Build", "Call", "Inspect", "Source")
+    ),
     *(("autograder.judge.sandbox", n) for n in ("Import", "Bye")),
 }
 
@@ -137,8 +170,22 @@ class _Loader(pickle.Unpickler):
             return super().find_class(module, name)
         if module == "torch" and name in _TORCH_DTYPES:
             return _TORCH_DTYPES[name]
-        if module == "numpy" and name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                                          "uint64", "float16", "float32", "float64", "complex64", "complex128"):
+        if module == "numpy" and name in (
+            "bool_",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "float16",
+            "float32",
+            "float64",
+            "complex64",
+            "complex128",
+        ):
             return getattr(np, name)
         raise WireError(f"refused to load {module}.{name}")
 
@@ -152,11 +199,18 @@ class _Dumper(pickle.Pickler):
                 raise WireError(f"cannot send a {t.dtype} {t.layout} tensor")
             data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
             return _tensor, (name, tuple(t.shape), data)
-        if isinstance(obj, (np.ndarray, np.generic)) and not isinstance(obj, (np.str_, np.bytes_, np.void)):
+        if isinstance(obj, (np.ndarray, np.generic)) and not isinstance(
+            obj, (np.str_, np.bytes_, np.void)
+        ):
             a = np.asarray(obj)
             if a.dtype.kind not in "biufc":
                 raise WireError(f"cannot send an array of dtype {a.dtype}")
-            return _array, (a.dtype.str, a.shape, np.ascontiguousarray(a).tobytes(), isinstance(obj, np.generic))
+            return _array, (
+                a.dtype.str,
+                a.shape,
+                np.ascontiguousarray(a).tobytes(),
+                isinstance(obj, np.generic),
+            )
         if isinstance(obj, np.dtype):
             return _npdtype, (obj.str,)
         return NotImplemented
@@ -178,13 +232,43 @@ class _Node:
 
 
 _MARK = object()
-_LEAVES = {"INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "NONE", "NEWTRUE", "NEWFALSE", "FLOAT",
-           "BINFLOAT", "GLOBAL"}
-_TEXT = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8"}
+_LEAVES = {
+    "INT",
+    "BININT",
+    "BININT1",
+    "BININT2",
+    "LONG",
+    "LONG1",
+    "LONG4",
+    "NONE",
+    "NEWTRUE",
+    "NEWFALSE",
+    "FLOAT",
+    "BINFLOAT",
+    "GLOBAL",
+}
+_TEXT = {
+    "STRING",
+    "BINSTRING",
+    "SHORT_BINSTRING",
+    "UNICODE",
+    "BINUNICODE",
+    "SHORT_BINUNICODE",
+    "BINUNICODE8",
+}
 _BYTES = {"BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"}
 _EMPTY = {"EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET", "EMPTY_TUPLE"}
-_FROM_MARK = {"TUPLE", "LIST", "DICT", "FROZENSET"}  # build a new container from the items above the mark
-_ADD_FROM_MARK = {"APPENDS", "SETITEMS", "ADDITEMS"}  # add the items above the mark to the container below it
+_FROM_MARK = {
+    "TUPLE",
+    "LIST",
+    "DICT",
+    "FROZENSET",
+}  # build a new container from the items above the mark
+_ADD_FROM_MARK = {
+    "APPENDS",
+    "SETITEMS",
+    "ADDITEMS",
+}  # add the items above the mark to the container below it
 
 
 class _Scan:
@@ -223,7 +307,9 @@ class _Scan:
         if parent.frozen:
             raise WireError("a container changed after it was shared")
         for c in children:
-            c.frozen = True  # once inside another value, changing it would make that value's count stale
+            c.frozen = (
+                True  # once inside another value, changing it would make that value's count stale
+            )
             parent.nodes += c.nodes
             parent.payload += c.payload
             parent.depth = max(parent.depth, c.depth + 1)
@@ -327,7 +413,7 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
             sock.settimeout(None)
         try:
             chunk = sock.recv(min(n - got, 1 << 20))
-        except socket.timeout:
+        except TimeoutError:
             raise TimeoutError from None
         if not chunk:
             raise EOFError
@@ -336,7 +422,12 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def recv(sock: socket.socket, deadline: float | None = None, max_frame: int = MAX_FRAME, trusted: bool = False):
+def recv(
+    sock: socket.socket,
+    deadline: float | None = None,
+    max_frame: int = MAX_FRAME,
+    trusted: bool = False,
+):
     """One object; TimeoutError past `deadline` (time.monotonic()), EOFError if the peer is gone. `trusted`:
     see loads."""
     return loads(read_frame(lambda n: _recv_exact(sock, n, deadline), max_frame), trusted)

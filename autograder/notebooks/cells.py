@@ -6,6 +6,7 @@ One rule, used everywhere (course generator, the student's kernel, the grading p
 
 Plain json, no nbformat: the student's kernel reads its own notebook with this too.
 """
+
 from __future__ import annotations
 
 import ast
@@ -49,7 +50,9 @@ def split_module(source: str) -> tuple[str, list[str]]:
 
 
 def is_solution(cell: dict) -> bool:
-    return cell.get("cell_type") == "code" and bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    return cell.get("cell_type") == "code" and bool(
+        cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+    )
 
 
 def source_text(cell: dict) -> str:
@@ -62,8 +65,10 @@ def module_from_cells(sources: list[str]) -> str:
     they are not Python and would make the whole file a SyntaxError."""
     out = []
     for src in sources:
-        lines = [f"# (notebook only) {line}" if line.lstrip().startswith(("%", "!")) else line
-                 for line in src.splitlines()]
+        lines = [
+            f"# (notebook only) {line}" if line.lstrip().startswith(("%", "!")) else line
+            for line in src.splitlines()
+        ]
         out.append("\n".join(lines).strip("\n"))
     return "\n\n\n".join(out) + "\n"
 
@@ -133,6 +138,7 @@ _LINE = re.compile(r"\b(\w+)\.py, line (\d+)")
 def name_cells(text: str, places: dict) -> str:
     """`attention.py, line 57` -> `02_attention.ipynb, the cell that starts "def softmax(...", line 3`: a
     student who works in notebooks never sees the generated file."""
+
     def cell(match):
         name, line = match.group(1), int(match.group(2))
         if name not in places:

@@ -6,6 +6,7 @@ reference, between nbgrader's ### BEGIN/END SOLUTION markers), then one read-onl
 property, worth the property's points; hidden properties sit between ### BEGIN/END HIDDEN TESTS, so the release
 shows only their points.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,13 @@ MODES = ("judge", "kernel")
 
 
 def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
-    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
+    meta = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": 3,
+        "solution": solution,
+    }
     if points is not None:
         meta["points"] = points
     return {"nbgrader": meta, **({"editable": False, "deletable": False} if locked else {})}
@@ -43,15 +50,19 @@ def _points(x: float) -> str:
 def check_source(p: core.Property, integration: float | None = None) -> str:
     if integration is not None:
         deps = ", ".join(get(p.component).deps)
-        return (f"# Integration (your pieces together), {_points(integration)}: {p.summary}\n# Run with your own "
-                f"{deps} (your earlier notebooks) in place of the reference; the gradebook counts it in the "
-                f"integration column, not in {p.component}.\n"
-                f'_kit.check("{p.component}", "{p.name}", integration=True)')
+        return (
+            f"# Integration (your pieces together), {_points(integration)}: {p.summary}\n# Run with your own "
+            f"{deps} (your earlier notebooks) in place of the reference; the gradebook counts it in the "
+            f"integration column, not in {p.component}.\n"
+            f'_kit.check("{p.component}", "{p.name}", integration=True)'
+        )
     call = f'_kit.check("{p.component}", "{p.name}")'
     if p.visible:
         return f"# {_points(p.points)}: {p.summary}\n{call}"
-    return (f"# Hidden test, {_points(p.points)}: it runs when your notebook is graded.\n"
-            f"### BEGIN HIDDEN TESTS\n{call}\n### END HIDDEN TESTS")
+    return (
+        f"# Hidden test, {_points(p.points)}: it runs when your notebook is graded.\n"
+        f"### BEGIN HIDDEN TESTS\n{call}\n### END HIDDEN TESTS"
+    )
 
 
 def notebook(name: str, properties: list[core.Property], number: int, integration=()) -> dict:
@@ -61,50 +72,95 @@ def notebook(name: str, properties: list[core.Property], number: int, integratio
     visible = [p for p in properties if p.visible]
     hidden = [p for p in properties if not p.visible]
     deps = ", ".join(f"`{d}`" for d in comp.deps)
-    uses = (f"This module imports {deps} relatively (`from .{comp.deps[-1]} import ...`), as the files do. "
+    uses = (
+        (
+            f"This module imports {deps} relatively (`from .{comp.deps[-1]} import ...`), as the files do. "
             "Here those imports come from your earlier notebooks in this folder; your grade uses the "
-            "reference for them, so a mistake there costs points only there.\n\n") if comp.deps else ""
-    intro = (f"# {number}. {comp.title} (`{comp.filename}`)\n\n{doc}\n\n"
-             f"## The contract\n\n```text\n{comp.contract_block}\n```\n\n"
-             "## What to do\n\n"
-             "Replace each `raise NotImplementedError` below with your code. The cells that hold it (the "
-             f"*solution cells*) are your module `{comp.filename}`: they are graded together as that file, and "
-             "nothing else in this notebook is. Put helpers and imports in those cells; use new cells for "
-             f"experiments. Run the setup cell first.\n\n{uses}"
-             + ("By hand means by hand: the tests notice a call to the library function that does the same job."
-                if comp.forbidden_families else ""))
+            "reference for them, so a mistake there costs points only there.\n\n"
+        )
+        if comp.deps
+        else ""
+    )
+    intro = (
+        f"# {number}. {comp.title} (`{comp.filename}`)\n\n{doc}\n\n"
+        f"## The contract\n\n```text\n{comp.contract_block}\n```\n\n"
+        "## What to do\n\n"
+        "Replace each `raise NotImplementedError` below with your code. The cells that hold it (the "
+        f"*solution cells*) are your module `{comp.filename}`: they are graded together as that file, and "
+        "nothing else in this notebook is. Put helpers and imports in those cells; use new cells for "
+        f"experiments. Run the setup cell first.\n\n{uses}"
+        + (
+            "By hand means by hand: the tests notice a call to the library function that does the same job."
+            if comp.forbidden_families
+            else ""
+        )
+    )
     nb_cells = [
         _cell("markdown", intro),
-        _cell("code", "# Read-only. Run me first: the cells below then run as the module "
-                      f"{comp.filename}.\nimport autograder.notebooks.kernel as _kit\n\n"
-                      f'__package__ = _kit.setup("{name}")',
-              _nbgrader("setup", locked=True)),
+        _cell(
+            "code",
+            "# Read-only. Run me first: the cells below then run as the module "
+            f"{comp.filename}.\nimport autograder.notebooks.kernel as _kit\n\n"
+            f'__package__ = _kit.setup("{name}")',
+            _nbgrader("setup", locked=True),
+        ),
     ]
     for i, chunk in enumerate(chunks, 1):
         nb_cells.append(_cell("code", chunk, _nbgrader(f"solution_{i}", solution=True)))
     hidden_points = sum(p.points for p in hidden)
-    nb_cells.append(_cell("markdown", (
-        f"## Tests\n\nEach cell below checks one property of `{comp.filename}` and is worth its points "
-        f"({_points(sum(p.points for p in visible))} here"
-        + (f", plus {_points(hidden_points)} in {len(hidden)} hidden tests run at grading" if hidden else "")
-        + ")."
-        + (f" The last {len(integration)} cells are integration tests (your pieces together, "
-           f"{_points(sum(x for _, x in integration))}): they re-run a property with your own earlier modules, "
-           "and the gradebook counts them in its integration column." if integration else "")
-        + " A failure prints the smallest input on which your code goes wrong and a hint naming the likely "
-          "mistake, as `pytest` and the `grade` command do. Run them all with *Run > Run All Cells*.")))
+    nb_cells.append(
+        _cell(
+            "markdown",
+            (
+                f"## Tests\n\nEach cell below checks one property of `{comp.filename}` and is worth its points "
+                f"({_points(sum(p.points for p in visible))} here"
+                + (
+                    f", plus {_points(hidden_points)} in {len(hidden)} hidden tests run at grading"
+                    if hidden
+                    else ""
+                )
+                + ")."
+                + (
+                    f" The last {len(integration)} cells are integration tests (your pieces together, "
+                    f"{_points(sum(x for _, x in integration))}): they re-run a property with your own "
+                    "earlier modules, "
+                    "and the gradebook counts them in its integration column."
+                    if integration
+                    else ""
+                )
+                + " A failure prints the smallest input on which your code goes wrong and a hint naming the likely "
+                "mistake, as `pytest` and the `grade` command do. Run them all with *Run > Run All Cells*."
+            ),
+        )
+    )
     k = 0
     for p in visible + hidden:
-        gid = f"test_{p.name}" if p.visible else f"hidden_test_{(k := k + 1)}"  # a hidden name stays hidden
-        nb_cells.append(_cell("code", check_source(p), _nbgrader(gid, grade=True, locked=True, points=p.points)))
+        gid = (
+            f"test_{p.name}" if p.visible else f"hidden_test_{(k := k + 1)}"
+        )  # a hidden name stays hidden
+        nb_cells.append(
+            _cell("code", check_source(p), _nbgrader(gid, grade=True, locked=True, points=p.points))
+        )
     for p, points in integration:
-        nb_cells.append(_cell("code", check_source(p, points),
-                              _nbgrader(f"integration_{p.name}", grade=True, locked=True, points=points)))
+        nb_cells.append(
+            _cell(
+                "code",
+                check_source(p, points),
+                _nbgrader(f"integration_{p.name}", grade=True, locked=True, points=points),
+            )
+        )
     for i, cell in enumerate(nb_cells):
         cell["id"] = f"cell-{i}"
-    return {"cells": nb_cells, "metadata": {"kernelspec": KERNELSPEC, "language_info": {"name": "python"},
-                                            "kit": {"component": name}},
-            "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": nb_cells,
+        "metadata": {
+            "kernelspec": KERNELSPEC,
+            "language_info": {"name": "python"},
+            "kit": {"component": name},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 CONFIG = '''\
@@ -173,8 +229,13 @@ else:
 '''
 
 
-def build(dest: Path, components=None, assignment: str = "transformer", grader: str = "judge",
-          timeout: int = 60) -> Path:
+def build(
+    dest: Path,
+    components=None,
+    assignment: str = "transformer",
+    grader: str = "judge",
+    timeout: int = 60,
+) -> Path:
     """Write the course directory: nbgrader_config.py and source/<assignment>/<component>.ipynb."""
     if grader not in MODES:
         raise ValueError(f"grader must be one of {MODES}")
@@ -184,7 +245,9 @@ def build(dest: Path, components=None, assignment: str = "transformer", grader: 
     if source.exists():
         shutil.rmtree(source)
     source.mkdir(parents=True)
-    from ..judge.sections import integration_props  # the judge decides the integration share; so must we
+    from ..judge.sections import (
+        integration_props,  # the judge decides the integration share; so must we
+    )
 
     props = core.load(include_hidden=True)
     shares = integration_props(props)
@@ -193,5 +256,7 @@ def build(dest: Path, components=None, assignment: str = "transformer", grader: 
         integration = [(core.REGISTRY[pid], points) for pid, points in shares.get(name, [])]
         nb = notebook(name, [p for p in props if p.component == name], number, integration)
         (source / f"{name}.ipynb").write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
-    (dest / "nbgrader_config.py").write_text(CONFIG.format(grader=grader, kit=str(KIT), timeout=timeout))
+    (dest / "nbgrader_config.py").write_text(
+        CONFIG.format(grader=grader, kit=str(KIT), timeout=timeout)
+    )
     return dest

@@ -8,6 +8,7 @@ report (message, smallest failing input, hint), which nbgrader's SaveAutoGrades 
 themselves come from nbgrader's gradebook (OverwriteCells), so nothing in the submission decides which
 property a cell stands for or what it is worth.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -32,20 +33,36 @@ from ..components import NAMES
 from . import cells
 
 CALL = re.compile(r'_kit\.check\("(\w+)", "(\w+)"(, integration=True)?\)')
-_cache: dict[str, dict[str, dict]] = {}  # hash of a student's modules -> {test name: Gradescope test}
+_cache: dict[
+    str, dict[str, dict]
+] = {}  # hash of a student's modules -> {test name: Gradescope test}
 
 
 class JudgeError(RuntimeError):
     """The judge itself failed (not the student's code): nbgrader reports the notebook as not graded."""
 
 
-def judge_verdicts(submissions: Path, student: str, grade_args: list[str], wall: float, out: Path) -> dict:
+def judge_verdicts(
+    submissions: Path, student: str, grade_args: list[str], wall: float, out: Path
+) -> dict:
     """Run `python -m autograder grade submissions --out out *grade_args` on one student's folder of
     <component>.py files; return {test name: Gradescope test} from their results.json. A separate process
     group with a wall-clock limit: whatever happens in the judge, nbgrader does not hang."""
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out), "--quiet", *grade_args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(submissions),
+        "--out",
+        str(out),
+        "--quiet",
+        *grade_args,
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         _, err = proc.communicate(timeout=wall)
     except subprocess.TimeoutExpired:
@@ -54,7 +71,9 @@ def judge_verdicts(submissions: Path, student: str, grade_args: list[str], wall:
         raise JudgeError(f"the judge ran past {wall:g} s: {' '.join(cmd)}") from None
     path = out / student / "results.json"
     if not path.is_file():
-        raise JudgeError(f"the judge wrote no results (exit {proc.returncode}): {' '.join(cmd)}\n{err[-3000:]}")
+        raise JudgeError(
+            f"the judge wrote no results (exit {proc.returncode}): {' '.join(cmd)}\n{err[-3000:]}"
+        )
     return {t["name"]: t for t in json.loads(path.read_text())["tests"]}
 
 
@@ -62,16 +81,32 @@ def cell_outputs(test: dict | None, name: str) -> list:
     """Outputs that make nbgrader's determine_grade give the judge's score: an error = 0, a number = partial
     credit, plain text = full points."""
     if test is None:
-        return [new_output("error", ename="NotGraded", evalue=name,
-                           traceback=[f"not graded: the judge returned no verdict for {name}"])]
+        return [
+            new_output(
+                "error",
+                ename="NotGraded",
+                evalue=name,
+                traceback=[f"not graded: the judge returned no verdict for {name}"],
+            )
+        ]
     text = test.get("output") or ("passed" if test["score"] >= test["max_score"] else "failed")
     if test["score"] >= test["max_score"]:
         return [new_output("stream", name="stdout", text=text + "\n")]
     if test["score"] <= 0:
-        return [new_output("error", ename="PropertyFailed", evalue=text.splitlines()[0],
-                           traceback=text.splitlines())]
-    return [new_output("stream", name="stdout", text=text + "\n"),
-            new_output("execute_result", data={"text/plain": repr(float(test["score"]))}, execution_count=None)]
+        return [
+            new_output(
+                "error",
+                ename="PropertyFailed",
+                evalue=text.splitlines()[0],
+                traceback=text.splitlines(),
+            )
+        ]
+    return [
+        new_output("stream", name="stdout", text=text + "\n"),
+        new_output(
+            "execute_result", data={"text/plain": repr(float(test["score"]))}, execution_count=None
+        ),
+    ]
 
 
 def submitted_folder(config, student: str, assignment: str) -> Path:
@@ -97,17 +132,22 @@ class StudentModules(NbGraderPreprocessor):
             shutil.rmtree(old, ignore_errors=True)
         folder = tempfile.mkdtemp(prefix="kit-modules-")
         atexit.register(shutil.rmtree, folder, True)
-        cells.submission_from_notebooks(submitted_folder(self.config, info["student"], info["assignment"]),
-                                        Path(folder), NAMES)
+        cells.submission_from_notebooks(
+            submitted_folder(self.config, info["student"], info["assignment"]), Path(folder), NAMES
+        )
         os.environ[STUDENT_MODULES] = folder
         return nb, resources
 
 
 class JudgeGrades(NbGraderPreprocessor):
-    grade_args = List(Unicode(), [],
-                      help="flags of `python -m autograder grade` (--timeout, --jobs, --no-hidden...)").tag(config=True)
-    wall_timeout = Float(900.0, help="seconds before a judge run is killed (a judge failure, not the student's)"
-                         ).tag(config=True)
+    grade_args = List(
+        Unicode(),
+        [],
+        help="flags of `python -m autograder grade` (--timeout, --jobs, --no-hidden...)",
+    ).tag(config=True)
+    wall_timeout = Float(
+        900.0, help="seconds before a judge run is killed (a judge failure, not the student's)"
+    ).tag(config=True)
 
     def verdicts(self, student: str, assignment: str) -> dict[str, dict]:
         submitted = submitted_folder(self.config, student, assignment)
@@ -116,7 +156,9 @@ class JudgeGrades(NbGraderPreprocessor):
             files = sorted((p.name, p.read_text()) for p in folder.glob("*.py"))
             key = hashlib.sha256(repr((student, list(self.grade_args), files)).encode()).hexdigest()
             if key not in _cache:  # one judge run per student, shared by all their notebooks
-                self.log.info("Grading %s's %d modules with the isolated judge", student, len(files))
+                self.log.info(
+                    "Grading %s's %d modules with the isolated judge", student, len(files)
+                )
                 root = course_root(self.config)
                 # Workers must not see the course: source/ holds the reference and the hidden tests. The judge's
                 # own report is kept for the instructor: judge/<assignment>/<student>/submission/feedback.html,
@@ -133,8 +175,11 @@ class JudgeGrades(NbGraderPreprocessor):
             if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
                 continue
             call = CALL.search(cell.source)
-            name = (f"{call.group(1)}::{'integration::' if call.group(3) else ''}{call.group(2)}" if call
-                    else f"{info['notebook']}::?")
+            name = (
+                f"{call.group(1)}::{'integration::' if call.group(3) else ''}{call.group(2)}"
+                if call
+                else f"{info['notebook']}::?"
+            )
             cell.outputs = cell_outputs(verdicts.get(name), name)
             cell.execution_count = None
         return nb, resources

@@ -14,6 +14,7 @@ Every call into the notebook's code has the judge's default time limit (InProces
 scaled by the machine's speed, autograder/timing.py), so a loaded machine changes no verdict; nbgrader's cell
 timeout (the course's `--timeout`) is only a wall-clock backstop and should stay well above it.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -30,7 +31,9 @@ from . import cells
 STUDENT_MODULES = "KIT_STUDENT_MODULES"  # env: a folder with the student's <component>.py files
 PACKAGE = "_kit_notebook"  # the package this notebook's cells pretend to live in
 _ran: dict[str, str] = {}  # cell id -> source, as last executed in this kernel
-_student_code_by_hash: dict[str, object] = {}  # -> InProcessStudentCode (one import per version of the code)
+_student_code_by_hash: dict[
+    str, object
+] = {}  # -> InProcessStudentCode (one import per version of the code)
 _outcomes: dict[int, dict] = {}  # id(student) -> {property id: its last outcome on that code}
 _tmp: Path | None = None
 
@@ -101,7 +104,9 @@ def setup(component: str) -> str:
     deps = _deps(component)
     cells.write_package(deps, folder)
     for missing in sorted(set(get(component).deps) - set(deps)):
-        print(f"note: {missing}.ipynb is not next to this notebook, so `from .{missing} import ...` will fail")
+        print(
+            f"note: {missing}.ipynb is not next to this notebook, so `from .{missing} import ...` will fail"
+        )
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
         del sys.modules[name]  # a re-run picks up edits to the earlier notebooks
     from ..student_code import load_package
@@ -113,11 +118,17 @@ def setup(component: str) -> str:
 def notebook_module(component: str) -> str:
     """This notebook's module: the solution cells of <component>.ipynb in the working directory, each one
     replaced by the text last run in this kernel (so an edited cell counts once it is run, saved or not)."""
-    path = cells.find_notebook(Path.cwd(), component)  # <component>.ipynb, or the bundle's NN_<component>.ipynb
+    path = cells.find_notebook(
+        Path.cwd(), component
+    )  # <component>.ipynb, or the bundle's NN_<component>.ipynb
     if path is None:
-        raise FileNotFoundError(f"{component}.ipynb is not in {Path.cwd()}: keep the notebook's name and folder")
+        raise FileNotFoundError(
+            f"{component}.ipynb is not in {Path.cwd()}: keep the notebook's name and folder"
+        )
     solution = cells.solution_cells(cells.read_notebook(path))
-    return cells.module_from_cells([_ran.get(c.get("id", ""), cells.source_text(c)) for c in solution])
+    return cells.module_from_cells(
+        [_ran.get(c.get("id", ""), cells.source_text(c)) for c in solution]
+    )
 
 
 def _places(component: str, own: bool) -> dict:
@@ -165,7 +176,13 @@ def check(component: str, name: str, integration: bool = False) -> None:
     outcome = core.run_property(prop, student)
     seen = _outcomes.setdefault(id(student), {})
     seen[prop.id] = outcome
-    core.require_behaviour(list(seen.values()))  # the static point needs a passed behavioural cell on this code
-    if not outcome.passed:  # a line of the student's code is named by its cell, not by the generated file
-        raise PropertyFailed(cells.name_cells(outcome_text(outcome), _places(component, integration)))
+    core.require_behaviour(
+        list(seen.values())
+    )  # the static point needs a passed behavioural cell on this code
+    if (
+        not outcome.passed
+    ):  # a line of the student's code is named by its cell, not by the generated file
+        raise PropertyFailed(
+            cells.name_cells(outcome_text(outcome), _places(component, integration))
+        )
     print(outcome_text(outcome))

@@ -2,20 +2,23 @@
 
 Expected values come from torch's F.layer_norm with the same weight and bias copied in (float64 on this side).
 """
+
 from __future__ import annotations
 
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..student_code import Call
 from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
-from ..student_code import Call
 from .strategies import dtypes, norm_state, randn, seeds, tensors
 
-ERROR_HINT = ("LayerNorm needs parameters named weight and bias of shape (d_model,), AddAndNorm a LayerNorm "
-              "named norm; forward must work on any (..., d_model)")
+ERROR_HINT = (
+    "LayerNorm needs parameters named weight and bias of shape (d_model,), AddAndNorm a LayerNorm "
+    "named norm; forward must work on any (..., d_model)"
+)
 C = "add_norm"
 
 
@@ -27,16 +30,30 @@ def unit_state(d, dtype) -> dict:
 
 def build_norm(student, d, dtype, state=None, eps=None):
     kwargs = {"d_model": d} if eps is None else {"d_model": d, "eps": eps}
-    return student.build(C, "LayerNorm", state=unit_state(d, dtype) if state is None else state, dtype=dtype, **kwargs)
+    return student.build(
+        C,
+        "LayerNorm",
+        state=unit_state(d, dtype) if state is None else state,
+        dtype=dtype,
+        **kwargs,
+    )
 
 
-LAYER_NORM_NAN = ("a NaN in LayerNorm comes from a position with variance 0 (a constant row): 0 / sqrt(0) is NaN; "
-                  "add eps inside the square root, sqrt(var + eps).")
+LAYER_NORM_NAN = (
+    "a NaN in LayerNorm comes from a position with variance 0 (a constant row): 0 / sqrt(0) is NaN; "
+    "add eps inside the square root, sqrt(var + eps)."
+)
 
 
 def student_layer_norm(student, h, x, strict=False):
     """strict: the one property that owns LayerNorm's dtype and device."""
-    return tensor(student.method(h, "forward", x), "LayerNorm(x)", like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
+    return tensor(
+        student.method(h, "forward", x),
+        "LayerNorm(x)",
+        like=x,
+        check_dtype=strict,
+        nan_hint=LAYER_NORM_NAN,
+    )
 
 
 def standardized(shape, seed, dtype, std=1.0, mean=0.0):
@@ -46,8 +63,17 @@ def standardized(shape, seed, dtype, std=1.0, mean=0.0):
     return (z * std + mean).to(dtype)
 
 
-def ln_variant(x, weight=None, bias=None, eps=1e-5, ddof=0, eps_outside=False, dim=-1, no_eps=False,
-               var_not_std=False):
+def ln_variant(
+    x,
+    weight=None,
+    bias=None,
+    eps=1e-5,
+    ddof=0,
+    eps_outside=False,
+    dim=-1,
+    no_eps=False,
+    var_not_std=False,
+):
     """LayerNorm in float64, or one of its usual mistakes (dims: an int or a tuple)."""
     x = x.double()
     mean = x.mean(dim, keepdim=True)
@@ -73,33 +99,61 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
     ones, zeros = torch.ones_like(weight), torch.zeros_like(bias)
     return diagnose(
         default,
-        (lambda: is_close(y, ln_variant(x, w, b, eps, ddof=1), dt),
-         "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased variance "
-         "mean((x - mean)^2), i.e. x.var(-1, unbiased=False)"),
-        (lambda: torch.isnan(y).any() and not torch.isnan(ln_variant(x, w, b, eps)).any(),
-         "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)"),
-        (lambda: is_close(y, ln_variant(x, w, b, eps, eps_outside=True), dt),
-         "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"),
-        (lambda: is_close(y, ln_variant(x, w, b, eps, no_eps=True), dt),
-         "eps is missing: (x - mean) / sqrt(var + eps)"),
-        (lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=0), dt),
-         "wrong dim: normalised over dim 0 (the batch); mean and variance are over the last dim, dim=-1"),
-        (lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=-2), dt),
-         "wrong dim: normalised over dim -2 (the positions); mean and variance are over the last dim, dim=-1"),
-        (lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=tuple(range(x.dim()))), dt),
-         "wrong dim: normalised over the whole tensor; mean and variance are over the last dim only, per position"),
-        (lambda: is_close(y, ln_variant(x, w, b, eps, var_not_std=True), dt),
-         "divided by the variance: divide by the standard deviation sqrt(var + eps)"),
-        (lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, eps=eps), dt),
-         "weight and bias are not applied: y = normalised * weight + bias"),
-        (lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, b, w, eps), dt),
-         "weight and bias swapped: y = normalised * weight + bias"),
-        (lambda: not torch.equal(b, zeros) and is_close(y, ln_variant(x, w, zeros, eps), dt),
-         "the bias is not added: y = normalised * weight + bias"),
-        (lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, ones, b, eps), dt),
-         "the weight is not applied: y = normalised * weight + bias"),
-        (lambda: eps != 1e-5 and is_close(y, ln_variant(x, w, b, 1e-5), dt),
-         "ignores the eps argument: store it (self.eps = eps) and use it in forward"),
+        (
+            lambda: is_close(y, ln_variant(x, w, b, eps, ddof=1), dt),
+            "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased variance "
+            "mean((x - mean)^2), i.e. x.var(-1, unbiased=False)",
+        ),
+        (
+            lambda: torch.isnan(y).any() and not torch.isnan(ln_variant(x, w, b, eps)).any(),
+            "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)",
+        ),
+        (
+            lambda: is_close(y, ln_variant(x, w, b, eps, eps_outside=True), dt),
+            "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)",
+        ),
+        (
+            lambda: is_close(y, ln_variant(x, w, b, eps, no_eps=True), dt),
+            "eps is missing: (x - mean) / sqrt(var + eps)",
+        ),
+        (
+            lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=0), dt),
+            "wrong dim: normalised over dim 0 (the batch); mean and variance are over the last dim, dim=-1",
+        ),
+        (
+            lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=-2), dt),
+            "wrong dim: normalised over dim -2 (the positions); mean and variance are over the last dim, dim=-1",
+        ),
+        (
+            lambda: (
+                x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=tuple(range(x.dim()))), dt)
+            ),
+            "wrong dim: normalised over the whole tensor; mean and variance are over the last dim only, per position",
+        ),
+        (
+            lambda: is_close(y, ln_variant(x, w, b, eps, var_not_std=True), dt),
+            "divided by the variance: divide by the standard deviation sqrt(var + eps)",
+        ),
+        (
+            lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, eps=eps), dt),
+            "weight and bias are not applied: y = normalised * weight + bias",
+        ),
+        (
+            lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, b, w, eps), dt),
+            "weight and bias swapped: y = normalised * weight + bias",
+        ),
+        (
+            lambda: not torch.equal(b, zeros) and is_close(y, ln_variant(x, w, zeros, eps), dt),
+            "the bias is not added: y = normalised * weight + bias",
+        ),
+        (
+            lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, ones, b, eps), dt),
+            "the weight is not applied: y = normalised * weight + bias",
+        ),
+        (
+            lambda: eps != 1e-5 and is_close(y, ln_variant(x, w, b, 1e-5), dt),
+            "ignores the eps argument: store it (self.eps = eps) and use it in forward",
+        ),
     )
 
 
@@ -107,9 +161,21 @@ def check_layer_norm(student, h, x, weight, bias, eps, what="LayerNorm(x)", defa
     """y = LayerNorm(x) ≈ F.layer_norm(x, weight, bias, eps) in float64, or a named mistake."""
     y = student_layer_norm(student, h, x)
     expected = expected_values.layer_norm(x.double(), weight.double(), bias.double(), eps)
-    close(y, expected, what, lambda: layer_norm_hint(x, y, weight, bias, eps, default or
-                                                     "(x - mean) / sqrt(var + eps) * weight + bias over the last dim, "
-                                                     "biased variance"), dtype=x.dtype)
+    close(
+        y,
+        expected,
+        what,
+        lambda: layer_norm_hint(
+            x,
+            y,
+            weight,
+            bias,
+            eps,
+            default
+            or "(x - mean) / sqrt(var + eps) * weight + bias over the last dim, biased variance",
+        ),
+        dtype=x.dtype,
+    )
     return y
 
 
@@ -122,22 +188,36 @@ def layer_norm_init_weight_ones_bias_zeros(student, d):
     state, params = info["state"], info["params"]
     for name, fill in (("weight", 1.0), ("bias", 0.0)):
         if name not in state:
-            fail(f"LayerNorm has no `{name}` (it has {', '.join(state) or 'nothing'})",
-                 "name them exactly: self.weight = nn.Parameter(torch.ones(d_model)), "
-                 "self.bias = nn.Parameter(torch.zeros(d_model))")
-        expect(name in params, f"LayerNorm.{name} is a buffer or a plain tensor, not a parameter",
-               "wrap it in nn.Parameter so it is learned")
+            fail(
+                f"LayerNorm has no `{name}` (it has {', '.join(state) or 'nothing'})",
+                "name them exactly: self.weight = nn.Parameter(torch.ones(d_model)), "
+                "self.bias = nn.Parameter(torch.zeros(d_model))",
+            )
+        expect(
+            name in params,
+            f"LayerNorm.{name} is a buffer or a plain tensor, not a parameter",
+            "wrap it in nn.Parameter so it is learned",
+        )
         value = state[name]
-        expect(tuple(value.shape) == (d,), f"LayerNorm.{name} has shape {tuple(value.shape)}, expected ({d},)",
-               "one weight and one bias per feature: shape (d_model,)")
-        expect(torch.equal(value, torch.full((d,), fill, dtype=value.dtype)),
-               f"LayerNorm.{name} starts as {value.tolist()}, expected all {fill:g}",
-               "initialise weight to ones and bias to zeros: the layer starts as a pure normalisation")
+        expect(
+            tuple(value.shape) == (d,),
+            f"LayerNorm.{name} has shape {tuple(value.shape)}, expected ({d},)",
+            "one weight and one bias per feature: shape (d_model,)",
+        )
+        expect(
+            torch.equal(value, torch.full((d,), fill, dtype=value.dtype)),
+            f"LayerNorm.{name} starts as {value.tolist()}, expected all {fill:g}",
+            "initialise weight to ones and bias to zeros: the layer starts as a pure normalisation",
+        )
 
 
 @prop(C, points=2, examples=10, error_hint=ERROR_HINT)
-@given(x=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(2, 6)).flatmap(lambda s: tensors(s)),
-       dtype=dtypes())
+@given(
+    x=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(2, 6)).flatmap(
+        lambda s: tensors(s)
+    ),
+    dtype=dtypes(),
+)
 @example(x=torch.tensor([[[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 5.0]]]), dtype=torch.float64)
 def layer_norm_normalises_each_position(student, x, dtype):
     """With weight 1 and bias 0, every position has mean 0 and variance σ²/(σ² + eps) over the last dim, in x's
@@ -151,21 +231,31 @@ def layer_norm_normalises_each_position(student, x, dtype):
     hint = lambda default: layer_norm_hint(x, y, ones, zeros, 1e-5, default)  # noqa: E731
     mean = y64.mean(-1)
     if not torch.allclose(mean, torch.zeros_like(mean), atol=atol):
-        fail(f"a position of LayerNorm(x) has mean {mean.flatten()[mean.abs().argmax()]:.3g}, expected 0",
-             hint("subtract the mean over the last dim (dim=-1, keepdim=True)"))
+        fail(
+            f"a position of LayerNorm(x) has mean {mean.flatten()[mean.abs().argmax()]:.3g}, expected 0",
+            hint("subtract the mean over the last dim (dim=-1, keepdim=True)"),
+        )
     s2 = x64.var(-1, unbiased=False)
     expected = s2 / (s2 + 1e-5)
     var = y64.var(-1, unbiased=False)
     if not torch.allclose(var, expected, rtol=1e-4 if dtype == torch.float32 else 1e-7, atol=atol):
         i = int((var - expected).abs().argmax())
-        fail(f"variance of an output position {var.flatten()[i]:.6g}, expected σ²/(σ² + eps) = "
-             f"{expected.flatten()[i]:.6g}",
-             hint("divide by sqrt(var + eps), var the biased variance over the last dim"))
+        fail(
+            f"variance of an output position {var.flatten()[i]:.6g}, expected σ²/(σ² + eps) = "
+            f"{expected.flatten()[i]:.6g}",
+            hint("divide by sqrt(var + eps), var the biased variance over the last dim"),
+        )
 
 
 @prop(C, points=1, examples=8, error_hint=ERROR_HINT)
-@given(d=st.integers(2, 8), seed=seeds(), std=st.sampled_from([1.0, 5.0]), scale=st.floats(0.5, 4.0),
-       shift=st.floats(-5.0, 5.0), dtype=dtypes())
+@given(
+    d=st.integers(2, 8),
+    seed=seeds(),
+    std=st.sampled_from([1.0, 5.0]),
+    scale=st.floats(0.5, 4.0),
+    shift=st.floats(-5.0, 5.0),
+    dtype=dtypes(),
+)
 def layer_norm_is_shift_and_scale_invariant(student, d, seed, std, scale, shift, dtype):
     """LayerNorm(a·x + b) ≈ LayerNorm(x) for a > 0 (exact up to eps, tiny at variance ≫ eps)."""
     x = standardized((2, 3, d), seed, dtype, std)
@@ -173,23 +263,38 @@ def layer_norm_is_shift_and_scale_invariant(student, d, seed, std, scale, shift,
     y = student_layer_norm(student, h, x)
     not_constant(y, expected_values.layer_norm(x.double()), "LayerNorm(x)")
     shifted = student_layer_norm(student, h, x + shift)
-    expect(is_close(shifted, y, dtype, rtol=1e-4, atol=1e-4), f"LayerNorm(x + {shift:g}) differs from LayerNorm(x)",
-           "subtract the mean over the last dim: adding a constant to a position must change nothing")
+    expect(
+        is_close(shifted, y, dtype, rtol=1e-4, atol=1e-4),
+        f"LayerNorm(x + {shift:g}) differs from LayerNorm(x)",
+        "subtract the mean over the last dim: adding a constant to a position must change nothing",
+    )
     scaled = student_layer_norm(student, h, x * scale)
-    expect(is_close(scaled, y, dtype, rtol=1e-4, atol=1e-4), f"LayerNorm({scale:g}·x) differs from LayerNorm(x)",
-           "divide by the standard deviation sqrt(var + eps): scaling a position must change nothing")
+    expect(
+        is_close(scaled, y, dtype, rtol=1e-4, atol=1e-4),
+        f"LayerNorm({scale:g}·x) differs from LayerNorm(x)",
+        "divide by the standard deviation sqrt(var + eps): scaling a position must change nothing",
+    )
 
 
 @prop(C, points=3, examples=12, error_hint=ERROR_HINT)
-@given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.sampled_from([2, 3, 5, 8, 16, 64]), seed=seeds(),
-       scale=st.sampled_from([1.0, 3.0, 3e-3]), offset=st.floats(-2.0, 2.0), dtype=dtypes())
+@given(
+    b=st.integers(1, 2),
+    m=st.integers(1, 3),
+    d=st.sampled_from([2, 3, 5, 8, 16, 64]),
+    seed=seeds(),
+    scale=st.sampled_from([1.0, 3.0, 3e-3]),
+    offset=st.floats(-2.0, 2.0),
+    dtype=dtypes(),
+)
 @example(b=2, m=3, d=64, seed=0, scale=1.0, offset=0.5, dtype=torch.float32)
 @example(b=2, m=2, d=8, seed=1, scale=3e-3, offset=0.0, dtype=torch.float64)
 def layer_norm_equals_torch(student, b, m, d, seed, scale, offset, dtype):
     """LayerNorm with copied weight and bias equals F.layer_norm (float32 and float64, d up to 64)."""
     state = norm_state("", d, seed, dtype)
     x = randn((b, m, d), seed + 2, dtype, scale) + offset * scale
-    check_layer_norm(student, build_norm(student, d, dtype, state), x, state["weight"], state["bias"], 1e-5)
+    check_layer_norm(
+        student, build_norm(student, d, dtype, state), x, state["weight"], state["bias"], 1e-5
+    )
 
 
 @prop(C, points=1, examples=6, error_hint=ERROR_HINT)
@@ -198,13 +303,25 @@ def layer_norm_eps_inside_the_square_root(student, d, seed, ratio, dtype):
     """At variance comparable to eps, the output variance is σ²/(σ² + eps): eps sits inside the square root."""
     x = standardized((2, 2, d), seed, dtype, std=(ratio * 1e-5) ** 0.5, mean=0.1)
     ones, zeros = torch.ones(d, dtype=dtype), torch.zeros(d, dtype=dtype)
-    check_layer_norm(student, build_norm(student, d, dtype), x, ones, zeros, 1e-5,
-                     f"LayerNorm(x) at variance {ratio:g}·eps",
-                     "eps goes inside the square root: (x - mean) / sqrt(var + eps)")
+    check_layer_norm(
+        student,
+        build_norm(student, d, dtype),
+        x,
+        ones,
+        zeros,
+        1e-5,
+        f"LayerNorm(x) at variance {ratio:g}·eps",
+        "eps goes inside the square root: (x - mean) / sqrt(var + eps)",
+    )
 
 
 @prop(C, points=1, examples=6, error_hint=ERROR_HINT)
-@given(d=st.integers(2, 6), seed=seeds(), pos=st.tuples(st.integers(0, 1), st.integers(0, 2)), dtype=dtypes())
+@given(
+    d=st.integers(2, 6),
+    seed=seeds(),
+    pos=st.tuples(st.integers(0, 1), st.integers(0, 2)),
+    dtype=dtypes(),
+)
 def layer_norm_normalises_the_last_dim_only(student, d, seed, pos, dtype):
     """Changing the features of one position changes only that position's output."""
     h = build_norm(student, d, dtype)
@@ -216,9 +333,11 @@ def layer_norm_normalises_the_last_dim_only(student, d, seed, pos, dtype):
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):
-        fail(f"changing position {pos} changed the output at other positions",
-             "wrong dim: the mean and variance are over the last dim only (dim=-1, keepdim=True), separately "
-             "for every position")
+        fail(
+            f"changing position {pos} changed the output at other positions",
+            "wrong dim: the mean and variance are over the last dim only (dim=-1, keepdim=True), separately "
+            "for every position",
+        )
 
 
 # --------------------------------------------------------------------------------------------- AddAndNorm
@@ -229,7 +348,9 @@ def add_norm_hint(student, x, s, y, weight, bias, default):
     d, dt = x.shape[-1], y.dtype
     cache = {}
 
-    def ln(z):  # the student's LayerNorm, built on first use (a failing build only skips the candidates)
+    def ln(
+        z,
+    ):  # the student's LayerNorm, built on first use (a failing build only skips the candidates)
         if "h" not in cache:
             cache["h"] = build_norm(student, d, dt, {"weight": weight, "bias": bias})
         return student_layer_norm(student, cache["h"], z)
@@ -240,18 +361,31 @@ def add_norm_hint(student, x, s, y, weight, bias, default):
     x_plus_s = x + s
     return diagnose(
         default,
-        (lambda: is_close(y, ln(x_plus_s), dt) and not is_close(y, expected_norm(x_plus_s), dt),
-         "AddAndNorm itself is right, but your LayerNorm is not: fix LayerNorm first (see the layer_norm "
-         "properties)"),
-        (lambda: is_close(y, ln(x) + s, dt),
-         "the residual is added after the norm: norm(x + sublayer_output), not norm(x) + sublayer_output"),
-        (lambda: is_close(y, x + ln(s), dt),
-         "the residual is added after the norm (of the sublayer output): norm(x + sublayer_output)"),
-        (lambda: is_close(y, ln(s), dt), "the residual is missing: norm(x + sublayer_output), not "
-                                         "norm(sublayer_output)"),
-        (lambda: is_close(y, ln(x), dt), "the sublayer output is dropped: norm(x + sublayer_output)"),
-        (lambda: is_close(y, ln(x) + ln(s), dt), "norm(x) + norm(sublayer_output): add first (the residual), "
-                                                 "then normalise once"),
+        (
+            lambda: is_close(y, ln(x_plus_s), dt) and not is_close(y, expected_norm(x_plus_s), dt),
+            "AddAndNorm itself is right, but your LayerNorm is not: fix LayerNorm first (see the layer_norm "
+            "properties)",
+        ),
+        (
+            lambda: is_close(y, ln(x) + s, dt),
+            "the residual is added after the norm: norm(x + sublayer_output), not norm(x) + sublayer_output",
+        ),
+        (
+            lambda: is_close(y, x + ln(s), dt),
+            "the residual is added after the norm (of the sublayer output): norm(x + sublayer_output)",
+        ),
+        (
+            lambda: is_close(y, ln(s), dt),
+            "the residual is missing: norm(x + sublayer_output), not norm(sublayer_output)",
+        ),
+        (
+            lambda: is_close(y, ln(x), dt),
+            "the sublayer output is dropped: norm(x + sublayer_output)",
+        ),
+        (
+            lambda: is_close(y, ln(x) + ln(s), dt),
+            "norm(x) + norm(sublayer_output): add first (the residual), then normalise once",
+        ),
         (lambda: is_close(y, ln(x - s), dt), "x - sublayer_output: the residual is a sum"),
     )
 
@@ -265,23 +399,48 @@ def build_add_norm(student, d, seed, dtype, dropout=None, train=False):
 def check_add_norm(student, h, state, x, s, what, default, strict=False):
     """y = AddAndNorm(x, s) ≈ LayerNorm(x + s) with the copied weights, or a named mistake.
     strict: the one property that owns AddAndNorm's dtype and device."""
-    y = tensor(student.method(h, "forward", x, s), what, like=x, check_dtype=strict, nan_hint=LAYER_NORM_NAN)
+    y = tensor(
+        student.method(h, "forward", x, s),
+        what,
+        like=x,
+        check_dtype=strict,
+        nan_hint=LAYER_NORM_NAN,
+    )
     w, b = state["norm.weight"], state["norm.bias"]
     expected = expected_values.layer_norm((x + s).double(), w.double(), b.double())
-    close(y, expected, what, lambda: default() if callable(default) else add_norm_hint(student, x, s, y, w, b, default),
-          dtype=x.dtype)
+    close(
+        y,
+        expected,
+        what,
+        lambda: default() if callable(default) else add_norm_hint(student, x, s, y, w, b, default),
+        dtype=x.dtype,
+    )
     return y
 
 
 @prop(C, points=3, examples=10, error_hint=ERROR_HINT)
-@given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.sampled_from([3, 4, 8, 16]), seed=seeds(), dtype=dtypes())
+@given(
+    b=st.integers(1, 2),
+    m=st.integers(1, 3),
+    d=st.sampled_from([3, 4, 8, 16]),
+    seed=seeds(),
+    dtype=dtypes(),
+)
 def add_and_norm_equals_norm_of_the_sum(student, b, m, d, seed, dtype):
     """AddAndNorm(x, s) = LayerNorm(x + s), with the norm's weight and bias copied in (norm.weight, norm.bias), in
     x's dtype."""
     h, state = build_add_norm(student, d, seed, dtype)
     x, s = randn((b, m, d), seed + 2, dtype), randn((b, m, d), seed + 3, dtype)
-    check_add_norm(student, h, state, x, s, "AddAndNorm(x, sublayer_output)",
-                   "out = self.norm(x + self.dropout(sublayer_output)): add the residual, then normalise", strict=True)
+    check_add_norm(
+        student,
+        h,
+        state,
+        x,
+        s,
+        "AddAndNorm(x, sublayer_output)",
+        "out = self.norm(x + self.dropout(sublayer_output)): add the residual, then normalise",
+        strict=True,
+    )
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
@@ -295,12 +454,29 @@ def add_and_norm_dropout_is_off_in_eval(student, d, seed, dtype):
         other = student.run(Call(h, "forward", (x, s), seed=seed + 1)).value
         first = student.method(h, "forward", x, s)
         if isinstance(other, torch.Tensor) and not torch.equal(other, first):
-            return ("the output is random in eval mode: in eval mode dropout is the identity; use "
-                    "self.dropout = nn.Dropout(dropout), which follows .eval(), not F.dropout(..., training=True)")
-        return add_norm_hint(student, x, s, first, state["norm.weight"], state["norm.bias"],
-                             "out = norm(x + dropout(sublayer_output)), and dropout is off in eval mode")
+            return (
+                "the output is random in eval mode: in eval mode dropout is the identity; use "
+                "self.dropout = nn.Dropout(dropout), which follows .eval(), not F.dropout(..., training=True)"
+            )
+        return add_norm_hint(
+            student,
+            x,
+            s,
+            first,
+            state["norm.weight"],
+            state["norm.bias"],
+            "out = norm(x + dropout(sublayer_output)), and dropout is off in eval mode",
+        )
 
-    check_add_norm(student, h, state, x, s, "AddAndNorm(x, sublayer_output) in eval mode with dropout=0.5", hint)
+    check_add_norm(
+        student,
+        h,
+        state,
+        x,
+        s,
+        "AddAndNorm(x, sublayer_output) in eval mode with dropout=0.5",
+        hint,
+    )
 
 
 @prop(C, points=1, examples=3, error_hint=ERROR_HINT)
@@ -311,28 +487,48 @@ def add_and_norm_dropout_acts_in_training(student, seed, dtype):
     d = 8
     x, s = randn((2, 4, d), seed + 2, dtype), randn((2, 4, d), seed + 3, dtype, 2.0)
     plain_handle, _ = build_add_norm(student, d, seed, dtype, dropout=0.0, train=True)
-    plain = tensor(student.run(Call(plain_handle, "forward", (x, s), seed=seed)).value,
-                   "AddAndNorm(x, sublayer_output) in training mode with dropout=0", like=x)
+    plain = tensor(
+        student.run(Call(plain_handle, "forward", (x, s), seed=seed)).value,
+        "AddAndNorm(x, sublayer_output) in training mode with dropout=0",
+        like=x,
+    )
     h, _ = build_add_norm(student, d, seed, dtype, dropout=0.5, train=True)
-    y = tensor(student.run(Call(h, "forward", (x, s), seed=seed)).value,
-               "AddAndNorm(x, sublayer_output) in training mode with dropout=0.5", like=x)
-    changed = 1.0 - torch.isclose(y.double(), plain.double(), rtol=1e-4, atol=1e-6).all(-1).double().mean().item()
+    y = tensor(
+        student.run(Call(h, "forward", (x, s), seed=seed)).value,
+        "AddAndNorm(x, sublayer_output) in training mode with dropout=0.5",
+        like=x,
+    )
+    changed = (
+        1.0
+        - torch.isclose(y.double(), plain.double(), rtol=1e-4, atol=1e-6)
+        .all(-1)
+        .double()
+        .mean()
+        .item()
+    )
     # Each position drops about half of its 8 features of s (and doubles the rest): every position moves.
     if changed < 0.5:
-        fail(f"in training mode with dropout=0.5, {changed:.0%} of the positions differ from the same module "
-             "built with dropout=0: dropout is never applied",
-             "dropout is never applied to the sublayer output: out = self.norm(x + self.dropout(sublayer_output)), "
-             "with self.dropout = nn.Dropout(dropout) (it follows train()/eval())")
+        fail(
+            f"in training mode with dropout=0.5, {changed:.0%} of the positions differ from the same module "
+            "built with dropout=0: dropout is never applied",
+            "dropout is never applied to the sublayer output: out = self.norm(x + self.dropout(sublayer_output)), "
+            "with self.dropout = nn.Dropout(dropout) (it follows train()/eval())",
+        )
     zeros = (y == 0).double().mean().item()
     if zeros > 0.2:
-        fail(f"in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0",
-             "dropout goes on the sublayer output, before the residual add: norm(x + dropout(sublayer_output)), "
-             "not dropout of the normalised sum")
+        fail(
+            f"in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0",
+            "dropout goes on the sublayer output, before the residual add: norm(x + dropout(sublayer_output)), "
+            "not dropout of the normalised sum",
+        )
 
 
 @prop(C, points=1, examples=1, error_hint=ERROR_HINT)
 def add_norm_is_written_by_hand(student):
     """add_norm.py calls no library layer norm (static check; the run-time check is in every test)."""
-    written_by_hand(student, C, "write LayerNorm from mean, a biased variance and sqrt: no nn.LayerNorm, F.layer_norm "
-                          "or getattr tricks")
-
+    written_by_hand(
+        student,
+        C,
+        "write LayerNorm from mean, a biased variance and sqrt: no nn.LayerNorm, F.layer_norm "
+        "or getattr tricks",
+    )

@@ -1,4 +1,5 @@
 """Properties of attention.softmax and attention.scaled_dot_product_attention (visible to students)."""
+
 from __future__ import annotations
 
 import math
@@ -8,22 +9,39 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import expected_values
-from .checks import close, consistent, diagnose, expect, fail, finite, is_close, not_constant, tensor, written_by_hand
+from .checks import (
+    close,
+    consistent,
+    diagnose,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+    tensor,
+    written_by_hand,
+)
 from .core import prop
 from .strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
 
 C = "attention"
 
 
-SOFTMAX_NAN = ("a NaN in softmax comes from exp overflow (exp(1000) is inf, and inf / inf is NaN: subtract the row "
-               "max before exp) or from a row that is all -inf (its max is -inf and -inf - (-inf) is NaN: replace a "
-               "-inf max by 0 and a zero sum by 1).")
+SOFTMAX_NAN = (
+    "a NaN in softmax comes from exp overflow (exp(1000) is inf, and inf / inf is NaN: subtract the row "
+    "max before exp) or from a row that is all -inf (its max is -inf and -inf - (-inf) is NaN: replace a "
+    "-inf max by 0 and a zero sum by 1)."
+)
 
 
 def softmax(student, x, dim=-1, strict=False):
     """strict: the one property that owns softmax's dtype and device."""
-    return tensor(student.call(C, "softmax", x, dim=dim), f"softmax(x, dim={dim})", like=x, check_dtype=strict,
-                  nan_hint=SOFTMAX_NAN)
+    return tensor(
+        student.call(C, "softmax", x, dim=dim),
+        f"softmax(x, dim={dim})",
+        like=x,
+        check_dtype=strict,
+        nan_hint=SOFTMAX_NAN,
+    )
 
 
 def shape_of(x):
@@ -39,26 +57,48 @@ def attend(student, q, k, v, mask=None, strict=False):
     """
     out = student.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        fail(f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
-             "return output, weights")
+        fail(
+            f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
+            "return output, weights",
+        )
     lead, m_q, m_k, d_v = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
     w_shape, o_shape = (*lead, m_q, m_k), (*lead, m_q, d_v)
     output, weights = out
     if w_shape != o_shape and shape_of(output) == w_shape and shape_of(weights) == o_shape:
         if strict:
-            fail(f"scaled_dot_product_attention returned (weights, output): shapes {w_shape} then {o_shape}",
-                 "return output, weights: the output first, then the weights")
+            fail(
+                f"scaled_dot_product_attention returned (weights, output): shapes {w_shape} then {o_shape}",
+                "return output, weights: the output first, then the weights",
+            )
         output, weights = weights, output
     if strict and not isinstance(out, tuple):
-        fail(f"scaled_dot_product_attention returned a {type(out).__name__}, expected a tuple (output, weights)",
-             "return output, weights")
+        fail(
+            f"scaled_dot_product_attention returned a {type(out).__name__}, expected a tuple (output, weights)",
+            "return output, weights",
+        )
     if shape_of(weights) == (*lead, m_k, m_q) and m_q != m_k:
-        fail(f"weights: expected shape {w_shape}, got {tuple(weights.shape)}",
-             "the scores are (m_q × m_k): query @ key^T, not key @ query^T (Q and K swapped?)")
-    weights = tensor(weights, "weights", shape=w_shape, dtype=q.dtype, like=q if strict else None,
-                     check_dtype=strict, shape_only=strict)
-    output = tensor(output, "output", shape=o_shape, dtype=q.dtype, like=q if strict else None,
-                    check_dtype=strict, shape_only=strict)
+        fail(
+            f"weights: expected shape {w_shape}, got {tuple(weights.shape)}",
+            "the scores are (m_q × m_k): query @ key^T, not key @ query^T (Q and K swapped?)",
+        )
+    weights = tensor(
+        weights,
+        "weights",
+        shape=w_shape,
+        dtype=q.dtype,
+        like=q if strict else None,
+        check_dtype=strict,
+        shape_only=strict,
+    )
+    output = tensor(
+        output,
+        "output",
+        shape=o_shape,
+        dtype=q.dtype,
+        like=q if strict else None,
+        check_dtype=strict,
+        shape_only=strict,
+    )
     return output, weights
 
 
@@ -67,22 +107,41 @@ def sums_to_one(x, dim):
 
 
 @prop(C, points=2, examples=12)
-@given(x=st.integers(1, 3).flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
-       .flatmap(lambda shape: tensors(shape)), dtype=dtypes())
+@given(
+    x=st.integers(1, 3)
+    .flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
+    .flatmap(lambda shape: tensors(shape)),
+    dtype=dtypes(),
+)
 def softmax_rows_sum_to_one(student, x, dtype):
     """softmax(x) is non-negative and sums to 1 along the last dim, in x's dtype."""
     x = x.to(dtype)
     y = softmax(student, x, strict=True)
-    expect((y >= 0).all(), "softmax has negative entries", "exp(...) is never negative: is exp missing?")
+    expect(
+        (y >= 0).all(),
+        "softmax has negative entries",
+        "exp(...) is never negative: is exp missing?",
+    )
     if not sums_to_one(y, -1):
-        fail(f"rows do not sum to 1 along the last dim (sums: {y.sum(-1).flatten()[:4].tolist()})",
-             diagnose("divide exp(x - max) by its sum along the same dim",
-                      (x.dim() > 1 and sums_to_one(y, 0), f"rows sum to 1 along dim 0, not along the last dim: "
-                                                         "softmax over the wrong axis?"),
-                      (lambda: any(sums_to_one(y, d) for d in range(x.dim() - 1)),
-                       "normalised over another dim: softmax over the wrong axis? use dim=dim"),
-                      (lambda: is_close(y.sum(), torch.tensor(1.0, dtype=y.dtype)),
-                       "the whole tensor sums to 1: sum along dim with keepdim=True, not over everything")))
+        fail(
+            f"rows do not sum to 1 along the last dim (sums: {y.sum(-1).flatten()[:4].tolist()})",
+            diagnose(
+                "divide exp(x - max) by its sum along the same dim",
+                (
+                    x.dim() > 1 and sums_to_one(y, 0),
+                    "rows sum to 1 along dim 0, not along the last dim: "
+                    "softmax over the wrong axis?",
+                ),
+                (
+                    lambda: any(sums_to_one(y, d) for d in range(x.dim() - 1)),
+                    "normalised over another dim: softmax over the wrong axis? use dim=dim",
+                ),
+                (
+                    lambda: is_close(y.sum(), torch.tensor(1.0, dtype=y.dtype)),
+                    "the whole tensor sums to 1: sum along dim with keepdim=True, not over everything",
+                ),
+            ),
+        )
 
 
 @prop(C, points=1, examples=12)
@@ -90,30 +149,55 @@ def softmax_rows_sum_to_one(student, x, dtype):
 def softmax_respects_dim(student, x, dim):
     """softmax(x, dim) normalises along `dim`, whichever it is."""
     y = softmax(student, x, dim)
-    close(y, torch.softmax(x, dim), f"softmax(x, dim={dim})",
-          lambda: diagnose("compute max, exp and sum along `dim` with keepdim=True",
-                           (lambda: is_close(y, torch.softmax(x, -1)), "ignores the dim argument: always the "
-                                                                       "last dim?")))
+    close(
+        y,
+        torch.softmax(x, dim),
+        f"softmax(x, dim={dim})",
+        lambda: diagnose(
+            "compute max, exp and sum along `dim` with keepdim=True",
+            (
+                lambda: is_close(y, torch.softmax(x, -1)),
+                "ignores the dim argument: always the last dim?",
+            ),
+        ),
+    )
 
 
 @prop(C, points=2, examples=12)
 @given(x=tensors((3, 5), lo=-1e4, hi=1e4), dtype=dtypes())
-@example(x=torch.tensor([[1e4, 0.0, -1e4], [1000.0, 1000.0, 999.0]], dtype=torch.float64), dtype=torch.float32)
+@example(
+    x=torch.tensor([[1e4, 0.0, -1e4], [1000.0, 1000.0, 999.0]], dtype=torch.float64),
+    dtype=torch.float32,
+)
 def softmax_is_stable_for_large_logits(student, x, dtype):
     """Logits of ±1e4 give finite, exact probabilities (no overflow)."""
     x = x.to(dtype)
     y = softmax(student, x)
-    expect(torch.isfinite(y).all(), "softmax of large logits gives inf or NaN",
-           "exp(1e4) overflows: subtract the row max before exp (it cancels in the ratio)")
-    close(y, torch.softmax(x.double(), -1), "softmax of large logits", "subtract the max along the same dim", dtype=dtype)
+    expect(
+        torch.isfinite(y).all(),
+        "softmax of large logits gives inf or NaN",
+        "exp(1e4) overflows: subtract the row max before exp (it cancels in the ratio)",
+    )
+    close(
+        y,
+        torch.softmax(x.double(), -1),
+        "softmax of large logits",
+        "subtract the max along the same dim",
+        dtype=dtype,
+    )
 
 
 @prop(C, points=1, examples=12)
 @given(x=tensors((2, 4)), shift=st.floats(-100, 100, width=32))
 def softmax_is_shift_invariant(student, x, shift):
     """softmax(x + c) = softmax(x) for a constant c per row."""
-    consistent(softmax(student, x + shift), softmax(student, x), "softmax(x + c) vs softmax(x)",
-               "subtracting the row max should make adding a constant irrelevant", expected=torch.softmax(x, -1))
+    consistent(
+        softmax(student, x + shift),
+        softmax(student, x),
+        "softmax(x + c) vs softmax(x)",
+        "subtracting the row max should make adding a constant irrelevant",
+        expected=torch.softmax(x, -1),
+    )
 
 
 @prop(C, points=1, examples=5)
@@ -123,13 +207,22 @@ def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     x = torch.zeros(2, n, dtype=dtype)
     x[1] = float("-inf")
     y = softmax(student, x)
-    close(y[1], torch.zeros(n, dtype=dtype), "softmax of an all -inf row",
-          "max is -inf, so x - max is NaN: replace a -inf max by 0 and a zero denominator by 1")
+    close(
+        y[1],
+        torch.zeros(n, dtype=dtype),
+        "softmax of an all -inf row",
+        "max is -inf, so x - max is NaN: replace a -inf max by 0 and a zero denominator by 1",
+    )
     close(y[0], torch.full((n,), 1 / n, dtype=dtype), "softmax of a row of zeros")
 
 
-@prop(C, points=2, examples=12, error_hint="a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
-                              "on the wrong dims? scores = query @ key.transpose(-2, -1)")
+@prop(
+    C,
+    points=2,
+    examples=12,
+    error_hint="a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
+    "on the wrong dims? scores = query @ key.transpose(-2, -1)",
+)
 @given(qkv=attention_inputs(distinct_lengths=True))
 def attention_shapes_for_cross_attention(student, qkv):
     """m_q != m_k: returns (output, weights), output (..., m_q, d_v), weights (..., m_q, m_k), dtype kept."""
@@ -141,19 +234,38 @@ def attention_shapes_for_cross_attention(student, qkv):
 def attention_weights_are_a_distribution(student, qkv):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
     _, w = attend(student, qkv.query, qkv.key, qkv.value)
-    expect((w >= 0).all(), "negative attention weights", "weights come out of a softmax: is it applied?")
+    expect(
+        (w >= 0).all(),
+        "negative attention weights",
+        "weights come out of a softmax: is it applied?",
+    )
     if not sums_to_one(w, -1):
-        fail("each query's weights should sum to 1 over the keys (last dim)",
-             diagnose("softmax over the keys: dim=-1 of the (m_q × m_k) scores",
-                      (lambda: sums_to_one(w, -2), "weights sum to 1 over the queries: softmax over dim -2 "
-                                                   "instead of the last dim?")))
+        fail(
+            "each query's weights should sum to 1 over the keys (last dim)",
+            diagnose(
+                "softmax over the keys: dim=-1 of the (m_q × m_k) scores",
+                (
+                    lambda: sums_to_one(w, -2),
+                    "weights sum to 1 over the queries: softmax over dim -2 "
+                    "instead of the last dim?",
+                ),
+            ),
+        )
 
 
 @prop(C, points=3, examples=12)
-@given(q=tensors((1, 1, 4), lo=-2, hi=2), k=tensors((1, 2, 4), lo=-2, hi=2), d_k=st.integers(2, 4),
-       dtype=dtypes())
-@example(q=torch.ones(1, 1, 4, dtype=torch.float64), k=torch.tensor([[[1.0, 1, 1, 1], [0, 0, 0, 0]]],
-         dtype=torch.float64), d_k=4, dtype=torch.float64)
+@given(
+    q=tensors((1, 1, 4), lo=-2, hi=2),
+    k=tensors((1, 2, 4), lo=-2, hi=2),
+    d_k=st.integers(2, 4),
+    dtype=dtypes(),
+)
+@example(
+    q=torch.ones(1, 1, 4, dtype=torch.float64),
+    k=torch.tensor([[[1.0, 1, 1, 1], [0, 0, 0, 0]]], dtype=torch.float64),
+    d_k=4,
+    dtype=torch.float64,
+)
 def attention_two_keys_closed_form(student, q, k, d_k, dtype):
     """With two keys, w0 = sigmoid((q·k0 - q·k1) / sqrt(d_k)): the scale is exactly 1/sqrt(d_k)."""
     q, k = q[..., :d_k].to(dtype), k[..., :d_k].to(dtype)
@@ -164,13 +276,19 @@ def attention_two_keys_closed_form(student, q, k, d_k, dtype):
     got = float(w[0, 0, 0])
     if abs(got - expected) > 1e-4:
         sig = lambda s: 1 / (1 + math.exp(-delta * s))  # noqa: E731
-        fail(f"weight of key 0: got {got:.6g}, expected sigmoid((q·k0 - q·k1)/sqrt({d_k})) = {expected:.6g}",
-             diagnose("the scores are q·k / sqrt(d_k) before the softmax",
-                      (abs(got - sig(1.0)) < 1e-4, "no scaling: divide the scores by sqrt(d_k)"),
-                      (abs(got - sig(1 / d_k)) < 1e-4, "divided by d_k: the scale is 1/sqrt(d_k)"),
-                      (abs(got - sig(math.sqrt(d_k))) < 1e-4, "multiplied by sqrt(d_k): divide instead"),
-                      (abs(got - sig(1 / math.sqrt(3))) < 1e-4, "scaled by sqrt(d_v): the scale uses d_k, "
-                                                               "the size of queries and keys")))
+        fail(
+            f"weight of key 0: got {got:.6g}, expected sigmoid((q·k0 - q·k1)/sqrt({d_k})) = {expected:.6g}",
+            diagnose(
+                "the scores are q·k / sqrt(d_k) before the softmax",
+                (abs(got - sig(1.0)) < 1e-4, "no scaling: divide the scores by sqrt(d_k)"),
+                (abs(got - sig(1 / d_k)) < 1e-4, "divided by d_k: the scale is 1/sqrt(d_k)"),
+                (abs(got - sig(math.sqrt(d_k))) < 1e-4, "multiplied by sqrt(d_k): divide instead"),
+                (
+                    abs(got - sig(1 / math.sqrt(3))) < 1e-4,
+                    "scaled by sqrt(d_v): the scale uses d_k, the size of queries and keys",
+                ),
+            ),
+        )
 
 
 @st.composite
@@ -192,19 +310,35 @@ def attention_equals_torch(student, inputs):
     """Weights and output equal torch's scaled_dot_product_attention (mask True = may attend)."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     out, w = attend(student, q, k, v, m)
-    expected_out, expected_w = expected_values.sdpa(q, k, v, m), expected_values.attention(q, k, v, m)[1]
+    expected_out, expected_w = (
+        expected_values.sdpa(q, k, v, m),
+        expected_values.attention(q, k, v, m)[1],
+    )
     d_k = q.shape[-1]
     hint = lambda: diagnose(  # noqa: E731 - run only when a comparison fails
         "weights = softmax(q k^T / sqrt(d_k)) with blocked scores at -inf; output = weights @ value",
         (lambda: is_close(w, expected_values.attention(q, k, v)[1]), "the mask is ignored"),
-        (lambda: is_close(w, expected_values.attention(q, k, v, ~m)[1]), "inverted mask: True means may attend"),
-        (lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v, m)[1]),
-         "no scaling: divide the scores by sqrt(d_k)"),
-        (lambda: is_close(w, expected_values.attention(q / math.sqrt(d_k), k, v, m)[1]),
-         "divided by d_k: the scale is 1/sqrt(d_k)"),
-        (lambda: is_close(w, expected_w) and is_close(out, expected_w.transpose(-2, -1) @ v),
-         "weights transposed before @ value"),
-        (lambda: is_close(w, expected_w), "the weights are right but the output is not: output = weights @ value"))
+        (
+            lambda: is_close(w, expected_values.attention(q, k, v, ~m)[1]),
+            "inverted mask: True means may attend",
+        ),
+        (
+            lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v, m)[1]),
+            "no scaling: divide the scores by sqrt(d_k)",
+        ),
+        (
+            lambda: is_close(w, expected_values.attention(q / math.sqrt(d_k), k, v, m)[1]),
+            "divided by d_k: the scale is 1/sqrt(d_k)",
+        ),
+        (
+            lambda: is_close(w, expected_w) and is_close(out, expected_w.transpose(-2, -1) @ v),
+            "weights transposed before @ value",
+        ),
+        (
+            lambda: is_close(w, expected_w),
+            "the weights are right but the output is not: output = weights @ value",
+        ),
+    )
     close(w, expected_w, "weights", hint)
     close(out, expected_out, "output (vs torch.nn.functional.scaled_dot_product_attention)", hint)
 
@@ -218,22 +352,37 @@ def attention_masked_keys_get_zero_weight(student, inputs):
     blocked = (~m).expand(w.shape)
     if (w[blocked] != 0).any():
         allowed_zero = (w[m.expand(w.shape)] == 0).all()
-        fail("a blocked key (mask False) got non-zero weight",
-             diagnose("set blocked scores to -inf before the softmax (masked_fill(~mask, -inf))",
-                      (lambda: bool(allowed_zero), "inverted mask: True means may attend, False is blocked"),
-                      (lambda: bool((w[blocked] < 1e-6).all()), "a large negative number (-1e9) leaks weight in "
-                                                               "float32: use -inf")))
+        fail(
+            "a blocked key (mask False) got non-zero weight",
+            diagnose(
+                "set blocked scores to -inf before the softmax (masked_fill(~mask, -inf))",
+                (
+                    lambda: bool(allowed_zero),
+                    "inverted mask: True means may attend, False is blocked",
+                ),
+                (
+                    lambda: bool((w[blocked] < 1e-6).all()),
+                    "a large negative number (-1e9) leaks weight in float32: use -inf",
+                ),
+            ),
+        )
     if not sums_to_one(w, -1):
-        fail("with a mask, each query's weights should still sum to 1 over the allowed keys",
-             "mask applied after the softmax? Zeroing weights after normalising leaves rows that sum to < 1")
+        fail(
+            "with a mask, each query's weights should still sum to 1 over the allowed keys",
+            "mask applied after the softmax? Zeroing weights after normalising leaves rows that sum to < 1",
+        )
 
 
 @prop(C, points=2, examples=10)
 @given(inputs=masked_inputs(fully_masked=True))
-@example(inputs=MaskedAttentionInputs(query=torch.ones(1, 2, 2, dtype=torch.float64),
-                                      key=torch.ones(1, 3, 2, dtype=torch.float64),
-                                      value=torch.ones(1, 3, 2, dtype=torch.float64),
-                                      mask=torch.tensor([[[True, True, False], [False] * 3]])))
+@example(
+    inputs=MaskedAttentionInputs(
+        query=torch.ones(1, 2, 2, dtype=torch.float64),
+        key=torch.ones(1, 3, 2, dtype=torch.float64),
+        value=torch.ones(1, 3, 2, dtype=torch.float64),
+        mask=torch.tensor([[[True, True, False], [False] * 3]]),
+    )
+)
 def attention_fully_masked_rows_are_zero(student, inputs):
     """A query whose keys are all masked gets all-zero weights and output: never NaN."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
@@ -242,9 +391,13 @@ def attention_fully_masked_rows_are_zero(student, inputs):
     not_constant(w, expected_values.attention(q, k, v, m)[1], "weights")
     if not ((w[dead] == 0).all() and (out[dead] == 0).all()):
         uniform = is_close(w[dead], torch.full_like(w[dead], 1 / w.shape[-1]))
-        fail("a fully masked query row is not all zeros",
-             "a large negative number (-1e9) instead of -inf makes a fully masked row uniform: use -inf and "
-             "zero the row" if uniform else "fully masked rows must give all-zero weights and output")
+        fail(
+            "a fully masked query row is not all zeros",
+            "a large negative number (-1e9) instead of -inf makes a fully masked row uniform: use -inf and "
+            "zero the row"
+            if uniform
+            else "fully masked rows must give all-zero weights and output",
+        )
 
 
 @prop(C, points=2, examples=12)
@@ -260,12 +413,19 @@ def attention_output_in_convex_hull_of_values(student, inputs):
     lo = torch.where(allowed, vals, torch.tensor(float("inf"), dtype=v.dtype)).amin(-2)
     eps = 1e-5 if q.dtype == torch.float32 else 1e-9
     ok = ((out <= hi + eps) & (out >= lo - eps)) | ~allowed.any(-2)
-    expect(ok.all(), "an output lies outside the range of the value rows it attends to",
-           "the output must be a weighted average of value rows: weights >= 0 summing to 1, times value")
+    expect(
+        ok.all(),
+        "an output lies outside the range of the value rows it attends to",
+        "the output must be a weighted average of value rows: weights >= 0 summing to 1, times value",
+    )
 
 
 @prop(C, points=1, examples=1)
 def attention_is_written_by_hand(student):
     """attention.py calls no library softmax or attention (static check; the run-time check is in every test)."""
-    written_by_hand(student, C, "write softmax from exp, max and sum, and attention from matmul: no torch.softmax, "
-                          "F.scaled_dot_product_attention or getattr tricks")
+    written_by_hand(
+        student,
+        C,
+        "write softmax from exp, max and sum, and attention from matmul: no torch.softmax, "
+        "F.scaled_dot_product_attention or getattr tricks",
+    )

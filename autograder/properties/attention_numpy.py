@@ -3,6 +3,7 @@
 NumPy arrays in and out (float32 or float64, kept). Expected values come from torch in float64 on the
 checking side, so they do not share code, or mistakes, with a NumPy implementation.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,7 +15,17 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from . import expected_values
-from .checks import array, close, consistent, diagnose, expect, fail, is_close, not_constant, written_by_hand
+from .checks import (
+    array,
+    close,
+    consistent,
+    diagnose,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+    written_by_hand,
+)
 from .core import prop
 from .strategies import MaskedAttentionInputs, arrays
 
@@ -37,17 +48,27 @@ def atol_for(dtype) -> float:
     return 1e-4 if np.dtype(dtype) == np.float32 else 1e-9
 
 
-SOFTMAX_NAN = ("a NaN in softmax comes from exp overflow (np.exp(1000) is inf, and inf / inf is NaN: subtract the "
-               "max along the axis before exp) or from a slice that is all -inf (its max is -inf and -inf - (-inf) "
-               "is NaN: replace a -inf max by 0 and a zero sum by 1).")
-LAYER_NORM_NAN = ("a NaN in layer_norm comes from a row with variance 0 (a constant row): 0 / sqrt(0) is NaN; add "
-                  "eps inside the square root, sqrt(var + eps).")
+SOFTMAX_NAN = (
+    "a NaN in softmax comes from exp overflow (np.exp(1000) is inf, and inf / inf is NaN: subtract the "
+    "max along the axis before exp) or from a slice that is all -inf (its max is -inf and -inf - (-inf) "
+    "is NaN: replace a -inf max by 0 and a zero sum by 1)."
+)
+LAYER_NORM_NAN = (
+    "a NaN in layer_norm comes from a row with variance 0 (a constant row): 0 / sqrt(0) is NaN; add "
+    "eps inside the square root, sqrt(var + eps)."
+)
 
 
 def softmax(student, x, axis=-1, strict=False):
     """strict: the one property that owns softmax's dtype."""
-    return array(student.call(C, "softmax", x, axis=axis), f"softmax(x, axis={axis})", shape=x.shape, dtype=x.dtype,
-                 check_dtype=strict, nan_hint=SOFTMAX_NAN)
+    return array(
+        student.call(C, "softmax", x, axis=axis),
+        f"softmax(x, axis={axis})",
+        shape=x.shape,
+        dtype=x.dtype,
+        check_dtype=strict,
+        nan_hint=SOFTMAX_NAN,
+    )
 
 
 def shape_of(x):
@@ -63,22 +84,30 @@ def attend(student, q, k, v, mask=None, strict=False):
     """
     out = student.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        fail(f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
-             "return output, weights")
+        fail(
+            f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
+            "return output, weights",
+        )
     lead, m_q, m_k, d_v = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
     w_shape, o_shape = (*lead, m_q, m_k), (*lead, m_q, d_v)
     o, w = out
     if w_shape != o_shape and shape_of(o) == w_shape and shape_of(w) == o_shape:
         if strict:
-            fail(f"scaled_dot_product_attention returned (weights, output): shapes {w_shape} then {o_shape}",
-                 "return output, weights: the output first, then the weights")
+            fail(
+                f"scaled_dot_product_attention returned (weights, output): shapes {w_shape} then {o_shape}",
+                "return output, weights: the output first, then the weights",
+            )
         o, w = w, o
     if strict and not isinstance(out, tuple):
-        fail(f"scaled_dot_product_attention returned a {type(out).__name__}, expected a tuple (output, weights)",
-             "return output, weights")
+        fail(
+            f"scaled_dot_product_attention returned a {type(out).__name__}, expected a tuple (output, weights)",
+            "return output, weights",
+        )
     if m_q != m_k and shape_of(w) == (*lead, m_k, m_q):
-        fail(f"weights: expected shape {w_shape}, got {tuple(w.shape)}",
-             "the scores are (m_q × m_k): q @ k^T, not k @ q^T (q and k swapped?)")
+        fail(
+            f"weights: expected shape {w_shape}, got {tuple(w.shape)}",
+            "the scores are (m_q × m_k): q @ k^T, not k @ q^T (q and k swapped?)",
+        )
     w = array(w, "weights", shape=w_shape, dtype=q.dtype, check_dtype=strict, shape_only=strict)
     o = array(o, "output", shape=o_shape, dtype=q.dtype, check_dtype=strict, shape_only=strict)
     return o, w
@@ -88,8 +117,14 @@ def layer_norm(student, x, eps=None, strict=False):
     """strict: the one property that owns layer_norm's dtype."""
     kwargs = {} if eps is None else {"eps": eps}
     what = "layer_norm(x)" if eps is None else f"layer_norm(x, eps={eps})"
-    return array(student.call(C, "layer_norm", x, **kwargs), what, shape=x.shape, dtype=x.dtype, check_dtype=strict,
-                 nan_hint=LAYER_NORM_NAN)
+    return array(
+        student.call(C, "layer_norm", x, **kwargs),
+        what,
+        shape=x.shape,
+        dtype=x.dtype,
+        check_dtype=strict,
+        nan_hint=LAYER_NORM_NAN,
+    )
 
 
 def expected_softmax(x, axis=-1):
@@ -122,43 +157,80 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
     """Name the LayerNorm mistake that explains y, if one does."""
     return diagnose(
         default,
-        (lambda: np.isnan(y).any() and not np.isnan(ln_variant(x, eps).numpy()).any(),
-         "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)"),
-        (lambda: is_close(y, ln_variant(x, eps, ddof=1), y.dtype),
-         "unbiased variance (ddof=1): LayerNorm uses the biased variance mean((x - mean)^2)"),
-        (lambda: is_close(y, ln_variant(x, eps, eps_outside=True), y.dtype),
-         "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"),
-        (lambda: x.ndim > 1 and is_close(y, ln_variant(x, eps, axis=0), y.dtype),
-         "normalised over axis 0: the wrong axis; mean and variance are over the last axis (axis=-1, keepdims=True)"),
-        (lambda: is_close(y, ln_variant(x, eps, var_not_std=True), y.dtype),
-         "divided by the variance: divide by the standard deviation sqrt(var + eps)"),
-        (lambda: eps != 1e-5 and is_close(y, ln_variant(x, 1e-5), y.dtype),
-         "ignores the eps argument: use the eps it is called with"),
-        (lambda: is_close(y, t64(x) / (t64(x).var(-1, unbiased=False, keepdim=True) + eps).sqrt(), y.dtype),
-         "the mean is not subtracted: (x - mean) / sqrt(var + eps)"),
+        (
+            lambda: np.isnan(y).any() and not np.isnan(ln_variant(x, eps).numpy()).any(),
+            "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)",
+        ),
+        (
+            lambda: is_close(y, ln_variant(x, eps, ddof=1), y.dtype),
+            "unbiased variance (ddof=1): LayerNorm uses the biased variance mean((x - mean)^2)",
+        ),
+        (
+            lambda: is_close(y, ln_variant(x, eps, eps_outside=True), y.dtype),
+            "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)",
+        ),
+        (
+            lambda: x.ndim > 1 and is_close(y, ln_variant(x, eps, axis=0), y.dtype),
+            "normalised over axis 0: the wrong axis; mean and variance are over the last axis (axis=-1, keepdims=True)",
+        ),
+        (
+            lambda: is_close(y, ln_variant(x, eps, var_not_std=True), y.dtype),
+            "divided by the variance: divide by the standard deviation sqrt(var + eps)",
+        ),
+        (
+            lambda: eps != 1e-5 and is_close(y, ln_variant(x, 1e-5), y.dtype),
+            "ignores the eps argument: use the eps it is called with",
+        ),
+        (
+            lambda: is_close(
+                y, t64(x) / (t64(x).var(-1, unbiased=False, keepdim=True) + eps).sqrt(), y.dtype
+            ),
+            "the mean is not subtracted: (x - mean) / sqrt(var + eps)",
+        ),
     )
 
 
 # ------------------------------------------------------------------------------------------------- softmax
 @prop(C, points=2, examples=10)
-@given(x=st.integers(1, 3).flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
-       .flatmap(lambda shape: arrays(tuple(shape))), dtype=np_dtypes())
+@given(
+    x=st.integers(1, 3)
+    .flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
+    .flatmap(lambda shape: arrays(tuple(shape))),
+    dtype=np_dtypes(),
+)
 @example(x=np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]), dtype=np.float64)
 def np_softmax_rows_sum_to_one(student, x, dtype):
     """softmax(x) is non-negative and sums to 1 along the last axis, in x's dtype."""
     x = x.astype(dtype)
     y = softmax(student, x, strict=True)
-    expect((y >= 0).all(), "softmax has negative entries", "exp(...) is never negative: is np.exp missing?")
+    expect(
+        (y >= 0).all(),
+        "softmax has negative entries",
+        "exp(...) is never negative: is np.exp missing?",
+    )
     sums = np.atleast_1d(y.astype(np.float64).sum(-1))
     if not is_close(sums, np.ones_like(sums), dtype):
-        fail(f"values do not sum to 1 along the last axis (sums: {sums.ravel()[:4].tolist()})",
-             diagnose("divide exp(x - max) by its sum along the same axis (keepdims=True)",
-                      (lambda: x.ndim > 1 and is_close(y.sum(0), np.ones(y.shape[1:]), dtype),
-                       "sums to 1 along axis 0, not along `axis`: softmax over the wrong axis"),
-                      (lambda: is_close(y.sum(), np.float64(1.0), dtype),
-                       "the whole array sums to 1: sum along the axis with keepdims=True, not over everything")))
-    close(y, expected_softmax(x), "softmax(x)", "softmax = exp(x - max) / sum(exp(x - max)) along the axis",
-          dtype=dtype)
+        fail(
+            f"values do not sum to 1 along the last axis (sums: {sums.ravel()[:4].tolist()})",
+            diagnose(
+                "divide exp(x - max) by its sum along the same axis (keepdims=True)",
+                (
+                    lambda: x.ndim > 1 and is_close(y.sum(0), np.ones(y.shape[1:]), dtype),
+                    "sums to 1 along axis 0, not along `axis`: softmax over the wrong axis",
+                ),
+                (
+                    lambda: is_close(y.sum(), np.float64(1.0), dtype),
+                    "the whole array sums to 1: sum along the axis with keepdims=True, not over everything",
+                ),
+            ),
+        )
+    close(
+        y,
+        expected_softmax(x),
+        "softmax(x)",
+        "softmax = exp(x - max) / sum(exp(x - max)) along the axis",
+        dtype=dtype,
+    )
 
 
 @prop(C, points=1, examples=8)
@@ -167,12 +239,22 @@ def np_softmax_respects_axis(student, x, axis):
     """softmax(x, axis) normalises along `axis`, whichever it is."""
     y = softmax(student, x, axis)
     expected = expected_softmax(x, axis)
-    close(y, expected, f"softmax(x, axis={axis})",
-          lambda: diagnose("take max and sum along `axis` with keepdims=True",
-                           (lambda: is_close(y, expected_softmax(x, -1)),
-                            "ignores the axis argument: always the last axis?"),
-                           (lambda: is_close(y, expected_softmax(x, 0)),
-                            "always axis 0: the wrong axis; use axis=axis")))
+    close(
+        y,
+        expected,
+        f"softmax(x, axis={axis})",
+        lambda: diagnose(
+            "take max and sum along `axis` with keepdims=True",
+            (
+                lambda: is_close(y, expected_softmax(x, -1)),
+                "ignores the axis argument: always the last axis?",
+            ),
+            (
+                lambda: is_close(y, expected_softmax(x, 0)),
+                "always axis 0: the wrong axis; use axis=axis",
+            ),
+        ),
+    )
 
 
 @prop(C, points=2, examples=8)
@@ -183,10 +265,19 @@ def np_softmax_is_stable_for_large_logits(student, x, dtype):
     """Logits of ±1e4 give finite, exact probabilities (no overflow, no 0/0)."""
     x = x.astype(dtype)
     y = softmax(student, x)
-    expect(np.isfinite(y).all(), "softmax of large logits gives inf or NaN",
-           "np.exp(1e4) overflows and np.exp(-1e4) underflows to 0: subtract the max along the axis before "
-           "exp (it cancels in the ratio)")
-    close(y, expected_softmax(x), "softmax of large logits", "subtract the max along the same axis", dtype=dtype)
+    expect(
+        np.isfinite(y).all(),
+        "softmax of large logits gives inf or NaN",
+        "np.exp(1e4) overflows and np.exp(-1e4) underflows to 0: subtract the max along the axis before "
+        "exp (it cancels in the ratio)",
+    )
+    close(
+        y,
+        expected_softmax(x),
+        "softmax of large logits",
+        "subtract the max along the same axis",
+        dtype=dtype,
+    )
 
 
 @prop(C, points=1, examples=5)
@@ -196,8 +287,13 @@ def np_softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     x = np.zeros((2, n), dtype=dtype)
     x[1] = -np.inf
     y = softmax(student, x)
-    close(y[1], np.zeros(n), "softmax of an all -inf row",
-          "the max is -inf, so x - max is NaN: replace a -inf max by 0, and a zero sum by 1", dtype=dtype)
+    close(
+        y[1],
+        np.zeros(n),
+        "softmax of an all -inf row",
+        "the max is -inf, so x - max is NaN: replace a -inf max by 0, and a zero sum by 1",
+        dtype=dtype,
+    )
     close(y[0], np.full(n, 1 / n), "softmax of a row of zeros", dtype=dtype)
 
 
@@ -209,7 +305,10 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
     lead = draw(st.lists(st.integers(1, 2), min_size=0, max_size=2)) if lead is None else list(lead)
     m_q = draw(st.integers(1, 3))
     m_k = draw(st.integers(1, 4).filter(lambda m: m != m_q))
-    d_k, d_v = draw(st.integers(1, 3)), draw(st.integers(1, 3).filter(lambda d: d != m_k))  # the tuple's order shows
+    d_k, d_v = (
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 3).filter(lambda d: d != m_k)),
+    )  # the tuple's order shows
     q = draw(arrays((*lead, m_q, d_k))).astype(dtype)
     k = draw(arrays((*lead, m_k, d_k))).astype(dtype)
     v = draw(arrays((*lead, m_k, d_v))).astype(dtype)
@@ -223,9 +322,14 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
 
 @prop(C, points=3, examples=10)
 @given(inputs=np_attention_inputs())
-@example(inputs=MaskedAttentionInputs(query=np.ones((1, 2, 2)), key=np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]]),
-                                      value=np.arange(6.0).reshape(1, 3, 2),
-                                      mask=np.array([[True, False, True], [False, False, False]])))
+@example(
+    inputs=MaskedAttentionInputs(
+        query=np.ones((1, 2, 2)),
+        key=np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]]),
+        value=np.arange(6.0).reshape(1, 3, 2),
+        mask=np.array([[True, False, True], [False, False, False]]),
+    )
+)
 def np_attention_equals_oracle(student, inputs):
     """Output and weights equal softmax(q k^T / sqrt(d_k)) v in float64 (masks, m_q != m_k, leading dims)."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
@@ -233,8 +337,16 @@ def np_attention_equals_oracle(student, inputs):
     expected_out, expected_w = expected_attention(q, k, v, m)
     if is_close(w, expected_w, q.dtype) and is_close(out, expected_out, q.dtype):
         return
-    hint = attention_hint(q, k, v, m, out, w, "compare the weights first: softmax(q @ k^T / sqrt(d_k)) with "
-                                               "blocked scores at -inf, then weights @ v")
+    hint = attention_hint(
+        q,
+        k,
+        v,
+        m,
+        out,
+        w,
+        "compare the weights first: softmax(q @ k^T / sqrt(d_k)) with "
+        "blocked scores at -inf, then weights @ v",
+    )
     close(w, expected_w, "weights", hint, dtype=q.dtype)
     close(out, expected_out, "output", hint, dtype=q.dtype)
 
@@ -245,19 +357,37 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
     expected_w = expected_attention(q, k, v, m)[1]
     return diagnose(
         default,
-        (lambda: np.isnan(w).any() or np.isnan(out).any(),
-         "NaN where a query's keys are all masked: a fully masked row must give zero weights and output "
-         "(replace a -inf max by 0 and a zero sum by 1 in softmax)"),
-        (lambda: m is not None and is_close(w, expected_attention(q, k, v, ~m)[1], q.dtype),
-         "inverted mask: True means may attend, False is blocked"),
-        (lambda: m is not None and is_close(w, expected_attention(q, k, v)[1], q.dtype), "the mask is ignored"),
-        (lambda: d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1.0)[1], q.dtype),
-         "no scaling: divide the scores by sqrt(d_k)"),
-        (lambda: d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1 / d_k)[1], q.dtype),
-         "divided by d_k: the scale is 1/sqrt(d_k)"),
-        (lambda: is_close(w, expected_attention(q, k, v, m, axis=-2)[1], q.dtype),
-         "softmax over the queries (axis -2): each query's weights sum to 1 over the keys (axis -1)"),
-        (lambda: is_close(w, expected_w, q.dtype), "weights are right but the output is not: output = weights @ v"),
+        (
+            lambda: np.isnan(w).any() or np.isnan(out).any(),
+            "NaN where a query's keys are all masked: a fully masked row must give zero weights and output "
+            "(replace a -inf max by 0 and a zero sum by 1 in softmax)",
+        ),
+        (
+            lambda: m is not None and is_close(w, expected_attention(q, k, v, ~m)[1], q.dtype),
+            "inverted mask: True means may attend, False is blocked",
+        ),
+        (
+            lambda: m is not None and is_close(w, expected_attention(q, k, v)[1], q.dtype),
+            "the mask is ignored",
+        ),
+        (
+            lambda: d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1.0)[1], q.dtype),
+            "no scaling: divide the scores by sqrt(d_k)",
+        ),
+        (
+            lambda: (
+                d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1 / d_k)[1], q.dtype)
+            ),
+            "divided by d_k: the scale is 1/sqrt(d_k)",
+        ),
+        (
+            lambda: is_close(w, expected_attention(q, k, v, m, axis=-2)[1], q.dtype),
+            "softmax over the queries (axis -2): each query's weights sum to 1 over the keys (axis -1)",
+        ),
+        (
+            lambda: is_close(w, expected_w, q.dtype),
+            "weights are right but the output is not: output = weights @ v",
+        ),
     )
 
 
@@ -274,62 +404,111 @@ def np_attention_weights_are_a_distribution(student, inputs):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
     q, k, v = inputs.query, inputs.key, inputs.value
     _, w = attend(student, q, k, v)
-    expect((w >= 0).all(), "negative attention weights", "the weights come out of a softmax: is it applied?")
+    expect(
+        (w >= 0).all(),
+        "negative attention weights",
+        "the weights come out of a softmax: is it applied?",
+    )
     sums = np.atleast_1d(w.astype(np.float64).sum(-1))
     if not is_close(sums, np.ones_like(sums), q.dtype):
-        fail("each query's weights should sum to 1 over the keys (last axis)",
-             diagnose("softmax over the keys: axis=-1 of the (m_q × m_k) scores",
-                      (lambda: is_close(w.sum(-2), np.ones(w.sum(-2).shape), q.dtype),
-                       "weights sum to 1 over the queries: softmax over axis -2 instead of the last axis?")))
+        fail(
+            "each query's weights should sum to 1 over the keys (last axis)",
+            diagnose(
+                "softmax over the keys: axis=-1 of the (m_q × m_k) scores",
+                (
+                    lambda: is_close(w.sum(-2), np.ones(w.sum(-2).shape), q.dtype),
+                    "weights sum to 1 over the queries: softmax over axis -2 instead of the last axis?",
+                ),
+            ),
+        )
 
 
 @prop(C, points=2, examples=8)
-@given(q=arrays((1, 4), lo=-2, hi=2), k=arrays((2, 4), lo=-2, hi=2), d_k=st.integers(2, 4), dtype=np_dtypes())
+@given(
+    q=arrays((1, 4), lo=-2, hi=2),
+    k=arrays((2, 4), lo=-2, hi=2),
+    d_k=st.integers(2, 4),
+    dtype=np_dtypes(),
+)
 @example(q=np.ones((1, 4)), k=np.array([[1.0, 1, 1, 1], [0, 0, 0, 0]]), d_k=4, dtype=np.float64)
 def np_attention_two_keys_closed_form(student, q, k, d_k, dtype):
     """With two keys, w0 = sigmoid((q·k0 - q·k1) / sqrt(d_k)): the scale is exactly 1/sqrt(d_k)."""
     q, k = q[:, :d_k].astype(dtype), k[:, :d_k].astype(dtype)
     v = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], dtype=dtype)
     _, w = attend(student, q, k, v)
-    delta = float(q[0].astype(np.float64) @ k[0].astype(np.float64) - q[0].astype(np.float64) @ k[1].astype(np.float64))
+    delta = float(
+        q[0].astype(np.float64) @ k[0].astype(np.float64)
+        - q[0].astype(np.float64) @ k[1].astype(np.float64)
+    )
     sig = lambda s: 1 / (1 + math.exp(-delta * s))  # noqa: E731
     expected, got = sig(1 / math.sqrt(d_k)), float(w[0, 0])
     if abs(got - expected) > 1e-4:
-        fail(f"weight of key 0: got {got:.6g}, expected sigmoid((q·k0 - q·k1)/sqrt({d_k})) = {expected:.6g}",
-             diagnose("the scores are q·k / sqrt(d_k) before the softmax",
-                      (abs(got - sig(1.0)) < 1e-4, "no scaling: divide the scores by sqrt(d_k)"),
-                      (got == 1.0 and float(w[0, 1]) == 1.0, "every weight is 1: with a single query that is a "
-                                                             "softmax over the queries (axis -2); use axis=-1"),
-                      (abs(got - sig(1 / d_k)) < 1e-4, "divided by d_k: the scale is 1/sqrt(d_k)"),
-                      (abs(got - sig(math.sqrt(d_k))) < 1e-4, "multiplied by sqrt(d_k): divide instead"),
-                      (abs(got - sig(1 / math.sqrt(3))) < 1e-4, "scaled by sqrt(d_v): the scale uses d_k, "
-                                                               "the size of queries and keys")))
+        fail(
+            f"weight of key 0: got {got:.6g}, expected sigmoid((q·k0 - q·k1)/sqrt({d_k})) = {expected:.6g}",
+            diagnose(
+                "the scores are q·k / sqrt(d_k) before the softmax",
+                (abs(got - sig(1.0)) < 1e-4, "no scaling: divide the scores by sqrt(d_k)"),
+                (
+                    got == 1.0 and float(w[0, 1]) == 1.0,
+                    "every weight is 1: with a single query that is a "
+                    "softmax over the queries (axis -2); use axis=-1",
+                ),
+                (abs(got - sig(1 / d_k)) < 1e-4, "divided by d_k: the scale is 1/sqrt(d_k)"),
+                (abs(got - sig(math.sqrt(d_k))) < 1e-4, "multiplied by sqrt(d_k): divide instead"),
+                (
+                    abs(got - sig(1 / math.sqrt(3))) < 1e-4,
+                    "scaled by sqrt(d_v): the scale uses d_k, the size of queries and keys",
+                ),
+            ),
+        )
 
 
 @prop(C, points=2, examples=8)
 @given(inputs=np_attention_inputs(mask="full"))
-@example(inputs=MaskedAttentionInputs(query=np.ones((2, 2)), key=np.ones((3, 2)), value=np.ones((3, 2)),
-                 mask=np.array([[True, True, False], [False, False, False]])))
+@example(
+    inputs=MaskedAttentionInputs(
+        query=np.ones((2, 2)),
+        key=np.ones((3, 2)),
+        value=np.ones((3, 2)),
+        mask=np.array([[True, True, False], [False, False, False]]),
+    )
+)
 def np_attention_fully_masked_rows_are_zero(student, inputs):
     """A query whose keys are all masked gets all-zero weights and output: never NaN."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     out, w = attend(student, q, k, v, m)
     not_constant(w, expected_attention(q, k, v, m)[1], "weights")
     dead = ~np.broadcast_to(m, w.shape).any(-1)
-    expect((w[dead] == 0).all() and (out[dead] == 0).all(), "a fully masked query row is not all zeros",
-           "fully masked rows must give all-zero weights and output")
+    expect(
+        (w[dead] == 0).all() and (out[dead] == 0).all(),
+        "a fully masked query row is not all zeros",
+        "fully masked rows must give all-zero weights and output",
+    )
     blocked = ~np.broadcast_to(m, w.shape)
-    expect((w[blocked] == 0).all(), "a blocked key (mask False) got non-zero weight",
-           diagnose("set blocked scores to -inf before the softmax: np.where(mask, scores, -np.inf)",
-                    (lambda: (w[np.broadcast_to(m, w.shape)] == 0).all(),
-                     "inverted mask: True means may attend, False is blocked")))
+    expect(
+        (w[blocked] == 0).all(),
+        "a blocked key (mask False) got non-zero weight",
+        diagnose(
+            "set blocked scores to -inf before the softmax: np.where(mask, scores, -np.inf)",
+            (
+                lambda: (w[np.broadcast_to(m, w.shape)] == 0).all(),
+                "inverted mask: True means may attend, False is blocked",
+            ),
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------------------------- layer norm
 @prop(C, points=2, examples=10)
-@given(x=st.tuples(st.integers(1, 3), st.integers(2, 8)).flatmap(lambda s: arrays(s)), dtype=np_dtypes())
+@given(
+    x=st.tuples(st.integers(1, 3), st.integers(2, 8)).flatmap(lambda s: arrays(s)),
+    dtype=np_dtypes(),
+)
 @example(x=np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 5.0]]), dtype=np.float64)
-@example(x=np.array([[0.0, 0.002, 0.004, 0.006, 0.008, 0.0], [3.0, -3.0, 3.0, -3.0, 3.0, 1.0]]), dtype=np.float32)
+@example(
+    x=np.array([[0.0, 0.002, 0.004, 0.006, 0.008, 0.0], [3.0, -3.0, 3.0, -3.0, 3.0, 1.0]]),
+    dtype=np.float32,
+)
 def np_layer_norm_rows_have_mean_zero_and_variance(student, x, dtype):
     """Each row of layer_norm(x) has mean 0 and biased variance σ²/(σ² + eps) (≈ 1 when σ² ≫ eps), in x's dtype."""
     x = x.astype(dtype)
@@ -339,32 +518,49 @@ def np_layer_norm_rows_have_mean_zero_and_variance(student, x, dtype):
     hint = lambda default: layer_norm_hint(x, y, 1e-5, default)  # noqa: E731
     mean = y64.mean(-1)
     if not np.allclose(mean, 0, atol=atol):
-        fail(f"a row of layer_norm(x) has mean {mean.ravel()[np.argmax(np.abs(mean.ravel()))]:.3g}, expected 0",
-             hint("subtract the mean over the last axis (axis=-1, keepdims=True)"))
+        fail(
+            f"a row of layer_norm(x) has mean {mean.ravel()[np.argmax(np.abs(mean.ravel()))]:.3g}, expected 0",
+            hint("subtract the mean over the last axis (axis=-1, keepdims=True)"),
+        )
     s2 = x64.var(-1)
     expected = s2 / (s2 + 1e-5)
     var = y64.var(-1)
     if not np.allclose(var, expected, rtol=1e-4 if dtype == np.float32 else 1e-7, atol=atol):
         i = int(np.argmax(np.abs(var - expected)))
-        fail(f"row {i}: variance of the output {var.ravel()[i]:.6g}, expected σ²/(σ² + eps) = "
-             f"{expected.ravel()[i]:.6g}",
-             hint("divide by sqrt(var + eps), var the biased variance over the last axis"))
+        fail(
+            f"row {i}: variance of the output {var.ravel()[i]:.6g}, expected σ²/(σ² + eps) = "
+            f"{expected.ravel()[i]:.6g}",
+            hint("divide by sqrt(var + eps), var the biased variance over the last axis"),
+        )
 
 
 @prop(C, points=2, examples=12)
-@given(x=st.tuples(st.lists(st.integers(1, 2), max_size=2), st.integers(2, 6)).flatmap(
-           lambda s: arrays((*s[0], s[1]))),
-       scale=st.sampled_from([1.0, 1e-2, 2e-3]), eps=st.sampled_from([None, 1e-5, 1e-3, 0.5]), dtype=np_dtypes())
-@example(x=np.array([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0]]), scale=2e-3, eps=None, dtype=np.float64)
+@given(
+    x=st.tuples(st.lists(st.integers(1, 2), max_size=2), st.integers(2, 6)).flatmap(
+        lambda s: arrays((*s[0], s[1]))
+    ),
+    scale=st.sampled_from([1.0, 1e-2, 2e-3]),
+    eps=st.sampled_from([None, 1e-5, 1e-3, 0.5]),
+    dtype=np_dtypes(),
+)
+@example(
+    x=np.array([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0]]), scale=2e-3, eps=None, dtype=np.float64
+)
 def np_layer_norm_equals_oracle(student, x, scale, eps, dtype):
     """layer_norm(x, eps) equals torch's layer_norm over the last axis (no affine), at large and small variance."""
     x = (x * scale).astype(dtype)
     y = layer_norm(student, x, eps)
     e = 1e-5 if eps is None else eps
     expected = expected_values.layer_norm(t64(x), eps=e)
-    close(y, expected, "layer_norm(x)" if eps is None else f"layer_norm(x, eps={eps})",
-          lambda: layer_norm_hint(x, y, e, "(x - mean) / sqrt(var + eps) over the last axis, biased variance"),
-          dtype=dtype)
+    close(
+        y,
+        expected,
+        "layer_norm(x)" if eps is None else f"layer_norm(x, eps={eps})",
+        lambda: layer_norm_hint(
+            x, y, e, "(x - mean) / sqrt(var + eps) over the last axis, biased variance"
+        ),
+        dtype=dtype,
+    )
 
 
 @prop(C, points=1, examples=8)
@@ -372,13 +568,22 @@ def np_layer_norm_equals_oracle(student, x, scale, eps, dtype):
 def np_layer_norm_is_odd(student, x, dtype):
     """layer_norm(-x) = -layer_norm(x)."""
     x = x.astype(dtype)
-    consistent(layer_norm(student, -x), -layer_norm(student, x), "layer_norm(-x) vs -layer_norm(x)",
-               "subtract the mean and divide by the standard deviation: both flip or keep with the sign of x",
-               dtype=dtype, expected=-expected_values.layer_norm(t64(x)))
+    consistent(
+        layer_norm(student, -x),
+        -layer_norm(student, x),
+        "layer_norm(-x) vs -layer_norm(x)",
+        "subtract the mean and divide by the standard deviation: both flip or keep with the sign of x",
+        dtype=dtype,
+        expected=-expected_values.layer_norm(t64(x)),
+    )
 
 
 @prop(C, points=1, examples=1)
 def attention_numpy_is_written_by_hand(student):
     """attention_numpy.py calls no library softmax, attention or layer norm (static check)."""
-    written_by_hand(student, C, "write softmax from np.exp, np.max and np.sum, and layer_norm from np.mean: no "
-                          "scipy.special.softmax, torch or getattr tricks")
+    written_by_hand(
+        student,
+        C,
+        "write softmax from np.exp, np.max and np.sum, and layer_norm from np.mean: no "
+        "scipy.special.softmax, torch or getattr tricks",
+    )

@@ -1,4 +1,5 @@
 """Assertions that explain themselves: each failure says what was expected, what came back, and a hint."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,8 +44,16 @@ def expect(condition, message: str, hint="") -> None:
         fail(message, hint)
 
 
-def tensor(value, what: str, shape=None, dtype=None, like: torch.Tensor | None = None,
-           check_dtype: bool = False, shape_only: bool = False, nan_hint: str | None = None) -> torch.Tensor:
+def tensor(
+    value,
+    what: str,
+    shape=None,
+    dtype=None,
+    like: torch.Tensor | None = None,
+    check_dtype: bool = False,
+    shape_only: bool = False,
+    nan_hint: str | None = None,
+) -> torch.Tensor:
     """Check that `value` is a tensor of the expected shape, with no NaN or inf; return it.
 
     Every expected value in the kit is finite, so a NaN or inf is reported here, before any other diagnosis
@@ -59,43 +68,75 @@ def tensor(value, what: str, shape=None, dtype=None, like: torch.Tensor | None =
         shape = tuple(like.shape) if shape is None else shape
         dtype = like.dtype if dtype is None else dtype
     if isinstance(value, tuple) and value and isinstance(value[0], torch.Tensor):
-        fail(f"{what}: expected a tensor, got a tuple of {len(value)}",
-             "return a single tensor here (a tuple is returned only where the docstring says so)")
+        fail(
+            f"{what}: expected a tensor, got a tuple of {len(value)}",
+            "return a single tensor here (a tuple is returned only where the docstring says so)",
+        )
     if isinstance(value, np.ndarray):
-        fail(f"{what}: expected a torch.Tensor, got a NumPy array", "stay in torch: no .numpy() round trip")
+        fail(
+            f"{what}: expected a torch.Tensor, got a NumPy array",
+            "stay in torch: no .numpy() round trip",
+        )
     if not isinstance(value, torch.Tensor):
-        fail(f"{what}: expected a torch.Tensor, got {type(value).__name__}", "check what your function returns")
+        fail(
+            f"{what}: expected a torch.Tensor, got {type(value).__name__}",
+            "check what your function returns",
+        )
     if shape is not None and tuple(value.shape) != tuple(shape):
-        fail(f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}", _shape_hint(tuple(shape), tuple(value.shape)))
+        fail(
+            f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}",
+            _shape_hint(tuple(shape), tuple(value.shape)),
+        )
     if dtype is not None and value.dtype != dtype:
         if check_dtype:
-            fail(f"{what}: expected dtype {dtype}, got {value.dtype}",
-                 "keep the input's dtype: build new tensors with dtype=x.dtype, device=x.device")
+            fail(
+                f"{what}: expected dtype {dtype}, got {value.dtype}",
+                "keep the input's dtype: build new tensors with dtype=x.dtype, device=x.device",
+            )
         if not (value.is_floating_point() and dtype.is_floating_point):
             value = value.to(dtype)
     if check_dtype and like is not None and value.device != like.device:
-        fail(f"{what}: expected device {like.device}, got {value.device}",
-             "keep the input's device: build new tensors with device=x.device")
+        fail(
+            f"{what}: expected device {like.device}, got {value.device}",
+            "keep the input's device: build new tensors with device=x.device",
+        )
     if not shape_only:
         finite(value, what, hint=nan_hint)
     return value
 
 
-def array(value, what: str, shape=None, dtype=None, check_dtype: bool = False, shape_only: bool = False,
-          nan_hint: str | None = None) -> np.ndarray:
+def array(
+    value,
+    what: str,
+    shape=None,
+    dtype=None,
+    check_dtype: bool = False,
+    shape_only: bool = False,
+    nan_hint: str | None = None,
+) -> np.ndarray:
     """NumPy twin of `tensor`: the dtype is checked only where check_dtype is set, NaN and inf first."""
     if isinstance(value, torch.Tensor):
         fail(f"{what}: expected a NumPy array, got a torch.Tensor", "this warm-up is NumPy only")
     if not isinstance(value, np.ndarray):
-        fail(f"{what}: expected a NumPy array, got {type(value).__name__}", "check what your function returns")
+        fail(
+            f"{what}: expected a NumPy array, got {type(value).__name__}",
+            "check what your function returns",
+        )
     if shape is not None and tuple(value.shape) != tuple(shape):
-        fail(f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}", _shape_hint(tuple(shape), tuple(value.shape)))
+        fail(
+            f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}",
+            _shape_hint(tuple(shape), tuple(value.shape)),
+        )
     if dtype is not None and value.dtype != dtype:
         if check_dtype:
-            fail(f"{what}: expected dtype {np.dtype(dtype)}, got {value.dtype}",
-                 "keep the input's dtype: a float64 scalar such as np.sqrt(d_k) promotes a float32 array to "
-                 "float64 (NumPy 2); use math.sqrt, or cast back with .astype(x.dtype)")
-        if not (np.issubdtype(value.dtype, np.floating) and np.issubdtype(np.dtype(dtype), np.floating)):
+            fail(
+                f"{what}: expected dtype {np.dtype(dtype)}, got {value.dtype}",
+                "keep the input's dtype: a float64 scalar such as np.sqrt(d_k) promotes a float32 array to "
+                "float64 (NumPy 2); use math.sqrt, or cast back with .astype(x.dtype)",
+            )
+        if not (
+            np.issubdtype(value.dtype, np.floating) and np.issubdtype(np.dtype(dtype), np.floating)
+        ):
             value = value.astype(dtype)
     if not shape_only and value.dtype != object:
         finite(value, what, hint=nan_hint)
@@ -111,11 +152,15 @@ def _shape_hint(expected: tuple, got: tuple) -> str:
 
 
 # ----------------------------------------------------------------------------------- NaN first, then values
-NAN_HINT = ("a NaN usually comes from a fully masked row through softmax: its max is -inf and -inf - (-inf) is "
-            "NaN; give such a row zero weights (replace a -inf max by 0 and a zero sum by 1). Other sources are "
-            "0/0 (a variance of 0 without eps) and exp overflow (subtract the max first).")
-INF_HINT = ("an inf usually comes from exp overflow (subtract the max before exp) or from a division by zero "
-            "(add eps to the variance).")
+NAN_HINT = (
+    "a NaN usually comes from a fully masked row through softmax: its max is -inf and -inf - (-inf) is "
+    "NaN; give such a row zero weights (replace a -inf max by 0 and a zero sum by 1). Other sources are "
+    "0/0 (a variance of 0 without eps) and exp overflow (subtract the max first)."
+)
+INF_HINT = (
+    "an inf usually comes from exp overflow (subtract the max before exp) or from a division by zero "
+    "(add eps to the variance)."
+)
 
 
 def _index_text(idx) -> str:
@@ -149,7 +194,10 @@ def finite(actual, what: str, expected=None, hint: str | None = None) -> None:
     where = f" and at {count - 1} other places" if count > 1 else ""
     hint = hint or (NAN_HINT if kind == "NaN" else INF_HINT)
     if e is not None:
-        fail(f"{what}: your output has {kind} at {at}{where}, where {e[idx].item():.6g} was expected", hint)
+        fail(
+            f"{what}: your output has {kind} at {at}{where}, where {e[idx].item():.6g} was expected",
+            hint,
+        )
     fail(f"{what}: your output has {kind} at {at}{where}", hint)
 
 
@@ -165,14 +213,18 @@ def not_constant(actual, expected, what: str) -> None:
     if a.numel() < 2 or e.numel() < 2 or not (e.is_floating_point() or e.dtype == torch.bool):
         return
     if _spread(e) > 1e-6 and _spread(a) == 0.0:
-        fail(f"{what}: your output is {a.flatten()[0].item():.6g} everywhere, where the expected output is not "
-             f"constant (it ranges from {e.to(torch.float64).min().item():.6g} to "
-             f"{e.to(torch.float64).max().item():.6g})",
-             "the function returns a constant: compute the result from the inputs (is a placeholder such as "
-             "zeros_like still returned?)")
+        fail(
+            f"{what}: your output is {a.flatten()[0].item():.6g} everywhere, where the expected output is not "
+            f"constant (it ranges from {e.to(torch.float64).min().item():.6g} to "
+            f"{e.to(torch.float64).max().item():.6g})",
+            "the function returns a constant: compute the result from the inputs (is a placeholder such as "
+            "zeros_like still returned?)",
+        )
 
 
-def consistent(actual, original, what: str, hint="", dtype=None, rtol=None, atol=None, expected=None) -> None:
+def consistent(
+    actual, original, what: str, hint="", dtype=None, rtol=None, atol=None, expected=None
+) -> None:
     """Two outputs of the student's code that must agree (an invariance): both finite, not constant where
     `expected` (the true output for `original`'s input) is not, then equal within tolerance."""
     finite(original, what)
@@ -202,8 +254,10 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     hint: a string, or a callable run only on failure."""
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.shape != e.shape:
-        fail(f"{what}: expected shape {tuple(e.shape)}, got {tuple(a.shape)}",
-             lambda: hint_text(hint) or _shape_hint(tuple(e.shape), tuple(a.shape)))
+        fail(
+            f"{what}: expected shape {tuple(e.shape)}, got {tuple(a.shape)}",
+            lambda: hint_text(hint) or _shape_hint(tuple(e.shape), tuple(a.shape)),
+        )
     finite(a, what, e)
     if is_close(a, e, dtype, rtol, atol):
         return
@@ -211,22 +265,31 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     diff = (a64 - e64).abs().nan_to_num(nan=float("inf"))
     flat = int(torch.argmax(diff))
     idx = tuple(int(i) for i in np.unravel_index(flat, tuple(a.shape))) if a.dim() else ()
-    fail(f"{what}: at index {_index_text(idx)} got {a64[idx].item():.6g}, expected {e64[idx].item():.6g} "
-         f"(max abs difference {diff.max().item():.3g})", hint)
+    fail(
+        f"{what}: at index {_index_text(idx)} got {a64[idx].item():.6g}, expected {e64[idx].item():.6g} "
+        f"(max abs difference {diff.max().item():.3g})",
+        hint,
+    )
 
 
 def equal(actual, expected, what: str, hint="") -> None:
     """Exact equality (repeatability, bool masks), NaN checked first: NaN never equals NaN."""
     finite(actual, what, expected)
     a, e = _as_tensor(actual), _as_tensor(expected)
-    expect(a.shape == e.shape and bool(torch.equal(a, e.to(a.dtype))), f"{what}: the values differ", hint)
+    expect(
+        a.shape == e.shape and bool(torch.equal(a, e.to(a.dtype))),
+        f"{what}: the values differ",
+        hint,
+    )
 
 
 def _as_tensor(x) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x.detach()
     if isinstance(x, (np.ndarray, np.generic)):
-        return torch.from_numpy(np.array(x, copy=True))  # keeps 0-d arrays 0-d, unlike ascontiguousarray
+        return torch.from_numpy(
+            np.array(x, copy=True)
+        )  # keeps 0-d arrays 0-d, unlike ascontiguousarray
     return torch.as_tensor(x)
 
 
@@ -250,12 +313,19 @@ def written_by_hand(student, component: str, hint: str) -> None:
     if src is None:
         raise StudentError("missing", f"{component}.py is missing from the submission", component)
     if "NotImplementedError" in src:
-        raise StudentError("not_implemented", f"{component}.py still raises NotImplementedError", component)
+        raise StudentError(
+            "not_implemented", f"{component}.py still raises NotImplementedError", component
+        )
     # Import the module too (its __dir__, through the narrow interface): a file that cannot be imported,
     # or that exits or crashes on import, earns nothing here either.
     student.call(component, "__dir__")
     # The component's file and every helper module of the submission that it imports (read by the checking
     # side: in the judge, from its own copy of the files).
-    findings = scan_submission(component, lambda name: src if name == component else student.source(name))
-    expect(not findings, f"forbidden in {component}.py or a helper it imports: "
-           + "; ".join(map(str, findings[:3])), hint)
+    findings = scan_submission(
+        component, lambda name: src if name == component else student.source(name)
+    )
+    expect(
+        not findings,
+        f"forbidden in {component}.py or a helper it imports: " + "; ".join(map(str, findings[:3])),
+        hint,
+    )

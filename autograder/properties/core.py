@@ -5,16 +5,17 @@ StudentCode (autograder/student_code.py).
 It raises `Failure(message, hint)` when the code is wrong. `run_property` runs it under fixed, derandomized
 Hypothesis settings and turns whatever happens into an `Outcome`: same submission, same outcome, every run.
 """
+
 from __future__ import annotations
 
 import hashlib
 import importlib
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Callable
 
 import torch
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
@@ -22,8 +23,7 @@ from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.internal.conjecture import engine as _engine
 
 from ..components import NAMES
-from ..student_code import StudentError, StudentCode
-
+from ..student_code import StudentCode, StudentError
 
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
 # loaded 2-core machine made it 3x slower). It also fixes the order of float reductions run to run.
@@ -94,7 +94,13 @@ class Outcome:
 REGISTRY: dict[str, Property] = {}
 
 
-def prop(component: str, points: float = 1.0, examples: int = 20, visible: bool = True, error_hint: str = ""):
+def prop(
+    component: str,
+    points: float = 1.0,
+    examples: int = 20,
+    visible: bool = True,
+    error_hint: str = "",
+):
     """Register a property. Stack it on top of `@given` (or on a plain function run once)."""
     if component not in NAMES:
         raise ValueError(f"unknown component {component!r}")
@@ -107,8 +113,16 @@ def prop(component: str, points: float = 1.0, examples: int = 20, visible: bool 
             key = f"{component}::{fn.__name__}".encode()
             fn = seed(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))(fn)
             fn._hypothesis_internal_database_key = key
-        p = Property(fn.__name__, component, float(points), visible, examples, fn,
-                     (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else fn.__name__, error_hint)
+        p = Property(
+            fn.__name__,
+            component,
+            float(points),
+            visible,
+            examples,
+            fn,
+            (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else fn.__name__,
+            error_hint,
+        )
         if p.id in REGISTRY:
             raise ValueError(f"property {p.id} registered twice")
         REGISTRY[p.id] = p
@@ -134,13 +148,18 @@ def load(include_hidden: bool = True, components=None) -> list[Property]:
         for name in (n for n in NAMES if n in wanted):
             importlib.import_module(f"{package.__name__}.{name}")
     order = {name: i for i, name in enumerate(NAMES)}
-    chosen = [p for p in REGISTRY.values() if (include_hidden or p.visible) and p.component in wanted]
+    chosen = [
+        p for p in REGISTRY.values() if (include_hidden or p.visible) and p.component in wanted
+    ]
     return sorted(chosen, key=lambda p: (order[p.component], not p.visible))
 
 
 def select(properties, components=None, visible_only=False):
-    return [p for p in properties
-            if (not components or p.component in components) and (p.visible or not visible_only)]
+    return [
+        p
+        for p in properties
+        if (not components or p.component in components) and (p.visible or not visible_only)
+    ]
 
 
 def hypothesis_settings(examples: int) -> settings:
@@ -160,14 +179,24 @@ def hypothesis_settings(examples: int) -> settings:
 
 _ARGUMENT = re.compile(r"^ {4}[A-Za-z_]\w*=")
 # Inputs as code a student can paste: NumPy as np.array(..., dtype=np.float32), torch as torch.tensor(...).
-_AS_CODE = [(re.compile(r"(?<![\w.])array\("), "np.array("), (re.compile(r"(?<![\w.])tensor\("), "torch.tensor("),
-            (re.compile(r"\bnumpy\."), "np."), (re.compile(r"dtype=(float32|float64|bool|int64)\b"), r"dtype=np.\1")]
+_AS_CODE = [
+    (re.compile(r"(?<![\w.])array\("), "np.array("),
+    (re.compile(r"(?<![\w.])tensor\("), "torch.tensor("),
+    (re.compile(r"\bnumpy\."), "np."),
+    (re.compile(r"dtype=(float32|float64|bool|int64)\b"), r"dtype=np.\1"),
+]
 
 
 def _example_from_notes(exc: BaseException) -> str:
     for note in getattr(exc, "__notes__", []) or []:
-        if note.startswith(("Falsifying example", "Failing test case", "Failing explicit example",
-                            "Falsifying explicit example")):
+        if note.startswith(
+            (
+                "Falsifying example",
+                "Failing test case",
+                "Failing explicit example",
+                "Falsifying explicit example",
+            )
+        ):
             return format_example(note.splitlines()[1:-1])
     return ""
 
@@ -181,7 +210,9 @@ def format_example(lines: list[str]) -> str:
             blocks.append([line[4:] if line.startswith("    ") else line])
         else:
             blocks[-1].append(line[4:] if line.startswith("    ") else line)
-    text = "\n".join("\n".join(b).rstrip().removesuffix(",") for b in blocks if not b[0].startswith("student="))
+    text = "\n".join(
+        "\n".join(b).rstrip().removesuffix(",") for b in blocks if not b[0].startswith("student=")
+    )
     for pattern, code in _AS_CODE:
         text = pattern.sub(code, text)
     return text
@@ -214,8 +245,12 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
         return Outcome(p, Status.FAILED, exc.message, exc.hint, example)
     if isinstance(exc, StudentError):
         # The error kinds that are statuses of their own; any other (missing, syntax, exception) is an error.
-        status = {"not_implemented": Status.NOT_IMPLEMENTED, "forbidden": Status.FORBIDDEN,
-                  "timeout": Status.TIMEOUT, "crashed": Status.CRASHED}.get(exc.kind, Status.ERROR)
+        status = {
+            "not_implemented": Status.NOT_IMPLEMENTED,
+            "forbidden": Status.FORBIDDEN,
+            "timeout": Status.TIMEOUT,
+            "crashed": Status.CRASHED,
+        }.get(exc.kind, Status.ERROR)
         hint = {
             "not_implemented": "replace `raise NotImplementedError` with your implementation",
             "forbidden": "write it yourself from tensor operations (exp, sum, matmul, mean...)",
@@ -224,11 +259,21 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
         }.get(exc.kind, p.error_hint)
         return Outcome(p, status, exc.message, hint, example, exc.detail)
     if isinstance(exc, (Flaky, HypothesisException)):
-        return Outcome(p, Status.FAILED, "the result changed between two identical calls",
-                       "does your code depend on global state, randomness or an earlier call?", example)
+        return Outcome(
+            p,
+            Status.FAILED,
+            "the result changed between two identical calls",
+            "does your code depend on global state, randomness or an earlier call?",
+            example,
+        )
     # An exception on the checking side, caused by what the student returned (a wrong type, say).
-    return Outcome(p, Status.FAILED, f"the result could not be checked: {type(exc).__name__}: {exc}"[:400],
-                   "check the return type and shape against the docstring", example)
+    return Outcome(
+        p,
+        Status.FAILED,
+        f"the result could not be checked: {type(exc).__name__}: {exc}"[:400],
+        "check the return type and shape against the docstring",
+        example,
+    )
 
 
 # ------------------------------------------------------------------------------------------ scoring rules
@@ -236,8 +281,10 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
 # its points come only with working code. One rule, applied wherever outcomes are scored (check, pytest,
 # the judge, the notebooks).
 STATIC_SUFFIX = "written_by_hand"
-NO_BEHAVIOUR = ("{component}.py earns its by-hand point only together with a property of what the code does, "
-                "and none of those passed yet.")
+NO_BEHAVIOUR = (
+    "{component}.py earns its by-hand point only together with a property of what the code does, "
+    "and none of those passed yet."
+)
 NO_BEHAVIOUR_HINT = "make the component work first: this point follows."
 
 

@@ -6,6 +6,7 @@ target positions cannot change earlier outputs), the cross-attention reading the
 positions being invisible under memory_mask. Mismatches are diagnosed by recomputing the layer with one
 mistake at a time.
 """
+
 from __future__ import annotations
 
 import torch
@@ -13,75 +14,150 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import expected_values
-from .expected_values import expected_causal_mask
-from .checks import (close, consistent, diagnose, expect, fail, is_close, not_constant, stack_tolerance, tensor,
-                     written_by_hand)
+from .checks import (
+    close,
+    consistent,
+    diagnose,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+    stack_tolerance,
+    tensor,
+    written_by_hand,
+)
 from .core import prop
-from .layers import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, LayerMistake, expected_decoder_layer, explain_stack,
-                     stack_has_n_distinct_layers)
-from .strategies import (DecoderInputs, decoder_layer_state, dtypes, masks, model_sizes, randn, seeds, stack_state, tensors)
+from .expected_values import expected_causal_mask
+from .layers import (
+    AFTER_NORM,
+    NO_RESIDUAL,
+    PRE_NORM,
+    LayerMistake,
+    expected_decoder_layer,
+    explain_stack,
+    stack_has_n_distinct_layers,
+)
+from .strategies import (
+    DecoderInputs,
+    decoder_layer_state,
+    dtypes,
+    masks,
+    model_sizes,
+    randn,
+    seeds,
+    stack_state,
+    tensors,
+)
 
 C = "decoder"
-LAYER_ERROR = ("a shape error with m_E != m_D? In the cross-attention the queries come from the decoder (x) and "
-               "the keys and values from the encoder memory, cross_attention(x, memory, memory, memory_mask): its "
-               "mask is memory_mask (m_D or 1, m_E); the self-attention takes target_mask. Sub-modules: "
-               "self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3, layers")
+LAYER_ERROR = (
+    "a shape error with m_E != m_D? In the cross-attention the queries come from the decoder (x) and "
+    "the keys and values from the encoder memory, cross_attention(x, memory, memory, memory_mask): its "
+    "mask is memory_mask (m_D or 1, m_E); the self-attention takes target_mask. Sub-modules: "
+    "self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3, layers"
+)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
-KV_FROM_X = ("the cross-attention ignores the memory: its keys and values come from the encoder memory, "
-             "cross_attention(x, memory, memory, memory_mask) (queries from the decoder)")
-CROSS_TARGET_MASK = "the cross-attention gets target_mask: it takes memory_mask, the self-attention target_mask"
-NO_MEMORY_MASK = "memory_mask is ignored: pass it to the cross-attention, cross_attention(x, memory, memory, memory_mask)"
-NO_TARGET_MASK = "target_mask is ignored: pass it to the self-attention, self_attention(x, x, x, target_mask)"
+KV_FROM_X = (
+    "the cross-attention ignores the memory: its keys and values come from the encoder memory, "
+    "cross_attention(x, memory, memory, memory_mask) (queries from the decoder)"
+)
+CROSS_TARGET_MASK = (
+    "the cross-attention gets target_mask: it takes memory_mask, the self-attention target_mask"
+)
+NO_MEMORY_MASK = (
+    "memory_mask is ignored: pass it to the cross-attention, "
+    "cross_attention(x, memory, memory, memory_mask)"
+)
+NO_TARGET_MASK = (
+    "target_mask is ignored: pass it to the self-attention, self_attention(x, x, x, target_mask)"
+)
 
 
 def explain_layer(got, state, heads, x, memory, target_mask, memory_mask, default=""):
     def same(mistake):
-        return lambda: is_close(got, expected_decoder_layer(state, heads, x, memory, target_mask, memory_mask,
-                                                            mistake))
+        return lambda: is_close(
+            got, expected_decoder_layer(state, heads, x, memory, target_mask, memory_mask, mistake)
+        )
 
     candidates = [
         (same(LayerMistake.CROSS_KEYS_FROM_X), KV_FROM_X),
         (same(LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK), KV_FROM_X),
         (same(LayerMistake.CROSS_GETS_TARGET_MASK), CROSS_TARGET_MASK),
-        (same(LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK),
-         "target_mask and memory_mask swapped: the self-attention takes target_mask, the cross-attention "
-         "memory_mask"),
+        (
+            same(LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK),
+            "target_mask and memory_mask swapped: the self-attention takes target_mask, the cross-attention "
+            "memory_mask",
+        ),
         (same(LayerMistake.NO_SELF_MASK), NO_TARGET_MASK),
         (same(LayerMistake.NO_CROSS_MASK), NO_MEMORY_MASK),
-        (same(LayerMistake.NORMS_1_2_SWAPPED), "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the "
-                                               "self-attention, add_norm_2 the cross-attention, add_norm_3 the "
-                                               "feed-forward"),
-        (same(LayerMistake.NORMS_2_3_SWAPPED), "add_norm_2 and add_norm_3 swapped: add_norm_2 follows the "
-                                               "cross-attention, add_norm_3 the feed-forward"),
-        (same(LayerMistake.CROSS_ATTENTION_FIRST), "the cross-attention runs before the self-attention: the order "
-                                                   "is masked self-attention, cross-attention, feed-forward"),
-        (same(LayerMistake.PRE_NORM), PRE_NORM), (same(LayerMistake.NORM_INSIDE_RESIDUAL), AFTER_NORM),
+        (
+            same(LayerMistake.NORMS_1_2_SWAPPED),
+            "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the "
+            "self-attention, add_norm_2 the cross-attention, add_norm_3 the "
+            "feed-forward",
+        ),
+        (
+            same(LayerMistake.NORMS_2_3_SWAPPED),
+            "add_norm_2 and add_norm_3 swapped: add_norm_2 follows the "
+            "cross-attention, add_norm_3 the feed-forward",
+        ),
+        (
+            same(LayerMistake.CROSS_ATTENTION_FIRST),
+            "the cross-attention runs before the self-attention: the order "
+            "is masked self-attention, cross-attention, feed-forward",
+        ),
+        (same(LayerMistake.PRE_NORM), PRE_NORM),
+        (same(LayerMistake.NORM_INSIDE_RESIDUAL), AFTER_NORM),
         (same(LayerMistake.NO_RESIDUAL), NO_RESIDUAL),
-        (same(LayerMistake.NO_CROSS_ATTENTION), "the cross-attention sub-layer is skipped: "
-                                                "x = add_norm_2(x, cross_attention(x, memory, memory, memory_mask))"),
-        (same(LayerMistake.NO_FEED_FORWARD), "the feed-forward sub-layer is skipped: return add_norm_3(x, "
-                                             "feed_forward(x))"),
+        (
+            same(LayerMistake.NO_CROSS_ATTENTION),
+            "the cross-attention sub-layer is skipped: "
+            "x = add_norm_2(x, cross_attention(x, memory, memory, memory_mask))",
+        ),
+        (
+            same(LayerMistake.NO_FEED_FORWARD),
+            "the feed-forward sub-layer is skipped: return add_norm_3(x, feed_forward(x))",
+        ),
     ]
     return diagnose(default, *candidates)
 
 
-def expected_decoder(state, n, heads, x, memory, target_mask=None, memory_mask=None, order=None, masked=None,
-                     target_masked=None):
+def expected_decoder(
+    state,
+    n,
+    heads,
+    x,
+    memory,
+    target_mask=None,
+    memory_mask=None,
+    order=None,
+    masked=None,
+    target_masked=None,
+):
     """The stack on the checking side: layer `order[i]` at step i (default 0..N-1), memory_mask given at the steps
     in `masked`, target_mask at those in `target_masked` (default all)."""
     order = range(n) if order is None else order
     masked = range(n) if masked is None else masked
     target_masked = range(n) if target_masked is None else target_masked
     for step, i in enumerate(order):
-        x = expected_decoder_layer(state, heads, x, memory, target_mask if step in target_masked else None,
-                                   memory_mask if step in masked else None, prefix=f"layers.{i}.")
+        x = expected_decoder_layer(
+            state,
+            heads,
+            x,
+            memory,
+            target_mask if step in target_masked else None,
+            memory_mask if step in masked else None,
+            prefix=f"layers.{i}.",
+        )
     return x
 
 
-MASKS_EVERY_LAYER = ("both masks must reach every layer: x = layer(x, memory, target_mask, memory_mask) inside "
-                     "the loop")
+MASKS_EVERY_LAYER = (
+    "both masks must reach every layer: x = layer(x, memory, target_mask, memory_mask) inside "
+    "the loop"
+)
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
@@ -98,40 +174,90 @@ def layer_cases(draw, memory_mask=True, dtype=None):
     memory = draw(tensors((b, m_e, d), dtype))
     use = draw(st.booleans()) if memory_mask == "maybe" else memory_mask
     mm = draw(masks((b, 1, 1, m_e), p_fully_masked_row=False)) if use else None
-    return DecoderInputs(x=x, memory=memory, target_mask=expected_causal_mask(m_d), memory_mask=mm, d_model=d,
-                         num_heads=h, d_ff=draw(st.sampled_from([4, 8])), seed=draw(seeds()))
+    return DecoderInputs(
+        x=x,
+        memory=memory,
+        target_mask=expected_causal_mask(m_d),
+        memory_mask=mm,
+        d_model=d,
+        num_heads=h,
+        d_ff=draw(st.sampled_from([4, 8])),
+        seed=draw(seeds()),
+    )
 
 
-def fixed_layer_case(batch, m_d, m_e, d_model, num_heads, d_ff, seed, dtype=torch.float64, memory_mask=True):
-    x, memory = randn((batch, m_d, d_model), seed, dtype), randn((batch, m_e, d_model), seed + 1, dtype)
+def fixed_layer_case(
+    batch, m_d, m_e, d_model, num_heads, d_ff, seed, dtype=torch.float64, memory_mask=True
+):
+    x, memory = (
+        randn((batch, m_d, d_model), seed, dtype),
+        randn((batch, m_e, d_model), seed + 1, dtype),
+    )
     mm = None
     if memory_mask:
         mm = randn((batch, 1, 1, m_e), seed + 2) > 0
         mm[..., 0] = True
-    return DecoderInputs(x=x, memory=memory, target_mask=expected_causal_mask(m_d), memory_mask=mm, d_model=d_model,
-                         num_heads=num_heads, d_ff=d_ff, seed=seed)
+    return DecoderInputs(
+        x=x,
+        memory=memory,
+        target_mask=expected_causal_mask(m_d),
+        memory_mask=mm,
+        d_model=d_model,
+        num_heads=num_heads,
+        d_ff=d_ff,
+        seed=seed,
+    )
 
 
 def build_layer(student, case, state=None, **kw):
     """The student's DecoderLayer for `case`, in x's dtype, with the case's weights (or `state`)."""
     dtype = case.x.dtype
-    state = decoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype) if state is None else state
-    return student.build(C, "DecoderLayer", state=state, dtype=dtype, d_model=case.d_model, num_heads=case.num_heads,
-                         d_ff=case.d_ff, **kw), state
+    state = (
+        decoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype)
+        if state is None
+        else state
+    )
+    return student.build(
+        C,
+        "DecoderLayer",
+        state=state,
+        dtype=dtype,
+        d_model=case.d_model,
+        num_heads=case.num_heads,
+        d_ff=case.d_ff,
+        **kw,
+    ), state
 
 
 def build_stack(student, case, n, **kw):
     """The student's Decoder of n layers for `case`, with the case's weights."""
     dtype = case.x.dtype
     state = stack_state(decoder_layer_state, n, case.d_model, case.d_ff, case.seed, dtype)
-    return student.build(C, "Decoder", state=state, dtype=dtype, num_layers=n, d_model=case.d_model,
-                         num_heads=case.num_heads, d_ff=case.d_ff, **kw), state
+    return student.build(
+        C,
+        "Decoder",
+        state=state,
+        dtype=dtype,
+        num_layers=n,
+        d_model=case.d_model,
+        num_heads=case.num_heads,
+        d_ff=case.d_ff,
+        **kw,
+    ), state
 
 
-def run_layer(student, handle, x, memory, target_mask=None, memory_mask=None, what="DecoderLayer.forward"):
-    kwargs = {k: v for k, v in (("target_mask", target_mask), ("memory_mask", memory_mask)) if v is not None}
+def run_layer(
+    student, handle, x, memory, target_mask=None, memory_mask=None, what="DecoderLayer.forward"
+):
+    kwargs = {
+        k: v
+        for k, v in (("target_mask", target_mask), ("memory_mask", memory_mask))
+        if v is not None
+    }
     out = student.method(handle, "forward", x, memory, **kwargs)
-    return tensor(out, f"{what}(x, memory, ...) with x {tuple(x.shape)}, memory {tuple(memory.shape)}", like=x)
+    return tensor(
+        out, f"{what}(x, memory, ...) with x {tuple(x.shape)}, memory {tuple(memory.shape)}", like=x
+    )
 
 
 def torch_layer(state, case, x, memory, target_mask, memory_mask):
@@ -139,8 +265,11 @@ def torch_layer(state, case, x, memory, target_mask, memory_mask):
     b, m_d, m_e, h = x.shape[0], x.shape[1], memory.shape[1], case.num_heads
     with torch.no_grad():
         return expected_values.torch_decoder_layer(state, case.d_model, h, case.d_ff, x.dtype)(
-            x, memory, tgt_mask=expected_values.to_torch_mask(target_mask, b, h, m_d, m_d),
-            memory_mask=expected_values.to_torch_mask(memory_mask, b, h, m_d, m_e))
+            x,
+            memory,
+            tgt_mask=expected_values.to_torch_mask(target_mask, b, h, m_d, m_d),
+            memory_mask=expected_values.to_torch_mask(memory_mask, b, h, m_d, m_e),
+        )
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -148,19 +277,34 @@ def torch_layer(state, case, x, memory, target_mask, memory_mask):
 def decoder_submodules_are_named(student):
     """DecoderLayer has self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3."""
     info = student.inspect(student.build(C, "DecoderLayer", d_model=4, num_heads=2, d_ff=8))
-    expected_children = ["self_attention", "add_norm_1", "cross_attention", "add_norm_2", "feed_forward",
-                         "add_norm_3"]
+    expected_children = [
+        "self_attention",
+        "add_norm_1",
+        "cross_attention",
+        "add_norm_2",
+        "feed_forward",
+        "add_norm_3",
+    ]
     missing = [n for n in expected_children if n not in info["children"]]
-    expect(not missing, f"DecoderLayer has no sub-module {missing}; it has {info['children']}",
-           "name the sub-modules as in the docstring: " + ", ".join(expected_children))
+    expect(
+        not missing,
+        f"DecoderLayer has no sub-module {missing}; it has {info['children']}",
+        "name the sub-modules as in the docstring: " + ", ".join(expected_children),
+    )
     types = info["module_types"]
-    expect(types.get("self_attention") == types.get("cross_attention") == "MultiHeadAttention",
-           f"DecoderLayer's sub-modules have types {types}",
-           "two separate MultiHeadAttention modules: self_attention and cross_attention")
-    info = student.inspect(student.build(C, "Decoder", num_layers=2, d_model=4, num_heads=2, d_ff=8))
-    expect("layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
-           f"Decoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
-           "keep the layers in self.layers = nn.ModuleList([...])")
+    expect(
+        types.get("self_attention") == types.get("cross_attention") == "MultiHeadAttention",
+        f"DecoderLayer's sub-modules have types {types}",
+        "two separate MultiHeadAttention modules: self_attention and cross_attention",
+    )
+    info = student.inspect(
+        student.build(C, "Decoder", num_layers=2, d_model=4, num_heads=2, d_ff=8)
+    )
+    expect(
+        "layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
+        f"Decoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
+        "keep the layers in self.layers = nn.ModuleList([...])",
+    )
 
 
 @prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
@@ -180,16 +324,27 @@ def decoder_layer_output_shape(student, case):
     handle, _ = build_layer(student, case)
     out = student.method(handle, "forward", x, memory, target_mask=tm, memory_mask=mm)
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (x.shape[0], memory.shape[1], d):
-        fail(f"output shape {tuple(out.shape)}: one row per memory position, expected {tuple(x.shape)}",
-             "the cross-attention's queries come from the decoder: cross_attention(x, memory, memory, memory_mask)")
-    tensor(out, "DecoderLayer.forward(x, memory, target_mask, memory_mask)", like=x, check_dtype=True,
-           shape_only=True)
+        fail(
+            f"output shape {tuple(out.shape)}: one row per memory position, expected {tuple(x.shape)}",
+            "the cross-attention's queries come from the decoder: cross_attention(x, memory, memory, memory_mask)",
+        )
+    tensor(
+        out,
+        "DecoderLayer.forward(x, memory, target_mask, memory_mask)",
+        like=x,
+        check_dtype=True,
+        shape_only=True,
+    )
 
 
 @prop(C, points=3, examples=6, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=5))
-@example(case=fixed_layer_case(batch=1, m_d=3, m_e=2, d_model=6, num_heads=2, d_ff=4, seed=12, dtype=torch.float32))
+@example(
+    case=fixed_layer_case(
+        batch=1, m_d=3, m_e=2, d_model=6, num_heads=2, d_ff=4, seed=12, dtype=torch.float32
+    )
+)
 def decoder_layer_equals_torch(student, case):
     """DecoderLayer equals nn.TransformerDecoderLayer (post-norm, dropout 0): causal target mask, m_E != m_D."""
     x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
@@ -197,9 +352,22 @@ def decoder_layer_equals_torch(student, case):
     handle, state = build_layer(student, case)
     out = run_layer(student, handle, x, memory, tm, mm)
     expected = torch_layer(state, case, x, memory, tm, mm)
-    close(out, expected, "DecoderLayer vs nn.TransformerDecoderLayer",
-          lambda: explain_layer(out, state, h, x, memory, tm, mm, "masked self-attention -> add_norm_1, "
-                                "cross-attention on the memory -> add_norm_2, feed-forward -> add_norm_3"))
+    close(
+        out,
+        expected,
+        "DecoderLayer vs nn.TransformerDecoderLayer",
+        lambda: explain_layer(
+            out,
+            state,
+            h,
+            x,
+            memory,
+            tm,
+            mm,
+            "masked self-attention -> add_norm_1, "
+            "cross-attention on the memory -> add_norm_2, feed-forward -> add_norm_3",
+        ),
+    )
 
 
 @prop(C, points=2, examples=4, error_hint=LAYER_ERROR)
@@ -217,18 +385,38 @@ def decoder_layer_is_causal(student, case, p):
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
     out2 = run_layer(student, handle, changed, memory, tm, mm)
-    close(out2[:, : p + 1], out[:, : p + 1], f"outputs at positions <= {p} after changing the target at "
-          f"positions > {p}",
-          lambda: diagnose(NO_TARGET_MASK,
-                           (lambda: is_close(out, expected_decoder_layer(
-                               state, h, x, memory, tm, mm,
-                               LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK)),
-                            "target_mask and memory_mask swapped: the self-attention takes target_mask")))
+    close(
+        out2[:, : p + 1],
+        out[:, : p + 1],
+        f"outputs at positions <= {p} after changing the target at positions > {p}",
+        lambda: diagnose(
+            NO_TARGET_MASK,
+            (
+                lambda: is_close(
+                    out,
+                    expected_decoder_layer(
+                        state,
+                        h,
+                        x,
+                        memory,
+                        tm,
+                        mm,
+                        LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK,
+                    ),
+                ),
+                "target_mask and memory_mask swapped: the self-attention takes target_mask",
+            ),
+        ),
+    )
 
 
 @prop(C, points=1, examples=5, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
-@example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=7, memory_mask=False))
+@example(
+    case=fixed_layer_case(
+        batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=7, memory_mask=False
+    )
+)
 def decoder_layer_cross_attention_reads_memory(student, case):
     """Changing the memory changes the output; the layer equals torch's for a memory of another length."""
     x, memory, tm = case.x, case.memory, case.target_mask
@@ -238,8 +426,14 @@ def decoder_layer_cross_attention_reads_memory(student, case):
     out, out2 = run_layer(student, handle, x, memory, tm), run_layer(student, handle, x, other, tm)
     expect(not is_close(out, out2), "the output does not change when the memory does", KV_FROM_X)
     expected = torch_layer(state, case, x, other, tm, None)
-    close(out2, expected, "DecoderLayer vs nn.TransformerDecoderLayer (no memory_mask)",
-          lambda: explain_layer(out2, state, h, x, other, tm, None, "keys and values from the encoder memory"))
+    close(
+        out2,
+        expected,
+        "DecoderLayer vs nn.TransformerDecoderLayer (no memory_mask)",
+        lambda: explain_layer(
+            out2, state, h, x, other, tm, None, "keys and values from the encoder memory"
+        ),
+    )
 
 
 @prop(C, points=1, examples=5, error_hint=LAYER_ERROR)
@@ -252,9 +446,17 @@ def decoder_layer_memory_mask_hides_padding(student, case):
     handle, state = build_layer(student, case)
     padded = ~mm[:, 0, 0]  # (batch, m_E)
     changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
-    out, out2 = run_layer(student, handle, x, memory, tm, mm), run_layer(student, handle, x, changed, tm, mm)
-    consistent(out2, out, "output after changing the memory at blocked positions", NO_MEMORY_MASK,
-               expected=torch_layer(state, case, x, memory, tm, mm))
+    out, out2 = (
+        run_layer(student, handle, x, memory, tm, mm),
+        run_layer(student, handle, x, changed, tm, mm),
+    )
+    consistent(
+        out2,
+        out,
+        "output after changing the memory at blocked positions",
+        NO_MEMORY_MASK,
+        expected=torch_layer(state, case, x, memory, tm, mm),
+    )
 
 
 @prop(C, points=2, examples=4, error_hint=LAYER_ERROR)
@@ -272,18 +474,30 @@ def decoder_stack_equals_torch(student, case, n):
         return expected_decoder(state, n, h, x, memory, tm, mm, **kw)
 
     def hint():
-        return (explain_stack(out, n, with_mistake, "", MASKS_EVERY_LAYER, "DecoderLayer", masked=mm is not None)
-                or diagnose("for layer in self.layers: x = layer(x, memory, target_mask, memory_mask); return x (no "
-                            "final norm); if the DecoderLayer properties fail too, fix the layer first",
-                            (lambda: is_close(out, with_mistake(target_masked=())), MASKS_EVERY_LAYER),
-                            (lambda: is_close(out, with_mistake(target_masked=(0,))), MASKS_EVERY_LAYER)))
+        return explain_stack(
+            out, n, with_mistake, "", MASKS_EVERY_LAYER, "DecoderLayer", masked=mm is not None
+        ) or diagnose(
+            "for layer in self.layers: x = layer(x, memory, target_mask, memory_mask); return x (no "
+            "final norm); if the DecoderLayer properties fail too, fix the layer first",
+            (lambda: is_close(out, with_mistake(target_masked=())), MASKS_EVERY_LAYER),
+            (lambda: is_close(out, with_mistake(target_masked=(0,))), MASKS_EVERY_LAYER),
+        )
 
-    close(out, expected, f"Decoder({n} layers) vs {n} nn.TransformerDecoderLayer in a row", hint,
-          **stack_tolerance(x.dtype, n))
+    close(
+        out,
+        expected,
+        f"Decoder({n} layers) vs {n} nn.TransformerDecoderLayer in a row",
+        hint,
+        **stack_tolerance(x.dtype, n),
+    )
 
 
 @prop(C, points=1, examples=1)
 def decoder_is_written_by_hand(student):
     """decoder.py calls no library attention, norm or Transformer layer (static check)."""
-    written_by_hand(student, C, "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
-                          "nn.TransformerDecoderLayer, nn.LayerNorm or nn.MultiheadAttention")
+    written_by_hand(
+        student,
+        C,
+        "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
+        "nn.TransformerDecoderLayer, nn.LayerNorm or nn.MultiheadAttention",
+    )

@@ -5,6 +5,7 @@ weights from strategies.transformer_state, in float64 unless the case says float
 expected_values.TorchTransformer, the same model assembled from torch's own layers; every expected value is computed
 from it on the checking side.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -40,23 +41,40 @@ class DecodingCase(LabelledCase):
     d_ff: int = 8
 
     def kwargs(self, dropout=0.0) -> dict:
-        return dict(src_vocab_size=SRC_VOCAB, tgt_vocab_size=self.tgt_vocab, d_model=self.d_model,
-                    num_heads=self.num_heads, num_layers=self.num_layers, d_ff=self.d_ff, dropout=dropout,
-                    max_len=MAX_LEN)
+        return dict(
+            src_vocab_size=SRC_VOCAB,
+            tgt_vocab_size=self.tgt_vocab,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            d_ff=self.d_ff,
+            dropout=dropout,
+            max_len=MAX_LEN,
+        )
 
     def state(self, eos_id=None, eos_bias=0.0) -> dict:
         """The weights; eos_bias is added to the generator's bias at eos_id (> 0: rows finish early)."""
-        s = transformer_state(SRC_VOCAB, self.tgt_vocab, self.d_model, self.d_ff, self.num_layers, self.seed,
-                              torch.float64, MAX_LEN)
+        s = transformer_state(
+            SRC_VOCAB,
+            self.tgt_vocab,
+            self.d_model,
+            self.d_ff,
+            self.num_layers,
+            self.seed,
+            torch.float64,
+            MAX_LEN,
+        )
         if eos_id is not None and eos_bias:
             s["generator.bias"] = s["generator.bias"].clone()
             s["generator.bias"][eos_id] += eos_bias
         return s
 
-    def expected_model(self, state) -> "ExpectedDecodingModel":
-        return ExpectedDecodingModel(state, self.num_layers, self.d_model, self.num_heads, self.d_ff)
+    def expected_model(self, state) -> ExpectedDecodingModel:
+        return ExpectedDecodingModel(
+            state, self.num_layers, self.d_model, self.num_heads, self.d_ff
+        )
 
-    def replace(self, **changes) -> "DecodingCase":
+    def replace(self, **changes) -> DecodingCase:
         return dataclasses.replace(self, **changes)
 
 
@@ -67,19 +85,39 @@ def padded(src: torch.Tensor, lengths) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @st.composite
-def decoding_cases(draw, batch=(1, 3), m_e=(2, 5), vocab=(5, 7), layers=(1, 2), mask="maybe", dtypes=(torch.float64,)):
+def decoding_cases(
+    draw,
+    batch=(1, 3),
+    m_e=(2, 5),
+    vocab=(5, 7),
+    layers=(1, 2),
+    mask="maybe",
+    dtypes=(torch.float64,),
+):
     h = draw(st.integers(1, 2))
     d = draw(st.sampled_from([4, 6, 8] if h == 2 else [4, 5, 6]))
     b, me = draw(st.integers(*batch)), draw(st.integers(*m_e))
-    src = torch.from_numpy(draw(hnp.arrays(np.int64, (b, me), elements=st.integers(1, SRC_VOCAB - 1))))
+    src = torch.from_numpy(
+        draw(hnp.arrays(np.int64, (b, me), elements=st.integers(1, SRC_VOCAB - 1)))
+    )
     src_mask = None
     if mask is True or (mask == "maybe" and draw(st.booleans())):
         src, src_mask = padded(src, draw(st.lists(st.integers(1, me), min_size=b, max_size=b)))
-    return DecodingCase(src, src_mask, draw(st.integers(*vocab)), d, h, draw(st.integers(*layers)), draw(seeds()),
-                        draw(st.sampled_from(dtypes)))
+    return DecodingCase(
+        src,
+        src_mask,
+        draw(st.integers(*vocab)),
+        d,
+        h,
+        draw(st.integers(*layers)),
+        draw(seeds()),
+        draw(st.sampled_from(dtypes)),
+    )
 
 
-def fixed_case(seed, b=2, me=4, vocab=6, d=8, h=2, n=2, lengths=None, dtype=torch.float64) -> DecodingCase:
+def fixed_case(
+    seed, b=2, me=4, vocab=6, d=8, h=2, n=2, lengths=None, dtype=torch.float64
+) -> DecodingCase:
     src = torch.randint(1, SRC_VOCAB, (b, me), generator=torch.Generator().manual_seed(seed))
     src_mask = None
     if lengths is not None:
@@ -90,8 +128,14 @@ def fixed_case(seed, b=2, me=4, vocab=6, d=8, h=2, n=2, lengths=None, dtype=torc
 def build_model(student, case: DecodingCase, state=None, dropout=0.0, train=False):
     """The Transformer under the kit's names, built through the interface; returns (handle, state)."""
     state = case.state() if state is None else state
-    handle = student.build("transformer", "Transformer", state=state, train=train, dtype=case.dtype,
-                     **case.kwargs(dropout))
+    handle = student.build(
+        "transformer",
+        "Transformer",
+        state=state,
+        train=train,
+        dtype=case.dtype,
+        **case.kwargs(dropout),
+    )
     return handle, state
 
 
@@ -102,11 +146,14 @@ class ExpectedDecodingModel(expected_values.TorchTransformer):
         """decode with the target token at index p given the positional encoding of positions[p]."""
         x = F.embedding(tgt, self.s["tgt_embedding.embedding.weight"]) * math.sqrt(self.d)
         x = x + self.s["positional_encoding.pe"][0, positions].to(x.dtype)
-        return expected_values.decoder(self.s, self.n, self.d, self.h, self.f, x, memory, target_mask, memory_mask,
-                               "decoder.")
+        return expected_values.decoder(
+            self.s, self.n, self.d, self.h, self.f, x, memory, target_mask, memory_mask, "decoder."
+        )
 
     def log_probs(self, src, ys, src_mask=None, memory=None):
         """log p(next token | ys[:, :t+1], src) for every t: (batch, L, vocab), float64."""
         memory = self.encode(src, src_mask) if memory is None else memory
-        logits = self.generator(self.decode(ys, memory, expected_causal_mask(ys.shape[1]), src_mask))
+        logits = self.generator(
+            self.decode(ys, memory, expected_causal_mask(ys.shape[1]), src_mask)
+        )
         return torch.log_softmax(logits.to(torch.float64), dim=-1)

@@ -6,6 +6,7 @@ LN2(LN1(x)). Mismatches are diagnosed by recomputing the layer on the checking s
 (pre-norm, the residual added after the norm, a sub-layer skipped, the norms swapped, the mask dropped) and, for
 the stack, with the layers reused or the mask not passed on.
 """
+
 from __future__ import annotations
 
 import torch
@@ -13,15 +14,44 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import expected_values
-from .checks import close, consistent, diagnose, expect, is_close, stack_tolerance, tensor, written_by_hand
+from .checks import (
+    close,
+    consistent,
+    diagnose,
+    expect,
+    is_close,
+    stack_tolerance,
+    tensor,
+    written_by_hand,
+)
 from .core import prop
-from .layers import (AFTER_NORM, NO_RESIDUAL, PRE_NORM, LayerMistake, expected_encoder_layer, expected_layer_norm,
-                     explain_stack, stack_has_n_distinct_layers)
-from .strategies import EncoderInputs, dtypes, encoder_layer_state, masks, model_sizes, randn, seeds, stack_state, tensors
+from .layers import (
+    AFTER_NORM,
+    NO_RESIDUAL,
+    PRE_NORM,
+    LayerMistake,
+    expected_encoder_layer,
+    expected_layer_norm,
+    explain_stack,
+    stack_has_n_distinct_layers,
+)
+from .strategies import (
+    EncoderInputs,
+    dtypes,
+    encoder_layer_state,
+    masks,
+    model_sizes,
+    randn,
+    seeds,
+    stack_state,
+    tensors,
+)
 
 C = "encoder"
-LAYER_ERROR = ("EncoderLayer(d_model, num_heads, d_ff, dropout) / Encoder(num_layers, ...) must build and load "
-               "weights by the docstring's names: self_attention, add_norm_1, feed_forward, add_norm_2, layers")
+LAYER_ERROR = (
+    "EncoderLayer(d_model, num_heads, d_ff, dropout) / Encoder(num_layers, ...) must build and load "
+    "weights by the docstring's names: self_attention, add_norm_1, feed_forward, add_norm_2, layers"
+)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
@@ -35,9 +65,14 @@ def explain_layer(got, state, heads, x, mask=None, default=""):
     def same(mistake):
         return lambda: is_close(got, expected_encoder_layer(state, heads, x, mask, mistake))
 
-    candidates = [(same(LayerMistake.PRE_NORM), PRE_NORM), (same(LayerMistake.NORM_INSIDE_RESIDUAL), AFTER_NORM),
-                  (same(LayerMistake.NO_RESIDUAL), NO_RESIDUAL), (same(LayerMistake.NO_FEED_FORWARD), NO_FFN),
-                  (same(LayerMistake.NO_SELF_ATTENTION), NO_ATTENTION), (same(LayerMistake.NORMS_1_2_SWAPPED), SWAPPED)]
+    candidates = [
+        (same(LayerMistake.PRE_NORM), PRE_NORM),
+        (same(LayerMistake.NORM_INSIDE_RESIDUAL), AFTER_NORM),
+        (same(LayerMistake.NO_RESIDUAL), NO_RESIDUAL),
+        (same(LayerMistake.NO_FEED_FORWARD), NO_FFN),
+        (same(LayerMistake.NO_SELF_ATTENTION), NO_ATTENTION),
+        (same(LayerMistake.NORMS_1_2_SWAPPED), SWAPPED),
+    ]
     if mask is not None:
         candidates.append((same(LayerMistake.NO_SELF_MASK), NO_MASK))
     return diagnose(default, *candidates)
@@ -49,7 +84,9 @@ def expected_encoder(state, num_layers, heads, x, mask=None, order=None, masked=
     order = range(num_layers) if order is None else order
     masked = range(num_layers) if masked is None else masked
     for step, i in enumerate(order):
-        x = expected_encoder_layer(state, heads, x, mask if step in masked else None, prefix=f"layers.{i}.")
+        x = expected_encoder_layer(
+            state, heads, x, mask if step in masked else None, prefix=f"layers.{i}."
+        )
     return x
 
 
@@ -69,9 +106,19 @@ def layer_cases(draw, mask=True, dtype=None, max_len=4):
     dtype = dtype or draw(dtypes())
     b, m = draw(st.integers(1, 2)), draw(st.integers(2, max_len))
     x = draw(tensors((b, m, d), dtype))
-    pad = draw_padding_mask(draw, b, m) if mask and draw(st.booleans() if mask == "maybe" else st.just(True)) else None
-    return EncoderInputs(x=x, mask=pad, d_model=d, num_heads=h, d_ff=draw(st.sampled_from([4, 8])),
-                         seed=draw(seeds()))
+    pad = (
+        draw_padding_mask(draw, b, m)
+        if mask and draw(st.booleans() if mask == "maybe" else st.just(True))
+        else None
+    )
+    return EncoderInputs(
+        x=x,
+        mask=pad,
+        d_model=d,
+        num_heads=h,
+        d_ff=draw(st.sampled_from([4, 8])),
+        seed=draw(seeds()),
+    )
 
 
 def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.float64, mask=True):
@@ -86,22 +133,47 @@ def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.
 def build_layer(student, case, state=None, **kw):
     """The student's EncoderLayer for `case`, in x's dtype, with the case's weights (or `state`)."""
     dtype = case.x.dtype
-    state = encoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype) if state is None else state
-    return student.build(C, "EncoderLayer", state=state, dtype=dtype, d_model=case.d_model, num_heads=case.num_heads,
-                         d_ff=case.d_ff, **kw), state
+    state = (
+        encoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype)
+        if state is None
+        else state
+    )
+    return student.build(
+        C,
+        "EncoderLayer",
+        state=state,
+        dtype=dtype,
+        d_model=case.d_model,
+        num_heads=case.num_heads,
+        d_ff=case.d_ff,
+        **kw,
+    ), state
 
 
 def build_stack(student, case, n, **kw):
     """The student's Encoder of n layers for `case`, with the case's weights."""
     dtype = case.x.dtype
     state = stack_state(encoder_layer_state, n, case.d_model, case.d_ff, case.seed, dtype)
-    return student.build(C, "Encoder", state=state, dtype=dtype, num_layers=n, d_model=case.d_model,
-                         num_heads=case.num_heads, d_ff=case.d_ff, **kw), state
+    return student.build(
+        C,
+        "Encoder",
+        state=state,
+        dtype=dtype,
+        num_layers=n,
+        d_model=case.d_model,
+        num_heads=case.num_heads,
+        d_ff=case.d_ff,
+        **kw,
+    ), state
 
 
 def run_layer(student, handle, x, mask=None, what="EncoderLayer.forward(x, mask)", strict=False):
     """strict: the one property that owns the layer's dtype and device (elsewhere values are compared)."""
-    out = student.method(handle, "forward", x) if mask is None else student.method(handle, "forward", x, mask=mask)
+    out = (
+        student.method(handle, "forward", x)
+        if mask is None
+        else student.method(handle, "forward", x, mask=mask)
+    )
     return tensor(out, what, like=x, check_dtype=strict)
 
 
@@ -110,7 +182,8 @@ def torch_layer(state, case, x, mask):
     b, m, h = x.shape[0], x.shape[1], case.num_heads
     with torch.no_grad():
         return expected_values.torch_encoder_layer(state, case.d_model, h, case.d_ff, x.dtype)(
-            x, src_mask=expected_values.to_torch_mask(mask, b, h, m, m))
+            x, src_mask=expected_values.to_torch_mask(mask, b, h, m, m)
+        )
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -120,17 +193,27 @@ def encoder_submodules_are_named(student):
     info = student.inspect(student.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
     expected_children = ["self_attention", "add_norm_1", "feed_forward", "add_norm_2"]
     missing = [n for n in expected_children if n not in info["children"]]
-    expect(not missing, f"EncoderLayer has no sub-module {missing}; it has {info['children']}",
-           "name the sub-modules as in the docstring: self_attention, add_norm_1, feed_forward, add_norm_2")
+    expect(
+        not missing,
+        f"EncoderLayer has no sub-module {missing}; it has {info['children']}",
+        "name the sub-modules as in the docstring: self_attention, add_norm_1, feed_forward, add_norm_2",
+    )
     types = info["module_types"]
-    expect(types.get("self_attention") == "MultiHeadAttention" and types.get("feed_forward") == "FeedForward"
-           and types.get("add_norm_1") == "AddAndNorm",
-           f"EncoderLayer's sub-modules have types {types}",
-           "build them from the earlier exercises: MultiHeadAttention, AddAndNorm, FeedForward")
-    info = student.inspect(student.build(C, "Encoder", num_layers=3, d_model=4, num_heads=2, d_ff=8))
-    expect("layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
-           f"Encoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
-           "keep the layers in self.layers = nn.ModuleList([...]): a plain list hides them from .parameters()")
+    expect(
+        types.get("self_attention") == "MultiHeadAttention"
+        and types.get("feed_forward") == "FeedForward"
+        and types.get("add_norm_1") == "AddAndNorm",
+        f"EncoderLayer's sub-modules have types {types}",
+        "build them from the earlier exercises: MultiHeadAttention, AddAndNorm, FeedForward",
+    )
+    info = student.inspect(
+        student.build(C, "Encoder", num_layers=3, d_model=4, num_heads=2, d_ff=8)
+    )
+    expect(
+        "layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
+        f"Encoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
+        "keep the layers in self.layers = nn.ModuleList([...]): a plain list hides them from .parameters()",
+    )
 
 
 @prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
@@ -144,7 +227,11 @@ def encoder_stack_has_n_distinct_layers(student, n):
 @prop(C, points=3, examples=8, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask="maybe"))
 @example(case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=5))
-@example(case=fixed_layer_case(batch=2, length=4, d_model=6, num_heads=2, d_ff=4, seed=17, dtype=torch.float32, mask=False))
+@example(
+    case=fixed_layer_case(
+        batch=2, length=4, d_model=6, num_heads=2, d_ff=4, seed=17, dtype=torch.float32, mask=False
+    )
+)
 def encoder_layer_equals_torch(student, case):
     """EncoderLayer equals nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights, in x's
     dtype."""
@@ -153,21 +240,38 @@ def encoder_layer_equals_torch(student, case):
     handle, state = build_layer(student, case)
     out = run_layer(student, handle, x, mask, strict=True)
     expected = torch_layer(state, case, x, mask)
-    close(out, expected, "EncoderLayer vs nn.TransformerEncoderLayer",
-          lambda: explain_layer(out, state, h, x, mask, "x = add_norm_1(x, self_attention(x, x, x, mask)); "
-                                "return add_norm_2(x, feed_forward(x))"))
+    close(
+        out,
+        expected,
+        "EncoderLayer vs nn.TransformerEncoderLayer",
+        lambda: explain_layer(
+            out,
+            state,
+            h,
+            x,
+            mask,
+            "x = add_norm_1(x, self_attention(x, x, x, mask)); "
+            "return add_norm_2(x, feed_forward(x))",
+        ),
+    )
 
 
 @prop(C, points=2, examples=6, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask=False))
-@example(case=fixed_layer_case(batch=1, length=3, d_model=4, num_heads=2, d_ff=8, seed=3, mask=False))
+@example(
+    case=fixed_layer_case(batch=1, length=3, d_model=4, num_heads=2, d_ff=8, seed=3, mask=False)
+)
 def encoder_layer_post_norm_closed_form(student, case):
     """With w_o and linear_2 zeroed (weights and biases) both sub-layers output 0: layer(x) = LN2(LN1(x))."""
     x = case.x
     d, d_ff, seed = case.d_model, case.d_ff, case.seed
     state = encoder_layer_state("", d, d_ff, seed, x.dtype)
-    for name in ("self_attention.w_o.weight", "self_attention.w_o.bias", "feed_forward.linear_2.weight",
-                 "feed_forward.linear_2.bias"):
+    for name in (
+        "self_attention.w_o.weight",
+        "self_attention.w_o.bias",
+        "feed_forward.linear_2.weight",
+        "feed_forward.linear_2.bias",
+    ):
         state[name] = torch.zeros_like(state[name])
     handle, _ = build_layer(student, case, state=state)
     out = run_layer(student, handle, x)
@@ -175,15 +279,21 @@ def encoder_layer_post_norm_closed_form(student, case):
     n2 = lambda y: expected_layer_norm(y, state, "add_norm_2.norm.")  # noqa: E731
     expected = n2(n1(x))
     zero = torch.zeros_like(x)
-    close(out, expected, "EncoderLayer with zeroed output projections vs LN2(LN1(x))",
-          lambda: diagnose("each sub-layer is x = norm(x + sublayer(x)): with the sub-layers giving 0 that is "
-                           "LN2(LN1(x))",
-                           (lambda: is_close(out, x), PRE_NORM),
-                           (lambda: is_close(out, x + n1(zero) + n2(zero)), AFTER_NORM),
-                           (lambda: is_close(out, n1(x)), NO_FFN),
-                           (lambda: is_close(out, n2(x)), NO_ATTENTION),
-                           (lambda: is_close(out, n1(n2(x))), SWAPPED),
-                           (lambda: is_close(out, n2(n1(zero))), NO_RESIDUAL)))
+    close(
+        out,
+        expected,
+        "EncoderLayer with zeroed output projections vs LN2(LN1(x))",
+        lambda: diagnose(
+            "each sub-layer is x = norm(x + sublayer(x)): with the sub-layers giving 0 that is "
+            "LN2(LN1(x))",
+            (lambda: is_close(out, x), PRE_NORM),
+            (lambda: is_close(out, x + n1(zero) + n2(zero)), AFTER_NORM),
+            (lambda: is_close(out, n1(x)), NO_FFN),
+            (lambda: is_close(out, n2(x)), NO_ATTENTION),
+            (lambda: is_close(out, n1(n2(x))), SWAPPED),
+            (lambda: is_close(out, n2(n1(zero))), NO_RESIDUAL),
+        ),
+    )
 
 
 @prop(C, points=1, examples=6, error_hint=LAYER_ERROR)
@@ -198,14 +308,24 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
     out2 = run_layer(student, handle, changed, mask)
     keep = ~padded
-    consistent(out2[keep], out[keep], "outputs at unpadded positions after changing the padded positions' inputs",
-               NO_MASK, expected=torch_layer(state, case, x, mask)[keep])
+    consistent(
+        out2[keep],
+        out[keep],
+        "outputs at unpadded positions after changing the padded positions' inputs",
+        NO_MASK,
+        expected=torch_layer(state, case, x, mask)[keep],
+    )
 
 
 @prop(C, points=3, examples=6, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=7), n=2)
-@example(case=fixed_layer_case(batch=1, length=3, d_model=6, num_heads=2, d_ff=8, seed=2, dtype=torch.float32), n=3)
+@example(
+    case=fixed_layer_case(
+        batch=1, length=3, d_model=6, num_heads=2, d_ff=8, seed=2, dtype=torch.float32
+    ),
+    n=3,
+)
 def encoder_stack_equals_torch(student, case, n):
     """Encoder(N) equals N nn.TransformerEncoderLayer applied in order, each with its own weights and the mask."""
     x, mask = case.x, case.mask
@@ -213,16 +333,30 @@ def encoder_stack_equals_torch(student, case, n):
     handle, state = build_stack(student, case, n)
     out = run_layer(student, handle, x, mask, "Encoder.forward(x, mask)")
     expected = expected_values.encoder(state, n, d, h, d_ff, x, mask)
-    close(out, expected, f"Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row",
-          lambda: explain_stack(out, n, lambda **kw: expected_encoder(state, n, h, x, mask, **kw),
-                                "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
-                                "EncoderLayer properties fail too, fix the layer first", MASK_EVERY_LAYER,
-                                "EncoderLayer", masked=mask is not None),
-          **stack_tolerance(x.dtype, n))
+    close(
+        out,
+        expected,
+        f"Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row",
+        lambda: explain_stack(
+            out,
+            n,
+            lambda **kw: expected_encoder(state, n, h, x, mask, **kw),
+            "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
+            "EncoderLayer properties fail too, fix the layer first",
+            MASK_EVERY_LAYER,
+            "EncoderLayer",
+            masked=mask is not None,
+        ),
+        **stack_tolerance(x.dtype, n),
+    )
 
 
 @prop(C, points=1, examples=1)
 def encoder_is_written_by_hand(student):
     """encoder.py calls no library attention, norm or Transformer layer (static check)."""
-    written_by_hand(student, C, "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
-                          "nn.TransformerEncoderLayer, nn.LayerNorm or nn.MultiheadAttention")
+    written_by_hand(
+        student,
+        C,
+        "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
+        "nn.TransformerEncoderLayer, nn.LayerNorm or nn.MultiheadAttention",
+    )

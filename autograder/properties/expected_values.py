@@ -5,6 +5,7 @@ under test.
 Weight-copy recipes and mask polarities follow the shared notes (torch 2.13): nn.MultiheadAttention takes
 True = BLOCKED, the kit True = may attend.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,7 +51,11 @@ def to_torch_mask(mask, batch: int, heads: int, m_q: int, m_k: int):
     """Kit mask (True = attend, broadcastable to (batch, heads, m_q, m_k)) -> MHA's 3-D (True = blocked)."""
     if mask is None:
         return None
-    full = mask.expand(batch, heads, m_q, m_k) if mask.dim() == 4 else mask.expand(batch, heads, m_q, m_k)
+    full = (
+        mask.expand(batch, heads, m_q, m_k)
+        if mask.dim() == 4
+        else mask.expand(batch, heads, m_q, m_k)
+    )
     return ~full.reshape(batch * heads, m_q, m_k)
 
 
@@ -81,8 +86,11 @@ _MAX_LAYERS = 512
 
 
 def _cached(kind: str, build, state: dict, prefix: str, *sizes):
-    weights = tuple((name[len(prefix):], str(t.dtype), tuple(t.shape), _bytes(t))
-                    for name, t in sorted(state.items()) if name.startswith(prefix))
+    weights = tuple(
+        (name[len(prefix) :], str(t.dtype), tuple(t.shape), _bytes(t))
+        for name, t in sorted(state.items())
+        if name.startswith(prefix)
+    )
     key = (kind, sizes, weights)
     layer = _LAYERS.get(key)
     if layer is None:
@@ -110,8 +118,14 @@ def multi_head(state, d_model, heads, query, key, value, mask=None, prefix=""):
     mha = torch_mha(state, d_model, heads, query.dtype, prefix, bias=f"{prefix}w_q.bias" in state)
     b, m_q, m_k = query.shape[0], query.shape[1], key.shape[1]
     with torch.no_grad():
-        out, w = mha(query, key, value, attn_mask=to_torch_mask(mask, b, heads, m_q, m_k),
-                     need_weights=True, average_attn_weights=False)
+        out, w = mha(
+            query,
+            key,
+            value,
+            attn_mask=to_torch_mask(mask, b, heads, m_q, m_k),
+            need_weights=True,
+            average_attn_weights=False,
+        )
     return out, w
 
 
@@ -124,8 +138,16 @@ def torch_encoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=Fal
     caller that trains the layer or changes its mode needs a layer of its own."""
 
     def build():
-        layer = nn.TransformerEncoderLayer(d_model, heads, d_ff, dropout=0.0, activation="relu", norm_first=False,
-                                           batch_first=True, dtype=dtype).eval()
+        layer = nn.TransformerEncoderLayer(
+            d_model,
+            heads,
+            d_ff,
+            dropout=0.0,
+            activation="relu",
+            norm_first=False,
+            batch_first=True,
+            dtype=dtype,
+        ).eval()
         _copy_mha(layer.self_attn, state, f"{prefix}self_attention.")
         _copy_linear(layer.linear1, state, f"{prefix}feed_forward.linear_1.")
         _copy_linear(layer.linear2, state, f"{prefix}feed_forward.linear_2.")
@@ -133,7 +155,11 @@ def torch_encoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=Fal
         _copy_linear(layer.norm2, state, f"{prefix}add_norm_2.norm.")
         return layer
 
-    return build() if fresh else _cached("encoder", build, state, prefix, d_model, heads, d_ff, str(dtype))
+    return (
+        build()
+        if fresh
+        else _cached("encoder", build, state, prefix, d_model, heads, d_ff, str(dtype))
+    )
 
 
 def torch_decoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=False):
@@ -141,8 +167,16 @@ def torch_decoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=Fal
     caller that trains the layer or changes its mode needs a layer of its own."""
 
     def build():
-        layer = nn.TransformerDecoderLayer(d_model, heads, d_ff, dropout=0.0, activation="relu", norm_first=False,
-                                           batch_first=True, dtype=dtype).eval()
+        layer = nn.TransformerDecoderLayer(
+            d_model,
+            heads,
+            d_ff,
+            dropout=0.0,
+            activation="relu",
+            norm_first=False,
+            batch_first=True,
+            dtype=dtype,
+        ).eval()
         _copy_mha(layer.self_attn, state, f"{prefix}self_attention.")
         _copy_mha(layer.multihead_attn, state, f"{prefix}cross_attention.")
         _copy_linear(layer.linear1, state, f"{prefix}feed_forward.linear_1.")
@@ -152,7 +186,11 @@ def torch_decoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=Fal
         _copy_linear(layer.norm3, state, f"{prefix}add_norm_3.norm.")
         return layer
 
-    return build() if fresh else _cached("decoder", build, state, prefix, d_model, heads, d_ff, str(dtype))
+    return (
+        build()
+        if fresh
+        else _cached("decoder", build, state, prefix, d_model, heads, d_ff, str(dtype))
+    )
 
 
 def encoder(state, num_layers, d_model, heads, d_ff, x, mask=None, prefix=""):
@@ -161,17 +199,32 @@ def encoder(state, num_layers, d_model, heads, d_ff, x, mask=None, prefix=""):
     attn_mask = to_torch_mask(mask, b, heads, m, m)
     with torch.no_grad():
         for i in range(num_layers):
-            x = torch_encoder_layer(state, d_model, heads, d_ff, x.dtype, f"{prefix}layers.{i}.")(x, src_mask=attn_mask)
+            x = torch_encoder_layer(state, d_model, heads, d_ff, x.dtype, f"{prefix}layers.{i}.")(
+                x, src_mask=attn_mask
+            )
     return x
 
 
-def decoder(state, num_layers, d_model, heads, d_ff, x, memory, target_mask=None, memory_mask=None, prefix=""):
+def decoder(
+    state,
+    num_layers,
+    d_model,
+    heads,
+    d_ff,
+    x,
+    memory,
+    target_mask=None,
+    memory_mask=None,
+    prefix="",
+):
     b, m_d, m_e = x.shape[0], x.shape[1], memory.shape[1]
     tgt = to_torch_mask(target_mask, b, heads, m_d, m_d)
     mem = to_torch_mask(memory_mask, b, heads, m_d, m_e)
     with torch.no_grad():
         for i in range(num_layers):
-            layer = torch_decoder_layer(state, d_model, heads, d_ff, x.dtype, f"{prefix}layers.{i}.")
+            layer = torch_decoder_layer(
+                state, d_model, heads, d_ff, x.dtype, f"{prefix}layers.{i}."
+            )
             x = layer(x, memory, tgt_mask=tgt, memory_mask=mem)
     return x
 
@@ -187,12 +240,22 @@ class TorchTransformer:
         return x + self.s["positional_encoding.pe"][:, : tokens.shape[1]].to(x.dtype)
 
     def encode(self, src, src_mask=None):
-        return encoder(self.s, self.n, self.d, self.h, self.f, self.embed(src, "src_embedding.embedding.weight"),
-                       src_mask, "encoder.")
+        return encoder(
+            self.s,
+            self.n,
+            self.d,
+            self.h,
+            self.f,
+            self.embed(src, "src_embedding.embedding.weight"),
+            src_mask,
+            "encoder.",
+        )
 
     def decode(self, tgt, memory, target_mask=None, memory_mask=None):
         x = self.embed(tgt, "tgt_embedding.embedding.weight")
-        return decoder(self.s, self.n, self.d, self.h, self.f, x, memory, target_mask, memory_mask, "decoder.")
+        return decoder(
+            self.s, self.n, self.d, self.h, self.f, x, memory, target_mask, memory_mask, "decoder."
+        )
 
     def generator(self, x):
         return F.linear(x, self.s["generator.weight"], self.s["generator.bias"])

@@ -2,6 +2,7 @@
 
 Expected values: linear_2(relu(linear_1(x))) with the same weights, computed with torch in float64 here.
 """
+
 from __future__ import annotations
 
 import enum
@@ -15,8 +16,10 @@ from .checks import close, diagnose, expect, fail, is_close, not_constant, tenso
 from .core import prop
 from .strategies import dtypes, ffn_state, randn, seeds, tensors
 
-ERROR_HINT = ("check the layers: linear_1 = nn.Linear(d_model, d_ff), linear_2 = nn.Linear(d_ff, d_model), "
-              "named exactly linear_1 and linear_2")
+ERROR_HINT = (
+    "check the layers: linear_1 = nn.Linear(d_model, d_ff), linear_2 = nn.Linear(d_ff, d_model), "
+    "named exactly linear_1 and linear_2"
+)
 C = "feed_forward"
 
 ACTIVATIONS = {
@@ -34,7 +37,7 @@ ACTIVATIONS = {
 }
 ACTIVATION_HINTS = {
     "none": "the activation is missing: apply ReLU between linear_1 and linear_2 (two linear layers in a row are "
-            "just one linear map)",
+    "just one linear map)",
     "gelu": "GELU instead of ReLU: this feed-forward uses relu (torch.relu / F.relu / .relu())",
     "gelu_tanh": "GELU (tanh approximation) instead of ReLU: use relu",
     "tanh": "tanh instead of ReLU: use relu",
@@ -50,7 +53,11 @@ ACTIVATION_HINTS = {
 # ------------------------------------------------------------------------------------------- local helpers
 def build_ffn(student, d, d_ff, seed, dtype, dropout=None, train=False, state=None):
     state = ffn_state("", d, d_ff, seed, dtype) if state is None else state
-    kwargs = {"d_model": d, "d_ff": d_ff} if dropout is None else {"d_model": d, "d_ff": d_ff, "dropout": dropout}
+    kwargs = (
+        {"d_model": d, "d_ff": d_ff}
+        if dropout is None
+        else {"d_model": d, "d_ff": d_ff, "dropout": dropout}
+    )
     return student.build(C, "FeedForward", state=state, train=train, dtype=dtype, **kwargs), state
 
 
@@ -87,25 +94,38 @@ def expected_feed_forward(x, state, activation="relu", at=ActivationAt.MIDDLE):
 def ffn_hint(x, y, state, default: str) -> str:
     """Name the feed-forward mistake that explains y, if one does."""
     dt = y.dtype
-    candidates = [(lambda a=a: is_close(y, expected_feed_forward(x, state, a), dt), ACTIVATION_HINTS[a])
-                  for a in ACTIVATION_HINTS]
+    candidates = [
+        (lambda a=a: is_close(y, expected_feed_forward(x, state, a), dt), ACTIVATION_HINTS[a])
+        for a in ACTIVATION_HINTS
+    ]
     return diagnose(
         default,
         *candidates,
-        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.FIRST), dt),
-         "ReLU applied to the input, before linear_1: it goes between linear_1 and linear_2"),
-        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.LAST), dt),
-         "ReLU applied after linear_2: it goes between linear_1 and linear_2, the output is not clipped"),
-        (lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.BOTH), dt),
-         "an extra ReLU after linear_2: only one, between linear_1 and linear_2"),
+        (
+            lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.FIRST), dt),
+            "ReLU applied to the input, before linear_1: it goes between linear_1 and linear_2",
+        ),
+        (
+            lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.LAST), dt),
+            "ReLU applied after linear_2: it goes between linear_1 and linear_2, the output is not clipped",
+        ),
+        (
+            lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.BOTH), dt),
+            "an extra ReLU after linear_2: only one, between linear_1 and linear_2",
+        ),
     )
 
 
 def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=False):
     y = student_feed_forward(student, h, x, what, strict)
     expected = expected_feed_forward(x, state)
-    close(y, expected, what, lambda: ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
-          dtype=x.dtype)
+    close(
+        y,
+        expected,
+        what,
+        lambda: ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
+        dtype=x.dtype,
+    )
     return y
 
 
@@ -117,24 +137,42 @@ def feed_forward_parameters(student, d, extra):
     d_ff = d + extra
     info = student.inspect(student.build(C, "FeedForward", d_model=d, d_ff=d_ff))
     state, types = info["state"], info["module_types"]
-    expected = {"linear_1.weight": (d_ff, d), "linear_1.bias": (d_ff,), "linear_2.weight": (d, d_ff),
-                "linear_2.bias": (d,)}
+    expected = {
+        "linear_1.weight": (d_ff, d),
+        "linear_1.bias": (d_ff,),
+        "linear_2.weight": (d, d_ff),
+        "linear_2.bias": (d,),
+    }
     for name in ("linear_1", "linear_2"):
-        expect(types.get(name) == "Linear", f"FeedForward.{name} is {types.get(name, 'missing')}, expected nn.Linear",
-               "name the two layers exactly linear_1 and linear_2, each an nn.Linear with a bias")
+        expect(
+            types.get(name) == "Linear",
+            f"FeedForward.{name} is {types.get(name, 'missing')}, expected nn.Linear",
+            "name the two layers exactly linear_1 and linear_2, each an nn.Linear with a bias",
+        )
     for name, shape in expected.items():
-        expect(name in state, f"FeedForward has no {name} (it has {', '.join(state)})",
-               "nn.Linear(in, out) with bias=True (the default)")
+        expect(
+            name in state,
+            f"FeedForward has no {name} (it has {', '.join(state)})",
+            "nn.Linear(in, out) with bias=True (the default)",
+        )
         got = tuple(state[name].shape)
         if got != shape:
-            fail(f"{name} has shape {got}, expected {shape} (d_model={d}, d_ff={d_ff})",
-                 "linear_1 maps d_model -> d_ff: nn.Linear(d_model, d_ff); linear_2 maps back: "
-                 "nn.Linear(d_ff, d_model)")
+            fail(
+                f"{name} has shape {got}, expected {shape} (d_model={d}, d_ff={d_ff})",
+                "linear_1 maps d_model -> d_ff: nn.Linear(d_model, d_ff); linear_2 maps back: "
+                "nn.Linear(d_ff, d_model)",
+            )
 
 
 @prop(C, points=3, examples=10, error_hint=ERROR_HINT)
-@given(b=st.integers(1, 2), m=st.integers(1, 3), d=st.integers(2, 5), d_ff=st.integers(2, 8), seed=seeds(),
-       dtype=dtypes())
+@given(
+    b=st.integers(1, 2),
+    m=st.integers(1, 3),
+    d=st.integers(2, 5),
+    d_ff=st.integers(2, 8),
+    seed=seeds(),
+    dtype=dtypes(),
+)
 @example(b=1, m=2, d=3, d_ff=6, seed=0, dtype=torch.float64)
 def feed_forward_equals_reference(student, b, m, d, d_ff, seed, dtype):
     """FeedForward(x) = linear_2(relu(linear_1(x))) with the same weights (float32 and float64)."""
@@ -149,11 +187,23 @@ def feed_forward_uses_relu(student, x, dtype):
     """With identity weights and zero biases, FeedForward(x) = relu(x): the activation is exactly ReLU."""
     x = x.to(dtype)
     eye, zero = torch.eye(2, dtype=dtype), torch.zeros(2, dtype=dtype)
-    state = {"linear_1.weight": eye, "linear_1.bias": zero, "linear_2.weight": eye, "linear_2.bias": zero}
+    state = {
+        "linear_1.weight": eye,
+        "linear_1.bias": zero,
+        "linear_2.weight": eye,
+        "linear_2.bias": zero,
+    }
     h, _ = build_ffn(student, 2, 2, 0, dtype, state=state)
     y = student_feed_forward(student, h, x, "FeedForward(x) with identity weights")
-    close(y, torch.relu(x), "FeedForward(x) with identity weights (should be relu(x))",
-          lambda: ffn_hint(x, y, state, "the activation between linear_1 and linear_2 is ReLU: max(0, z)"), dtype=dtype)
+    close(
+        y,
+        torch.relu(x),
+        "FeedForward(x) with identity weights (should be relu(x))",
+        lambda: ffn_hint(
+            x, y, state, "the activation between linear_1 and linear_2 is ReLU: max(0, z)"
+        ),
+        dtype=dtype,
+    )
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
@@ -161,12 +211,24 @@ def feed_forward_uses_relu(student, x, dtype):
 def feed_forward_any_leading_dims(student, shape, seed, dtype):
     """FeedForward works on (..., d_model): the output has the input's shape and dtype."""
     h, state = build_ffn(student, 3, 5, seed, dtype)
-    check_ffn(student, h, state, randn(shape, seed + 20, dtype), f"FeedForward(x) for x of shape {shape}",
-              "apply the layers to the last dim only: nn.Linear already handles any leading dims", strict=True)
+    check_ffn(
+        student,
+        h,
+        state,
+        randn(shape, seed + 20, dtype),
+        f"FeedForward(x) for x of shape {shape}",
+        "apply the layers to the last dim only: nn.Linear already handles any leading dims",
+        strict=True,
+    )
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR_HINT)
-@given(d=st.integers(2, 4), seed=seeds(), pos=st.tuples(st.integers(0, 1), st.integers(0, 2)), dtype=dtypes())
+@given(
+    d=st.integers(2, 4),
+    seed=seeds(),
+    pos=st.tuples(st.integers(0, 1), st.integers(0, 2)),
+    dtype=dtypes(),
+)
 def feed_forward_is_position_wise(student, d, seed, pos, dtype):
     """Changing the input at one position changes only that position's output."""
     h, state = build_ffn(student, d, 2 * d, seed, dtype)
@@ -178,9 +240,11 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):
-        fail(f"changing position {pos} changed the output at other positions",
-             "position-wise: the same MLP on each position separately; no reshape, transpose or reduction that "
-             "mixes positions")
+        fail(
+            f"changing position {pos} changed the output at other positions",
+            "position-wise: the same MLP on each position separately; no reshape, transpose or reduction that "
+            "mixes positions",
+        )
 
 
 @prop(C, points=1, examples=3, error_hint=ERROR_HINT)
@@ -188,6 +252,12 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
 def feed_forward_dropout_is_off_in_eval(student, d, seed, dtype):
     """In eval mode, FeedForward(d, d_ff, dropout=0.5) is deterministic: exactly linear_2(relu(linear_1(x)))."""
     h, state = build_ffn(student, d, 3 * d, seed, dtype, dropout=0.5, train=False)
-    check_ffn(student, h, state, randn((2, 3, d), seed + 20, dtype), "FeedForward(x) in eval mode with dropout=0.5",
-              "in eval mode dropout is the identity: use self.dropout = nn.Dropout(dropout), which follows .eval(), "
-              "not F.dropout(..., training=True)")
+    check_ffn(
+        student,
+        h,
+        state,
+        randn((2, 3, d), seed + 20, dtype),
+        "FeedForward(x) in eval mode with dropout=0.5",
+        "in eval mode dropout is the identity: use self.dropout = nn.Dropout(dropout), which follows .eval(), "
+        "not F.dropout(..., training=True)",
+    )

@@ -1,12 +1,14 @@
 """Properties of kv_cache.CachedDecoder and kv_cache.cached_greedy_decode (visible to students).
 
 A tiny model (decoding.DecodingCase) decodes a target sequence fed in steps of one or more tokens; each step's
-logits must equal the full recomputation by the expected model (the torch-assembled model on every token so far, causal
-mask). Mismatches are diagnosed by re-running the expected model with one mistake at a time (positional encoding restarted
-at each step, no causal mask inside a multi-token step, the first row's memory for every row). The cache's shapes
+logits must equal the full recomputation by the expected model (the torch-assembled model on every token so
+far, causal mask). Mismatches are diagnosed by re-running the expected model with one mistake at a time
+(positional encoding restarted at each step, no causal mask inside a multi-token step, the first row's memory
+for every row). The cache's shapes
 are read back after each step, and the work of a step is counted at torch's dispatcher (Call(count_macs=True):
 multiply-adds of the matrix products), never timed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,27 +30,45 @@ from .strategies import LabelledCase
 from .transformer import expected_greedy_decode
 
 C = "kv_cache"
-BUILD_ERROR = ("CachedDecoder(model) keeps the model; start(src, src_mask) encodes and fills memory_keys / "
-               "memory_values; step(tokens) returns (batch, n, tgt_vocab_size) logits and grows self_keys / "
-               "self_values (see the docstring)")
-PE_HINT = ("the positional encoding restarts at 0 at every step: the new tokens sit at positions length.."
-           "length+n-1, x = dropout(tgt_embedding(tokens) + pe[:, length:length+n])")
-STEP_MASK_HINT = ("the new positions of a multi-token step are not masked causally: new row j may see the cached "
-                  "positions and the new ones up to itself, mask (n, length+n) = causal_mask(length+n)[length:]")
-SHARED_HINT = ("the cache is shared across the batch: every row attends to the first row's memory keys/values; "
-               "keep the batch axis, split_heads(w_k(memory)) is (batch, h, m_E, d_k)")
-DEFAULT_HINT = ("step: embed the new tokens at their positions, then in every layer append their keys/values to "
-                "the cache, attend over the whole cache (causal inside the step), cross-attend over the memory "
-                "keys/values of start, feed-forward; logits = generator(x). If transformer.py fails, fix it first")
+BUILD_ERROR = (
+    "CachedDecoder(model) keeps the model; start(src, src_mask) encodes and fills memory_keys / "
+    "memory_values; step(tokens) returns (batch, n, tgt_vocab_size) logits and grows self_keys / "
+    "self_values (see the docstring)"
+)
+PE_HINT = (
+    "the positional encoding restarts at 0 at every step: the new tokens sit at positions length.."
+    "length+n-1, x = dropout(tgt_embedding(tokens) + pe[:, length:length+n])"
+)
+STEP_MASK_HINT = (
+    "the new positions of a multi-token step are not masked causally: new row j may see the cached "
+    "positions and the new ones up to itself, mask (n, length+n) = causal_mask(length+n)[length:]"
+)
+SHARED_HINT = (
+    "the cache is shared across the batch: every row attends to the first row's memory keys/values; "
+    "keep the batch axis, split_heads(w_k(memory)) is (batch, h, m_E, d_k)"
+)
+DEFAULT_HINT = (
+    "step: embed the new tokens at their positions, then in every layer append their keys/values to "
+    "the cache, attend over the whole cache (causal inside the step), cross-attend over the memory "
+    "keys/values of start, feed-forward; logits = generator(x). If transformer.py fails, fix it first"
+)
 TWICE_HINT = "the new keys and values are appended twice: one torch.cat per step and layer"
-GROWTH_HINT = ("after a step of n tokens every layer's self_keys[i] and self_values[i] hold n more positions: "
-               "(batch, h, length, d_k), torch.cat along dim 2")
-MEMORY_HINT = ("the memory's keys and values are projected again at every step: compute them once per sequence "
-               "in start (memory_keys, memory_values) and reuse them")
-PREFIX_HINT = ("every step re-projects the whole prefix (or attends over more keys than the prefix has): compute "
-               "the keys and values of the new positions only, the earlier ones come from the cache")
-SQUARE_HINT = ("the work of one step grows with the square of the prefix length: a step attends its n new rows "
-               "over the cache, (n, length+n) scores, never the whole (length+n, length+n) square")
+GROWTH_HINT = (
+    "after a step of n tokens every layer's self_keys[i] and self_values[i] hold n more positions: "
+    "(batch, h, length, d_k), torch.cat along dim 2"
+)
+MEMORY_HINT = (
+    "the memory's keys and values are projected again at every step: compute them once per sequence "
+    "in start (memory_keys, memory_values) and reuse them"
+)
+PREFIX_HINT = (
+    "every step re-projects the whole prefix (or attends over more keys than the prefix has): compute "
+    "the keys and values of the new positions only, the earlier ones come from the cache"
+)
+SQUARE_HINT = (
+    "the work of one step grows with the square of the prefix length: a step attends its n new rows "
+    "over the cache, (n, length+n) scores, never the whole (length+n, length+n) square"
+)
 # Multiply-adds allowed per cached position (or memory key), per batch row, layer and d_model: attention over one
 # key costs 2 (its score and its value; the reference 3, as MultiHeadAttention, which forms the product twice).
 # Projecting a key and a value costs 2 * d_model more, over 5 from d_model = 4 up.
@@ -68,16 +88,26 @@ class StepInputs(LabelledCase):
 def step_inputs(draw, chunk=(1, 3), steps=(1, 4), **case_options):
     case = draw(decoding_cases(**case_options))
     chunks = tuple(draw(st.lists(st.integers(*chunk), min_size=steps[0], max_size=steps[1])))
-    tgt = torch.from_numpy(draw(hnp.arrays(np.int64, (case.src.shape[0], sum(chunks)),
-                                           elements=st.integers(0, case.tgt_vocab - 1))))
+    tgt = torch.from_numpy(
+        draw(
+            hnp.arrays(
+                np.int64,
+                (case.src.shape[0], sum(chunks)),
+                elements=st.integers(0, case.tgt_vocab - 1),
+            )
+        )
+    )
     return StepInputs(case, tgt, chunks)
 
 
 def fixed_steps(seed, chunks, **case_options) -> StepInputs:
     case = fixed_case(seed, **case_options)
     g = torch.Generator().manual_seed(seed + 1)
-    return StepInputs(case, torch.randint(0, case.tgt_vocab, (case.src.shape[0], sum(chunks)), generator=g),
-                      tuple(chunks))
+    return StepInputs(
+        case,
+        torch.randint(0, case.tgt_vocab, (case.src.shape[0], sum(chunks)), generator=g),
+        tuple(chunks),
+    )
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
@@ -98,12 +128,18 @@ def step(student, decoder, case: DecodingCase, tokens, read=(), count_macs=False
     """The reply of decoder.step(tokens); its value checked to be (batch, n, tgt_vocab_size) logits."""
     reply = student.run(Call(decoder, "step", (tokens,), read=read, count_macs=count_macs))
     shape = (tokens.shape[0], tokens.shape[1], case.tgt_vocab)
-    reply.value = tensor(reply.value, f"CachedDecoder.step(tokens of shape {tuple(tokens.shape)})", shape=shape,
-                         dtype=case.dtype)
+    reply.value = tensor(
+        reply.value,
+        f"CachedDecoder.step(tokens of shape {tuple(tokens.shape)})",
+        shape=shape,
+        dtype=case.dtype,
+    )
     return reply
 
 
-def full_logits(case: DecodingCase, state, tgt, positions=None, target_mask=None, shared_memory=False):
+def full_logits(
+    case: DecodingCase, state, tgt, positions=None, target_mask=None, shared_memory=False
+):
     """The expected model's logits for every target position, recomputed from scratch (optionally with one mistake)."""
     w = case.expected_model(state)
     memory = w.encode(case.src, case.src_mask)
@@ -133,13 +169,17 @@ def explain_steps(got, inputs: StepInputs, state, done: int, n: int):
     tgt = inputs.tgt[:, : done + n]
 
     def same(**mistake):
-        return lambda: is_close(got, full_logits(inputs.case, state, tgt, **mistake)[:, done:], inputs.case.dtype)
+        return lambda: is_close(
+            got, full_logits(inputs.case, state, tgt, **mistake)[:, done:], inputs.case.dtype
+        )
 
     restarted = torch.cat([torch.arange(c) for c in inputs.chunks])[: done + n]
-    return diagnose(DEFAULT_HINT,
-                    (same(positions=restarted), PE_HINT),
-                    (same(target_mask=ids[None, :] <= ids[:, None]), STEP_MASK_HINT),
-                    (same(shared_memory=True), SHARED_HINT))
+    return diagnose(
+        DEFAULT_HINT,
+        (same(positions=restarted), PE_HINT),
+        (same(target_mask=ids[None, :] <= ids[:, None]), STEP_MASK_HINT),
+        (same(shared_memory=True), SHARED_HINT),
+    )
 
 
 def decode_in_steps(student, inputs: StepInputs, state=None):
@@ -150,11 +190,16 @@ def decode_in_steps(student, inputs: StepInputs, state=None):
     expected = full_logits(case, state, inputs.tgt)
     done = 0
     for number, n in enumerate(inputs.chunks, 1):
-        got = step(student, decoder, case, inputs.tgt[:, done:done + n]).value
-        want = expected[:, done:done + n]
+        got = step(student, decoder, case, inputs.tgt[:, done : done + n]).value
+        want = expected[:, done : done + n]
         if not is_close(got, want, case.dtype):
-            close(got, want, f"step {number} (positions {done}..{done + n - 1}) vs recomputing every position",
-                  lambda: explain_steps(got, inputs, state, done, n), dtype=case.dtype)
+            close(
+                got,
+                want,
+                f"step {number} (positions {done}..{done + n - 1}) vs recomputing every position",
+                lambda got=got, done=done, n=n: explain_steps(got, inputs, state, done, n),
+                dtype=case.dtype,
+            )
         done += n
     return decoder, state
 
@@ -186,28 +231,46 @@ def kv_cache_grows_one_position_per_step(student, inputs):
     start(student, decoder, case)
     b, d_k, done = case.src.shape[0], case.d_model // case.num_heads, 0
     for n in inputs.chunks:
-        reply = step(student, decoder, case, inputs.tgt[:, done:done + n], read=("self_keys", "self_values", "length"))
+        reply = step(
+            student,
+            decoder,
+            case,
+            inputs.tgt[:, done : done + n],
+            read=("self_keys", "self_values", "length"),
+        )
         done += n
         want = (b, case.num_heads, done, d_k)
         for name in ("self_keys", "self_values"):
             cache = reply.attrs.get(name)
-            expect(isinstance(cache, list) and len(cache) == case.num_layers,
-                   f"{name} is {type(cache).__name__}, expected a list of num_layers={case.num_layers} tensors",
-                   "self_keys and self_values hold one tensor per decoder layer")
+            expect(
+                isinstance(cache, list) and len(cache) == case.num_layers,
+                f"{name} is {type(cache).__name__}, expected a list of num_layers={case.num_layers} tensors",
+                "self_keys and self_values hold one tensor per decoder layer",
+            )
             for i, kept in enumerate(cache):
                 kept = tensor(kept, f"{name}[{i}] after {done} positions")
                 if tuple(kept.shape) != want:
                     twice = kept.dim() == 4 and kept.shape[2] == 2 * done
-                    fail(f"{name}[{i}] has shape {tuple(kept.shape)} after {done} positions, expected {want}",
-                         TWICE_HINT if twice else GROWTH_HINT)
-        expect(reply.attrs.get("length") == done, f"length is {reply.attrs.get('length')!r} after {done} positions",
-               "length counts the positions in the cache: length += n at each step")
+                    fail(
+                        f"{name}[{i}] has shape {tuple(kept.shape)} after {done} positions, expected {want}",
+                        TWICE_HINT if twice else GROWTH_HINT,
+                    )
+        expect(
+            reply.attrs.get("length") == done,
+            f"length is {reply.attrs.get('length')!r} after {done} positions",
+            "length counts the positions in the cache: length += n at each step",
+        )
         kept = reply.attrs["self_keys"][0]
         want_keys = first_layer_keys(case, state, inputs.tgt[:, :done])
         if not is_close(kept, want_keys, case.dtype):
-            close(kept, want_keys, f"self_keys[0] after {done} positions vs the first layer's w_k of every position",
-                  "self_keys[i] holds split_heads(self_attention.w_k(x)) of layer i's input x at every position so "
-                  "far, in order: cat the new positions after the cached ones", dtype=case.dtype)
+            close(
+                kept,
+                want_keys,
+                f"self_keys[0] after {done} positions vs the first layer's w_k of every position",
+                "self_keys[i] holds split_heads(self_attention.w_k(x)) of layer i's input x at every position so "
+                "far, in order: cat the new positions after the cached ones",
+                dtype=case.dtype,
+            )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -228,8 +291,12 @@ def kv_cache_memory_projected_once(student, case, extra):
         work.append(macs)
     per_key = (work[1] - work[0]) / extra
     allowed = MACS_PER_KEY * case.src.shape[0] * case.d_model * case.num_layers
-    expect(per_key <= allowed, f"one more memory position costs a step {per_key:g} multiply-adds, at most {allowed} "
-           f"(attending over it) expected: the step's work grows with the memory", MEMORY_HINT)
+    expect(
+        per_key <= allowed,
+        f"one more memory position costs a step {per_key:g} multiply-adds, at most {allowed} "
+        f"(attending over it) expected: the step's work grows with the memory",
+        MEMORY_HINT,
+    )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -239,20 +306,39 @@ def kv_cache_step_work_is_linear_in_prefix(student, case):
     """The work of one single-token step grows linearly with the prefix length (multiply-adds counted, not timed)."""
     decoder, _, state = cached_decoder(student, case)
     start(student, decoder, case)
-    tgt = torch.randint(0, case.tgt_vocab, (case.src.shape[0], 9), generator=torch.Generator().manual_seed(case.seed))
+    tgt = torch.randint(
+        0,
+        case.tgt_vocab,
+        (case.src.shape[0], 9),
+        generator=torch.Generator().manual_seed(case.seed),
+    )
     expected = full_logits(case, state, tgt)
     work = {}
     for p in range(9):
-        macs, got = step_macs(student, decoder, case, tgt[:, p:p + 1])
-        if not is_close(got, expected[:, p:p + 1], case.dtype):
-            close(got, expected[:, p:p + 1], f"the step at position {p}", DEFAULT_HINT, dtype=case.dtype)
+        macs, got = step_macs(student, decoder, case, tgt[:, p : p + 1])
+        if not is_close(got, expected[:, p : p + 1], case.dtype):
+            close(
+                got,
+                expected[:, p : p + 1],
+                f"the step at position {p}",
+                DEFAULT_HINT,
+                dtype=case.dtype,
+            )
         work[p] = macs
     early, late = (work[4] - work[2]) / 2, (work[8] - work[4]) / 4  # per prefix position
-    expect(late <= early * 1.01 + 1, f"one more prefix position costs a step {early:g} multiply-adds at a prefix of "
-           f"2-4 and {late:g} at 4-8: the work grows faster than the prefix", SQUARE_HINT)
+    expect(
+        late <= early * 1.01 + 1,
+        f"one more prefix position costs a step {early:g} multiply-adds at a prefix of "
+        f"2-4 and {late:g} at 4-8: the work grows faster than the prefix",
+        SQUARE_HINT,
+    )
     allowed = MACS_PER_KEY * case.src.shape[0] * case.d_model * case.num_layers
-    expect(late <= allowed, f"one more prefix position costs a step {late:g} multiply-adds, at most {allowed} "
-           "(attending over one more cached key) expected", PREFIX_HINT)
+    expect(
+        late <= allowed,
+        f"one more prefix position costs a step {late:g} multiply-adds, at most {allowed} "
+        "(attending over one more cached key) expected",
+        PREFIX_HINT,
+    )
 
 
 def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
@@ -262,14 +348,21 @@ def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
     reply = student.run(Call(C, "cached_greedy_decode", (model, case.src), kwargs))
     what = f"cached_greedy_decode(model, src, max_len={max_len}, bos_id={bos}, eos_id={eos})"
     ys = tensor(reply.value, what)
-    expect(ys.dtype == torch.long and ys.dim() == 2, f"{what} returned {ys.dtype} of shape {tuple(ys.shape)}",
-           "return the token ids as a LongTensor (batch, L), as greedy_decode does")
+    expect(
+        ys.dtype == torch.long and ys.dim() == 2,
+        f"{what} returned {ys.dtype} of shape {tuple(ys.shape)}",
+        "return the token ids as a LongTensor (batch, L), as greedy_decode does",
+    )
     return ys, reply
 
 
 @prop(C, points=2, examples=3, error_hint=BUILD_ERROR)
-@given(case=decoding_cases(batch=(1, 3)), ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]), max_len=st.integers(1, 7),
-       bias=st.sampled_from([0.0, 1.5, 3.0]))
+@given(
+    case=decoding_cases(batch=(1, 3)),
+    ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
+    max_len=st.integers(1, 7),
+    bias=st.sampled_from([0.0, 1.5, 3.0]),
+)
 @example(case=fixed_case(5, b=3, me=5, lengths=[2, 5, 3]), ids=(0, 3), max_len=7, bias=0.0)
 def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
     """cached_greedy_decode gives exactly greedy_decode's tokens (the expected model's greedy sequence)."""
@@ -281,16 +374,24 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         unmasked = expected_greedy_decode(state, case, max_len, bos, eos)
         if case.src_mask is not None and ys.shape == unmasked.shape and torch.equal(ys, unmasked):
-            fail(f"cached_greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
-                 "src_mask must reach start: decoder.start(src, src_mask) (it serves the encoder and every "
-                 "cross-attention)")
-        fail(f"cached_greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
-             "start once, then step(ys[:, -1:]) each time: next = argmax of the step's last row; finished rows "
-             "get eos_id; stop once every row has produced eos_id or at max_len tokens (bos included)")
+            fail(
+                f"cached_greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+                "src_mask must reach start: decoder.start(src, src_mask) (it serves the encoder and every "
+                "cross-attention)",
+            )
+        fail(
+            f"cached_greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+            "start once, then step(ys[:, -1:]) each time: next = argmax of the step's last row; finished rows "
+            "get eos_id; stop once every row has produced eos_id or at max_len tokens (bos included)",
+        )
 
 
 @prop(C, points=1, examples=1)
 def kv_cache_is_written_by_hand(student):
     """kv_cache.py calls no library attention, norm or Transformer (static check)."""
-    written_by_hand(student, C, "attend with your own scaled_dot_product_attention over the cached keys and values: no "
-                          "F.scaled_dot_product_attention, nn.MultiheadAttention or nn.Transformer*")
+    written_by_hand(
+        student,
+        C,
+        "attend with your own scaled_dot_product_attention over the cached keys and values: no "
+        "F.scaled_dot_product_attention, nn.MultiheadAttention or nn.Transformer*",
+    )

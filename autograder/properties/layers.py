@@ -2,6 +2,7 @@
 twins): what a post-norm layer with the kit's weights computes, written the right way or with one of the usual
 mistakes made on purpose (`LayerMistake`), and the diagnoses that compare a submission's output with each.
 """
+
 from __future__ import annotations
 
 import enum
@@ -65,8 +66,12 @@ def _expected_layer(state, x, steps, mistake, prefix):
         norms[1], norms[2] = norms[2], norms[1]
     for (skipped, sublayer), i in zip(steps, norms):
         if skipped not in mistake:
-            x = expected_sublayer(x, sublayer, lambda y, i=i: expected_layer_norm(y, state, f"{prefix}add_norm_{i}.norm."),
-                                  mistake)
+            x = expected_sublayer(
+                x,
+                sublayer,
+                lambda y, i=i: expected_layer_norm(y, state, f"{prefix}add_norm_{i}.norm."),
+                mistake,
+            )
     return x
 
 
@@ -77,13 +82,26 @@ def expected_encoder_layer(state, heads, x, mask=None, mistake=LayerMistake.NONE
     def self_attention(y):
         return expected_multi_head(state, heads, y, y, y, m, prefix=f"{prefix}self_attention.")[0]
 
-    steps = [(LayerMistake.NO_SELF_ATTENTION, self_attention),
-             (LayerMistake.NO_FEED_FORWARD, lambda y: expected_feed_forward_sublayer(y, state, f"{prefix}feed_forward."))]
+    steps = [
+        (LayerMistake.NO_SELF_ATTENTION, self_attention),
+        (
+            LayerMistake.NO_FEED_FORWARD,
+            lambda y: expected_feed_forward_sublayer(y, state, f"{prefix}feed_forward."),
+        ),
+    ]
     return _expected_layer(state, x, steps, mistake, prefix)
 
 
-def expected_decoder_layer(state, heads, x, memory, target_mask=None, memory_mask=None, mistake=LayerMistake.NONE,
-                           prefix=""):
+def expected_decoder_layer(
+    state,
+    heads,
+    x,
+    memory,
+    target_mask=None,
+    memory_mask=None,
+    mistake=LayerMistake.NONE,
+    prefix="",
+):
     """A decoder layer (masked self-attention, cross-attention, feed-forward) on the checking side, optionally
     with `mistake`."""
     self_mask = memory_mask if LayerMistake.SELF_GETS_MEMORY_MASK in mistake else target_mask
@@ -92,43 +110,69 @@ def expected_decoder_layer(state, heads, x, memory, target_mask=None, memory_mas
     cross_mask = None if LayerMistake.NO_CROSS_MASK in mistake else cross_mask
 
     def self_attention(y):
-        return expected_multi_head(state, heads, y, y, y, self_mask, prefix=f"{prefix}self_attention.")[0]
+        return expected_multi_head(
+            state, heads, y, y, y, self_mask, prefix=f"{prefix}self_attention."
+        )[0]
 
     def cross_attention(y):
         kv = y if LayerMistake.CROSS_KEYS_FROM_X in mistake else memory
-        return expected_multi_head(state, heads, y, kv, kv, cross_mask, prefix=f"{prefix}cross_attention.")[0]
+        return expected_multi_head(
+            state, heads, y, kv, kv, cross_mask, prefix=f"{prefix}cross_attention."
+        )[0]
 
-    steps = [(LayerMistake.NO_SELF_ATTENTION, self_attention), (LayerMistake.NO_CROSS_ATTENTION, cross_attention),
-             (LayerMistake.NO_FEED_FORWARD, lambda y: expected_feed_forward_sublayer(y, state, f"{prefix}feed_forward."))]
+    steps = [
+        (LayerMistake.NO_SELF_ATTENTION, self_attention),
+        (LayerMistake.NO_CROSS_ATTENTION, cross_attention),
+        (
+            LayerMistake.NO_FEED_FORWARD,
+            lambda y: expected_feed_forward_sublayer(y, state, f"{prefix}feed_forward."),
+        ),
+    ]
     if LayerMistake.CROSS_ATTENTION_FIRST in mistake:
         steps[0], steps[1] = steps[1], steps[0]
     return _expected_layer(state, x, steps, mistake, prefix)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
-PRE_NORM = ("pre-norm: the kit's layers are post-norm, x = add_norm(x, sublayer(x)) = norm(x + sublayer(x)); "
-            "normalise after adding the residual, not before the sub-layer")
-AFTER_NORM = ("the residual is added after the norm (x + norm(sublayer(x))): add first, then normalise: "
-              "add_norm(x, sublayer(x)) = norm(x + sublayer(x))")
+PRE_NORM = (
+    "pre-norm: the kit's layers are post-norm, x = add_norm(x, sublayer(x)) = norm(x + sublayer(x)); "
+    "normalise after adding the residual, not before the sub-layer"
+)
+AFTER_NORM = (
+    "the residual is added after the norm (x + norm(sublayer(x))): add first, then normalise: "
+    "add_norm(x, sublayer(x)) = norm(x + sublayer(x))"
+)
 NO_RESIDUAL = "the residual is missing: add_norm(x, sublayer(x)) adds the sub-layer's input x back"
 LAYER_0 = "every step applies layers[0]: loop over the layers, for layer in self.layers: x = layer(x, ...)"
 
 
 def same_layer_hint(cls="EncoderLayer"):
-    return ("the same layer is applied at every step ([layer] * N or ModuleList([layer] * N) repeats one "
-            f"module): build N separate {cls} instances, e.g. [{cls}(...) for _ in range(N)]")
+    return (
+        "the same layer is applied at every step ([layer] * N or ModuleList([layer] * N) repeats one "
+        f"module): build N separate {cls} instances, e.g. [{cls}(...) for _ in range(N)]"
+    )
 
 
 def explain_stack(got, n, expected_stack, default, masks_hint, cls, masked=True):
     """expected_stack(order=..., masked=...) recomputes the stack with layer order[i] at step i, masks at the steps
     in `masked`."""
+
     def same(**kw):
         return lambda: is_close(got, expected_stack(**kw))
 
-    candidates = [(same(order=[0] * n), LAYER_0), (same(order=[n - 1] * n), same_layer_hint(cls)),
-                  (same(order=list(range(n))[::-1]), "the layers run in reverse order: layers[0] comes first"),
-                  (same(order=[n - 1]), "only the last layer is applied: each layer's output feeds the next one"),
-                  (same(order=[0]), "only the first layer is applied: loop over all of self.layers")]
+    candidates = [
+        (same(order=[0] * n), LAYER_0),
+        (same(order=[n - 1] * n), same_layer_hint(cls)),
+        (
+            same(order=list(range(n))[::-1]),
+            "the layers run in reverse order: layers[0] comes first",
+        ),
+        (
+            same(order=[n - 1]),
+            "only the last layer is applied: each layer's output feeds the next one",
+        ),
+        (same(order=[0]), "only the first layer is applied: loop over all of self.layers"),
+    ]
     if masked:
         candidates += [(same(masked=()), masks_hint), (same(masked=(0,)), masks_hint)]
     return diagnose(default, *candidates)
@@ -136,11 +180,22 @@ def explain_stack(got, n, expected_stack, default, masks_hint, cls, masked=True)
 
 def stack_has_n_distinct_layers(student, component: str, stack: str, layer: str, n: int) -> None:
     """Shared by Encoder and Decoder: N layers, each with its own parameters, each a `layer`."""
-    info = student.inspect(student.build(component, stack, num_layers=n, d_model=4, num_heads=2, d_ff=8))
+    info = student.inspect(
+        student.build(component, stack, num_layers=n, d_model=4, num_heads=2, d_ff=8)
+    )
     have = sorted({int(p.split(".")[1]) for p in info["params"] if p.startswith("layers.")})
     if have != list(range(n)):
-        shared = any(k.startswith(f"layers.{n - 1}.") for k in info["state"])  # listed, but no own parameters
-        fail(f"{stack}(num_layers={n}) has parameters for layers {have}, expected {list(range(n))}",
-             same_layer_hint(layer) if shared else f"build num_layers {layer} instances in an nn.ModuleList")
-    expect(any(p == f"layers.{n - 1}.self_attention.w_q.weight" for p in info["params"]),
-           f"layers.{n - 1}.self_attention.w_q.weight not found", f"each layer is a {layer}")
+        shared = any(
+            k.startswith(f"layers.{n - 1}.") for k in info["state"]
+        )  # listed, but no own parameters
+        fail(
+            f"{stack}(num_layers={n}) has parameters for layers {have}, expected {list(range(n))}",
+            same_layer_hint(layer)
+            if shared
+            else f"build num_layers {layer} instances in an nn.ModuleList",
+        )
+    expect(
+        any(p == f"layers.{n - 1}.self_attention.w_q.weight" for p in info["params"]),
+        f"layers.{n - 1}.self_attention.w_q.weight not found",
+        f"each layer is a {layer}",
+    )

@@ -3,6 +3,7 @@
 The masks are the student's; whenever a mask is used in attention, the attention is the checking
 side's (expected_values.attention), so a failure here is always about the mask.
 """
+
 from __future__ import annotations
 
 import torch
@@ -10,10 +11,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from . import expected_values
-from .expected_values import expected_causal_mask
 from .checks import diagnose, expect, fail, tensor
 from .core import prop
-from .strategies import PaddedTokens, dtypes, seeds, randn
+from .expected_values import expected_causal_mask
+from .strategies import PaddedTokens, dtypes, randn, seeds
 
 C = "mask"
 
@@ -30,10 +31,16 @@ def as_bool(m, what, strict, hint):
 
 
 def student_causal_mask(student, size, strict=False, **kwargs):
-    m = tensor(student.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size))
-    return as_bool(m, f"causal_mask({size})", strict,
-                   "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool).tril(): "
-                   "not a float 0/1 or 0/-inf mask")
+    m = tensor(
+        student.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size)
+    )
+    return as_bool(
+        m,
+        f"causal_mask({size})",
+        strict,
+        "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool).tril(): "
+        "not a float 0/1 or 0/-inf mask",
+    )
 
 
 def causal_hint(m, size, default):
@@ -43,13 +50,24 @@ def causal_hint(m, size, default):
         return default
     return diagnose(
         default,
-        (torch.equal(m, ones.tril(-1)), "the diagonal is excluded: position i must see itself, True on and below "
-                                        "the diagonal (torch.tril with diagonal=0), not strictly below"),
-        (torch.equal(m, ones.triu(1)), "inverted polarity: True must mean may attend (j <= i), not blocked"),
-        (torch.equal(m, ones.triu()), "upper triangle: True must be on and below the diagonal (j <= i, tril), "
-                                      "not above it (triu)"),
-        (torch.equal(m, ~ones.triu()), "inverted polarity and the diagonal excluded: True = may attend, "
-                                       "j <= i"),
+        (
+            torch.equal(m, ones.tril(-1)),
+            "the diagonal is excluded: position i must see itself, True on and below "
+            "the diagonal (torch.tril with diagonal=0), not strictly below",
+        ),
+        (
+            torch.equal(m, ones.triu(1)),
+            "inverted polarity: True must mean may attend (j <= i), not blocked",
+        ),
+        (
+            torch.equal(m, ones.triu()),
+            "upper triangle: True must be on and below the diagonal (j <= i, tril), "
+            "not above it (triu)",
+        ),
+        (
+            torch.equal(m, ~ones.triu()),
+            "inverted polarity and the diagonal excluded: True = may attend, j <= i",
+        ),
         (bool(m.all()), "everything is allowed: the future must be blocked above the diagonal"),
     )
 
@@ -58,25 +76,42 @@ def student_padding_mask(student, tokens, pad_id, strict=False):
     b, s = tokens.shape
     m = student.call(C, "padding_mask", tokens, pad_id)
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, s), (b, 1, s)):
-        fail(f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
-             "add the broadcast dims for heads and queries: (batch, 1, 1, seq), e.g. mask[:, None, None, :]")
+        fail(
+            f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
+            "add the broadcast dims for heads and queries: (batch, 1, 1, seq), e.g. mask[:, None, None, :]",
+        )
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, 1, s, 1), (b, s, 1, 1)) and s > 1:
-        fail(f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
-             "the mask blocks padded keys, so seq must be the last dim (the keys' dim): (batch, 1, 1, seq)")
+        fail(
+            f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
+            "the mask blocks padded keys, so seq must be the last dim (the keys' dim): (batch, 1, 1, seq)",
+        )
     m = tensor(m, "padding_mask", shape=(b, 1, 1, s))
-    return as_bool(m, "padding_mask", strict, "return the bool comparison tokens != pad_id (True = real token, "
-                                              "may attend)")
+    return as_bool(
+        m,
+        "padding_mask",
+        strict,
+        "return the bool comparison tokens != pad_id (True = real token, may attend)",
+    )
 
 
 def padding_hint(m, tokens, pad_id, default):
-    if m.dtype != torch.bool or m.numel() != tokens.numel() or torch.equal(m.reshape(tokens.shape), tokens != pad_id):
+    if (
+        m.dtype != torch.bool
+        or m.numel() != tokens.numel()
+        or torch.equal(m.reshape(tokens.shape), tokens != pad_id)
+    ):
         return default
     got = m.reshape(tokens.shape)
     return diagnose(
         default,
-        (pad_id != 0 and torch.equal(got, tokens != 0), "ignores the pad_id argument: compares with 0"),
-        (torch.equal(got, tokens == pad_id), "inverted mask: True must mark the real tokens (tokens != pad_id), "
-                                             "False the padding"),
+        (
+            pad_id != 0 and torch.equal(got, tokens != 0),
+            "ignores the pad_id argument: compares with 0",
+        ),
+        (
+            torch.equal(got, tokens == pad_id),
+            "inverted mask: True must mark the real tokens (tokens != pad_id), False the padding",
+        ),
         (bool(got.all()), "nothing is masked: compare the tokens with pad_id"),
     )
 
@@ -86,7 +121,9 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
     """(tokens, pad_id): token ids in 0..4 with pad_id among them, some rows padded at the end."""
     b, s = draw(st.integers(1, max_batch)), draw(st.integers(1, max_seq))
     pad_id = draw(st.integers(0, 4))
-    ids = draw(st.lists(st.lists(st.integers(0, 4), min_size=s, max_size=s), min_size=b, max_size=b))
+    ids = draw(
+        st.lists(st.lists(st.integers(0, 4), min_size=s, max_size=s), min_size=b, max_size=b)
+    )
     tokens = torch.tensor(ids, dtype=torch.long)
     if draw(st.booleans()):  # right padding, the usual layout
         for row in range(b):
@@ -112,37 +149,55 @@ def causal_mask_is_lower_triangular(student, size):
     expected = expected_causal_mask(size)
     if not torch.equal(got, expected):
         bad = torch.nonzero(got != expected)[0].tolist()
-        fail(f"causal_mask({size})[{bad[0]}, {bad[1]}] is {bool(got[bad[0], bad[1]])}, expected "
-             f"{bool(expected[bad[0], bad[1]])} (position {bad[0]} may see {bad[1]} exactly when {bad[1]} <= {bad[0]})",
-             causal_hint(got, size, "mask[i, j] = (j <= i): torch.tril of a bool matrix of ones"))
+        fail(
+            f"causal_mask({size})[{bad[0]}, {bad[1]}] is {bool(got[bad[0], bad[1]])}, expected "
+            f"{bool(expected[bad[0], bad[1]])} (position {bad[0]} may see {bad[1]} exactly when {bad[1]} <= {bad[0]})",
+            causal_hint(got, size, "mask[i, j] = (j <= i): torch.tril of a bool matrix of ones"),
+        )
 
 
-@prop(C, points=1, examples=3, error_hint="accept a device argument, causal_mask(size, device=None), and pass it "
-                                          "to the tensor you create (device=device)")
+@prop(
+    C,
+    points=1,
+    examples=3,
+    error_hint="accept a device argument, causal_mask(size, device=None), and pass it "
+    "to the tensor you create (device=device)",
+)
 @given(size=st.integers(1, 4), device=st.sampled_from(["cpu", torch.device("cpu"), None]))
 def causal_mask_accepts_device(student, size, device):
     """causal_mask(size, device=...) accepts a device and returns the mask on it."""
     m = student_causal_mask(student, size, device=device)
-    expect(m.device == torch.device("cpu"), f"causal_mask(..., device={device!r}) is on {m.device}",
-           "create the mask with device=device")
+    expect(
+        m.device == torch.device("cpu"),
+        f"causal_mask(..., device={device!r}) is on {m.device}",
+        "create the mask with device=device",
+    )
 
 
 @prop(C, points=3, examples=8)
-@given(n=st.integers(2, 5), cut=st.integers(0, 4), d=st.integers(1, 3), seed=seeds(), dtype=dtypes())
+@given(
+    n=st.integers(2, 5), cut=st.integers(0, 4), d=st.integers(1, 3), seed=seeds(), dtype=dtypes()
+)
 def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
     """With the student's causal mask in (oracle) self-attention, outputs up to t never depend on inputs after t."""
     cut = min(cut, n - 2)
     m = student_causal_mask(student, n)
-    expect(bool(m.diagonal().all()), f"your causal_mask({n}) blocks position i from itself",
-           causal_hint(m, n, "position i may always attend to itself: mask[i, i] is True"))
+    expect(
+        bool(m.diagonal().all()),
+        f"your causal_mask({n}) blocks position i from itself",
+        causal_hint(m, n, "position i may always attend to itself: mask[i, i] is True"),
+    )
     x = randn((2, n, d), seed, dtype)
     x2 = x.clone()
-    x2[:, cut + 1:] = randn((2, n - cut - 1, d), seed + 1, dtype, 3.0)
+    x2[:, cut + 1 :] = randn((2, n - cut - 1, d), seed + 1, dtype, 3.0)
     out = expected_values.attention(x, x, x, m)[0]
     out2 = expected_values.attention(x2, x2, x2, m)[0]
     if not torch.allclose(out[:, : cut + 1], out2[:, : cut + 1], rtol=1e-5, atol=1e-6):
-        fail(f"with your causal_mask({n}), the attention output at positions <= {cut} changed when only "
-             f"positions > {cut} changed: the future leaks", causal_hint(m, n, "block j > i: mask[i, j] = (j <= i)"))
+        fail(
+            f"with your causal_mask({n}), the attention output at positions <= {cut} changed when only "
+            f"positions > {cut} changed: the future leaks",
+            causal_hint(m, n, "block j > i: mask[i, j] = (j <= i)"),
+        )
 
 
 # -------------------------------------------------------------------------------------------- padding mask
@@ -164,23 +219,36 @@ def padding_mask_marks_real_tokens(student, inputs):
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         bad = torch.nonzero(m != expected)[0].tolist()
-        fail(f"padding_mask(tokens, pad_id={pad_id})[{bad[0]}, 0, 0, {bad[3]}] is {bool(m[tuple(bad)])} for "
-             f"token {int(tokens[bad[0], bad[3]])}, expected {bool(expected[tuple(bad)])}",
-             padding_hint(m, tokens, pad_id, "mask = (tokens != pad_id), reshaped to (batch, 1, 1, seq)"))
+        fail(
+            f"padding_mask(tokens, pad_id={pad_id})[{bad[0]}, 0, 0, {bad[3]}] is {bool(m[tuple(bad)])} for "
+            f"token {int(tokens[bad[0], bad[3]])}, expected {bool(expected[tuple(bad)])}",
+            padding_hint(
+                m, tokens, pad_id, "mask = (tokens != pad_id), reshaped to (batch, 1, 1, seq)"
+            ),
+        )
 
 
 @prop(C, points=2, examples=8)
-@given(inputs=padded_tokens(max_batch=2, max_seq=4), heads=st.integers(1, 2), m_q=st.integers(1, 3),
-       seed=seeds(), dtype=dtypes())
+@given(
+    inputs=padded_tokens(max_batch=2, max_seq=4),
+    heads=st.integers(1, 2),
+    m_q=st.integers(1, 3),
+    seed=seeds(),
+    dtype=dtypes(),
+)
 def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     """With the student's padding mask in (oracle) attention, changing the padded keys and values changes nothing."""
     tokens, pad_id = inputs.tokens, inputs.pad_id
     b, s = tokens.shape
     m = student_padding_mask(student, tokens, pad_id)
     real = tokens != pad_id
-    expect(bool((m.reshape(b, s) | ~real).all()) or not bool(real.any()),
-           "your padding mask blocks a real token (tokens != pad_id)",
-           padding_hint(m, tokens, pad_id, "True where tokens != pad_id: real tokens may be attended to"))
+    expect(
+        bool((m.reshape(b, s) | ~real).all()) or not bool(real.any()),
+        "your padding mask blocks a real token (tokens != pad_id)",
+        padding_hint(
+            m, tokens, pad_id, "True where tokens != pad_id: real tokens may be attended to"
+        ),
+    )
     q = randn((b, heads, m_q, 3), seed, dtype)
     k, v = randn((b, heads, s, 3), seed + 1, dtype), randn((b, heads, s, 2), seed + 2, dtype)
     pad = (tokens == pad_id)[:, None, :, None]  # (b, 1, s, 1)
@@ -188,5 +256,9 @@ def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     v2 = torch.where(pad, randn(v.shape, seed + 4, dtype, 5.0), v)
     out, out2 = expected_values.attention(q, k, v, m)[0], expected_values.attention(q, k2, v2, m)[0]
     if not torch.allclose(out, out2, rtol=1e-5, atol=1e-6):
-        fail("with your padding mask, changing the keys/values at padding positions changed the attention output",
-             padding_hint(m, tokens, pad_id, "True where tokens != pad_id: the padding keys must be blocked"))
+        fail(
+            "with your padding mask, changing the keys/values at padding positions changed the attention output",
+            padding_hint(
+                m, tokens, pad_id, "True where tokens != pad_id: the padding keys must be blocked"
+            ),
+        )

@@ -5,6 +5,7 @@ comparison is paired with a diagnosis: the module is recomputed on the checking 
 (heads split or merged without a transpose, a strided head split, projections swapped, w_o missing, the mask
 ignored...) and the hint names the mistake whose output matches the submission's.
 """
+
 from __future__ import annotations
 
 import enum
@@ -17,15 +18,36 @@ from hypothesis import strategies as st
 
 from ..student_code import Call, StudentError
 from . import expected_values
-from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
+from .checks import (
+    close,
+    diagnose,
+    equal,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+    tensor,
+    written_by_hand,
+)
 from .core import prop
-from .strategies import MultiHeadInputs, dtypes, masks, mha_state, model_sizes, randn, seeds, tensors
+from .strategies import (
+    MultiHeadInputs,
+    dtypes,
+    masks,
+    mha_state,
+    model_sizes,
+    randn,
+    seeds,
+    tensors,
+)
 
 C = "multi_head"
 CLASS = "MultiHeadAttention"
-ERROR = ("a shape error? query is (batch, m_q, d_model), key and value (batch, m_k, d_model): project, view each "
-         "with its own length as (batch, m, h, d_k), transpose(1, 2); the mask broadcasts against the "
-         "(batch, h, m_q, m_k) scores unchanged")
+ERROR = (
+    "a shape error? query is (batch, m_q, d_model), key and value (batch, m_k, d_model): project, view each "
+    "with its own length as (batch, m, h, d_k), transpose(1, 2); the mask broadcasts against the "
+    "(batch, h, m_q, m_k) scores unchanged"
+)
 
 
 # ------------------------------------------------------------------------------------------ checking-side model
@@ -34,7 +56,9 @@ class MhaMistake(enum.Flag):
     that a diagnosis can name the one whose output matches the submission's."""
 
     NONE = 0
-    SPLIT_WITHOUT_TRANSPOSE = enum.auto()  # heads viewed as (b, h, m, d_k) directly: positions mixed across heads
+    SPLIT_WITHOUT_TRANSPOSE = (
+        enum.auto()
+    )  # heads viewed as (b, h, m, d_k) directly: positions mixed across heads
     SPLIT_STRIDED = enum.auto()  # head i reads columns i::h
     MERGE_WITHOUT_TRANSPOSE = enum.auto()  # heads merged back with a view and no transpose
     Q_K_SWAPPED = enum.auto()  # q = w_k(query), k = w_q(key)
@@ -45,11 +69,17 @@ class MhaMistake(enum.Flag):
     SCALED_BY_D_MODEL = enum.auto()  # scores divided by sqrt(d_model), not sqrt(d_k)
 
 
-_PROJECTIONS = {MhaMistake.Q_K_SWAPPED: ("w_k", "w_q", "w_v"), MhaMistake.K_V_SWAPPED: ("w_q", "w_v", "w_k"),
-                MhaMistake.Q_V_SWAPPED: ("w_v", "w_k", "w_q"), MhaMistake.V_FROM_W_K: ("w_q", "w_k", "w_k")}
+_PROJECTIONS = {
+    MhaMistake.Q_K_SWAPPED: ("w_k", "w_q", "w_v"),
+    MhaMistake.K_V_SWAPPED: ("w_q", "w_v", "w_k"),
+    MhaMistake.Q_V_SWAPPED: ("w_v", "w_k", "w_q"),
+    MhaMistake.V_FROM_W_K: ("w_q", "w_k", "w_k"),
+}
 
 
-def expected_multi_head(state, heads, query, key, value, mask=None, mistake=MhaMistake.NONE, prefix=""):
+def expected_multi_head(
+    state, heads, query, key, value, mask=None, mistake=MhaMistake.NONE, prefix=""
+):
     """Multi-head attention on the checking side with the weights `state`, optionally with `mistake` made on
     purpose. Returns (output, weights); fully masked rows give zero weights (the kit's convention)."""
     b, m_q, d = query.shape
@@ -79,12 +109,18 @@ def expected_multi_head(state, heads, query, key, value, mask=None, mistake=MhaM
     return (merged if MhaMistake.NO_W_O in mistake else linear(merged, "w_o")), w
 
 
-TRANSPOSE_SPLIT = ("heads split with view(batch, h, m, d_k) and no transpose: that mixes positions across heads; "
-                   "view as (batch, m, h, d_k), then transpose(1, 2)")
-TRANSPOSE_MERGE = ("heads merged without a transpose back: (batch, h, m_q, d_k).transpose(1, 2).contiguous()"
-                   ".view(batch, m_q, d_model)")
-STRIDED = ("wrong head split: head h must read columns h*d_k:(h+1)*d_k of each projection; view as "
-           "(batch, m, h, d_k), not (batch, m, d_k, h)")
+TRANSPOSE_SPLIT = (
+    "heads split with view(batch, h, m, d_k) and no transpose: that mixes positions across heads; "
+    "view as (batch, m, h, d_k), then transpose(1, 2)"
+)
+TRANSPOSE_MERGE = (
+    "heads merged without a transpose back: (batch, h, m_q, d_k).transpose(1, 2).contiguous()"
+    ".view(batch, m_q, d_model)"
+)
+STRIDED = (
+    "wrong head split: head h must read columns h*d_k:(h+1)*d_k of each projection; view as "
+    "(batch, m, h, d_k), not (batch, m, d_k, h)"
+)
 
 
 def explain(got, state, heads, query, key, value, mask=None, default="", what="output"):
@@ -92,34 +128,55 @@ def explain(got, state, heads, query, key, value, mask=None, default="", what="o
     i = 0 if what == "output" else 1
 
     def same(mistake=MhaMistake.NONE, mask=mask):
-        return lambda: is_close(got, expected_multi_head(state, heads, query, key, value, mask, mistake)[i])
+        return lambda: is_close(
+            got, expected_multi_head(state, heads, query, key, value, mask, mistake)[i]
+        )
 
     candidates = [
         (same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE), TRANSPOSE_SPLIT),
         (same(MhaMistake.MERGE_WITHOUT_TRANSPOSE), TRANSPOSE_MERGE),
-        (same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE),
-         "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then transpose(1, 2), "
-         "and transpose back to merge"),
+        (
+            same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE),
+            "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then transpose(1, 2), "
+            "and transpose back to merge",
+        ),
         (same(MhaMistake.SPLIT_STRIDED), STRIDED),
         (same(MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE), STRIDED),
         (same(MhaMistake.Q_K_SWAPPED), "Q and K projections swapped: q = w_q(query), k = w_k(key)"),
         (same(MhaMistake.K_V_SWAPPED), "K and V projections swapped: k = w_k(key), v = w_v(value)"),
-        (same(MhaMistake.Q_V_SWAPPED), "Q and V projections swapped: q = w_q(query), v = w_v(value)"),
+        (
+            same(MhaMistake.Q_V_SWAPPED),
+            "Q and V projections swapped: q = w_q(query), v = w_v(value)",
+        ),
         (same(MhaMistake.V_FROM_W_K), "the values are projected with w_k: v = w_v(value)"),
         (same(MhaMistake.NO_W_O), "w_o is missing: project the merged heads with w_o"),
-        (same(MhaMistake.SCALED_BY_D_MODEL), "scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)"),
+        (
+            same(MhaMistake.SCALED_BY_D_MODEL),
+            "scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)",
+        ),
     ]
     if mask is not None:
-        candidates += [(same(mask=None), "the mask is ignored: pass it on to scaled_dot_product_attention"),
-                       (same(mask=~mask), "inverted mask: True means may attend")]
+        candidates += [
+            (same(mask=None), "the mask is ignored: pass it on to scaled_dot_product_attention"),
+            (same(mask=~mask), "inverted mask: True means may attend"),
+        ]
     return diagnose(default, *candidates)
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
 def build(student, d_model, heads, seed, dtype, bias=True, dropout=0.0, train=False):
     state = mha_state("", d_model, seed, dtype, bias)
-    h = student.build(C, CLASS, state=state, train=train, dtype=dtype, d_model=d_model, num_heads=heads,
-                dropout=dropout, bias=bias)
+    h = student.build(
+        C,
+        CLASS,
+        state=state,
+        train=train,
+        dtype=dtype,
+        d_model=d_model,
+        num_heads=heads,
+        dropout=dropout,
+        bias=bias,
+    )
     return h, state
 
 
@@ -130,14 +187,30 @@ def forward(student, h, query, key, value, mask=None, read=False, seed=0, strict
     earns its points on shapes (NaN included); elsewhere a dtype slip is judged by the values.
     """
     kwargs = {} if mask is None else {"mask": mask}
-    reply = student.run(Call(h, "forward", (query, key, value), kwargs, seed=seed,
-                       read=("attention_weights",) if read else ()))
-    out = tensor(reply.value, "MultiHeadAttention.forward(query, key, value)",
-                 shape=(query.shape[0], query.shape[1], query.shape[2]), dtype=query.dtype, like=query if strict else None,
-                 check_dtype=strict, shape_only=strict)
+    reply = student.run(
+        Call(
+            h,
+            "forward",
+            (query, key, value),
+            kwargs,
+            seed=seed,
+            read=("attention_weights",) if read else (),
+        )
+    )
+    out = tensor(
+        reply.value,
+        "MultiHeadAttention.forward(query, key, value)",
+        shape=(query.shape[0], query.shape[1], query.shape[2]),
+        dtype=query.dtype,
+        like=query if strict else None,
+        check_dtype=strict,
+        shape_only=strict,
+    )
     if strict and read and reply.attrs_require_grad.get("attention_weights"):
-        fail("attention_weights is still attached to the autograd graph",
-             "store a detached copy: self.attention_weights = weights.detach() (a graph kept alive holds memory)")
+        fail(
+            "attention_weights is still attached to the autograd graph",
+            "store a detached copy: self.attention_weights = weights.detach() (a graph kept alive holds memory)",
+        )
     return (out, reply.attrs.get("attention_weights")) if read else out
 
 
@@ -150,12 +223,22 @@ def stored_weights(w, shape, dtype, strict=False):
     if not isinstance(w, torch.Tensor) and not strict:
         return None
     if w is None:
-        fail("attention_weights is None after a forward",
-             "store the weights in forward: self.attention_weights = weights.detach()")
-    if isinstance(w, torch.Tensor) and w.dim() == 3 and tuple(w.shape) == (shape[0], shape[2], shape[3]):
-        fail(f"attention_weights: expected shape {tuple(shape)}, got {tuple(w.shape)}",
-             "averaged over the heads? keep one weight matrix per head: (batch, num_heads, m_q, m_k)")
-    return tensor(w, "attention_weights", shape=shape, dtype=dtype, check_dtype=strict, shape_only=strict)
+        fail(
+            "attention_weights is None after a forward",
+            "store the weights in forward: self.attention_weights = weights.detach()",
+        )
+    if (
+        isinstance(w, torch.Tensor)
+        and w.dim() == 3
+        and tuple(w.shape) == (shape[0], shape[2], shape[3])
+    ):
+        fail(
+            f"attention_weights: expected shape {tuple(shape)}, got {tuple(w.shape)}",
+            "averaged over the heads? keep one weight matrix per head: (batch, num_heads, m_q, m_k)",
+        )
+    return tensor(
+        w, "attention_weights", shape=shape, dtype=dtype, check_dtype=strict, shape_only=strict
+    )
 
 
 def check_output(out, state, heads, q, k, v, m, what, default):
@@ -188,41 +271,69 @@ def cases(draw, min_heads=2, max_heads=2, distinct_lengths=True, mask=None, dtyp
     kind = draw(st.sampled_from(["2d", "pad", "full"])) if mask == "any" else mask
     shape = {None: None, "2d": (m_q, m_k), "pad": (b, 1, 1, m_k), "full": (b, h, m_q, m_k)}[kind]
     m = None if shape is None else draw(masks(shape, p_fully_masked_row=True))
-    return MultiHeadInputs(query=q, key=k, value=v, mask=m, d_model=d, num_heads=h, seed=draw(seeds()))
+    return MultiHeadInputs(
+        query=q, key=k, value=v, mask=m, d_model=d, num_heads=h, seed=draw(seeds())
+    )
 
 
 def fixed_case(batch, m_q, m_k, d_model, num_heads, seed, dtype=torch.float64, mask=None):
     """A case with dense random inputs: the explicit examples that make every mistake visible."""
     shapes = [(batch, m_q, d_model), (batch, m_k, d_model), (batch, m_k, d_model)]
     q, k, v = (randn(s, seed + i, dtype) for i, s in enumerate(shapes))
-    shape = {None: None, "2d": (m_q, m_k), "pad": (batch, 1, 1, m_k), "full": (batch, num_heads, m_q, m_k)}[mask]
+    shape = {
+        None: None,
+        "2d": (m_q, m_k),
+        "pad": (batch, 1, 1, m_k),
+        "full": (batch, num_heads, m_q, m_k),
+    }[mask]
     m = None if shape is None else randn(shape, seed + 9) > -0.5
-    return MultiHeadInputs(query=q, key=k, value=v, mask=m, d_model=d_model, num_heads=num_heads, seed=seed)
+    return MultiHeadInputs(
+        query=q, key=k, value=v, mask=m, d_model=d_model, num_heads=num_heads, seed=seed
+    )
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, error_hint="MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True) "
-                                          "must build with these keyword arguments")
+@prop(
+    C,
+    points=1,
+    examples=1,
+    error_hint="MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True) "
+    "must build with these keyword arguments",
+)
 def multi_head_parameters_are_named(student):
     """Parameters are w_q, w_k, w_v, w_o (nn.Linear(d_model, d_model)); bias=False leaves out their biases."""
     names = [f"{p}.{s}" for p in ("w_q", "w_k", "w_v", "w_o") for s in ("weight", "bias")]
     info = student.inspect(student.build(C, CLASS, d_model=8, num_heads=2))
     missing = [n for n in names if n not in info["params"]]
-    expect(not missing, f"parameters {missing} not found; the module has {info['params']}",
-           "name the four projections w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias) each")
+    expect(
+        not missing,
+        f"parameters {missing} not found; the module has {info['params']}",
+        "name the four projections w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias) each",
+    )
     for n in names:
         shape = tuple(info["state"][n].shape)
         expected_shape = (8, 8) if n.endswith("weight") else (8,)
-        expect(shape == expected_shape, f"{n} has shape {shape}, expected {expected_shape} for d_model=8",
-               "each projection maps d_model -> d_model (all heads at once): nn.Linear(d_model, d_model)")
+        expect(
+            shape == expected_shape,
+            f"{n} has shape {shape}, expected {expected_shape} for d_model=8",
+            "each projection maps d_model -> d_model (all heads at once): nn.Linear(d_model, d_model)",
+        )
     info = student.inspect(student.build(C, CLASS, d_model=8, num_heads=2, bias=False))
     biases = [n for n in info["params"] if n.endswith("bias")]
-    expect(not biases, f"built with bias=False, the module still has {biases}",
-           "pass bias=bias to every nn.Linear")
+    expect(
+        not biases,
+        f"built with bias=False, the module still has {biases}",
+        "pass bias=bias to every nn.Linear",
+    )
 
 
-@prop(C, points=1, examples=5, error_hint="a shape error with m_q != m_k: reshape the keys and values with their own length "
-                              "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)")
+@prop(
+    C,
+    points=1,
+    examples=5,
+    error_hint="a shape error with m_q != m_k: reshape the keys and values with their own length "
+    "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)",
+)
 @given(case=cases(min_heads=1, max_heads=3, mask="any"))
 def multi_head_cross_attention_shape(student, case):
     """Cross-attention (m_q != m_k): output (batch, m_q, d_model), attention_weights (batch, h, m_q, m_k) stored
@@ -237,7 +348,9 @@ def multi_head_cross_attention_shape(student, case):
 @prop(C, points=3, examples=7, error_hint=ERROR)
 @given(case=cases())
 @example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=6, num_heads=2, seed=11))
-@example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=6, num_heads=3, seed=5, dtype=torch.float32))
+@example(
+    case=fixed_case(batch=1, m_q=2, m_k=3, d_model=6, num_heads=3, seed=5, dtype=torch.float32)
+)
 def multi_head_equals_torch(student, case):
     """With the same weights, the output equals torch's nn.MultiheadAttention (no mask, >= 2 heads, m_q != m_k)."""
     q, k, v = case.query, case.key, case.value
@@ -245,14 +358,32 @@ def multi_head_equals_torch(student, case):
     handle, state = build(student, d, h, seed, q.dtype)
     out = forward(student, handle, q, k, v)
     expected, _ = expected_values.multi_head(state, d, h, q, k, v)
-    close(out, expected, "output vs nn.MultiheadAttention",
-          lambda: explain(out, state, h, q, k, v, None, "check each step against the docstring: project, split "
-                          "(batch, m, h, d_k) -> transpose(1, 2), attend, transpose back, merge, w_o"))
+    close(
+        out,
+        expected,
+        "output vs nn.MultiheadAttention",
+        lambda: explain(
+            out,
+            state,
+            h,
+            q,
+            k,
+            v,
+            None,
+            "check each step against the docstring: project, split "
+            "(batch, m, h, d_k) -> transpose(1, 2), attend, transpose back, merge, w_o",
+        ),
+    )
 
 
-@prop(C, points=2, examples=8, error_hint="a shape error with a mask: masks arrive as (m_q, m_k) or "
-                                           "(batch, 1 or h, 1 or m_q, m_k) and broadcast against the "
-                                           "(batch, h, m_q, m_k) scores as they are: no unsqueeze or view")
+@prop(
+    C,
+    points=2,
+    examples=8,
+    error_hint="a shape error with a mask: masks arrive as (m_q, m_k) or "
+    "(batch, 1 or h, 1 or m_q, m_k) and broadcast against the "
+    "(batch, h, m_q, m_k) scores as they are: no unsqueeze or view",
+)
 @given(case=cases(mask="any"))
 @example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=4, num_heads=2, seed=3, mask="pad"))
 @example(case=fixed_case(batch=2, m_q=3, m_k=2, d_model=6, num_heads=2, seed=8, mask="full"))
@@ -265,10 +396,23 @@ def multi_head_masks_equal_torch(student, case):
     out = forward(student, handle, q, k, v, m)
     expected, _ = expected_values.multi_head(state, d, h, q, k, v, m)
     keep = live_rows(expected)
-    close(out[keep], expected[keep], f"output with a {tuple(m.shape)} mask vs nn.MultiheadAttention "
-          "(rows that are not fully masked)",
-          lambda: explain(out, state, h, q, k, v, m, "the mask goes to every head unchanged: pass it to "
-                          "scaled_dot_product_attention, which broadcasts it against (batch, h, m_q, m_k)"))
+    close(
+        out[keep],
+        expected[keep],
+        f"output with a {tuple(m.shape)} mask vs nn.MultiheadAttention "
+        "(rows that are not fully masked)",
+        lambda: explain(
+            out,
+            state,
+            h,
+            q,
+            k,
+            v,
+            m,
+            "the mask goes to every head unchanged: pass it to "
+            "scaled_dot_product_attention, which broadcasts it against (batch, h, m_q, m_k)",
+        ),
+    )
 
 
 @prop(C, points=2, examples=6, error_hint=ERROR)
@@ -282,13 +426,35 @@ def multi_head_attention_weights_equal_torch(student, case):
     out, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     if w is None:  # no attribute: the shape property says so; the output still has to be right
-        return check_output(out, state, h, q, k, v, m, "output vs nn.MultiheadAttention", "project, split, "
-                            "attend, merge, w_o")
+        return check_output(
+            out,
+            state,
+            h,
+            q,
+            k,
+            v,
+            m,
+            "output vs nn.MultiheadAttention",
+            "project, split, attend, merge, w_o",
+        )
     _, expected = expected_values.multi_head(state, d, h, q, k, v, m)
     keep = ~torch.isnan(expected).any(-1)
-    close(w[keep], expected[keep], "attention_weights vs nn.MultiheadAttention's per-head weights",
-          lambda: explain(w, state, h, q, k, v, m, "store the softmax weights of every head, (batch, h, m_q, m_k), "
-                          "before dropout", what="weights"))
+    close(
+        w[keep],
+        expected[keep],
+        "attention_weights vs nn.MultiheadAttention's per-head weights",
+        lambda: explain(
+            w,
+            state,
+            h,
+            q,
+            k,
+            v,
+            m,
+            "store the softmax weights of every head, (batch, h, m_q, m_k), before dropout",
+            what="weights",
+        ),
+    )
 
 
 @prop(C, points=1, examples=5, error_hint=ERROR)
@@ -311,12 +477,24 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
         return expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
 
     not_constant(out, with_mistake(), "output")
-    close(out_p, out[:, perm], f"output for the positions permuted by {perm.tolist()} vs the output permuted",
-          lambda: diagnose("each position's output may depend on the set of positions, never on where it sits: "
-                           "is a reshape mixing positions and heads? "
-                           "view as (batch, m, h, d_k), then transpose(1, 2)",
-                           (lambda: is_close(out, with_mistake(MhaMistake.SPLIT_WITHOUT_TRANSPOSE)), TRANSPOSE_SPLIT),
-                           (lambda: is_close(out, with_mistake(MhaMistake.MERGE_WITHOUT_TRANSPOSE)), TRANSPOSE_MERGE)))
+    close(
+        out_p,
+        out[:, perm],
+        f"output for the positions permuted by {perm.tolist()} vs the output permuted",
+        lambda: diagnose(
+            "each position's output may depend on the set of positions, never on where it sits: "
+            "is a reshape mixing positions and heads? "
+            "view as (batch, m, h, d_k), then transpose(1, 2)",
+            (
+                lambda: is_close(out, with_mistake(MhaMistake.SPLIT_WITHOUT_TRANSPOSE)),
+                TRANSPOSE_SPLIT,
+            ),
+            (
+                lambda: is_close(out, with_mistake(MhaMistake.MERGE_WITHOUT_TRANSPOSE)),
+                TRANSPOSE_MERGE,
+            ),
+        ),
+    )
 
 
 @prop(C, points=1, examples=5, error_hint=ERROR)
@@ -333,9 +511,22 @@ def multi_head_one_head_is_projected_attention(student, case):
         return F.linear(x, state[f"{n}.weight"], state[f"{n}.bias"])
 
     expected = lin(expected_values.attention(lin(q, "w_q"), lin(k, "w_k"), lin(v, "w_v"))[0], "w_o")
-    close(out, expected, "one-head output vs w_o(attention(w_q(query), w_k(key), w_v(value)))",
-          lambda: explain(out, state, 1, q, k, v, None, "with one head there is nothing to split: check the "
-                          "projections, the attention call and w_o"))
+    close(
+        out,
+        expected,
+        "one-head output vs w_o(attention(w_q(query), w_k(key), w_v(value)))",
+        lambda: explain(
+            out,
+            state,
+            1,
+            q,
+            k,
+            v,
+            None,
+            "with one head there is nothing to split: check the "
+            "projections, the attention call and w_o",
+        ),
+    )
 
 
 @prop(C, points=1, examples=4)
@@ -351,11 +542,15 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
             return
         if e.kind != "exception":
             raise
-        fail(f"MultiHeadAttention(d_model={d}, num_heads={h}) raised {e.exc_type}, expected ValueError",
-             f"raise ValueError (not {e.exc_type}) when d_model % num_heads != 0: "
-             "`if d_model % num_heads: raise ValueError(...)`")
-    fail(f"MultiHeadAttention(d_model={d}, num_heads={h}) built without an error",
-         "check in __init__: raise ValueError when d_model % num_heads != 0 (d_k would not be a whole number)")
+        fail(
+            f"MultiHeadAttention(d_model={d}, num_heads={h}) raised {e.exc_type}, expected ValueError",
+            f"raise ValueError (not {e.exc_type}) when d_model % num_heads != 0: "
+            "`if d_model % num_heads: raise ValueError(...)`",
+        )
+    fail(
+        f"MultiHeadAttention(d_model={d}, num_heads={h}) built without an error",
+        "check in __init__: raise ValueError when d_model % num_heads != 0 (d_k would not be a whole number)",
+    )
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR)
@@ -367,13 +562,27 @@ def multi_head_dropout_is_off_in_eval(student, case):
     handle, state = build(student, d, h, seed, q.dtype, dropout=0.5)
     out = forward(student, handle, q, k, v, m, seed=1)
     again = forward(student, handle, q, k, v, m, seed=2)
-    hint = ("dropout is active in eval mode: use an nn.Dropout module (self.dropout), which follows "
-            "train()/eval(), not F.dropout(..., training=True)")
+    hint = (
+        "dropout is active in eval mode: use an nn.Dropout module (self.dropout), which follows "
+        "train()/eval(), not F.dropout(..., training=True)"
+    )
     equal(again, out, "two forwards in eval mode", hint)
     expected = expected_multi_head(state, h, q, k, v, m)[0]
-    close(out, expected, "output in eval mode with dropout=0.5",
-          lambda: explain(out, state, h, q, k, v, m, "in eval mode dropout does nothing: the output is the "
-                          "dropout-free one"))
+    close(
+        out,
+        expected,
+        "output in eval mode with dropout=0.5",
+        lambda: explain(
+            out,
+            state,
+            h,
+            q,
+            k,
+            v,
+            m,
+            "in eval mode dropout does nothing: the output is the dropout-free one",
+        ),
+    )
 
 
 @prop(C, points=1, examples=4, error_hint=ERROR)
@@ -388,15 +597,43 @@ def multi_head_stores_weights_before_dropout(student, case):
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     if w is None:  # no attribute: the shape property says so; check the output in eval mode instead
         h_eval, _ = build(student, d, h, seed, q.dtype, dropout=0.5)
-        return check_output(forward(student, h_eval, q, k, v, m), state, h, q, k, v, m,
-                            "output in eval mode with dropout=0.5", "in eval mode dropout does nothing")
+        return check_output(
+            forward(student, h_eval, q, k, v, m),
+            state,
+            h,
+            q,
+            k,
+            v,
+            m,
+            "output in eval mode with dropout=0.5",
+            "in eval mode dropout does nothing",
+        )
     expected = expected_multi_head(state, h, q, k, v, m)[1]
-    close(w, expected, "attention_weights in train mode (dropout=0.5)",
-          lambda: diagnose(explain(w, state, h, q, k, v, m, "attention_weights are the softmax weights of the last "
-                                   "forward, before dropout", what="weights"),
-                           (lambda: bool(((w == 0) | torch.isclose(w, 2 * expected, rtol=1e-4, atol=1e-6)).all()),
-                            "attention_weights stored after dropout: store them before dropout "
-                            "(self.attention_weights = weights.detach(), then dropout(weights) @ v)")))
+    close(
+        w,
+        expected,
+        "attention_weights in train mode (dropout=0.5)",
+        lambda: diagnose(
+            explain(
+                w,
+                state,
+                h,
+                q,
+                k,
+                v,
+                m,
+                "attention_weights are the softmax weights of the last forward, before dropout",
+                what="weights",
+            ),
+            (
+                lambda: bool(
+                    ((w == 0) | torch.isclose(w, 2 * expected, rtol=1e-4, atol=1e-6)).all()
+                ),
+                "attention_weights stored after dropout: store them before dropout "
+                "(self.attention_weights = weights.detach(), then dropout(weights) @ v)",
+            ),
+        ),
+    )
 
 
 @prop(C, points=1, examples=3, error_hint=ERROR)
@@ -411,21 +648,32 @@ def multi_head_dropout_acts_in_training(student, seed, dtype):
     plain = forward(student, plain_handle, q, k, v, seed=seed)
     handle, _ = build(student, d, h, seed, dtype, dropout=0.5, train=True)
     out = forward(student, handle, q, k, v, seed=seed)
-    changed = 1.0 - torch.isclose(out.double(), plain.double(), rtol=1e-4, atol=1e-6).double().mean().item()
+    changed = (
+        1.0
+        - torch.isclose(out.double(), plain.double(), rtol=1e-4, atol=1e-6).double().mean().item()
+    )
     # Dropping half of the weights (and doubling the rest) moves nearly every output entry.
     if changed < 0.5:
-        fail(f"in training mode with dropout=0.5, {changed:.0%} of the output entries differ from the same "
-             "module built with dropout=0: dropout is never applied",
-             "dropout is never applied to the attention weights: heads = self.dropout(weights) @ v, with "
-             "self.dropout = nn.Dropout(dropout) (it follows train()/eval())")
+        fail(
+            f"in training mode with dropout=0.5, {changed:.0%} of the output entries differ from the same "
+            "module built with dropout=0: dropout is never applied",
+            "dropout is never applied to the attention weights: heads = self.dropout(weights) @ v, with "
+            "self.dropout = nn.Dropout(dropout) (it follows train()/eval())",
+        )
     zeros = (out == 0).double().mean().item()
     if zeros > 0.2:
-        fail(f"in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0",
-             "dropout goes on the attention weights (dropout(weights) @ v), not on the output of w_o")
+        fail(
+            f"in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0",
+            "dropout goes on the attention weights (dropout(weights) @ v), not on the output of w_o",
+        )
 
 
 @prop(C, points=1, examples=1)
 def multi_head_is_written_by_hand(student):
     """multi_head.py calls no library attention (static check; the run-time check is in every test)."""
-    written_by_hand(student, C, "build it from nn.Linear, view/transpose and scaled_dot_product_attention from "
-                          "attention.py: no nn.MultiheadAttention, F.scaled_dot_product_attention or softmax")
+    written_by_hand(
+        student,
+        C,
+        "build it from nn.Linear, view/transpose and scaled_dot_product_attention from "
+        "attention.py: no nn.MultiheadAttention, F.scaled_dot_product_attention or softmax",
+    )

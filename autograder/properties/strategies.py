@@ -4,6 +4,7 @@ Inputs a student reads in a failure report (queries, logits, masks) are drawn el
 shrinks them to small, plain values. Weights are drawn as a seed and expanded with torch's generator: they are
 large, and a failure report names the seed, which reproduces them exactly.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,10 +25,14 @@ class LabelledCase:
     read the fields by name (case.query, case.mask), never by position."""
 
     def __repr__(self) -> str:
-        fields = "".join(f"\n        {f.name}={getattr(self, f.name)!r}," for f in dataclasses.fields(self))
+        fields = "".join(
+            f"\n        {f.name}={getattr(self, f.name)!r}," for f in dataclasses.fields(self)
+        )
         return f"{type(self).__name__}({fields}\n    )"
 
-    def _repr_pretty_(self, printer, cycle):  # Hypothesis prints drawn arguments with this (IPython protocol)
+    def _repr_pretty_(
+        self, printer, cycle
+    ):  # Hypothesis prints drawn arguments with this (IPython protocol)
         printer.text(repr(self))
 
 
@@ -126,7 +131,9 @@ def tensors(draw, shape, dtype=torch.float64, lo: float = -3.0, hi: float = 3.0)
     return (ints.to(torch.float64) * step).to(dtype)
 
 
-def arrays(shape, lo: float = -3.0, hi: float = 3.0, dtype=np.float64) -> st.SearchStrategy[np.ndarray]:
+def arrays(
+    shape, lo: float = -3.0, hi: float = 3.0, dtype=np.float64
+) -> st.SearchStrategy[np.ndarray]:
     """NumPy twin of `tensors`."""
     return tensors(shape, torch.float64, lo, hi).map(lambda t: t.numpy().astype(dtype))
 
@@ -149,14 +156,19 @@ def seeds() -> st.SearchStrategy[int]:
 
 
 @st.composite
-def attention_inputs(draw, lead=None, distinct_lengths: bool = True, lo=-3.0, hi=3.0, dtype=None, min_d_k=1):
+def attention_inputs(
+    draw, lead=None, distinct_lengths: bool = True, lo=-3.0, hi=3.0, dtype=None, min_d_k=1
+):
     """(query, key, value) with leading dims, m_q (!= m_k if asked), d_k, d_v != m_k; same dtype."""
     dtype = dtype or draw(dtypes())
     lead = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)) if lead is None else list(lead)
     m_q, m_k = draw(sizes(1, 4)), draw(sizes(1, 5))
     if distinct_lengths and m_q == m_k:
         m_k = m_q + 1
-    d_k, d_v = draw(sizes(min_d_k, 4)), draw(sizes(1, 4).filter(lambda d: d != m_k))  # the tuple's order shows
+    d_k, d_v = (
+        draw(sizes(min_d_k, 4)),
+        draw(sizes(1, 4).filter(lambda d: d != m_k)),
+    )  # the tuple's order shows
     q = draw(tensors((*lead, m_q, d_k), dtype, lo, hi))
     k = draw(tensors((*lead, m_k, d_k), dtype, lo, hi))
     v = draw(tensors((*lead, m_k, d_v), dtype, lo, hi))
@@ -185,7 +197,10 @@ def linear_state(prefix: str, d_in: int, d_out: int, seed: int, dtype, bias: boo
 
 
 def norm_state(prefix: str, d: int, seed: int, dtype) -> dict:
-    return {f"{prefix}weight": 1 + randn((d,), seed, dtype, 0.3), f"{prefix}bias": randn((d,), seed + 1, dtype, 0.3)}
+    return {
+        f"{prefix}weight": 1 + randn((d,), seed, dtype, 0.3),
+        f"{prefix}bias": randn((d,), seed + 1, dtype, 0.3),
+    }
 
 
 def mha_state(prefix: str, d_model: int, seed: int, dtype, bias: bool = True) -> dict:
@@ -196,42 +211,62 @@ def mha_state(prefix: str, d_model: int, seed: int, dtype, bias: bool = True) ->
 
 
 def ffn_state(prefix: str, d_model: int, d_ff: int, seed: int, dtype) -> dict:
-    return {**linear_state(f"{prefix}linear_1.", d_model, d_ff, seed, dtype),
-            **linear_state(f"{prefix}linear_2.", d_ff, d_model, seed + 7, dtype)}
+    return {
+        **linear_state(f"{prefix}linear_1.", d_model, d_ff, seed, dtype),
+        **linear_state(f"{prefix}linear_2.", d_ff, d_model, seed + 7, dtype),
+    }
 
 
 def encoder_layer_state(prefix: str, d_model: int, d_ff: int, seed: int, dtype) -> dict:
-    return {**mha_state(f"{prefix}self_attention.", d_model, seed, dtype),
-            **norm_state(f"{prefix}add_norm_1.norm.", d_model, seed + 100, dtype),
-            **ffn_state(f"{prefix}feed_forward.", d_model, d_ff, seed + 200, dtype),
-            **norm_state(f"{prefix}add_norm_2.norm.", d_model, seed + 300, dtype)}
+    return {
+        **mha_state(f"{prefix}self_attention.", d_model, seed, dtype),
+        **norm_state(f"{prefix}add_norm_1.norm.", d_model, seed + 100, dtype),
+        **ffn_state(f"{prefix}feed_forward.", d_model, d_ff, seed + 200, dtype),
+        **norm_state(f"{prefix}add_norm_2.norm.", d_model, seed + 300, dtype),
+    }
 
 
 def decoder_layer_state(prefix: str, d_model: int, d_ff: int, seed: int, dtype) -> dict:
-    return {**mha_state(f"{prefix}self_attention.", d_model, seed, dtype),
-            **norm_state(f"{prefix}add_norm_1.norm.", d_model, seed + 100, dtype),
-            **mha_state(f"{prefix}cross_attention.", d_model, seed + 400, dtype),
-            **norm_state(f"{prefix}add_norm_2.norm.", d_model, seed + 500, dtype),
-            **ffn_state(f"{prefix}feed_forward.", d_model, d_ff, seed + 200, dtype),
-            **norm_state(f"{prefix}add_norm_3.norm.", d_model, seed + 300, dtype)}
+    return {
+        **mha_state(f"{prefix}self_attention.", d_model, seed, dtype),
+        **norm_state(f"{prefix}add_norm_1.norm.", d_model, seed + 100, dtype),
+        **mha_state(f"{prefix}cross_attention.", d_model, seed + 400, dtype),
+        **norm_state(f"{prefix}add_norm_2.norm.", d_model, seed + 500, dtype),
+        **ffn_state(f"{prefix}feed_forward.", d_model, d_ff, seed + 200, dtype),
+        **norm_state(f"{prefix}add_norm_3.norm.", d_model, seed + 300, dtype),
+    }
 
 
-def stack_state(layer_state, num_layers: int, d_model: int, d_ff: int, seed: int, dtype, prefix: str = "") -> dict:
+def stack_state(
+    layer_state, num_layers: int, d_model: int, d_ff: int, seed: int, dtype, prefix: str = ""
+) -> dict:
     s = {}
     for i in range(num_layers):
         s.update(layer_state(f"{prefix}layers.{i}.", d_model, d_ff, seed + 1000 * i, dtype))
     return s
 
 
-def transformer_state(src_vocab: int, tgt_vocab: int, d_model: int, d_ff: int, num_layers: int, seed: int,
-                      dtype, max_len: int) -> dict:
+def transformer_state(
+    src_vocab: int,
+    tgt_vocab: int,
+    d_model: int,
+    d_ff: int,
+    num_layers: int,
+    seed: int,
+    dtype,
+    max_len: int,
+) -> dict:
     from .expected_values import sinusoidal  # the buffer is part of the state dict
 
     return {
         "src_embedding.embedding.weight": randn((src_vocab, d_model), seed, dtype),
         "tgt_embedding.embedding.weight": randn((tgt_vocab, d_model), seed + 1, dtype),
         "positional_encoding.pe": sinusoidal(max_len, d_model).unsqueeze(0).to(dtype),
-        **stack_state(encoder_layer_state, num_layers, d_model, d_ff, seed + 10_000, dtype, "encoder."),
-        **stack_state(decoder_layer_state, num_layers, d_model, d_ff, seed + 20_000, dtype, "decoder."),
+        **stack_state(
+            encoder_layer_state, num_layers, d_model, d_ff, seed + 10_000, dtype, "encoder."
+        ),
+        **stack_state(
+            decoder_layer_state, num_layers, d_model, d_ff, seed + 20_000, dtype, "decoder."
+        ),
         **linear_state("generator.", d_model, tgt_vocab, seed + 30_000, dtype),
     }

@@ -7,6 +7,7 @@ compared with the student's. A mismatch is diagnosed by re-running the expected_
 The end-to-end property trains the model (built from the checking side's initial weights) on a copy task and reads
 back its weights: the checking side decodes held-out sequences with them.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,37 +22,55 @@ from hypothesis import strategies as st
 
 from ..student_code import Call, cotangent
 from . import expected_values
-from .expected_values import expected_causal_mask
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
+from .expected_values import expected_causal_mask
 from .strategies import LabelledCase, dtypes, seeds, tensors, transformer_state
 from .transformer import expected_greedy_decode
 
 C = "training"
 MAX_LEN = 16
 BOS, EOS = 1, 2
-BUILD_ERROR = ("training.py's functions take the model and plain tensors (see the docstrings); "
-               "is the transformer built and called as in transformer.py's contract?")
+BUILD_ERROR = (
+    "training.py's functions take the model and plain tensors (see the docstrings); "
+    "is the transformer built and called as in transformer.py's contract?"
+)
 
 # ------------------------------------------------------------------------------------------------- hints
-PAD_MASS = ("the padding token gets no smoothing mass: q[pad_id] = 0, and smoothing / (V - 2) goes to each of "
-            "the V - 2 tokens that are neither the target nor pad_id")
-PAD_COUNTED = ("padding positions count in the loss: average over the positions whose target is not pad_id only "
-               "(mask them out of the sum and of the count)")
+PAD_MASS = (
+    "the padding token gets no smoothing mass: q[pad_id] = 0, and smoothing / (V - 2) goes to each of "
+    "the V - 2 tokens that are neither the target nor pad_id"
+)
+PAD_COUNTED = (
+    "padding positions count in the loss: average over the positions whose target is not pad_id only "
+    "(mask them out of the sum and of the count)"
+)
 NOT_MEAN = "average over the non-padding positions: divide the sum by their count, not by nothing"
-TORCH_SMOOTHING = ("q is not torch's smoothing / V everywhere: q[y] = 1 - smoothing, q[pad_id] = 0, "
-                   "smoothing / (V - 2) on every other token")
-NOT_SHIFTED = ("the targets are not shifted: the decoder reads shift_right(tgt, bos_id) = [bos, y_1, ..., y_{m-1}] "
-               "and predicts tgt; fed tgt itself, it sees the answer")
-NO_CAUSAL = ("no causal mask in training: position t reads the decoder input at t + 1, which is the token it must "
-             "predict (training looks perfect, greedy decoding collapses); pass causal_mask(m) as target_mask")
+TORCH_SMOOTHING = (
+    "q is not torch's smoothing / V everywhere: q[y] = 1 - smoothing, q[pad_id] = 0, "
+    "smoothing / (V - 2) on every other token"
+)
+NOT_SHIFTED = (
+    "the targets are not shifted: the decoder reads shift_right(tgt, bos_id) = [bos, y_1, ..., y_{m-1}] "
+    "and predicts tgt; fed tgt itself, it sees the answer"
+)
+NO_CAUSAL = (
+    "no causal mask in training: position t reads the decoder input at t + 1, which is the token it must "
+    "predict (training looks perfect, greedy decoding collapses); pass causal_mask(m) as target_mask"
+)
 NO_SRC_MASK = "the source padding is not masked: pass padding_mask(src, pad_id) as src_mask"
-NO_ZERO_GRAD = ("the gradients accumulate across steps: call optimizer.zero_grad() before each backward "
-                "(or set_to_none), or step s follows the sum of every gradient so far")
-SCHEDULE = ("lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5): it peaks at "
-            "step = warmup_steps")
-SCHEDULE_USED = ("before step s (from 1) set every param group's lr to learning_rate(s, d_model, warmup_steps, "
-                 "factor)")
+NO_ZERO_GRAD = (
+    "the gradients accumulate across steps: call optimizer.zero_grad() before each backward "
+    "(or set_to_none), or step s follows the sum of every gradient so far"
+)
+SCHEDULE = (
+    "lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5): it peaks at "
+    "step = warmup_steps"
+)
+SCHEDULE_USED = (
+    "before step s (from 1) set every param group's lr to learning_rate(s, d_model, warmup_steps, "
+    "factor)"
+)
 ADAM = "the paper's optimizer: torch.optim.Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-9)"
 
 
@@ -67,12 +86,22 @@ def smoothed_distribution(target, vocab, smoothing, pad_id, *, pad_mass=False, t
     return q
 
 
-def smoothed_loss(logits, target, smoothing, pad_id, *, pad_mass=False, count_pad=False, summed=False,
-                  torch_style=False):
+def smoothed_loss(
+    logits,
+    target,
+    smoothing,
+    pad_id,
+    *,
+    pad_mass=False,
+    count_pad=False,
+    summed=False,
+    torch_style=False,
+):
     """The expected loss in float64 (keyword switches: one mistake each)."""
     log_probs = F.log_softmax(logits.to(torch.float64), dim=-1)
-    q = smoothed_distribution(target, logits.shape[-1], smoothing, pad_id, pad_mass=pad_mass,
-                              torch_style=torch_style)
+    q = smoothed_distribution(
+        target, logits.shape[-1], smoothing, pad_id, pad_mass=pad_mass, torch_style=torch_style
+    )
     per_position = -(q * log_probs).sum(-1)
     real = torch.ones_like(target, dtype=torch.bool) if count_pad else target != pad_id
     total = per_position.masked_fill(~real, 0.0).sum()
@@ -81,11 +110,18 @@ def smoothed_loss(logits, target, smoothing, pad_id, *, pad_mass=False, count_pa
 
 def explain_loss(got, logits, target, smoothing, pad_id, default):
     def same(**mistake):
-        return lambda: is_close(got, smoothed_loss(logits, target, smoothing, pad_id, **mistake), logits.dtype)
+        return lambda: is_close(
+            got, smoothed_loss(logits, target, smoothing, pad_id, **mistake), logits.dtype
+        )
 
-    return diagnose(default, (same(pad_mass=True), PAD_MASS), (same(count_pad=True), PAD_COUNTED),
-                    (same(count_pad=True, pad_mass=True), PAD_COUNTED), (same(summed=True), NOT_MEAN),
-                    (same(torch_style=True), TORCH_SMOOTHING))
+    return diagnose(
+        default,
+        (same(pad_mass=True), PAD_MASS),
+        (same(count_pad=True), PAD_COUNTED),
+        (same(count_pad=True, pad_mass=True), PAD_COUNTED),
+        (same(summed=True), NOT_MEAN),
+        (same(torch_style=True), TORCH_SMOOTHING),
+    )
 
 
 @dataclass(frozen=True, repr=False)
@@ -102,12 +138,18 @@ class LossInputs(LabelledCase):
 def loss_inputs(draw, smoothing=None, dtype=None, min_pad=0, smoothings=(0.0, 0.1, 0.25, 0.5)):
     """Targets hold at least one real token per batch; rows end in padding (at least min_pad positions)."""
     dtype = dtype or draw(dtypes())
-    b, m, vocab = draw(st.integers(1, 3)), draw(st.integers(1 + min_pad, 5)), draw(st.integers(3, 7))
+    b, m, vocab = (
+        draw(st.integers(1, 3)),
+        draw(st.integers(1 + min_pad, 5)),
+        draw(st.integers(3, 7)),
+    )
     pad_id = draw(st.integers(0, vocab - 1))
     logits = draw(tensors((b, m, vocab), dtype, -4.0, 4.0))
     g = torch.Generator().manual_seed(draw(seeds()))
     target = torch.randint(0, vocab - 1, (b, m), generator=g)
-    target = target + (target >= pad_id).long()  # real tokens only, then padding at the ends of rows
+    target = (
+        target + (target >= pad_id).long()
+    )  # real tokens only, then padding at the ends of rows
     lengths = torch.randint(1, m - min_pad + 1, (b,), generator=g)
     lengths[0] = m - min_pad if min_pad else lengths[0]
     target = target.masked_fill(torch.arange(m)[None, :] >= lengths[:, None], pad_id)
@@ -120,21 +162,32 @@ def fixed_loss_inputs(seed=0, smoothing=0.1, pad_id=0, vocab=6, dtype=torch.floa
     g = torch.Generator().manual_seed(seed)
     logits = (torch.randint(-24, 25, (2, 4, vocab), generator=g) / 8.0).to(dtype)
     target = torch.tensor([[3, 1, 4, 2], [5, 3, 0, 0]])
-    target = torch.where(target == 0, pad_id, torch.where(target == pad_id, 1 if pad_id != 1 else 2, target))
+    target = torch.where(
+        target == 0, pad_id, torch.where(target == pad_id, 1 if pad_id != 1 else 2, target)
+    )
     return LossInputs(logits=logits, target=target, smoothing=smoothing, pad_id=pad_id)
 
 
 def loss_call(student, inputs, backward=False):
-    reply = student.run(Call(C, "label_smoothed_cross_entropy", (inputs.logits, inputs.target),
-                       {"smoothing": inputs.smoothing, "pad_id": inputs.pad_id}, backward=backward))
-    what = (f"label_smoothed_cross_entropy(logits, target, smoothing={inputs.smoothing}, "
-            f"pad_id={inputs.pad_id})")
+    reply = student.run(
+        Call(
+            C,
+            "label_smoothed_cross_entropy",
+            (inputs.logits, inputs.target),
+            {"smoothing": inputs.smoothing, "pad_id": inputs.pad_id},
+            backward=backward,
+        )
+    )
+    what = (
+        f"label_smoothed_cross_entropy(logits, target, smoothing={inputs.smoothing}, "
+        f"pad_id={inputs.pad_id})"
+    )
     return tensor(reply.value, what, shape=(), dtype=inputs.logits.dtype), reply, what
 
 
 # ---------------------------------------------------------------------------------------- the schedule
 def schedule(step, d_model, warmup, factor=1.0):
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
 def rate_call(student, step, d_model, warmup, factor=1.0):
@@ -142,8 +195,11 @@ def rate_call(student, step, d_model, warmup, factor=1.0):
     what = f"learning_rate({step}, d_model={d_model}, warmup_steps={warmup}, factor={factor})"
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
-    expect(isinstance(value, (int, float)) and not isinstance(value, bool), f"{what} returned "
-           f"{type(value).__name__}, expected a float", "return a Python float: factor * d_model ** -0.5 * min(...)")
+    expect(
+        isinstance(value, (int, float)) and not isinstance(value, bool),
+        f"{what} returned {type(value).__name__}, expected a float",
+        "return a Python float: factor * d_model ** -0.5 * min(...)",
+    )
     expect(math.isfinite(value), f"{what} returned {value}", SCHEDULE)
     return float(value), what
 
@@ -160,10 +216,18 @@ class TrainableExpectedModel(nn.Module):
         self.src_embedding = nn.Parameter(state["src_embedding.embedding.weight"].clone())
         self.tgt_embedding = nn.Parameter(state["tgt_embedding.embedding.weight"].clone())
         self.register_buffer("pe", state["positional_encoding.pe"].clone())
-        self.encoder = nn.ModuleList(expected_values.torch_encoder_layer(state, d_model, heads, d_ff, dtype,
-                                                                 f"encoder.layers.{i}.", fresh=True) for i in range(num_layers))
-        self.decoder = nn.ModuleList(expected_values.torch_decoder_layer(state, d_model, heads, d_ff, dtype,
-                                                                 f"decoder.layers.{i}.", fresh=True) for i in range(num_layers))
+        self.encoder = nn.ModuleList(
+            expected_values.torch_encoder_layer(
+                state, d_model, heads, d_ff, dtype, f"encoder.layers.{i}.", fresh=True
+            )
+            for i in range(num_layers)
+        )
+        self.decoder = nn.ModuleList(
+            expected_values.torch_decoder_layer(
+                state, d_model, heads, d_ff, dtype, f"decoder.layers.{i}.", fresh=True
+            )
+            for i in range(num_layers)
+        )
         self.generator = nn.Linear(d_model, state["generator.weight"].shape[0], dtype=dtype)
         expected_values._copy_linear(self.generator, state, "generator.")
         self.heads = heads
@@ -187,12 +251,20 @@ class TrainableExpectedModel(nn.Module):
 
     def kit(self, pick=lambda p: p.detach()) -> dict:
         """{kit name: pick(parameter)}: its value by default, or its gradient (pick=lambda p: p.grad)."""
-        out = {"src_embedding.embedding.weight": pick(self.src_embedding),
-               "tgt_embedding.embedding.weight": pick(self.tgt_embedding),
-               "generator.weight": pick(self.generator.weight), "generator.bias": pick(self.generator.bias)}
+        out = {
+            "src_embedding.embedding.weight": pick(self.src_embedding),
+            "tgt_embedding.embedding.weight": pick(self.tgt_embedding),
+            "generator.weight": pick(self.generator.weight),
+            "generator.bias": pick(self.generator.bias),
+        }
         attention = {"self_attn": "self_attention", "multihead_attn": "cross_attention"}
-        others = {"linear1": "feed_forward.linear_1", "linear2": "feed_forward.linear_2",
-                  "norm1": "add_norm_1.norm", "norm2": "add_norm_2.norm", "norm3": "add_norm_3.norm"}
+        others = {
+            "linear1": "feed_forward.linear_1",
+            "linear2": "feed_forward.linear_2",
+            "norm1": "add_norm_1.norm",
+            "norm2": "add_norm_2.norm",
+            "norm3": "add_norm_3.norm",
+        }
         for side, layers in (("encoder", self.encoder), ("decoder", self.decoder)):
             for i, layer in enumerate(layers):
                 prefix = f"{side}.layers.{i}."
@@ -217,31 +289,54 @@ def shift(tgt, bos_id):
     return torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt[:, :-1]], dim=1)
 
 
-def expected_loss(expected_model, src, tgt, bos_id, pad_id, smoothing, *, shifted=True, causal_mask=True, src_mask=True,
-                 **loss_mistakes):
+def expected_loss(
+    expected_model,
+    src,
+    tgt,
+    bos_id,
+    pad_id,
+    smoothing,
+    *,
+    shifted=True,
+    causal_mask=True,
+    src_mask=True,
+    **loss_mistakes,
+):
     """teacher_forcing_loss on the expected_model (keyword switches: one mistake each)."""
     decoder_input = shift(tgt, bos_id) if shifted else tgt
     mask = (src != pad_id)[:, None, None, :] if src_mask else None
-    logits = expected_model(src, decoder_input, mask, expected_causal_mask(tgt.shape[1]) if causal_mask else None)
+    logits = expected_model(
+        src, decoder_input, mask, expected_causal_mask(tgt.shape[1]) if causal_mask else None
+    )
     log_probs = F.log_softmax(logits, dim=-1)
-    q = smoothed_distribution(tgt, logits.shape[-1], smoothing, pad_id,
-                              pad_mass=loss_mistakes.get("pad_mass", False)).to(logits.dtype)
+    q = smoothed_distribution(
+        tgt, logits.shape[-1], smoothing, pad_id, pad_mass=loss_mistakes.get("pad_mass", False)
+    ).to(logits.dtype)
     per_position = -(q * log_probs).sum(-1)
-    real = torch.ones_like(tgt, dtype=torch.bool) if loss_mistakes.get("count_pad") else tgt != pad_id
+    real = (
+        torch.ones_like(tgt, dtype=torch.bool) if loss_mistakes.get("count_pad") else tgt != pad_id
+    )
     return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)
 
 
 def expected_gradients(state, case, cotangent=1.0, **mistakes):
     """(loss, {kit name: d(cotangent * loss)/d parameter}) of teacher forcing on the expected_model."""
-    expected_model = TrainableExpectedModel(state, case.num_layers, case.d_model, case.num_heads, case.d_ff)
-    loss = expected_loss(expected_model, case.src, case.tgt, BOS, case.pad_id, case.smoothing, **mistakes)
+    expected_model = TrainableExpectedModel(
+        state, case.num_layers, case.d_model, case.num_heads, case.d_ff
+    )
+    loss = expected_loss(
+        expected_model, case.src, case.tgt, BOS, case.pad_id, case.smoothing, **mistakes
+    )
     (loss * cotangent).backward()
     return loss.detach(), expected_model.kit(lambda p: p.grad)
 
 
 TEACHER_FORCING_MISTAKES = [
-    (dict(shifted=False), NOT_SHIFTED), (dict(causal_mask=False), NO_CAUSAL), (dict(src_mask=False), NO_SRC_MASK),
-    (dict(count_pad=True), PAD_COUNTED), (dict(pad_mass=True), PAD_MASS),
+    (dict(shifted=False), NOT_SHIFTED),
+    (dict(causal_mask=False), NO_CAUSAL),
+    (dict(src_mask=False), NO_SRC_MASK),
+    (dict(count_pad=True), PAD_COUNTED),
+    (dict(pad_mass=True), PAD_MASS),
     (dict(shifted=False, causal_mask=False), NOT_SHIFTED),
 ]
 
@@ -262,13 +357,28 @@ class BatchCase(LabelledCase):
     d_ff: int = 8
 
     def kwargs(self):
-        return dict(src_vocab_size=self.vocab, tgt_vocab_size=self.vocab, d_model=self.d_model,
-                    num_heads=self.num_heads, num_layers=self.num_layers, d_ff=self.d_ff, dropout=0.0,
-                    max_len=MAX_LEN)
+        return dict(
+            src_vocab_size=self.vocab,
+            tgt_vocab_size=self.vocab,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            d_ff=self.d_ff,
+            dropout=0.0,
+            max_len=MAX_LEN,
+        )
 
     def state(self, dtype=torch.float64):
-        return transformer_state(self.vocab, self.vocab, self.d_model, self.d_ff, self.num_layers, self.seed, dtype,
-                                 MAX_LEN)
+        return transformer_state(
+            self.vocab,
+            self.vocab,
+            self.d_model,
+            self.d_ff,
+            self.num_layers,
+            self.seed,
+            dtype,
+            MAX_LEN,
+        )
 
 
 def padded(g, batch, m, vocab, pad_id, min_length=1):
@@ -286,46 +396,83 @@ def batch_cases(draw, max_layers=1):
     vocab, b = draw(st.integers(5, 7)), draw(st.integers(1, 3))
     m_e, m = draw(st.integers(2, 5)), draw(st.integers(2, 5))
     g = torch.Generator().manual_seed(draw(seeds()))
-    return BatchCase(src=padded(g, b, m_e, vocab, 0), tgt=padded(g, b, m, vocab, 0), vocab=vocab, d_model=d,
-                     num_heads=h, num_layers=draw(st.integers(1, max_layers)), seed=draw(seeds()),
-                     smoothing=draw(st.sampled_from([0.0, 0.1, 0.3])))
+    return BatchCase(
+        src=padded(g, b, m_e, vocab, 0),
+        tgt=padded(g, b, m, vocab, 0),
+        vocab=vocab,
+        d_model=d,
+        num_heads=h,
+        num_layers=draw(st.integers(1, max_layers)),
+        seed=draw(seeds()),
+        smoothing=draw(st.sampled_from([0.0, 0.1, 0.3])),
+    )
 
 
 def fixed_batch_case(seed, b=3, m_e=4, m=4, d=8, h=2, n=1, vocab=7, smoothing=0.1):
     g = torch.Generator().manual_seed(seed)
-    return BatchCase(src=padded(g, b, m_e, vocab, 0, 2), tgt=padded(g, b, m, vocab, 0, 2), vocab=vocab, d_model=d,
-                     num_heads=h, num_layers=n, seed=seed, smoothing=smoothing)
+    return BatchCase(
+        src=padded(g, b, m_e, vocab, 0, 2),
+        tgt=padded(g, b, m, vocab, 0, 2),
+        vocab=vocab,
+        d_model=d,
+        num_heads=h,
+        num_layers=n,
+        seed=seed,
+        smoothing=smoothing,
+    )
 
 
 def build_model(student, case, state=None, dtype=torch.float64):
     """The model under training is the transformer component's Transformer (the reference's in the judge)."""
     state = case.state(dtype) if state is None else state
-    return student.build("transformer", "Transformer", state=state, train=True, dtype=dtype, **case.kwargs()), state
+    return student.build(
+        "transformer", "Transformer", state=state, train=True, dtype=dtype, **case.kwargs()
+    ), state
 
 
 # ------------------------------------------------------------------------------------------- Adam, checked
-def expected_train(state, case, src_batches, tgt_batches, warmup, factor, *, zero_grad=True, lr=None):
+def expected_train(
+    state, case, src_batches, tgt_batches, warmup, factor, *, zero_grad=True, lr=None
+):
     """(losses, final kit state) of train() on the expected_model: Adam(betas=(0.9, 0.98), eps=1e-9), the schedule."""
-    expected_model = TrainableExpectedModel(state, case.num_layers, case.d_model, case.num_heads, case.d_ff)
+    expected_model = TrainableExpectedModel(
+        state, case.num_layers, case.d_model, case.num_heads, case.d_ff
+    )
     adam = torch.optim.Adam(expected_model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
     losses = torch.zeros(len(src_batches), dtype=torch.float64)
     for i in range(len(src_batches)):
-        adam.param_groups[0]["lr"] = schedule(i + 1, case.d_model, warmup, factor) if lr is None else lr(i + 1)
+        adam.param_groups[0]["lr"] = (
+            schedule(i + 1, case.d_model, warmup, factor) if lr is None else lr(i + 1)
+        )
         if zero_grad:
             adam.zero_grad()
-        loss = expected_loss(expected_model, src_batches[i], tgt_batches[i], BOS, case.pad_id, case.smoothing)
+        loss = expected_loss(
+            expected_model, src_batches[i], tgt_batches[i], BOS, case.pad_id, case.smoothing
+        )
         loss.backward()
         losses[i] = loss.item()
         adam.step()
     return losses, expected_model.kit()
 
 
-def train_call(student, handle, src_batches, tgt_batches, d_model, warmup, pad_id, smoothing, factor, seed=0):
-    kwargs = dict(d_model=d_model, warmup_steps=warmup, bos_id=BOS, pad_id=pad_id, smoothing=smoothing,
-                  factor=factor)
-    value = student.run(Call(C, "train", (handle, src_batches, tgt_batches), kwargs, seed=seed)).value
-    what = (f"train(model, src_batches, tgt_batches, d_model={d_model}, warmup_steps={warmup}, bos_id={BOS}, "
-            f"pad_id={pad_id}, smoothing={smoothing}, factor={factor})")
+def train_call(
+    student, handle, src_batches, tgt_batches, d_model, warmup, pad_id, smoothing, factor, seed=0
+):
+    kwargs = dict(
+        d_model=d_model,
+        warmup_steps=warmup,
+        bos_id=BOS,
+        pad_id=pad_id,
+        smoothing=smoothing,
+        factor=factor,
+    )
+    value = student.run(
+        Call(C, "train", (handle, src_batches, tgt_batches), kwargs, seed=seed)
+    ).value
+    what = (
+        f"train(model, src_batches, tgt_batches, d_model={d_model}, warmup_steps={warmup}, bos_id={BOS}, "
+        f"pad_id={pad_id}, smoothing={smoothing}, factor={factor})"
+    )
     if isinstance(value, list):
         value = torch.tensor(value, dtype=torch.float64)
     return tensor(value, what, shape=(src_batches.shape[0],), dtype=torch.float64), what
@@ -361,9 +508,16 @@ class CopyTask:
     noise: float = 0.3
 
     def kwargs(self):
-        return dict(src_vocab_size=self.vocab, tgt_vocab_size=self.vocab, d_model=self.d_model,
-                    num_heads=self.num_heads, num_layers=self.num_layers, d_ff=self.d_ff, dropout=0.0,
-                    max_len=MAX_LEN)
+        return dict(
+            src_vocab_size=self.vocab,
+            tgt_vocab_size=self.vocab,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            d_ff=self.d_ff,
+            dropout=0.0,
+            max_len=MAX_LEN,
+        )
 
     def data(self, seed, steps, batch, noise=False):
         """src (steps, batch, length), tgt (steps, batch, length + 1) = src then EOS."""
@@ -378,8 +532,16 @@ class CopyTask:
     def initial_state(self):
         """Weights drawn like torch's defaults (Linear: std 1/sqrt(3 fan_in); LayerNorm: ones and zeros; biases 0):
         the kit's test weights (norms and biases perturbed) make the tiny model learn twice as slowly."""
-        state = transformer_state(self.vocab, self.vocab, self.d_model, self.d_ff, self.num_layers, self.seed,
-                                  torch.float32, MAX_LEN)
+        state = transformer_state(
+            self.vocab,
+            self.vocab,
+            self.d_model,
+            self.d_ff,
+            self.num_layers,
+            self.seed,
+            torch.float32,
+            MAX_LEN,
+        )
         for name, value in state.items():
             if name.endswith("norm.weight"):
                 state[name] = torch.ones_like(value)
@@ -394,14 +556,18 @@ def token_accuracy(decoded, tgt):
     """The share of target tokens that decoded[:, 1:] reproduces (a row decoded too short misses the rest)."""
     got = torch.full_like(tgt, -1)
     k = min(decoded.shape[1] - 1, tgt.shape[1])
-    got[:, :k] = decoded[:, 1:1 + k]
+    got[:, :k] = decoded[:, 1 : 1 + k]
     return float((got == tgt).double().mean())
 
 
 def teacher_forced_accuracy(expected_model, src, tgt, *, shifted=True, causal_mask=True):
     with torch.no_grad():
-        logits = expected_model.forward(src, shift(tgt, BOS) if shifted else tgt, None,
-                                 expected_causal_mask(tgt.shape[1]) if causal_mask else None)
+        logits = expected_model.forward(
+            src,
+            shift(tgt, BOS) if shifted else tgt,
+            None,
+            expected_causal_mask(tgt.shape[1]) if causal_mask else None,
+        )
     return float((logits.argmax(-1) == tgt).double().mean())
 
 
@@ -412,14 +578,24 @@ def teacher_forced_accuracy(expected_model, src, tgt, *, shifted=True, causal_ma
 @given(case=batch_cases())
 @example(case=fixed_batch_case(3))
 def teacher_forcing_gradient_equals_expected(student, case):
-    """teacher_forcing_loss's value and its gradient for every parameter equal the expected_model's, same weights and
-    batch."""
+    """teacher_forcing_loss's value and every parameter's gradient equal the expected model's.
+
+    The same weights and batch for both."""
     handle, state = build_model(student, case)
-    reply = student.run(Call(C, "teacher_forcing_loss", (handle, case.src, case.tgt),
-                       dict(bos_id=BOS, pad_id=case.pad_id, smoothing=case.smoothing), backward=True))
+    reply = student.run(
+        Call(
+            C,
+            "teacher_forcing_loss",
+            (handle, case.src, case.tgt),
+            dict(bos_id=BOS, pad_id=case.pad_id, smoothing=case.smoothing),
+            backward=True,
+        )
+    )
     what = f"teacher_forcing_loss(model, src, tgt, bos_id={BOS}, pad_id={case.pad_id}, smoothing={case.smoothing})"
     got = tensor(reply.value, what, shape=(), dtype=torch.float64)
-    c = cotangent((), torch.float64, 1).item()  # the scalar Call(backward=True) multiplies the loss by (seed 0 + 1)
+    c = cotangent(
+        (), torch.float64, 1
+    ).item()  # the scalar Call(backward=True) multiplies the loss by (seed 0 + 1)
 
     def explain():
         for mistake, hint in TEACHER_FORCING_MISTAKES:
@@ -428,16 +604,21 @@ def teacher_forcing_gradient_equals_expected(student, case):
                     return hint
             except Exception:  # noqa: BLE001 - a diagnosis is best effort
                 continue
-        return ("logits = model(src, shift_right(tgt, bos_id), padding_mask(src, pad_id), causal_mask(m)); "
-                "loss = label_smoothed_cross_entropy(logits, tgt, smoothing, pad_id)")
+        return (
+            "logits = model(src, shift_right(tgt, bos_id), padding_mask(src, pad_id), causal_mask(m)); "
+            "loss = label_smoothed_cross_entropy(logits, tgt, smoothing, pad_id)"
+        )
 
     loss, grads = expected_gradients(state, case, c)
     if not is_close(got, loss):
         close(got, loss, what, explain)
     for name, expected in grads.items():
         g = (reply.param_grads or {}).get(name)
-        expect(g is not None, f"{name} got no gradient from teacher_forcing_loss",
-               "return the loss tensor itself, attached to the model (no .item() or .detach())")
+        expect(
+            g is not None,
+            f"{name} got no gradient from teacher_forcing_loss",
+            "return the loss tensor itself, attached to the model (no .item() or .detach())",
+        )
         if not is_close(g, expected):
             close(g, expected, f"d loss / d {name}", explain)
 
@@ -446,37 +627,72 @@ def teacher_forcing_gradient_equals_expected(student, case):
 @given(case=batch_cases(), steps=st.integers(2, 3), warmup=st.integers(1, 3))
 @example(case=fixed_batch_case(5), steps=3, warmup=2)
 def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
-    """After train(...) on a few batches the weights (and the losses) equal the expected_model's: Adam(betas=(0.9, 0.98),
-    eps=1e-9), lr = learning_rate(s, ...) before step s, gradients cleared at every step."""
+    """After train(...) on a few batches the weights and the losses equal the expected model's.
+
+    Adam(betas=(0.9, 0.98), eps=1e-9), lr = learning_rate(s, ...) before step s, gradients cleared at every step."""
     g = torch.Generator().manual_seed(case.seed)
     src_b = torch.stack([padded(g, *case.src.shape, case.vocab, case.pad_id) for _ in range(steps)])
     tgt_b = torch.stack([padded(g, *case.tgt.shape, case.vocab, case.pad_id) for _ in range(steps)])
     handle, state = build_model(student, case)
-    losses, what = train_call(student, handle, src_b, tgt_b, case.d_model, warmup, case.pad_id, case.smoothing, 1.0)
+    losses, what = train_call(
+        student, handle, src_b, tgt_b, case.d_model, warmup, case.pad_id, case.smoothing, 1.0
+    )
     info = student.inspect(handle)
-    expect(info.get("training"), "after train(...) the model is in eval mode", "call model.train() first")
+    expect(
+        info.get("training"),
+        "after train(...) the model is in eval mode",
+        "call model.train() first",
+    )
     expected_losses, expected_state = expected_train(state, case, src_b, tgt_b, warmup, 1.0)
     got_state = info["state"]
 
     def explain():
         def same(**kw):
-            return lambda: is_close(got_state["generator.weight"],
-                                    expected_train(state, case, src_b, tgt_b, warmup, 1.0, **kw)[1]["generator.weight"],
-                                    rtol=1e-5, atol=1e-7)
-        return diagnose(ADAM + "; " + SCHEDULE_USED,
-                        (same(zero_grad=False), NO_ZERO_GRAD),
-                        (same(lr=lambda s: schedule(s + 1, case.d_model, warmup)), SCHEDULE_USED + " (s from 1)"),
-                        (same(lr=lambda s: schedule(max(s - 1, 1), case.d_model, warmup)),
-                         SCHEDULE_USED + " (s from 1)"))
+            return lambda: is_close(
+                got_state["generator.weight"],
+                expected_train(state, case, src_b, tgt_b, warmup, 1.0, **kw)[1]["generator.weight"],
+                rtol=1e-5,
+                atol=1e-7,
+            )
+
+        return diagnose(
+            ADAM + "; " + SCHEDULE_USED,
+            (same(zero_grad=False), NO_ZERO_GRAD),
+            (
+                same(lr=lambda s: schedule(s + 1, case.d_model, warmup)),
+                SCHEDULE_USED + " (s from 1)",
+            ),
+            (
+                same(lr=lambda s: schedule(max(s - 1, 1), case.d_model, warmup)),
+                SCHEDULE_USED + " (s from 1)",
+            ),
+        )
 
     if not is_close(losses[0], expected_losses[0], rtol=1e-5, atol=1e-7):
-        close(losses[:1], expected_losses[:1], what + ": the first step's loss",
-              "step 1's loss is teacher_forcing_loss of batch 0 before any update")
+        close(
+            losses[:1],
+            expected_losses[:1],
+            what + ": the first step's loss",
+            "step 1's loss is teacher_forcing_loss of batch 0 before any update",
+        )
     for name, expected in expected_state.items():
         if not is_close(got_state[name], expected, rtol=1e-5, atol=1e-7):
-            close(got_state[name], expected, f"{name} after {steps} steps of train", explain, rtol=1e-5, atol=1e-7)
-    close(losses, expected_losses, what + ": the losses of each step", "return the loss of each step, before it",
-          rtol=1e-5, atol=1e-7)
+            close(
+                got_state[name],
+                expected,
+                f"{name} after {steps} steps of train",
+                explain,
+                rtol=1e-5,
+                atol=1e-7,
+            )
+    close(
+        losses,
+        expected_losses,
+        what + ": the losses of each step",
+        "return the loss of each step, before it",
+        rtol=1e-5,
+        atol=1e-7,
+    )
 
 
 @prop(C, points=3, examples=12)
@@ -488,10 +704,22 @@ def smoothed_loss_equals_closed_form(student, inputs):
     got, _, what = loss_call(student, inputs)
     expected = smoothed_loss(inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id)
     if not is_close(got, expected, inputs.logits.dtype):
-        close(got, expected, what, explain_loss(got, inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id,
-                                                "q[y] = 1 - smoothing, q[pad_id] = 0, smoothing / (V - 2) "
-                                                "elsewhere; loss = mean over non-padding positions of "
-                                                "-sum(q * log_softmax(logits))"), inputs.logits.dtype)
+        close(
+            got,
+            expected,
+            what,
+            explain_loss(
+                got,
+                inputs.logits,
+                inputs.target,
+                inputs.smoothing,
+                inputs.pad_id,
+                "q[y] = 1 - smoothing, q[pad_id] = 0, smoothing / (V - 2) "
+                "elsewhere; loss = mean over non-padding positions of "
+                "-sum(q * log_softmax(logits))",
+            ),
+            inputs.logits.dtype,
+        )
 
 
 @prop(C, points=1, examples=8)
@@ -500,18 +728,33 @@ def smoothing_zero_is_cross_entropy(student, inputs):
     """With smoothing = 0 the loss is the ordinary cross-entropy with padding ignored."""
     got, _, what = loss_call(student, inputs)
     logits = inputs.logits.to(torch.float64)
-    expected = F.cross_entropy(logits.flatten(0, 1), inputs.target.flatten(), ignore_index=inputs.pad_id)
+    expected = F.cross_entropy(
+        logits.flatten(0, 1), inputs.target.flatten(), ignore_index=inputs.pad_id
+    )
     if not is_close(got, expected, inputs.logits.dtype):
-        close(got, expected, what + " vs F.cross_entropy(ignore_index=pad_id)",
-              explain_loss(got, inputs.logits, inputs.target, 0.0, inputs.pad_id,
-                           "with smoothing 0, q is one-hot: loss = mean over non-padding positions of "
-                           "-log softmax(logits)[target]"), inputs.logits.dtype)
+        close(
+            got,
+            expected,
+            what + " vs F.cross_entropy(ignore_index=pad_id)",
+            explain_loss(
+                got,
+                inputs.logits,
+                inputs.target,
+                0.0,
+                inputs.pad_id,
+                "with smoothing 0, q is one-hot: loss = mean over non-padding positions of "
+                "-log softmax(logits)[target]",
+            ),
+            inputs.logits.dtype,
+        )
 
 
 def entropy(vocab, smoothing):
     """H(q) of the smoothed distribution: the smallest value of the loss at one position."""
     rest = smoothing / (vocab - 2)
-    return -(1 - smoothing) * math.log(1 - smoothing) - (smoothing * math.log(rest) if smoothing else 0.0)
+    return -(1 - smoothing) * math.log(1 - smoothing) - (
+        smoothing * math.log(rest) if smoothing else 0.0
+    )
 
 
 @prop(C, points=2, examples=8)
@@ -521,22 +764,55 @@ def smoothed_distribution_minimises_the_loss(student, inputs):
     """At logits = log q (the smoothed distribution) the loss is its entropy H(q) and its gradient is zero."""
     vocab = inputs.logits.shape[-1]
     q = smoothed_distribution(inputs.target, vocab, inputs.smoothing, inputs.pad_id)
-    logits = q.clamp(min=1e-300).log().clamp(min=-1e4)  # q[pad] = 0: a logit of -1e4 is probability 0 here
-    inputs = LossInputs(logits=logits, target=inputs.target, smoothing=inputs.smoothing, pad_id=inputs.pad_id)
+    logits = (
+        q.clamp(min=1e-300).log().clamp(min=-1e4)
+    )  # q[pad] = 0: a logit of -1e4 is probability 0 here
+    inputs = LossInputs(
+        logits=logits, target=inputs.target, smoothing=inputs.smoothing, pad_id=inputs.pad_id
+    )
     got, reply, what = loss_call(student, inputs, backward=True)
     h = entropy(vocab, inputs.smoothing)
-    hint = diagnose("at logits = log q the loss is the entropy of q: check q (q[y] = 1 - smoothing, "
-                    "smoothing / (V - 2) elsewhere but q[pad_id] = 0) and the mean over non-padding positions",
-                    (lambda: is_close(got, smoothed_loss(logits, inputs.target, inputs.smoothing, inputs.pad_id,
-                                                         pad_mass=True)), PAD_MASS),
-                    (lambda: is_close(got, smoothed_loss(logits, inputs.target, inputs.smoothing, inputs.pad_id,
-                                                         count_pad=True)), PAD_COUNTED),
-                    (lambda: is_close(got, smoothed_loss(logits, inputs.target, inputs.smoothing, inputs.pad_id,
-                                                         summed=True)), NOT_MEAN))
-    close(got, torch.tensor(h, dtype=torch.float64), what + " at logits = log q, vs the entropy of q", hint)
+    hint = diagnose(
+        "at logits = log q the loss is the entropy of q: check q (q[y] = 1 - smoothing, "
+        "smoothing / (V - 2) elsewhere but q[pad_id] = 0) and the mean over non-padding positions",
+        (
+            lambda: is_close(
+                got,
+                smoothed_loss(
+                    logits, inputs.target, inputs.smoothing, inputs.pad_id, pad_mass=True
+                ),
+            ),
+            PAD_MASS,
+        ),
+        (
+            lambda: is_close(
+                got,
+                smoothed_loss(
+                    logits, inputs.target, inputs.smoothing, inputs.pad_id, count_pad=True
+                ),
+            ),
+            PAD_COUNTED,
+        ),
+        (
+            lambda: is_close(
+                got,
+                smoothed_loss(logits, inputs.target, inputs.smoothing, inputs.pad_id, summed=True),
+            ),
+            NOT_MEAN,
+        ),
+    )
+    close(
+        got,
+        torch.tensor(h, dtype=torch.float64),
+        what + " at logits = log q, vs the entropy of q",
+        hint,
+    )
     grad = (reply.input_grads or [None])[0]
-    expect(grad is not None, "no gradient reached the logits",
-           "keep the loss differentiable: no .item(), .detach() or numpy inside")
+    expect(
+        grad is not None,
+        "no gradient reached the logits",
+        "keep the loss differentiable: no .item(), .detach() or numpy inside",
+    )
     close(grad, torch.zeros_like(grad), "d loss / d logits at logits = log q (the minimum)", hint)
 
 
@@ -547,15 +823,36 @@ def padding_positions_contribute_nothing(student, inputs, noise):
     got, reply, what = loss_call(student, inputs, backward=True)
     pad = inputs.target == inputs.pad_id
     grad = (reply.input_grads or [None])[0]
-    expect(grad is not None, "no gradient reached the logits",
-           "keep the loss differentiable: no .item(), .detach() or numpy inside")
-    expect(float(grad[~pad].abs().sum()) > 0, "d loss / d logits is zero at every non-padding position",
-           "the loss must depend on the logits of the non-padding positions")
+    expect(
+        grad is not None,
+        "no gradient reached the logits",
+        "keep the loss differentiable: no .item(), .detach() or numpy inside",
+    )
+    expect(
+        float(grad[~pad].abs().sum()) > 0,
+        "d loss / d logits is zero at every non-padding position",
+        "the loss must depend on the logits of the non-padding positions",
+    )
     changed = inputs.logits + pad[..., None] * tensors_like(inputs.logits, noise)
-    again, _, _ = loss_call(student, LossInputs(logits=changed, target=inputs.target, smoothing=inputs.smoothing,
-                                          pad_id=inputs.pad_id))
-    close(again, got, what + " after changing the logits at padding positions", PAD_COUNTED, inputs.logits.dtype)
-    close(grad[pad], torch.zeros_like(grad[pad]), "d loss / d logits at padding positions", PAD_COUNTED)
+    again, _, _ = loss_call(
+        student,
+        LossInputs(
+            logits=changed, target=inputs.target, smoothing=inputs.smoothing, pad_id=inputs.pad_id
+        ),
+    )
+    close(
+        again,
+        got,
+        what + " after changing the logits at padding positions",
+        PAD_COUNTED,
+        inputs.logits.dtype,
+    )
+    close(
+        grad[pad],
+        torch.zeros_like(grad[pad]),
+        "d loss / d logits at padding positions",
+        PAD_COUNTED,
+    )
 
 
 def tensors_like(x, seed):
@@ -564,8 +861,12 @@ def tensors_like(x, seed):
 
 
 @prop(C, points=1, examples=12)
-@given(step=st.integers(1, 20_000), d_model=st.sampled_from([16, 64, 512]), warmup=st.integers(1, 8000),
-       factor=st.sampled_from([1.0, 2.0, 0.5]))
+@given(
+    step=st.integers(1, 20_000),
+    d_model=st.sampled_from([16, 64, 512]),
+    warmup=st.integers(1, 8000),
+    factor=st.sampled_from([1.0, 2.0, 0.5]),
+)
 @example(step=1, d_model=512, warmup=4000, factor=1.0)
 @example(step=4000, d_model=512, warmup=4000, factor=1.0)
 def learning_rate_equals_closed_form(student, step, d_model, warmup, factor):
@@ -573,11 +874,21 @@ def learning_rate_equals_closed_form(student, step, d_model, warmup, factor):
     got, what = rate_call(student, step, d_model, warmup, factor)
     expected = schedule(step, d_model, warmup, factor)
     if not math.isclose(got, expected, rel_tol=1e-9):
-        fail(f"{what} = {got:.6g}, expected {expected:.6g}", diagnose(
-            SCHEDULE,
-            (math.isclose(got, schedule(step, d_model, warmup), rel_tol=1e-9), "multiply by factor"),
-            (math.isclose(got, expected * math.sqrt(d_model), rel_tol=1e-9)
-             or math.isclose(got, expected / math.sqrt(d_model), rel_tol=1e-9), "scale by d_model^-0.5")))
+        fail(
+            f"{what} = {got:.6g}, expected {expected:.6g}",
+            diagnose(
+                SCHEDULE,
+                (
+                    math.isclose(got, schedule(step, d_model, warmup), rel_tol=1e-9),
+                    "multiply by factor",
+                ),
+                (
+                    math.isclose(got, expected * math.sqrt(d_model), rel_tol=1e-9)
+                    or math.isclose(got, expected / math.sqrt(d_model), rel_tol=1e-9),
+                    "scale by d_model^-0.5",
+                ),
+            ),
+        )
 
 
 @prop(C, points=1, examples=3)
@@ -587,25 +898,45 @@ def learning_rate_peaks_at_warmup(student, d_model, warmup):
     """Over steps 1..3·warmup the rate rises to its peak (d_model·warmup)^-0.5 at step warmup, then falls."""
     rates = [rate_call(student, s, d_model, warmup)[0] for s in range(1, 3 * warmup + 1)]
     peak = max(range(len(rates)), key=rates.__getitem__) + 1
-    expect(peak == warmup, f"learning_rate(step, d_model={d_model}, warmup_steps={warmup}) peaks at step {peak}, "
-           f"expected at step {warmup}", SCHEDULE)
+    expect(
+        peak == warmup,
+        f"learning_rate(step, d_model={d_model}, warmup_steps={warmup}) peaks at step {peak}, "
+        f"expected at step {warmup}",
+        SCHEDULE,
+    )
     expected = (d_model * warmup) ** -0.5
-    expect(math.isclose(rates[warmup - 1], expected, rel_tol=1e-9), f"the peak rate is {rates[warmup - 1]:.6g}, "
-           f"expected (d_model * warmup_steps)^-0.5 = {expected:.6g}", SCHEDULE)
+    expect(
+        math.isclose(rates[warmup - 1], expected, rel_tol=1e-9),
+        f"the peak rate is {rates[warmup - 1]:.6g}, "
+        f"expected (d_model * warmup_steps)^-0.5 = {expected:.6g}",
+        SCHEDULE,
+    )
 
 
 @prop(C, points=1, examples=6)
-@given(tgt=st.integers(1, 5).flatmap(lambda m: st.lists(st.lists(st.integers(0, 9), min_size=m, max_size=m),
-                                                         min_size=1, max_size=3)),
-       bos_id=st.integers(0, 9))
+@given(
+    tgt=st.integers(1, 5).flatmap(
+        lambda m: st.lists(
+            st.lists(st.integers(0, 9), min_size=m, max_size=m), min_size=1, max_size=3
+        )
+    ),
+    bos_id=st.integers(0, 9),
+)
 def shift_right_prepends_bos(student, tgt, bos_id):
     """shift_right(tgt, bos_id) = [bos_id, tgt[:, 0], ..., tgt[:, m-2]] per row."""
     tgt = torch.tensor(tgt)
-    got = tensor(student.call(C, "shift_right", tgt, bos_id), f"shift_right(tgt, bos_id={bos_id})", shape=tgt.shape,
-                 dtype=torch.long)
+    got = tensor(
+        student.call(C, "shift_right", tgt, bos_id),
+        f"shift_right(tgt, bos_id={bos_id})",
+        shape=tgt.shape,
+        dtype=torch.long,
+    )
     expected = shift(tgt, bos_id)
-    expect(torch.equal(got, expected), f"shift_right({tgt.tolist()}, {bos_id}) = {got.tolist()}, "
-           f"expected {expected.tolist()}", "prepend bos_id and drop the last token: the input at t is tgt[t - 1]")
+    expect(
+        torch.equal(got, expected),
+        f"shift_right({tgt.tolist()}, {bos_id}) = {got.tolist()}, expected {expected.tolist()}",
+        "prepend bos_id and drop the last token: the input at t is tgt[t - 1]",
+    )
 
 
 COPY = CopyTask()
@@ -613,40 +944,87 @@ COPY = CopyTask()
 
 @prop(C, points=3, examples=1, error_hint=BUILD_ERROR)
 def copy_task_is_learned(student):
-    """train() on the copy task (500 steps of 64 sequences of 5 tokens, 30 % of training target tokens noise,
-    d_model 32, 1 layer, fixed seed) reaches 95 % token accuracy on 64 held-out sequences under greedy decoding."""
+    """train() learns the copy task: 95 % token accuracy on 64 held-out sequences under greedy decoding.
+
+    500 steps of 64 sequences of 5 tokens, 30 % of the training target tokens noise, d_model 32, 1 layer, a fixed
+    seed."""
     task = COPY
-    handle = student.build("transformer", "Transformer", state=task.initial_state(), train=True, **task.kwargs())
+    handle = student.build(
+        "transformer", "Transformer", state=task.initial_state(), train=True, **task.kwargs()
+    )
     src_b, tgt_b = task.data(task.seed + 1, task.steps, task.batch, noise=True)
-    losses, what = train_call(student, handle, src_b, tgt_b, task.d_model, task.warmup, task.pad_id, task.smoothing,
-                              task.factor, seed=task.seed)
-    expect(float(losses[-1]) < float(losses[0]), f"{what}: the loss went from {float(losses[0]):.4g} at step 1 to "
-           f"{float(losses[-1]):.4g} at step {task.steps}", "return each step's loss; it must fall as the model "
-           "learns: " + NO_ZERO_GRAD)
+    losses, what = train_call(
+        student,
+        handle,
+        src_b,
+        tgt_b,
+        task.d_model,
+        task.warmup,
+        task.pad_id,
+        task.smoothing,
+        task.factor,
+        seed=task.seed,
+    )
+    expect(
+        float(losses[-1]) < float(losses[0]),
+        f"{what}: the loss went from {float(losses[0]):.4g} at step 1 to "
+        f"{float(losses[-1]):.4g} at step {task.steps}",
+        "return each step's loss; it must fall as the model learns: " + NO_ZERO_GRAD,
+    )
     state = student.inspect(handle)["state"]
     src, tgt = (x[0] for x in task.data(task.seed + 999, 1, task.held_out))
-    sizes = SimpleNamespace(src=src, num_layers=task.num_layers, d_model=task.d_model, num_heads=task.num_heads,
-                            d_ff=task.d_ff)
-    decoded = expected_greedy_decode(state, sizes, task.length + 2, BOS, EOS)  # the trained weights, decoded
+    sizes = SimpleNamespace(
+        src=src,
+        num_layers=task.num_layers,
+        d_model=task.d_model,
+        num_heads=task.num_heads,
+        d_ff=task.d_ff,
+    )
+    decoded = expected_greedy_decode(
+        state, sizes, task.length + 2, BOS, EOS
+    )  # the trained weights, decoded
     accuracy = token_accuracy(decoded, tgt)
     if accuracy >= task.accuracy:
         return
-    trained = TrainableExpectedModel(state, task.num_layers, task.d_model, task.num_heads, task.d_ff)
+    trained = TrainableExpectedModel(
+        state, task.num_layers, task.d_model, task.num_heads, task.d_ff
+    )
     hint = diagnose(
         "the model did not learn to copy: check train (Adam, the schedule, zero_grad) and teacher_forcing_loss",
-        (lambda: teacher_forced_accuracy(trained, src, tgt, causal_mask=False)
-         >= teacher_forced_accuracy(trained, src, tgt) + 0.05, NO_CAUSAL),
-        (lambda: teacher_forced_accuracy(trained, src, tgt, shifted=False) >= task.accuracy
-         or teacher_forced_accuracy(trained, src, tgt, shifted=False, causal_mask=False) >= task.accuracy,
-         NOT_SHIFTED),
-        (lambda: float(losses[-1]) > float(losses[0]), "the loss grew during training: " + NO_ZERO_GRAD))
-    fail(f"after {task.steps} steps greedy decoding reproduces {accuracy:.0%} of the held-out tokens, expected at "
-         f"least {task.accuracy:.0%} (training loss {float(losses[0]):.3f} at step 1, {float(losses[-1]):.3f} at "
-         f"step {task.steps})", hint)
+        (
+            lambda: (
+                teacher_forced_accuracy(trained, src, tgt, causal_mask=False)
+                >= teacher_forced_accuracy(trained, src, tgt) + 0.05
+            ),
+            NO_CAUSAL,
+        ),
+        (
+            lambda: (
+                teacher_forced_accuracy(trained, src, tgt, shifted=False) >= task.accuracy
+                or teacher_forced_accuracy(trained, src, tgt, shifted=False, causal_mask=False)
+                >= task.accuracy
+            ),
+            NOT_SHIFTED,
+        ),
+        (
+            lambda: float(losses[-1]) > float(losses[0]),
+            "the loss grew during training: " + NO_ZERO_GRAD,
+        ),
+    )
+    fail(
+        f"after {task.steps} steps greedy decoding reproduces {accuracy:.0%} of the held-out tokens, expected at "
+        f"least {task.accuracy:.0%} (training loss {float(losses[0]):.3f} at step 1, {float(losses[-1]):.3f} at "
+        f"step {task.steps})",
+        hint,
+    )
 
 
 @prop(C, points=1, examples=1)
 def training_is_written_by_hand(student):
     """training.py calls no library cross-entropy, NLL or KL loss (static check)."""
-    written_by_hand(student, C, "write the smoothed cross-entropy from log_softmax, a smoothed target distribution and "
-                          "a masked mean: no F.cross_entropy, nn.CrossEntropyLoss, F.nll_loss or F.kl_div")
+    written_by_hand(
+        student,
+        C,
+        "write the smoothed cross-entropy from log_softmax, a smoothed target distribution and "
+        "a masked mean: no F.cross_entropy, nn.CrossEntropyLoss, F.nll_loss or F.kl_div",
+    )

@@ -1,15 +1,17 @@
 """Properties of transformer.Transformer and transformer.greedy_decode (visible to students).
 
 Tiny models (d_model 4-8, 1-2 heads, 1-2 layers, d_ff 8, vocabularies of 5-7, max_len 16) in float64, with the
-weights from strategies.transformer_state. Expected values: expected_values.TorchTransformer, the same model assembled from
-torch's own encoder and decoder layers. Mismatches are diagnosed by re-running it with one mistake at a time
-(src_mask not reaching the cross-attention, no positional encoding on one side, ...); greedy decoding is
+weights from strategies.transformer_state. Expected values: expected_values.TorchTransformer, the same model
+assembled from torch's own encoder and decoder layers. Mismatches are diagnosed by re-running it with one
+mistake at a time (src_mask not reaching the cross-attention, no positional encoding on one side, ...); greedy
+decoding is
 diagnosed against variants of the loop (no stop at eos, no eos after a finished row, an extra step...).
 """
+
 from __future__ import annotations
 
-import math
 import enum
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -21,16 +23,28 @@ from hypothesis.extra import numpy as hnp
 
 from ..student_code import Call
 from . import expected_values
-from .expected_values import expected_causal_mask
-from .checks import close, diagnose, equal, expect, fail, is_close, not_constant, tensor, written_by_hand
+from .checks import (
+    close,
+    diagnose,
+    equal,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+    tensor,
+    written_by_hand,
+)
 from .core import prop
+from .expected_values import expected_causal_mask
 from .strategies import seeds, transformer_state
 
 C = "transformer"
 MAX_LEN = 16
-BUILD_ERROR = ("Transformer(src_vocab_size, tgt_vocab_size, d_model, num_heads, num_layers, d_ff, dropout, "
-               "max_len) must build and load weights by the docstring's names: src_embedding, tgt_embedding, "
-               "positional_encoding, encoder, decoder, generator")
+BUILD_ERROR = (
+    "Transformer(src_vocab_size, tgt_vocab_size, d_model, num_heads, num_layers, d_ff, dropout, "
+    "max_len) must build and load weights by the docstring's names: src_embedding, tgt_embedding, "
+    "positional_encoding, encoder, decoder, generator"
+)
 
 
 # ------------------------------------------------------------------------------------------------- cases
@@ -51,13 +65,28 @@ class Case:
     d_ff: int = 8
 
     def kwargs(self, dropout=0.0):
-        return dict(src_vocab_size=self.src_vocab, tgt_vocab_size=self.tgt_vocab, d_model=self.d_model,
-                    num_heads=self.num_heads, num_layers=self.num_layers, d_ff=self.d_ff, dropout=dropout,
-                    max_len=MAX_LEN)
+        return dict(
+            src_vocab_size=self.src_vocab,
+            tgt_vocab_size=self.tgt_vocab,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            d_ff=self.d_ff,
+            dropout=dropout,
+            max_len=MAX_LEN,
+        )
 
     def state(self, eos_bias=None, eos_id=None):
-        s = transformer_state(self.src_vocab, self.tgt_vocab, self.d_model, self.d_ff, self.num_layers, self.seed,
-                              torch.float64, MAX_LEN)
+        s = transformer_state(
+            self.src_vocab,
+            self.tgt_vocab,
+            self.d_model,
+            self.d_ff,
+            self.num_layers,
+            self.seed,
+            torch.float64,
+            MAX_LEN,
+        )
         if eos_bias is not None:
             s["generator.bias"] = s["generator.bias"].clone()
             s["generator.bias"][eos_id] += eos_bias
@@ -86,41 +115,87 @@ def cases(draw, mask="maybe", min_layers=1, max_layers=2, m_e=(2, 5), m_d=(1, 4)
         keep = torch.arange(me)[None, :] < lengths[:, None]
         src = src.masked_fill(~keep, 0)
         src_mask = keep[:, None, None, :]
-    return Case(src_vocab=src_vocab, tgt_vocab=tgt_vocab, d_model=d, num_heads=h, num_layers=n, seed=draw(seeds()),
-                src=src, tgt=tgt, src_mask=src_mask)
+    return Case(
+        src_vocab=src_vocab,
+        tgt_vocab=tgt_vocab,
+        d_model=d,
+        num_heads=h,
+        num_layers=n,
+        seed=draw(seeds()),
+        src=src,
+        tgt=tgt,
+        src_mask=src_mask,
+    )
 
 
-def fixed_case(seed, batch=2, m_e=5, m_d=3, d_model=8, num_heads=2, num_layers=2, vocab=(6, 7), lengths=None):
+def fixed_case(
+    seed, batch=2, m_e=5, m_d=3, d_model=8, num_heads=2, num_layers=2, vocab=(6, 7), lengths=None
+):
     g = torch.Generator().manual_seed(seed)
-    src, tgt = torch.randint(1, 5, (batch, m_e), generator=g), torch.randint(0, 5, (batch, m_d), generator=g)
+    src, tgt = (
+        torch.randint(1, 5, (batch, m_e), generator=g),
+        torch.randint(0, 5, (batch, m_d), generator=g),
+    )
     mask = None
     if lengths is not None:
         keep = torch.arange(m_e)[None, :] < torch.tensor(lengths)[:, None]
         src, mask = src.masked_fill(~keep, 0), keep[:, None, None, :]
-    return Case(src_vocab=vocab[0], tgt_vocab=vocab[1], d_model=d_model, num_heads=num_heads, num_layers=num_layers,
-                seed=seed, src=src, tgt=tgt, src_mask=mask)
+    return Case(
+        src_vocab=vocab[0],
+        tgt_vocab=vocab[1],
+        d_model=d_model,
+        num_heads=num_heads,
+        num_layers=num_layers,
+        seed=seed,
+        src=src,
+        tgt=tgt,
+        src_mask=mask,
+    )
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
 def build(student, case, state=None, dropout=0.0, train=False):
     state = case.state() if state is None else state
-    return student.build(C, "Transformer", state=state, train=train, dtype=torch.float64, **case.kwargs(dropout)), state
+    return student.build(
+        C, "Transformer", state=state, train=train, dtype=torch.float64, **case.kwargs(dropout)
+    ), state
 
 
 def forward(student, handle, case, target_mask=None, seed=0, strict=False):
     """The logits. strict: the shape property, which alone owns their dtype and earns its points on shapes."""
-    kwargs = {k: v for k, v in (("src_mask", case.src_mask), ("target_mask", target_mask)) if v is not None}
+    kwargs = {
+        k: v
+        for k, v in (("src_mask", case.src_mask), ("target_mask", target_mask))
+        if v is not None
+    }
     out = student.run(Call(handle, "forward", (case.src, case.tgt), kwargs, seed=seed)).value
     shape = (case.tgt.shape[0], case.tgt.shape[1], case.tgt_vocab)
-    if isinstance(out, torch.Tensor) and case.d_model != case.tgt_vocab and tuple(out.shape) == (*shape[:2],
-                                                                                                case.d_model):
-        fail(f"forward returned shape {tuple(out.shape)}, expected logits {shape}",
-             "the generator is missing: logits = generator(decode(...)), (batch, m_D, tgt_vocab_size)")
-    if isinstance(out, torch.Tensor) and tuple(out.shape) == (shape[0], case.src.shape[1], shape[2]):
-        fail(f"forward returned shape {tuple(out.shape)}, expected {shape}: one row per source position",
-             "the decoder runs on the target: decode(tgt, memory, ...) gives one row per target position")
-    return tensor(out, "Transformer.forward(src, tgt, src_mask, target_mask)", shape=shape, dtype=torch.float64,
-                  check_dtype=strict, shape_only=strict)
+    if (
+        isinstance(out, torch.Tensor)
+        and case.d_model != case.tgt_vocab
+        and tuple(out.shape) == (*shape[:2], case.d_model)
+    ):
+        fail(
+            f"forward returned shape {tuple(out.shape)}, expected logits {shape}",
+            "the generator is missing: logits = generator(decode(...)), (batch, m_D, tgt_vocab_size)",
+        )
+    if isinstance(out, torch.Tensor) and tuple(out.shape) == (
+        shape[0],
+        case.src.shape[1],
+        shape[2],
+    ):
+        fail(
+            f"forward returned shape {tuple(out.shape)}, expected {shape}: one row per source position",
+            "the decoder runs on the target: decode(tgt, memory, ...) gives one row per target position",
+        )
+    return tensor(
+        out,
+        "Transformer.forward(src, tgt, src_mask, target_mask)",
+        shape=shape,
+        dtype=torch.float64,
+        check_dtype=strict,
+        shape_only=strict,
+    )
 
 
 class ModelMistake(enum.Flag):
@@ -147,8 +222,11 @@ class ExpectedTransformer(expected_values.TorchTransformer):
 
     def embed(self, tokens, table):
         source = table.startswith("src")
-        no_pe, other_table = ((ModelMistake.NO_PE_SRC, ModelMistake.SRC_EMBEDDED_WITH_TGT) if source else
-                              (ModelMistake.NO_PE_TGT, ModelMistake.TGT_EMBEDDED_WITH_SRC))
+        no_pe, other_table = (
+            (ModelMistake.NO_PE_SRC, ModelMistake.SRC_EMBEDDED_WITH_TGT)
+            if source
+            else (ModelMistake.NO_PE_TGT, ModelMistake.TGT_EMBEDDED_WITH_SRC)
+        )
         if other_table in self.mistake:
             table = ("tgt" if source else "src") + table[3:]
         scale = 1.0 if ModelMistake.NO_EMBEDDING_SCALE in self.mistake else math.sqrt(self.d)
@@ -158,48 +236,82 @@ class ExpectedTransformer(expected_values.TorchTransformer):
         return x + self.s["positional_encoding.pe"][:, : tokens.shape[1]].to(x.dtype)
 
     def forward(self, src, tgt, src_mask=None, target_mask=None):
-        memory = self.encode(src, None if ModelMistake.NO_ENCODER_MASK in self.mistake else src_mask)
+        memory = self.encode(
+            src, None if ModelMistake.NO_ENCODER_MASK in self.mistake else src_mask
+        )
         cross = None if ModelMistake.NO_CROSS_MASK in self.mistake else src_mask
         target = None if ModelMistake.NO_TARGET_MASK in self.mistake else target_mask
         logits = self.generator(self.decode(tgt, memory, target, cross))
         return torch.softmax(logits, -1) if ModelMistake.SOFTMAX_OUTPUT in self.mistake else logits
 
 
-CROSS_MASK = ("src_mask serves both the encoder and the cross-attention: "
-              "generator(decode(tgt, encode(src, src_mask), target_mask, src_mask))")
+CROSS_MASK = (
+    "src_mask serves both the encoder and the cross-attention: "
+    "generator(decode(tgt, encode(src, src_mask), target_mask, src_mask))"
+)
 ENCODER_MASK = "src_mask must reach the encoder too: memory = encode(src, src_mask)"
-NO_PE_TGT = ("no positional encoding on the target: decode adds it, "
-             "decoder(positional_encoding(tgt_embedding(tgt)), memory, ...)")
+NO_PE_TGT = (
+    "no positional encoding on the target: decode adds it, "
+    "decoder(positional_encoding(tgt_embedding(tgt)), memory, ...)"
+)
 
 
 def explain_forward(got, state, case, target_mask, default=""):
     def same(mistake):
-        return lambda: is_close(got, ExpectedTransformer(state, case, mistake).forward(case.src, case.tgt,
-                                                                                      case.src_mask, target_mask))
+        return lambda: is_close(
+            got,
+            ExpectedTransformer(state, case, mistake).forward(
+                case.src, case.tgt, case.src_mask, target_mask
+            ),
+        )
 
-    candidates = [(same(ModelMistake.NO_PE_TGT), NO_PE_TGT),
-                  (same(ModelMistake.NO_PE_SRC), "no positional encoding on the source: encode adds it, "
-                                                 "encoder(positional_encoding(src_embedding(src)), src_mask)"),
-                  (same(ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT), "no positional encoding: add it to both "
-                                                                          "embeddings"),
-                  (same(ModelMistake.TGT_EMBEDDED_WITH_SRC), "the target is embedded with src_embedding: decode "
-                                                             "uses tgt_embedding"),
-                  (same(ModelMistake.SRC_EMBEDDED_WITH_TGT), "the source is embedded with tgt_embedding: encode "
-                                                             "uses src_embedding"),
-                  (same(ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC),
-                   "the embeddings are swapped: src_embedding for src, tgt_embedding for tgt"),
-                  (same(ModelMistake.NO_EMBEDDING_SCALE), "the embeddings are not scaled by sqrt(d_model): call the "
-                                                          "TokenEmbedding modules (src_embedding(src)), not their "
-                                                          ".embedding"),
-                  (same(ModelMistake.SOFTMAX_OUTPUT), "forward returns probabilities: return the generator's "
-                                                      "logits, no softmax")]
+    candidates = [
+        (same(ModelMistake.NO_PE_TGT), NO_PE_TGT),
+        (
+            same(ModelMistake.NO_PE_SRC),
+            "no positional encoding on the source: encode adds it, "
+            "encoder(positional_encoding(src_embedding(src)), src_mask)",
+        ),
+        (
+            same(ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT),
+            "no positional encoding: add it to both embeddings",
+        ),
+        (
+            same(ModelMistake.TGT_EMBEDDED_WITH_SRC),
+            "the target is embedded with src_embedding: decode uses tgt_embedding",
+        ),
+        (
+            same(ModelMistake.SRC_EMBEDDED_WITH_TGT),
+            "the source is embedded with tgt_embedding: encode uses src_embedding",
+        ),
+        (
+            same(ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC),
+            "the embeddings are swapped: src_embedding for src, tgt_embedding for tgt",
+        ),
+        (
+            same(ModelMistake.NO_EMBEDDING_SCALE),
+            "the embeddings are not scaled by sqrt(d_model): call the "
+            "TokenEmbedding modules (src_embedding(src)), not their "
+            ".embedding",
+        ),
+        (
+            same(ModelMistake.SOFTMAX_OUTPUT),
+            "forward returns probabilities: return the generator's logits, no softmax",
+        ),
+    ]
     if case.src_mask is not None:
-        candidates += [(same(ModelMistake.NO_CROSS_MASK), CROSS_MASK),
-                       (same(ModelMistake.NO_ENCODER_MASK), ENCODER_MASK),
-                       (same(ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK),
-                        "src_mask is ignored: it serves the encoder and the cross-attention")]
+        candidates += [
+            (same(ModelMistake.NO_CROSS_MASK), CROSS_MASK),
+            (same(ModelMistake.NO_ENCODER_MASK), ENCODER_MASK),
+            (
+                same(ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK),
+                "src_mask is ignored: it serves the encoder and the cross-attention",
+            ),
+        ]
     if target_mask is not None:
-        candidates.append((same(ModelMistake.NO_TARGET_MASK), "target_mask is not passed on to the decoder"))
+        candidates.append(
+            (same(ModelMistake.NO_TARGET_MASK), "target_mask is not passed on to the decoder")
+        )
     return diagnose(default, *candidates)
 
 
@@ -217,10 +329,16 @@ class GreedyMistake(enum.Flag):
     NO_CAUSAL_MASK = enum.auto()
 
 
-def expected_greedy_decode(state, case, max_len, bos_id, eos_id, src_mask=None, mistake=GreedyMistake.NONE):
+def expected_greedy_decode(
+    state, case, max_len, bos_id, eos_id, src_mask=None, mistake=GreedyMistake.NONE
+):
     """Greedy decoding with the torch-assembled model, optionally with `mistake` made on purpose in the loop."""
     model = ExpectedTransformer(state, case)
-    steps = max_len + (GreedyMistake.ONE_STEP_MORE in mistake) - (GreedyMistake.ONE_STEP_LESS in mistake)
+    steps = (
+        max_len
+        + (GreedyMistake.ONE_STEP_MORE in mistake)
+        - (GreedyMistake.ONE_STEP_LESS in mistake)
+    )
     position = 0 if GreedyMistake.FIRST_POSITION in mistake else -1
     decode_mask = None if GreedyMistake.NO_SRC_MASK_IN_DECODE in mistake else src_mask
     memory = model.encode(case.src, src_mask)
@@ -236,9 +354,13 @@ def expected_greedy_decode(state, case, max_len, bos_id, eos_id, src_mask=None, 
     return ys
 
 
-NO_STOP = "decoding goes on after every row has produced eos_id: stop once every row has produced eos_id"
+NO_STOP = (
+    "decoding goes on after every row has produced eos_id: stop once every row has produced eos_id"
+)
 NO_PAD = "a finished row must keep eos_id: once a row has produced eos_id it holds eos_id after it"
-MAX_LEN_HINT = "max_len counts the bos token: stop when ys has max_len tokens (while ys.size(1) < max_len)"
+MAX_LEN_HINT = (
+    "max_len counts the bos token: stop when ys has max_len tokens (while ys.size(1) < max_len)"
+)
 
 
 def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
@@ -249,34 +371,61 @@ def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
     ys = reply.value
     what = f"greedy_decode(model, src, max_len={max_len}, bos_id={bos_id}, eos_id={eos_id})"
     ys = tensor(ys, what)
-    expect(ys.dtype == torch.long, f"{what} returned dtype {ys.dtype}, expected torch.int64",
-           "return token ids as a LongTensor: argmax gives int64, and so does torch.full(..., dtype=torch.long)")
+    expect(
+        ys.dtype == torch.long,
+        f"{what} returned dtype {ys.dtype}, expected torch.int64",
+        "return token ids as a LongTensor: argmax gives int64, and so does torch.full(..., dtype=torch.long)",
+    )
     b = case.src.shape[0]
-    expect(ys.dim() == 2 and ys.shape[0] == b, f"{what} returned shape {tuple(ys.shape)}, expected ({b}, L)",
-           "one row per source sentence: (batch, L)")
-    expect(ys.shape[1] <= max_len, f"{what} returned {ys.shape[1]} tokens, more than max_len={max_len}",
-           MAX_LEN_HINT)
-    expect(ys.shape[1] >= 1 and bool((ys[:, 0] == bos_id).all()), f"{what}: column 0 is {ys[:, 0].tolist()}, "
-           f"expected bos_id={bos_id}", "start every row with bos_id: ys = torch.full((batch, 1), bos_id)")
+    expect(
+        ys.dim() == 2 and ys.shape[0] == b,
+        f"{what} returned shape {tuple(ys.shape)}, expected ({b}, L)",
+        "one row per source sentence: (batch, L)",
+    )
+    expect(
+        ys.shape[1] <= max_len,
+        f"{what} returned {ys.shape[1]} tokens, more than max_len={max_len}",
+        MAX_LEN_HINT,
+    )
+    expect(
+        ys.shape[1] >= 1 and bool((ys[:, 0] == bos_id).all()),
+        f"{what}: column 0 is {ys[:, 0].tolist()}, expected bos_id={bos_id}",
+        "start every row with bos_id: ys = torch.full((batch, 1), bos_id)",
+    )
     return ys, reply
 
 
 def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, default=""):
     def same(mistake):
         def test():
-            expected = expected_greedy_decode(state, case, max_len, bos_id, eos_id, src_mask, mistake)
+            expected = expected_greedy_decode(
+                state, case, max_len, bos_id, eos_id, src_mask, mistake
+            )
             return expected.shape == got.shape and torch.equal(expected, got)
+
         return test
 
-    return diagnose(default,
-                    (same(GreedyMistake.NO_STOP), NO_STOP), (same(GreedyMistake.NO_PAD), NO_PAD),
-                    (same(GreedyMistake.NO_STOP | GreedyMistake.NO_PAD), NO_PAD),
-                    (same(GreedyMistake.ONE_STEP_MORE), MAX_LEN_HINT), (same(GreedyMistake.ONE_STEP_LESS), MAX_LEN_HINT),
-                    (same(GreedyMistake.FIRST_POSITION), "the next token comes from the last position: "
-                                                         "generator(decode(ys, ...)[:, -1]), not [:, 0]"),
-                    (same(GreedyMistake.NO_SRC_MASK_IN_DECODE), "src_mask must reach decode too: "
-                                                                "model.decode(ys, memory, causal_mask(L), src_mask)"),
-                    (same(GreedyMistake.NO_CAUSAL_MASK), "decode with a causal target mask: causal_mask(ys.size(1))"))
+    return diagnose(
+        default,
+        (same(GreedyMistake.NO_STOP), NO_STOP),
+        (same(GreedyMistake.NO_PAD), NO_PAD),
+        (same(GreedyMistake.NO_STOP | GreedyMistake.NO_PAD), NO_PAD),
+        (same(GreedyMistake.ONE_STEP_MORE), MAX_LEN_HINT),
+        (same(GreedyMistake.ONE_STEP_LESS), MAX_LEN_HINT),
+        (
+            same(GreedyMistake.FIRST_POSITION),
+            "the next token comes from the last position: "
+            "generator(decode(ys, ...)[:, -1]), not [:, 0]",
+        ),
+        (
+            same(GreedyMistake.NO_SRC_MASK_IN_DECODE),
+            "src_mask must reach decode too: model.decode(ys, memory, causal_mask(L), src_mask)",
+        ),
+        (
+            same(GreedyMistake.NO_CAUSAL_MASK),
+            "decode with a causal target mask: causal_mask(ys.size(1))",
+        ),
+    )
 
 
 def eos_biased(case, eos_id, bias):
@@ -287,26 +436,51 @@ def eos_biased(case, eos_id, bias):
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
 def transformer_submodules_are_named(student):
     """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
-    h = student.build(C, "Transformer", src_vocab_size=5, tgt_vocab_size=7, d_model=4, num_heads=2, num_layers=2,
-                d_ff=8, dropout=0.0, max_len=MAX_LEN)
+    h = student.build(
+        C,
+        "Transformer",
+        src_vocab_size=5,
+        tgt_vocab_size=7,
+        d_model=4,
+        num_heads=2,
+        num_layers=2,
+        d_ff=8,
+        dropout=0.0,
+        max_len=MAX_LEN,
+    )
     info = student.inspect(h)
-    expected_children = ["src_embedding", "tgt_embedding", "positional_encoding", "encoder", "decoder",
-                         "generator"]
+    expected_children = [
+        "src_embedding",
+        "tgt_embedding",
+        "positional_encoding",
+        "encoder",
+        "decoder",
+        "generator",
+    ]
     missing = [n for n in expected_children if n not in info["children"]]
-    expect(not missing, f"Transformer has no sub-module {missing}; it has {info['children']}",
-           "name the sub-modules as in the docstring: " + ", ".join(expected_children))
+    expect(
+        not missing,
+        f"Transformer has no sub-module {missing}; it has {info['children']}",
+        "name the sub-modules as in the docstring: " + ", ".join(expected_children),
+    )
     gw = info["state"].get("generator.weight")
-    expect(gw is not None and tuple(gw.shape) == (7, 4) and "generator.bias" in info["state"],
-           f"generator.weight has shape {None if gw is None else tuple(gw.shape)}, expected (7, 4)",
-           "generator = nn.Linear(d_model, tgt_vocab_size)")
-    expect("encoder.layers.1.self_attention.w_q.weight" in info["params"]
-           and "decoder.layers.1.cross_attention.w_q.weight" in info["params"],
-           "encoder/decoder do not hold num_layers=2 layers each",
-           "encoder = Encoder(num_layers, d_model, num_heads, d_ff, dropout), decoder likewise")
+    expect(
+        gw is not None and tuple(gw.shape) == (7, 4) and "generator.bias" in info["state"],
+        f"generator.weight has shape {None if gw is None else tuple(gw.shape)}, expected (7, 4)",
+        "generator = nn.Linear(d_model, tgt_vocab_size)",
+    )
+    expect(
+        "encoder.layers.1.self_attention.w_q.weight" in info["params"]
+        and "decoder.layers.1.cross_attention.w_q.weight" in info["params"],
+        "encoder/decoder do not hold num_layers=2 layers each",
+        "encoder = Encoder(num_layers, d_model, num_heads, d_ff, dropout), decoder likewise",
+    )
     pe = info["state"].get("positional_encoding.pe")
-    expect(pe is not None and tuple(pe.shape) == (1, MAX_LEN, 4),
-           f"positional_encoding.pe has shape {None if pe is None else tuple(pe.shape)}, expected (1, {MAX_LEN}, 4)",
-           "positional_encoding = PositionalEncoding(d_model, max_len, dropout): pass max_len on")
+    expect(
+        pe is not None and tuple(pe.shape) == (1, MAX_LEN, 4),
+        f"positional_encoding.pe has shape {None if pe is None else tuple(pe.shape)}, expected (1, {MAX_LEN}, 4)",
+        "positional_encoding = PositionalEncoding(d_model, max_len, dropout): pass max_len on",
+    )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -320,17 +494,30 @@ def transformer_logits_shape(student, case):
 @prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
 @given(case=cases(), use_causal=st.booleans())
 @example(case=fixed_case(3, lengths=[5, 3]), use_causal=True)
-@example(case=fixed_case(8, batch=1, m_e=3, m_d=4, d_model=6, num_heads=1, num_layers=1, vocab=(7, 5)), use_causal=False)
+@example(
+    case=fixed_case(8, batch=1, m_e=3, m_d=4, d_model=6, num_heads=1, num_layers=1, vocab=(7, 5)),
+    use_causal=False,
+)
 def transformer_forward_equals_torch(student, case, use_causal):
     """forward equals the same model assembled from torch's encoder and decoder layers (float64)."""
     tm = expected_causal_mask(case.tgt.shape[1]) if use_causal else None
     handle, state = build(student, case)
     out = forward(student, handle, case, tm)
     expected = ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm)
-    close(out, expected, "logits vs the torch-assembled Transformer",
-          lambda: explain_forward(out, state, case, tm, "memory = encode(src, src_mask); logits = generator(decode(tgt, "
-                                  "memory, target_mask, src_mask)); embeddings scaled, positional encoding on both "
-                                  "sides; if the encoder/decoder properties fail, fix those first"))
+    close(
+        out,
+        expected,
+        "logits vs the torch-assembled Transformer",
+        lambda: explain_forward(
+            out,
+            state,
+            case,
+            tm,
+            "memory = encode(src, src_mask); logits = generator(decode(tgt, "
+            "memory, target_mask, src_mask)); embeddings scaled, positional encoding on both "
+            "sides; if the encoder/decoder properties fail, fix those first",
+        ),
+    )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -342,12 +529,22 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
     tm = expected_causal_mask(case.tgt.shape[1])
     out = forward(student, handle, case, tm)
     g = torch.Generator().manual_seed(noise)
-    other = torch.where(case.src_mask[:, 0, 0], case.src, torch.randint(1, 5, case.src.shape, generator=g))
+    other = torch.where(
+        case.src_mask[:, 0, 0], case.src, torch.randint(1, 5, case.src.shape, generator=g)
+    )
     changed = replace(case, src=other)
     out2 = forward(student, handle, changed, tm)
-    not_constant(out, ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm), "logits")
-    close(out2, out, "logits after changing the padded (blocked) source tokens",
-          lambda: explain_forward(out, state, case, tm, CROSS_MASK))
+    not_constant(
+        out,
+        ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm),
+        "logits",
+    )
+    close(
+        out2,
+        out,
+        "logits after changing the padded (blocked) source tokens",
+        lambda: explain_forward(out, state, case, tm, CROSS_MASK),
+    )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -356,12 +553,25 @@ def transformer_eval_is_deterministic(student, case):
     """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free witness."""
     handle, state = build(student, case, dropout=0.1)
     tm = expected_causal_mask(case.tgt.shape[1])
-    out, again = forward(student, handle, case, tm, seed=1), forward(student, handle, case, tm, seed=2)
-    equal(again, out, "two forwards in eval mode",
-          "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no F.dropout(training=True)")
+    out, again = (
+        forward(student, handle, case, tm, seed=1),
+        forward(student, handle, case, tm, seed=2),
+    )
+    equal(
+        again,
+        out,
+        "two forwards in eval mode",
+        "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no F.dropout(training=True)",
+    )
     expected = ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm)
-    close(out, expected, "logits in eval mode (dropout=0.1) vs the dropout-free witness",
-          lambda: explain_forward(out, state, case, tm, "in eval mode the output is the dropout-free one"))
+    close(
+        out,
+        expected,
+        "logits in eval mode (dropout=0.1) vs the dropout-free witness",
+        lambda: explain_forward(
+            out, state, case, tm, "in eval mode the output is the dropout-free one"
+        ),
+    )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -370,23 +580,40 @@ def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
     handle, _ = build(student, case, train=True)
     tm = expected_causal_mask(case.tgt.shape[1])
-    reply = student.run(Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True))
+    reply = student.run(
+        Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True)
+    )
     grads = reply.param_grads or {}
     expect(grads, "the model has no parameters", "build the sub-modules in __init__")
     for name, g in grads.items():
         if g is None:
-            fail(f"{name} got no gradient",
-                 "every sub-module must take part in forward with autograd on: no .detach(), .data, numpy or "
-                 "torch.no_grad() in forward/encode/decode")
-        expect(torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN or inf in the backward pass")
-        if not name.endswith("w_k.bias"):  # the key bias cancels in the softmax: its gradient is 0 by design
-            expect(g.abs().sum() > 0, f"{name} got an all-zero gradient", "it does not affect the logits: is it "
-                   "used in forward?")
+            fail(
+                f"{name} got no gradient",
+                "every sub-module must take part in forward with autograd on: no .detach(), .data, numpy or "
+                "torch.no_grad() in forward/encode/decode",
+            )
+        expect(
+            torch.isfinite(g).all(),
+            f"{name} has a non-finite gradient",
+            "NaN or inf in the backward pass",
+        )
+        if not name.endswith(
+            "w_k.bias"
+        ):  # the key bias cancels in the softmax: its gradient is 0 by design
+            expect(
+                g.abs().sum() > 0,
+                f"{name} got an all-zero gradient",
+                "it does not affect the logits: is it used in forward?",
+            )
 
 
 @prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
-@given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
-       max_len=st.integers(2, 6), bias=st.sampled_from([0.0, 1.5, 3.0]))
+@given(
+    case=cases(mask=False, max_layers=1, m_d=(1, 1)),
+    ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
+    max_len=st.integers(2, 6),
+    bias=st.sampled_from([0.0, 1.5, 3.0]),
+)
 @example(case=fixed_case(2, num_layers=1), ids=(1, 2), max_len=6, bias=1.0)
 def greedy_decode_equals_witness(student, case, ids, max_len, bias):
     """greedy_decode returns exactly the witness's greedy sequence: bos first, argmax of the last position."""
@@ -395,10 +622,20 @@ def greedy_decode_equals_witness(student, case, ids, max_len, bias):
     ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
-        fail(f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
-             explain_greedy(ys, state, case, max_len, bos, eos, None,
-                            "memory = encode(src, src_mask) once; each step: logits = generator(decode(ys, memory, "
-                            "causal_mask(L), src_mask)[:, -1]), next = argmax, append; finished rows get eos_id"))
+        fail(
+            f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+            explain_greedy(
+                ys,
+                state,
+                case,
+                max_len,
+                bos,
+                eos,
+                None,
+                "memory = encode(src, src_mask) once; each step: logits = generator(decode(ys, memory, "
+                "causal_mask(L), src_mask)[:, -1]), next = argmax, append; finished rows get eos_id",
+            ),
+        )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -411,12 +648,18 @@ def greedy_decode_respects_max_len(student, case, max_len):
     handle, state = build(student, case, state=eos_biased(case, eos, -1e3))
     ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     if ys.shape[1] != max_len:
-        fail(f"greedy_decode(max_len={max_len}) returned {ys.shape[1]} tokens, expected {max_len} (eos never wins)",
-             MAX_LEN_HINT)
+        fail(
+            f"greedy_decode(max_len={max_len}) returned {ys.shape[1]} tokens, expected {max_len} (eos never wins)",
+            MAX_LEN_HINT,
+        )
     expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not torch.equal(ys, expected):
-        fail(f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
-             explain_greedy(ys, state, case, max_len, bos, eos, None, "next token = argmax of the last position"))
+        fail(
+            f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+            explain_greedy(
+                ys, state, case, max_len, bos, eos, None, "next token = argmax of the last position"
+            ),
+        )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -428,10 +671,16 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     ys, _ = decode_call(student, handle, case, max_len, bos, eos)
     expected = torch.tensor([[bos, eos]] * case.src.shape[0])
     if ys.shape != expected.shape:
-        fail(f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}: every row produced eos_id at "
-             "the first step", NO_STOP if ys.shape[1] > 2 else MAX_LEN_HINT)
-    expect(torch.equal(ys, expected), f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}",
-           "the next token is the argmax of the generator's logits at the last position")
+        fail(
+            f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}: every row produced eos_id at "
+            "the first step",
+            NO_STOP if ys.shape[1] > 2 else MAX_LEN_HINT,
+        )
+    expect(
+        torch.equal(ys, expected),
+        f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}",
+        "the next token is the argmax of the generator's logits at the last position",
+    )
 
 
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
@@ -442,20 +691,35 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     state = eos_biased(case, 2, 0.5)
     handle, _ = build(student, case, state=state, dropout=0.5, train=True)
     ys, reply = decode_call(student, handle, case, 5, 1, 2)
-    expect(student.inspect(handle)["training"], "after greedy_decode the model is no longer in train mode",
-           "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)")
-    expect(not any(reply.training_seen), "the model ran in train mode during greedy_decode",
-           "decode with model.eval() (dropout off), then restore the model's train/eval mode")
-    expect(not any(reply.grad_enabled_seen), "greedy_decode ran the model with gradients enabled",
-           "decode under torch.no_grad(): no autograd graph is needed")
+    expect(
+        student.inspect(handle)["training"],
+        "after greedy_decode the model is no longer in train mode",
+        "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)",
+    )
+    expect(
+        not any(reply.training_seen),
+        "the model ran in train mode during greedy_decode",
+        "decode with model.eval() (dropout off), then restore the model's train/eval mode",
+    )
+    expect(
+        not any(reply.grad_enabled_seen),
+        "greedy_decode ran the model with gradients enabled",
+        "decode under torch.no_grad(): no autograd graph is needed",
+    )
     expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
-        fail(f"greedy_decode of a model in train mode gave {ys.tolist()}, expected {expected.tolist()}",
-             "call model.eval() while decoding (dropout off), then restore the model's train/eval mode")
+        fail(
+            f"greedy_decode of a model in train mode gave {ys.tolist()}, expected {expected.tolist()}",
+            "call model.eval() while decoding (dropout off), then restore the model's train/eval mode",
+        )
 
 
 @prop(C, points=1, examples=1)
 def transformer_is_written_by_hand(student):
     """transformer.py calls no library attention, norm or Transformer (static check)."""
-    written_by_hand(student, C, "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
-                          "no nn.Transformer, nn.LayerNorm or nn.MultiheadAttention")
+    written_by_hand(
+        student,
+        C,
+        "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
+        "no nn.Transformer, nn.LayerNorm or nn.MultiheadAttention",
+    )

@@ -1,4 +1,5 @@
 """Every visible property of the kit, one test each. Run `pytest`, or `pytest -m attention` for one component."""
+
 import pytest
 
 from autograder.pytest_plugin import check_property, properties

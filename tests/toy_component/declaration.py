@@ -1,5 +1,6 @@
 """The toy component's declaration. tests/test_components.py puts this call at the end of COMPONENTS in a copy
 of autograder/components.py, as a new component's author does in the real one (docs/extending.md)."""
+
 from autograder.components import Component
 
 TOY = Component(

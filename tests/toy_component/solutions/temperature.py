@@ -3,6 +3,7 @@
 (A toy component: the worked example of docs/extending.md, added to a copy of the kit by
 tests/test_components.py. It is not part of the course.)
 """
+
 import torch
 
 

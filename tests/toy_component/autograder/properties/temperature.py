@@ -1,4 +1,5 @@
 """Properties of temperature.softmax_with_temperature (the toy component of docs/extending.md)."""
+
 from __future__ import annotations
 
 import torch
@@ -13,16 +14,23 @@ C = "temperature"
 
 
 def softmax_with_temperature(t, x, temperature):
-    return tensor(t.call(C, "softmax_with_temperature", x, temperature),
-                  f"softmax_with_temperature(x, {temperature})", like=x)
+    return tensor(
+        t.call(C, "softmax_with_temperature", x, temperature),
+        f"softmax_with_temperature(x, {temperature})",
+        like=x,
+    )
 
 
 @prop(C, points=2, examples=10)
 @given(x=tensors((2, 3)), temperature=st.sampled_from([0.5, 1.0, 3.0]))
 def temperature_equals_softmax_of_scaled_input(t, x, temperature):
     """softmax_with_temperature(x, T) equals softmax(x / T) along the last dim."""
-    close(softmax_with_temperature(t, x, temperature), torch.softmax(x / temperature, dim=-1),
-          f"softmax_with_temperature(x, {temperature})", "divide x by the temperature before exp")
+    close(
+        softmax_with_temperature(t, x, temperature),
+        torch.softmax(x / temperature, dim=-1),
+        f"softmax_with_temperature(x, {temperature})",
+        "divide x by the temperature before exp",
+    )
 
 
 @prop(C, points=1, examples=1)
