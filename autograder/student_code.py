@@ -103,9 +103,8 @@ class Reply:
     param_grads: dict | None = None
     # For modules passed as arguments (greedy_decode(model, ...)): was grad mode on / were they in training
     # mode during their forward calls?
-    attrs_require_grad: dict = field(
-        default_factory=dict
-    )  # was an attribute read still attached to a graph?
+    # was an attribute read still attached to a graph?
+    attrs_require_grad: dict = field(default_factory=dict)
     grad_enabled_seen: tuple[bool, ...] = ()
     training_seen: tuple[bool, ...] = ()
     macs: int | None = None  # Call(count_macs=True): multiply-adds of the call's matrix products
@@ -395,9 +394,8 @@ class Executor:
         if isinstance(op, Inspect):
             return self._inspect(op)
         if isinstance(op, Source):
-            path = (
-                self.root / f"{op.component}.py"
-            )  # a component or a helper module of the submission
+            # a component or a helper module of the submission
+            path = self.root / f"{op.component}.py"
             ok = op.component.isidentifier() and path.is_file()
             return Reply(path.read_text(errors="replace") if ok else None)
         raise TypeError(f"unknown operation {op!r}")

@@ -14,9 +14,8 @@ import pytest
 
 from autograder import KIT as ROOT
 
-sys.path.insert(
-    0, str(ROOT)
-)  # `tests.<module>` importable: a worker script imports test helpers by that name
+# `tests.<module>` importable: a worker script imports test helpers by that name
+sys.path.insert(0, str(ROOT))
 
 # Module fixtures that grade a class with the judge (or through nbgrader) once for their module: every test
 # that uses one is slow, new ones included. Seconds: CPU time in one run on the 2-core machine (children
@@ -40,9 +39,8 @@ SLOW_TESTS = {
         "test_a_slow_loop_gets_the_same_score_from_nbgrader",
     },
     "test_nbgrader.py": {"test_a_students_kernel_checks_what_was_run"},  # 3 s, a kernel start
-    "test_components.py": {
-        "test_a_new_component_needs_only_its_own_files"
-    },  # 30-50 s: a kit copy, stubs, check
+    # 30-50 s: a kit copy, stubs, check
+    "test_components.py": {"test_a_new_component_needs_only_its_own_files"},
     "test_i18n.py": {  # fresh check / bundle processes
         "test_check_lang_es_on_the_stubs_prints_a_spanish_table",
         "test_a_spanish_bundle_speaks_spanish_by_default_and_english_when_asked",

@@ -46,9 +46,8 @@ def test_the_catalog_check_catches_what_it_is_for(tmp_path, monkeypatch):
     po = tmp_path / "autograder.po"
     po.write_bytes(catalogs.po_path("es").read_bytes())
     text = po.read_text()
-    text = text.replace(
-        'msgstr "puntos de {folder}/"', 'msgstr "puntos de {carpeta}/"'
-    )  # a renamed placeholder
+    # a renamed placeholder
+    text = text.replace('msgstr "puntos de {folder}/"', 'msgstr "puntos de {carpeta}/"')
     text = text.replace('msgid "total"\nmsgstr "total"', '#, fuzzy\nmsgid "total"\nmsgstr "total"')
     text = text.replace('msgstr "fallos"', 'msgstr ""')
     po.write_text(text)

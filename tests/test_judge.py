@@ -281,9 +281,8 @@ def test_only_regrades_one_student_and_merges(runs, tmp_path):
     subs = tmp_path / "subs"
     shutil.copytree(runs["base"] / "subs1", subs)
     stubs = runs["names1"]["stubs"]
-    shutil.copyfile(
-        KIT / "solutions" / "attention.py", subs / stubs / "attention.py"
-    )  # the student fixed one file
+    # the student fixed one file
+    shutil.copyfile(KIT / "solutions" / "attention.py", subs / stubs / "attention.py")
     before = (out / "gradebook.csv").read_text().splitlines()
     grade(subs, out, Options(jobs=2, only=[stubs], limits=Limits(op_timeout=3)))
     after = (out / "gradebook.csv").read_text().splitlines()

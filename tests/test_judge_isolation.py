@@ -133,9 +133,8 @@ def check_isolated_outputs(results, out: Path, subs: Path) -> None:
         if (
             "h-read_reference" in path.parts or path.name == "h-read_reference.txt"
         ):  # the others hold the
-            leaked = [
-                line for line in lines if line in text
-            ]  # reference as their own files, legitimately
+            # reference as their own files, legitimately
+            leaked = [line for line in lines if line in text]
             assert not leaked, (path, leaked[:3])
 
 

@@ -78,9 +78,8 @@ class _Evil:
     "payload",
     [
         pickle.dumps(_Evil()),
-        pickle.dumps(
-            torch.ones(2)
-        ),  # torch's own tensor pickle runs torch.load inside: refused too
+        # torch's own tensor pickle runs torch.load inside: refused too
+        pickle.dumps(torch.ones(2)),
         pickle.dumps(np.array([1, 2], dtype=object)),
         b"\x80\x05garbage",
     ],
@@ -97,14 +96,12 @@ def test_small_and_large_frames_read_back():
     import threading
 
     a, b = socket.socketpair()
-    big = torch.arange(
-        300_000, dtype=torch.float64
-    )  # over 1 MiB: header and frame go out in two writes
+    # over 1 MiB: header and frame go out in two writes
+    big = torch.arange(300_000, dtype=torch.float64)
     for value in (torch.ones(3), big):
         for trusted in (False, True):
-            sender = threading.Thread(
-                target=wire.send, args=(a, Reply(value))
-            )  # the buffer holds less
+            # the buffer holds less
+            sender = threading.Thread(target=wire.send, args=(a, Reply(value)))
             sender.start()
             assert torch.equal(wire.recv(b, deadline=None, trusted=trusted).value, value)
             sender.join()

@@ -35,11 +35,9 @@ def test_a_call_reports_its_work_and_a_plain_call_none():
     ).value
     q, kv = torch.randn(batch, m_q, d), torch.randn(batch, m_k, d)
     reply = student.run(Call(mha, "forward", (q, kv, kv), count_macs=True))
-    projections = (
-        batch * (2 * m_q + 2 * m_k) * d * d
-    )  # w_q, w_o on the queries; w_k, w_v on the keys
-    attention = (
-        3 * batch * m_q * m_k * d
-    )  # scores, and weights @ v twice (attention's output and the heads)
+    # w_q, w_o on the queries; w_k, w_v on the keys
+    projections = batch * (2 * m_q + 2 * m_k) * d * d
+    # scores, and weights @ v twice (attention's output and the heads)
+    attention = 3 * batch * m_q * m_k * d
     assert reply.macs == projections + attention
     assert student.run(Call(mha, "forward", (q, kv, kv))).macs is None

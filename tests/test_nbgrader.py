@@ -327,9 +327,8 @@ def test_a_failing_cell_shows_what_grade_shows(graded, mode):
 def test_feedback_carries_the_hints(graded):
     html = (graded["judge"] / "feedback" / "bob" / A / "attention.html").read_text()
     assert "smallest failing input" in html and "hint:" in html
-    judged = (
-        graded["judge"] / "judge" / A / "bob"
-    )  # the judge's own report, kept for the instructor
+    # the judge's own report, kept for the instructor
+    judged = graded["judge"] / "judge" / A / "bob"
     assert (judged / "submission" / "feedback.html").is_file() and (
         judged / "logs" / "submission.txt"
     ).is_file()

@@ -39,9 +39,8 @@ def attention_is_linear_in_values(student, inputs, seed):
     """A(q, k, v W) = A(q, k, v) W and A(q, k, v + 1cᵀ) = A + 1cᵀ on rows that attend somewhere."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     out, _ = attend(student, q, k, v, m)
-    W = randn(
-        (v.shape[-1], 3 if k.shape[-2] != 3 else 2), seed, v.dtype
-    )  # d_v != m_k: the order shows
+    # d_v != m_k: the order shows
+    W = randn((v.shape[-1], 3 if k.shape[-2] != 3 else 2), seed, v.dtype)
     out_w, _ = attend(student, q, k, v @ W, m)
     consistent(
         out_w,

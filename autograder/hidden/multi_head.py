@@ -45,9 +45,8 @@ def multi_head_fully_masked_rows_are_finite(student, case):
     q, k, v, m = case.query, case.key, case.value, case.mask
     d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype)
-    out, w = forward(
-        student, handle, q, k, v, m, read=True
-    )  # NaN in the output is reported here, first
+    # NaN in the output is reported here, first
+    out, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     expected, expected_w = expected_multi_head(state, h, q, k, v, m)
     if w is not None:

@@ -69,9 +69,8 @@ class GradingProcess:
     def __init__(self, cfg: dict):
         import torch
 
-        torch.set_num_threads(
-            1
-        )  # one core per grading slot; the same float reductions in every slot
+        # one core per grading slot; the same float reductions in every slot
+        torch.set_num_threads(1)
         from .. import timing
         from ..properties import core
         from .limits import Limits
@@ -120,12 +119,10 @@ class GradingProcess:
         if soft == resource.RLIM_INFINITY or soft > self.as_limit:
             resource.setrlimit(resource.RLIMIT_AS, (self.as_limit, hard))
         self.pictures: dict[str, bytes] = {}
-        self.code: dict[
-            tuple[str, bytes], bytes | None
-        ] = {}  # (file name, source) -> marshalled code
-        self.preload: list[
-            tuple[str, bytes]
-        ] = []  # the section's reference dependencies, as bytecode
+        # (file name, source) -> marshalled code
+        self.code: dict[tuple[str, bytes], bytes | None] = {}
+        # the section's reference dependencies, as bytecode
+        self.preload: list[tuple[str, bytes]] = []
         # The set-up's objects (torch, Hypothesis, the properties: ~250 000) leave the collector's generations:
         # each full collection walked them all, about 8 % of a grading process's CPU time.
         gc.collect()
@@ -238,9 +235,8 @@ class GradingProcess:
                         )
                     )
                     continue
-                seed_everything(
-                    zlib.crc32(p.id.encode())
-                )  # the judge's own randomness: order-independent
+                # the judge's own randomness: order-independent
+                seed_everything(zlib.crc32(p.id.encode()))
                 o = self.run_property(p, student)
                 if o.message.startswith("the result could not be checked: MemoryError"):
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
@@ -377,9 +373,8 @@ def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str
             and not real.startswith(str(kit / "autograder"))
         ):
             keep.add(real)
-    keep = {
-        k for k in keep if not any(k.startswith(o + "/") for o in keep)
-    }  # the outermost suffice
+    # the outermost suffice
+    keep = {k for k in keep if not any(k.startswith(o + "/") for o in keep)}
     # A kept folder inside a folder that others may not traverse (Python under /root, say): hide that folder
     # too, so that it is replaced by a traversable empty one with the kept folder bound back inside.
     for k in list(keep):

@@ -78,9 +78,8 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -
         if rec.get("log"):
             r.log.append(f"## {s.label}: what the code printed (trimmed)\n{rec['log']}")
     order = {n: i for i, n in enumerate(NAMES)}
-    records.sort(
-        key=lambda x: (order[x["component"]], "::integration::" in x["id"])
-    )  # stable within each
+    # stable within each
+    records.sort(key=lambda x: (order[x["component"]], "::integration::" in x["id"]))
     r.outcomes = core.require_behaviour([outcome_from(x) for x in records])
 
 

@@ -42,9 +42,8 @@ def example():
     g = torch.Generator().manual_seed(2017)
     f64 = torch.float64
     vectors = {tok: torch.randn(D_MODEL, generator=g, dtype=f64) for tok in dict.fromkeys(TOKENS)}
-    x = torch.stack([vectors[t] for t in TOKENS])[
-        None
-    ]  # (1, 6, d): the two "the" are the same vector
+    # (1, 6, d): the two "the" are the same vector
+    x = torch.stack([vectors[t] for t in TOKENS])[None]
     state = {}
     for name in ("w_q", "w_k", "w_v", "w_o"):
         state[f"{name}.weight"] = torch.randn(D_MODEL, D_MODEL, generator=g, dtype=f64) * (

@@ -252,18 +252,16 @@ class SandboxedStudentCode(StudentCode):
         preload: list | None = None,
     ):
         self.zygote_factory, self.zygote = zygote_factory, None
-        self.preload = (
-            preload or []
-        )  # [(module, reference bytecode)]: run in each worker before student code
+        # [(module, reference bytecode)]: run in each worker before student code
+        self.preload = preload or []
         self.sources, self.limits, self.deadline, self.label = sources, limits, deadline, label
         self.pid, self.sock, self.imported = None, None, set()
         self.stats = WorkerStats()
         # Budgets count the worker's CPU time (the kernel's accounting, read from here: the student cannot
         # change it), scaled by this machine's speed; the wall clock is only a backstop WALL_FACTOR larger.
         self.speed = timing.speed()
-        self.budget = max(
-            0.0, deadline - time.monotonic()
-        )  # the section's, in (scaled) CPU seconds
+        # the section's, in (scaled) CPU seconds
+        self.budget = max(0.0, deadline - time.monotonic())
         self.cpu_used = 0.0  # scaled CPU seconds used by this section's workers so far
         self.wall_deadline = time.monotonic() + self.budget * self.speed * timing.WALL_FACTOR
         self.cpu_pid = (

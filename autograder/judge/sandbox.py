@@ -137,9 +137,8 @@ def enter_namespaces(mode: str) -> None:
 
 def keep_until_it_ends(pid: int) -> None:
     """The keeper waits for the worker and ends the same way, so the zygote's wait status tells how it died."""
-    resource.setrlimit(
-        resource.RLIMIT_CORE, (0, 0)
-    )  # no core of this process when it mirrors a SIGSEGV
+    # no core of this process when it mirrors a SIGSEGV
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -245,9 +244,8 @@ def setup_worker(cfg: dict, sock_fd: int) -> int:
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
-    signal.signal(
-        signal.SIGXFSZ, signal.SIG_IGN
-    )  # a write past RLIMIT_FSIZE fails (EFBIG) instead of killing
+    # a write past RLIMIT_FSIZE fails (EFBIG) instead of killing
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     limits = {
         resource.RLIMIT_AS: cfg["as_bytes"],
         resource.RLIMIT_FSIZE: cfg["fsize"],
@@ -388,9 +386,8 @@ class Reaper:
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         self.pid = os.getpid()
         parents = _parents()
-        self.others = {
-            p for p, pp in parents.items() if pp == self.pid
-        }  # children that are not the run's
+        # children that are not the run's
+        self.others = {p for p, pp in parents.items() if pp == self.pid}
 
     def descendants(self) -> list[int]:
         parents = _parents()

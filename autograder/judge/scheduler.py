@@ -133,24 +133,19 @@ class Scheduler:
             self.results[s] = StudentResult(s, log=notes)
             self.sections[s] = plan(s, files, reference, self.props, salt)
 
-        self.done: dict[str, dict[str, dict]] = {
-            s: {} for s in self.students
-        }  # student -> key -> result record
-        self.cache: dict[
-            str, dict
-        ] = {}  # section key -> a result obtained normally, reusable for any student
-        self.spent = {
-            s: 0.0 for s in self.students
-        }  # each student's own time: never spent on another's behalf
+        # student -> key -> result record
+        self.done: dict[str, dict[str, dict]] = {s: {} for s in self.students}
+        # section key -> a result obtained normally, reusable for any student
+        self.cache: dict[str, dict] = {}
+        # each student's own time: never spent on another's behalf
+        self.spent = {s: 0.0 for s in self.students}
         self.gradebook = read_gradebook(self.out / "gradebook.csv") if options.only else {}
         self.maximum = maxima(self.props)
         self.finished: set[str] = set()
-        self.pending = [
-            (s, sec) for s in self.students for sec in self.sections[s]
-        ]  # (student, section), in order
-        self.deaths: dict[
-            tuple[str, str], int
-        ] = {}  # (student, section key) -> grading processes lost on it
+        # (student, section), in order
+        self.pending = [(s, sec) for s in self.students for sec in self.sections[s]]
+        # (student, section key) -> grading processes lost on it
+        self.deaths: dict[tuple[str, str], int] = {}
         self.slots: list[Slot] = []
         self.selector = selectors.DefaultSelector()
         self.progress = None
@@ -167,9 +162,8 @@ class Scheduler:
     def run(self) -> dict[str, StudentResult]:
         limits = self.options.limits
         self.tmp = Path(tempfile.mkdtemp(prefix="judge-"))
-        self.tmp.chmod(
-            0o711
-        )  # workers may reach their own slot's folder (a random name) and list nothing
+        # workers may reach their own slot's folder (a random name) and list nothing
+        self.tmp.chmod(0o711)
         self.cfg = {
             "limits": limits,
             "tmp": str(self.tmp),
@@ -303,9 +297,8 @@ class Scheduler:
             record = read_trusted(slot.proc.stdout)
         except (EOFError, OSError):
             record = None
-        self.spent[student] += (
-            time.monotonic() - slot.started
-        )  # the student's own section, even if lost
+        # the student's own section, even if lost
+        self.spent[student] += time.monotonic() - slot.started
         if record is None:
             self._restart(slot)
             lost = self.deaths[student, section.key] = (

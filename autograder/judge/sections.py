@@ -36,9 +36,8 @@ class Section:
     files: dict[str, bytes]
     props: list[tuple[str, float | None]]  # (property id, points of its integration re-run or None)
     picture: bool = False
-    reference: tuple[
-        str, ...
-    ] = ()  # the files of `files` that are the reference's (the dependencies)
+    # the files of `files` that are the reference's (the dependencies)
+    reference: tuple[str, ...] = ()
     key: str = ""  # set by plan(): the hash of everything the result depends on
 
     def message(self, budget_s: float) -> dict:

@@ -135,9 +135,8 @@ def notebook(name: str, properties: list[core.Property], number: int, integratio
     )
     k = 0
     for p in visible + hidden:
-        gid = (
-            f"test_{p.name}" if p.visible else f"hidden_test_{(k := k + 1)}"
-        )  # a hidden name stays hidden
+        # a hidden name stays hidden
+        gid = f"test_{p.name}" if p.visible else f"hidden_test_{(k := k + 1)}"
         nb_cells.append(
             _cell("code", check_source(p), _nbgrader(gid, grade=True, locked=True, points=p.points))
         )

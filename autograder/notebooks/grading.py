@@ -33,9 +33,8 @@ from ..components import NAMES
 from . import cells
 
 CALL = re.compile(r'_kit\.check\("(\w+)", "(\w+)"(, integration=True)?\)')
-_cache: dict[
-    str, dict[str, dict]
-] = {}  # hash of a student's modules -> {test name: Gradescope test}
+# hash of a student's modules -> {test name: Gradescope test}
+_cache: dict[str, dict[str, dict]] = {}
 
 
 class JudgeError(RuntimeError):

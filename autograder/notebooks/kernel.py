@@ -31,9 +31,8 @@ from . import cells
 STUDENT_MODULES = "KIT_STUDENT_MODULES"  # env: a folder with the student's <component>.py files
 PACKAGE = "_kit_notebook"  # the package this notebook's cells pretend to live in
 _ran: dict[str, str] = {}  # cell id -> source, as last executed in this kernel
-_student_code_by_hash: dict[
-    str, object
-] = {}  # -> InProcessStudentCode (one import per version of the code)
+# content hash -> InProcessStudentCode (one import per version of the code)
+_student_code_by_hash: dict[str, object] = {}
 _outcomes: dict[int, dict] = {}  # id(student) -> {property id: its last outcome on that code}
 _tmp: Path | None = None
 
@@ -118,9 +117,8 @@ def setup(component: str) -> str:
 def notebook_module(component: str) -> str:
     """This notebook's module: the solution cells of <component>.ipynb in the working directory, each one
     replaced by the text last run in this kernel (so an edited cell counts once it is run, saved or not)."""
-    path = cells.find_notebook(
-        Path.cwd(), component
-    )  # <component>.ipynb, or the bundle's NN_<component>.ipynb
+    # <component>.ipynb, or the bundle's NN_<component>.ipynb
+    path = cells.find_notebook(Path.cwd(), component)
     if path is None:
         raise FileNotFoundError(
             f"{component}.ipynb is not in {Path.cwd()}: keep the notebook's name and folder"
@@ -176,9 +174,8 @@ def check(component: str, name: str, integration: bool = False) -> None:
     outcome = core.run_property(prop, student)
     seen = _outcomes.setdefault(id(student), {})
     seen[prop.id] = outcome
-    core.require_behaviour(
-        list(seen.values())
-    )  # the static point needs a passed behavioural cell on this code
+    # the static point needs a passed behavioural cell on this code
+    core.require_behaviour(list(seen.values()))
     if (
         not outcome.passed
     ):  # a line of the student's code is named by its cell, not by the generated file

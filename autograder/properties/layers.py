@@ -185,9 +185,8 @@ def stack_has_n_distinct_layers(student, component: str, stack: str, layer: str,
     )
     have = sorted({int(p.split(".")[1]) for p in info["params"] if p.startswith("layers.")})
     if have != list(range(n)):
-        shared = any(
-            k.startswith(f"layers.{n - 1}.") for k in info["state"]
-        )  # listed, but no own parameters
+        # listed, but no own parameters
+        shared = any(k.startswith(f"layers.{n - 1}.") for k in info["state"])
         fail(
             f"{stack}(num_layers={n}) has parameters for layers {have}, expected {list(range(n))}",
             same_layer_hint(layer)

@@ -56,9 +56,8 @@ class MhaMistake(enum.Flag):
     that a diagnosis can name the one whose output matches the submission's."""
 
     NONE = 0
-    SPLIT_WITHOUT_TRANSPOSE = (
-        enum.auto()
-    )  # heads viewed as (b, h, m, d_k) directly: positions mixed across heads
+    # heads viewed as (b, h, m, d_k) directly: positions mixed across heads
+    SPLIT_WITHOUT_TRANSPOSE = enum.auto()
     SPLIT_STRIDED = enum.auto()  # head i reads columns i::h
     MERGE_WITHOUT_TRANSPOSE = enum.auto()  # heads merged back with a view and no transpose
     Q_K_SWAPPED = enum.auto()  # q = w_k(query), k = w_q(key)

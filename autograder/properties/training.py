@@ -147,9 +147,8 @@ def loss_inputs(draw, smoothing=None, dtype=None, min_pad=0, smoothings=(0.0, 0.
     logits = draw(tensors((b, m, vocab), dtype, -4.0, 4.0))
     g = torch.Generator().manual_seed(draw(seeds()))
     target = torch.randint(0, vocab - 1, (b, m), generator=g)
-    target = (
-        target + (target >= pad_id).long()
-    )  # real tokens only, then padding at the ends of rows
+    # real tokens only, then padding at the ends of rows
+    target = target + (target >= pad_id).long()
     lengths = torch.randint(1, m - min_pad + 1, (b,), generator=g)
     lengths[0] = m - min_pad if min_pad else lengths[0]
     target = target.masked_fill(torch.arange(m)[None, :] >= lengths[:, None], pad_id)
@@ -593,9 +592,8 @@ def teacher_forcing_gradient_equals_expected(student, case):
     )
     what = f"teacher_forcing_loss(model, src, tgt, bos_id={BOS}, pad_id={case.pad_id}, smoothing={case.smoothing})"
     got = tensor(reply.value, what, shape=(), dtype=torch.float64)
-    c = cotangent(
-        (), torch.float64, 1
-    ).item()  # the scalar Call(backward=True) multiplies the loss by (seed 0 + 1)
+    # the scalar Call(backward=True) multiplies the loss by (seed 0 + 1)
+    c = cotangent((), torch.float64, 1).item()
 
     def explain():
         for mistake, hint in TEACHER_FORCING_MISTAKES:
@@ -764,9 +762,8 @@ def smoothed_distribution_minimises_the_loss(student, inputs):
     """At logits = log q (the smoothed distribution) the loss is its entropy H(q) and its gradient is zero."""
     vocab = inputs.logits.shape[-1]
     q = smoothed_distribution(inputs.target, vocab, inputs.smoothing, inputs.pad_id)
-    logits = (
-        q.clamp(min=1e-300).log().clamp(min=-1e4)
-    )  # q[pad] = 0: a logit of -1e4 is probability 0 here
+    # q[pad] = 0: a logit of -1e4 is probability 0 here
+    logits = q.clamp(min=1e-300).log().clamp(min=-1e4)
     inputs = LossInputs(
         logits=logits, target=inputs.target, smoothing=inputs.smoothing, pad_id=inputs.pad_id
     )
@@ -980,9 +977,8 @@ def copy_task_is_learned(student):
         num_heads=task.num_heads,
         d_ff=task.d_ff,
     )
-    decoded = expected_greedy_decode(
-        state, sizes, task.length + 2, BOS, EOS
-    )  # the trained weights, decoded
+    # the trained weights, decoded
+    decoded = expected_greedy_decode(state, sizes, task.length + 2, BOS, EOS)
     accuracy = token_accuracy(decoded, tgt)
     if accuracy >= task.accuracy:
         return
