@@ -18,6 +18,17 @@ from .i18n import N_
 
 # docs/contract.md's signature table: file names take the first 21 columns, the contract the rest.
 CONTRACT_COLUMN = 21
+# The files transformer.py imports: what a component built on the whole model depends on, with transformer.py.
+TRANSFORMER_FILES = (
+    "attention",
+    "mask",
+    "multi_head",
+    "add_norm",
+    "feed_forward",
+    "positional_encoding",
+    "encoder",
+    "decoder",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,16 +219,7 @@ Decoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers; forward(x, m
         title=N_("Encoder-decoder model and greedy decoding"),
         short="model",
         summary="the encoder-decoder model and greedy decoding",
-        deps=(
-            "attention",
-            "mask",
-            "multi_head",
-            "add_norm",
-            "feed_forward",
-            "positional_encoding",
-            "encoder",
-            "decoder",
-        ),
+        deps=TRANSFORMER_FILES,
         # Softmax stays allowed here: a greedy decoder may take it before argmax, harmlessly.
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
@@ -239,17 +241,7 @@ greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None) -> LongTensor 
         short="kv",
         summary="incremental decoding with a KV cache: each step computes only the new positions (the work of a "
         "step is counted, linear in the prefix)",
-        deps=(
-            "attention",
-            "mask",
-            "multi_head",
-            "add_norm",
-            "feed_forward",
-            "positional_encoding",
-            "encoder",
-            "decoder",
-            "transformer",
-        ),
+        deps=(*TRANSFORMER_FILES, "transformer"),
         # As transformer: softmax allowed (a greedy step may take it before argmax).
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
@@ -273,17 +265,7 @@ cached_greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None): greedy
         short="beam",
         summary="beam search with a length penalty: beam 1 is greedy, a wide beam finds the best hypothesis by "
         "enumeration",
-        deps=(
-            "attention",
-            "mask",
-            "multi_head",
-            "add_norm",
-            "feed_forward",
-            "positional_encoding",
-            "encoder",
-            "decoder",
-            "transformer",
-        ),
+        deps=(*TRANSFORMER_FILES, "transformer"),
         # Softmax allowed: beam search takes log_softmax of the logits, which is not the exercise.
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
@@ -303,17 +285,7 @@ beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, 
         short="train",
         summary="label-smoothed cross-entropy, the warm-up schedule, teacher forcing, training the model on a copy "
         "task",
-        deps=(
-            "attention",
-            "mask",
-            "multi_head",
-            "add_norm",
-            "feed_forward",
-            "positional_encoding",
-            "encoder",
-            "decoder",
-            "transformer",
-        ),
+        deps=(*TRANSFORMER_FILES, "transformer"),
         # The smoothed loss by hand. Softmax stays allowed: log-probabilities are an ingredient here (log_softmax),
         # and softmax by hand is attention.py's exercise, graded there.
         forbidden_families=("loss", "attention", "norm"),

@@ -1,9 +1,10 @@
 """nbgrader autograde time per student on the whole course, beside `python -m autograder grade` on the same code.
 
-    python benchmarks/bench_nbgrader.py [--modes judge,kernel] [--bug multi_head:merge_without_transpose]
+    python benchmarks/bench_nbgrader.py [--modes judge,kernel] [--bug multi_head:merge_without_transpose] [--write]
 
-Three students (the reference filled in, one cataloged bug, the untouched release) in a course of all ten
-notebooks. Prints a Markdown table for docs/nbgrader.md.
+Three students (the reference filled in, one cataloged bug, the untouched release) in a course of every
+component's notebook. Prints a Markdown table; --write also saves it as benchmarks/figures/nbgrader.md, which
+benchmarks/update_readme.py puts in the README.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--modes", default="judge,kernel")
     parser.add_argument("--bug", default="multi_head:merge_without_transpose")
+    parser.add_argument(
+        "--write", action="store_true", help="save the table in benchmarks/figures/"
+    )
     args = parser.parse_args()
     bug = next(b for b in catalog() if b.id == args.bug)
     students = {
@@ -128,12 +132,15 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     n = len(students)
-    print(
-        f"| whole course, {n} students ({', '.join(students)}), {os.cpu_count()} cores | total s | s per student |"
+    table = (
+        f"| whole course ({len(NAMES)} notebooks), {n} students ({', '.join(students)}), "
+        f"{os.cpu_count()} cores | total s | s per student |\n|---|---:|---:|\n"
+        + "".join(f"| {label} | {seconds:.1f} | {seconds / n:.1f} |\n" for label, seconds in rows)
+        + f"| load average (1 min) after | {os.getloadavg()[0]:.1f} | |\n"
     )
-    print("|---|---:|---:|")
-    for label, seconds in rows:
-        print(f"| {label} | {seconds:.1f} | {seconds / n:.1f} |")
+    print(table)
+    if args.write:
+        (KIT / "benchmarks" / "figures" / "nbgrader.md").write_text(table)
 
 
 if __name__ == "__main__":

@@ -132,9 +132,10 @@ def test_a_missing_file_or_registration_is_named(removed, monkeypatch, tmp_path)
 
 def test_unknown_rules_are_named():
     typo = dataclasses.replace(get("attention"), forbidden_families=("softmax", "sofmax"))
-    assert missing_pieces(typo) == [
-        "rules: attention's forbidden_families 'sofmax' is not one of softmax, norm, attention"
-    ]
+    (missing,) = missing_pieces(typo)
+    assert missing.startswith(
+        "rules: attention's forbidden_families 'sofmax' is not one of softmax, norm,"
+    )
     typo = dataclasses.replace(get("mask"), forbidden_names=("transformers",))
     assert missing_pieces(typo)[0].startswith(
         "rules: mask's forbidden_names 'transformers' is not one of"

@@ -13,9 +13,10 @@ from ..properties.beam_search import (
     BeamSettings,
     beam_call,
     beam_cases,
-    beam_reference,
+    expected_beam_search,
     explain_beam,
     hypotheses,
+    search,
 )
 from ..properties.checks import close, expect, fail
 from ..properties.core import prop
@@ -62,7 +63,7 @@ def beam_search_rows_are_independent(student, inputs, order):
         ROWS_HINT,
         dtype=case.dtype,
     )
-    want, _ = beam_reference(case.expected_model(state), case, s)
+    want, _ = expected_beam_search(case.expected_model(state), case, s)
     if got != want:
         fail(
             f"beam_search gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
@@ -96,7 +97,7 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
         "search under torch.no_grad(): no autograd graph is needed",
     )
     got = hypotheses(seqs, s.eos_id, "beam_search")
-    want, _ = beam_reference(case.expected_model(state), case, s)
+    want, _ = expected_beam_search(case.expected_model(state), case, s)
     if got != want:
         fail(
             f"beam_search of a model in train mode gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
@@ -115,12 +116,9 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
 def beam_search_with_src_mask_equals_expected(student, inputs):
     """With a padding src_mask, beam_search equals the expected model's (the mask serves encode and every decode)."""
     case, s = inputs.case, inputs.settings
-    state = case.state(s.eos_id, s.eos_bias)
-    model, _ = build_model(student, case, state)
-    seqs, _, _ = beam_call(student, model, case, s)
-    got = hypotheses(seqs, s.eos_id, "beam_search")
-    w = case.expected_model(state)
-    want, _ = beam_reference(w, case, s)
+    searched = search(student, case, s)
+    got, w = searched.hypotheses, searched.expected_model
+    want, _ = expected_beam_search(w, case, s)
     if got != want:
         fail(
             f"beam_search with src_mask gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",

@@ -175,7 +175,26 @@ def score_of(
     return logp / (len(hyp) - 1) ** alpha
 
 
-def beam_reference(
+@dataclasses.dataclass(frozen=True)
+class Searched:
+    """The student's beam_search run once on a case, beside the expected model built from the same weights."""
+
+    case: DecodingCase
+    settings: BeamSettings
+    hypotheses: list
+    scores: object
+    expected_model: object
+
+
+def search(student, case: DecodingCase, s: BeamSettings) -> Searched:
+    state = case.state(s.eos_id, s.eos_bias)
+    model, _ = build_model(student, case, state)
+    seqs, scores, _ = beam_call(student, model, case, s)
+    got = hypotheses(seqs, s.eos_id, "beam_search")
+    return Searched(case, s, got, scores, case.expected_model(state))
+
+
+def expected_beam_search(
     w,
     case: DecodingCase,
     s: BeamSettings,
@@ -265,7 +284,7 @@ MASK_HINT = (
 
 def explain_beam(got, w, case, s):
     def same(**mistake):
-        return lambda: beam_reference(w, case, s, **mistake)[0] == got
+        return lambda: expected_beam_search(w, case, s, **mistake)[0] == got
 
     return diagnose(
         DEFAULT_HINT,
@@ -293,7 +312,7 @@ def check_scores(got_scores, hyps, w, case, s, what):
 
     def same_as(**mistake):
         def test():
-            ref_hyps, ref_scores = beam_reference(w, case, s, **mistake)
+            ref_hyps, ref_scores = expected_beam_search(w, case, s, **mistake)
             return ref_hyps == hyps and is_close(got_scores, ref_scores, case.dtype)
 
         return test
@@ -378,12 +397,9 @@ def beam_search_size_one_is_greedy(student, case, settings):
 def beam_search_equals_expected(student, inputs):
     """beam_search returns the docstring's beam search on the expected model: the same hypotheses and scores."""
     case, s = inputs.case, inputs.settings
-    state = case.state(s.eos_id, s.eos_bias)
-    model, _ = build_model(student, case, state)
-    seqs, scores, _ = beam_call(student, model, case, s)
-    got = hypotheses(seqs, s.eos_id, "beam_search")
-    w = case.expected_model(state)
-    want, want_scores = beam_reference(w, case, s)
+    searched = search(student, case, s)
+    got, scores, w = searched.hypotheses, searched.scores, searched.expected_model
+    want, want_scores = expected_beam_search(w, case, s)
     if got != want:
         fail(
             f"beam_search gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
@@ -416,11 +432,8 @@ def tiny_cases(draw):
 def beam_search_finds_best_by_enumeration(student, inputs):
     """With a beam as wide as every hypothesis, beam_search returns the best one found by exhaustive enumeration."""
     case, s = inputs.case, inputs.settings
-    state = case.state(s.eos_id, s.eos_bias)
-    model, _ = build_model(student, case, state)
-    seqs, scores, _ = beam_call(student, model, case, s)
-    got = hypotheses(seqs, s.eos_id, "beam_search")
-    w = case.expected_model(state)
+    searched = search(student, case, s)
+    got, scores, w = searched.hypotheses, searched.scores, searched.expected_model
     best = [best_by_enumeration(w, case, s, row) for row in range(case.src.shape[0])]
     want = [h for h, _ in best]
     if got != want:
@@ -466,14 +479,10 @@ def beam_search_scores_are_log_prob_sums(student, inputs):
 )
 def beam_search_finished_hypotheses_not_extended(student, inputs):
     """A hypothesis that has produced eos is kept as it is: only eos follows it, and it can still win."""
-    case, s = inputs.case, inputs.settings
-    s = dataclasses.replace(s, eos_bias=1.5)
-    state = case.state(s.eos_id, s.eos_bias)
-    model, _ = build_model(student, case, state)
-    seqs, _, _ = beam_call(student, model, case, s)
-    got = hypotheses(seqs, s.eos_id, "beam_search")
-    w = case.expected_model(state)
-    want, _ = beam_reference(w, case, s)
+    case, s = inputs.case, dataclasses.replace(inputs.settings, eos_bias=1.5)
+    searched = search(student, case, s)
+    got, w = searched.hypotheses, searched.expected_model
+    want, _ = expected_beam_search(w, case, s)
     if got != want:
         fail(
             f"beam_search gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
