@@ -22,6 +22,11 @@ CASES = [
     ("one component (attention)", ["solutions", "--no-hidden", "--component", "attention"], 4.0),
     ("full graded suite, visible + hidden", ["solutions"], 6.0),
     ("whole visible suite on the untouched stubs", ["exercises", "--no-hidden"], None),
+    # The components added after the targets above were set: each one alone, torch import included.
+    *(
+        (f"one component ({name}), visible + hidden", ["solutions", "--component", name], None)
+        for name in ("kv_cache", "beam_search", "training")
+    ),
 ]
 
 
