@@ -7,6 +7,7 @@ The slow ones are named here, in one place, so that no test body carries a decor
 longer matches a test or a fixture is an error, so a renamed slow test cannot drift into the fast tier.
 """
 
+import os
 import re
 import sys
 
@@ -67,7 +68,11 @@ def _check_names():
     for table in (SLOW_FIXTURES, SLOW_TESTS):
         for module, names in table.items():
             path = ROOT / "tests" / module
-            source = path.read_text() if path.exists() else ""
+            if not path.exists() and os.environ.get(
+                "KIT_PARTIAL_COPY"
+            ):  # tests/test_components.py's toy
+                continue
+            source = path.read_text()
             for name in names:
                 if not re.search(rf"^def {name}\(", source, re.MULTILINE):
                     raise pytest.UsageError(

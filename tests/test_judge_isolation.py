@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,7 +117,12 @@ def check_isolated_outputs(results, out: Path, subs: Path) -> None:
     procs = messages(results, "h-list_processes", "feed_forward")
     assert "PROC-ATTACK pids=1 " in procs  # its own /proc: itself and nothing else
     ref = messages(results, "h-read_reference", "transformer")
-    assert "REF-ATTACK doc=0 file=0 gc=0 inspect=0 linecache=0 loader=0 pyc=0 spec=0 " in ref, ref[
+    # Every route to the reference's source finds nothing. `gc` counts any source-like string in the loaded
+    # modules: torch's own module docstrings count (torch._dynamo, imported by the zygote for training's
+    # optimizer, has one), so it is not zero; that none of it is the reference is checked line by line below.
+    report = re.search(r"REF-ATTACK (.*?) gc=\d+ (.*?spec=\d+) ", ref)
+    assert report, ref[:400]
+    assert report.groups() == ("doc=0 file=0", "inspect=0 linecache=0 loader=0 pyc=0 spec=0"), ref[
         :400
     ]
     assert results["h-daemon"].points() == results["c-daemon"].points() == full_marks()
@@ -126,14 +132,11 @@ def check_isolated_outputs(results, out: Path, subs: Path) -> None:
     for path, text in files.items():
         assert SECRET not in text and SECRET[::-1] not in text, path
         assert "DAEMON-FORGED" not in text, path
-        assert "pytest" not in text and "grader import main" not in text, (
-            path
-        )  # other processes' command lines
+        # other processes' command lines
+        assert "pytest" not in text and "grading_process import main" not in text, path
         assert str(subs) not in text and str(out) not in text, path
-        if (
-            "h-read_reference" in path.parts or path.name == "h-read_reference.txt"
-        ):  # the others hold the
-            # reference as their own files, legitimately
+        # The others hold the reference as their own files, legitimately.
+        if "h-read_reference" in path.parts or path.name == "h-read_reference.txt":
             leaked = [line for line in lines if line in text]
             assert not leaked, (path, leaked[:3])
 
