@@ -103,6 +103,17 @@ def full_marks() -> dict[str, float]:
     return maxima(core.load(True))
 
 
+def assert_reference_unread(messages: str) -> None:
+    """Every route of examples/hostile/read_reference to the reference's source found nothing. Its `gc` route
+    counts any source-like string in the loaded modules: torch's own module docstrings count (torch._dynamo,
+    imported by the zygote for training's optimizer, has one), so it is not zero; that none of it is the
+    reference is checked line by line in every output."""
+    report = re.search(r"REF-ATTACK (.*?) gc=\d+ (.*?spec=\d+) ", messages)
+    assert report, messages[:400]
+    expected = ("doc=0 file=0", "inspect=0 linecache=0 loader=0 pyc=0 spec=0")
+    assert report.groups() == expected, messages[:400]
+
+
 def check_isolated_outputs(results, out: Path, subs: Path) -> None:
     """The expectations shared by the root run and the user-namespace run."""
     files = outputs(out)
@@ -117,14 +128,7 @@ def check_isolated_outputs(results, out: Path, subs: Path) -> None:
     procs = messages(results, "h-list_processes", "feed_forward")
     assert "PROC-ATTACK pids=1 " in procs  # its own /proc: itself and nothing else
     ref = messages(results, "h-read_reference", "transformer")
-    # Every route to the reference's source finds nothing. `gc` counts any source-like string in the loaded
-    # modules: torch's own module docstrings count (torch._dynamo, imported by the zygote for training's
-    # optimizer, has one), so it is not zero; that none of it is the reference is checked line by line below.
-    report = re.search(r"REF-ATTACK (.*?) gc=\d+ (.*?spec=\d+) ", ref)
-    assert report, ref[:400]
-    assert report.groups() == ("doc=0 file=0", "inspect=0 linecache=0 loader=0 pyc=0 spec=0"), ref[
-        :400
-    ]
+    assert_reference_unread(ref)
     assert results["h-daemon"].points() == results["c-daemon"].points() == full_marks()
     # Nothing that should not be there, in any output file.
     lines = reference_lines()
@@ -308,10 +312,7 @@ def test_as_a_user_with_a_user_namespace(user_dir):
         and "HOME=" not in flat["h-leak_environment"]
     )
     assert "PROC-ATTACK pids=1 " in flat["h-list_processes"]
-    assert (
-        "REF-ATTACK doc=0 file=0 gc=0 inspect=0 linecache=0 loader=0 pyc=0 spec=0 "
-        in flat["h-read_reference"]
-    )
+    assert_reference_unread(flat["h-read_reference"])
     assert results["h-daemon"].points() == full_marks()
     assert (
         "Resource temporarily unavailable" in flat["h-fork_storm"]
