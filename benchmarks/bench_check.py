@@ -18,9 +18,11 @@ import time
 from autograder import KIT  # the installed kit (pip install -e .)
 
 CASES = [
-    ("whole visible suite (self-check)", ["solutions", "--no-hidden"], 10.0),
-    ("one component (attention)", ["solutions", "--no-hidden", "--component", "attention"], 4.0),
-    ("full graded suite, visible + hidden", ["solutions"], 6.0),
+    ("whole visible suite (self-check)", ["solutions", "--no-hidden"], "≤ 10"),
+    ("one component (attention)", ["solutions", "--no-hidden", "--component", "attention"], "≤ 4"),
+    # ≤ 6 s was set for the ten components before kv_cache, beam_search and training (training alone trains a
+    # model on the copy task: the row of its own below).
+    ("full graded suite, visible + hidden", ["solutions"], "≤ 6 for the first ten"),
     ("whole visible suite on the untouched stubs", ["exercises", "--no-hidden"], None),
     # The components added after the targets above were set: each one alone, torch import included.
     *(
@@ -59,7 +61,7 @@ def main() -> None:
     ]
     for label, args_, target in CASES:
         seconds = statistics.median(wall(args_) for _ in range(repeat))
-        rows.append(f"| {label} | {seconds:.2f} | {f'≤ {target:g}' if target else ''} |")
+        rows.append(f"| {label} | {seconds:.2f} | {target or ''} |")
     rows.append(
         f"| load average (1 min) before / after | {load0:.1f} / {os.getloadavg()[0]:.1f} | |"
     )
