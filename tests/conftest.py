@@ -1,6 +1,6 @@
 """The kit's tests: shared setup, and the slow tier.
 
-`pytest -m "not slow"` is the edit loop's tier (about 65 s of CPU on the 2-core machine, collection
+`pytest -m "not slow"` is the edit loop's tier (88 s on the quiet 2-core machine, collection
 included); `pytest`, as CI runs it, is everything (about 13 minutes of CPU). A test is slow when it grades
 a class with the judge, runs nbgrader, or runs a student bundle's own pytest or check in a fresh process.
 The slow ones are named here, in one place, so that no test body carries a decorator; a name here that no
@@ -63,6 +63,17 @@ SLOW_TESTS = {
 }
 
 
+# Parametrized tests that are slow for one parameter: those that run training's suite train a model on the copy
+# task (about 3 s each; 15 of them, 45 s of the fast tier's 140 s before this rule).
+SLOW_PARAMETERS = {"test_suite_meta.py": "training", "test_free_points.py": "training"}
+
+
+def _slow_parameter(item) -> bool:
+    word = SLOW_PARAMETERS.get(item.path.name)
+    callspec = getattr(item, "callspec", None)
+    return bool(word and callspec and word in callspec.id)
+
+
 def _check_names():
     """Every name in SLOW_FIXTURES and SLOW_TESTS is defined in its module."""
     for table in (SLOW_FIXTURES, SLOW_TESTS):
@@ -86,5 +97,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.path.name
         fixtures = SLOW_FIXTURES.get(module, set()) & set(getattr(item, "fixturenames", ()))
-        if fixtures or getattr(item, "originalname", item.name) in SLOW_TESTS.get(module, ()):
+        named = getattr(item, "originalname", item.name) in SLOW_TESTS.get(module, ())
+        if fixtures or named or _slow_parameter(item):
             item.add_marker(pytest.mark.slow)
