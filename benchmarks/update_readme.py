@@ -27,6 +27,7 @@ FILES = (
     KIT / "autograder" / "student" / "README.md",
     KIT / "autograder" / "student" / "README.es.md",
     KIT / "docs" / "judge.md",
+    KIT / "docs" / "nbgrader.md",
 )
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)",
