@@ -12,6 +12,7 @@ Instructor's tool: Babel is a dependency of the kit, not of the bundle.
 
 from __future__ import annotations
 
+import ast
 import io
 import string
 from pathlib import Path
@@ -22,6 +23,7 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
+from .properties.core import summary_of
 from .i18n import DOMAIN, LANGUAGES, LOCALE_DIR, SOURCE_LANGUAGE
 
 ROOT = LOCALE_DIR.parent.parent
@@ -48,7 +50,24 @@ def extract() -> Catalog:
         strip_comment_tags=True,
     ):
         template.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+    for filename, lineno, summary in property_summaries():
+        template.add(summary, None, [(filename, lineno)], auto_comments=["a property's summary"])
     return template
+
+
+def property_summaries():
+    """(file, line, summary) of every property: the first line of a `@prop` function's docstring, which a student
+    reads as the property's one-line summary. Babel extracts no docstrings, so they are read here from the
+    source (no import: extraction never runs the properties)."""
+    for package in ("properties", "hidden"):
+        for path in sorted((ROOT / "autograder" / package).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(d, ast.Call) and getattr(d.func, "id", None) == "prop"
+                    for d in node.decorator_list
+                ):
+                    if summary := summary_of(ast.get_docstring(node)):
+                        yield str(path.relative_to(ROOT)), node.lineno, summary
 
 
 def read(lang: str) -> Catalog:

@@ -96,10 +96,12 @@ def outcome_text(o: Outcome, with_detail: bool = True) -> str:
     """What a student reads about one property: verdict, message, smallest failing input, hint."""
     if o.passed:
         return _("{verdict}: {summary}").format(
-            verdict=status_text("passed"), summary=o.property.summary
+            verdict=status_text("passed"), summary=_(o.property.summary)
         )
     parts = [
-        _("{verdict}: {summary}").format(verdict=status_text(o.status), summary=o.property.summary),
+        _("{verdict}: {summary}").format(
+            verdict=status_text(o.status), summary=_(o.property.summary)
+        ),
         o.message,
     ]
     if o.example:

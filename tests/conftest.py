@@ -65,7 +65,11 @@ SLOW_TESTS = {
 
 # Parametrized tests that are slow for one parameter: those that run training's suite train a model on the copy
 # task (about 3 s each; 15 of them, 45 s of the fast tier's 140 s before this rule).
-SLOW_PARAMETERS = {"test_suite_meta.py": "training", "test_free_points.py": "training"}
+SLOW_PARAMETERS = {
+    "test_suite_meta.py": "training",
+    "test_free_points.py": "training",
+    "test_i18n_suite.py": "training",
+}
 
 
 def _slow_parameter(item) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import re
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.internal.conjecture import engine as _engine
 
 from ..components import NAMES
+from ..i18n import N_, _
 from ..student_code import StudentCode, StudentError
 
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
@@ -120,7 +122,7 @@ def prop(
             visible,
             examples,
             fn,
-            (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else fn.__name__,
+            summary_of(fn.__doc__) or fn.__name__,
             error_hint,
         )
         if p.id in REGISTRY:
@@ -129,6 +131,13 @@ def prop(
         return fn
 
     return register
+
+
+def summary_of(docstring: str | None) -> str:
+    """A property's one-line summary: the first paragraph of its docstring, on one line (a sentence a docstring
+    wraps stays whole, and is one message to translate: catalogs.property_summaries reads the same)."""
+    paragraph = inspect.cleandoc(docstring or "").split("\n\n")[0]
+    return " ".join(paragraph.split())
 
 
 def load(include_hidden: bool = True, components=None) -> list[Property]:
@@ -237,6 +246,15 @@ def run_property(p: Property, student: StudentCode) -> Outcome:
     return outcome
 
 
+# The hint of an error kind that is the same in every property (any other kind takes the property's error_hint).
+ERROR_KIND_HINTS = {
+    "not_implemented": N_("replace `raise NotImplementedError` with your implementation"),
+    "forbidden": N_("write it yourself from tensor operations (exp, sum, matmul, mean...)"),
+    "missing": N_("submit every exercise file, named as in exercises/"),
+    "syntax": N_("fix the syntax error; the file could not be imported"),
+}
+
+
 def _outcome_from(p: Property, raw: BaseException) -> Outcome:
     example = _example_from_notes(raw)
     exc = _unwrap(raw)
@@ -251,27 +269,24 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
             "timeout": Status.TIMEOUT,
             "crashed": Status.CRASHED,
         }.get(exc.kind, Status.ERROR)
-        hint = {
-            "not_implemented": "replace `raise NotImplementedError` with your implementation",
-            "forbidden": "write it yourself from tensor operations (exp, sum, matmul, mean...)",
-            "missing": "submit every exercise file, named as in exercises/",
-            "syntax": "fix the syntax error; the file could not be imported",
-        }.get(exc.kind, p.error_hint)
-        return Outcome(p, status, exc.message, hint, example, exc.detail)
+        hint = ERROR_KIND_HINTS.get(exc.kind, p.error_hint)
+        return Outcome(p, status, exc.message, _(hint) if hint else "", example, exc.detail)
     if isinstance(exc, (Flaky, HypothesisException)):
         return Outcome(
             p,
             Status.FAILED,
-            "the result changed between two identical calls",
-            "does your code depend on global state, randomness or an earlier call?",
+            _("the result changed between two identical calls"),
+            _("does your code depend on global state, randomness or an earlier call?"),
             example,
         )
     # An exception on the checking side, caused by what the student returned (a wrong type, say).
     return Outcome(
         p,
         Status.FAILED,
-        f"the result could not be checked: {type(exc).__name__}: {exc}"[:400],
-        "check the return type and shape against the docstring",
+        _("the result could not be checked: {error}").format(error=f"{type(exc).__name__}: {exc}")[
+            :400
+        ],
+        _("check the return type and shape against the docstring"),
         example,
     )
 
@@ -281,11 +296,11 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
 # its points come only with working code. One rule, applied wherever outcomes are scored (check, pytest,
 # the judge, the notebooks).
 STATIC_SUFFIX = "written_by_hand"
-NO_BEHAVIOUR = (
+NO_BEHAVIOUR = N_(
     "{component}.py earns its by-hand point only together with a property of what the code does, "
     "and none of those passed yet."
 )
-NO_BEHAVIOUR_HINT = "make the component work first: this point follows."
+NO_BEHAVIOUR_HINT = N_("make the component work first: this point follows.")
 
 
 def is_static(p: Property) -> bool:
@@ -299,6 +314,6 @@ def require_behaviour(outcomes: list[Outcome]) -> list[Outcome]:
     behaving = {o.property.component for o in outcomes if o.passed and not is_static(o.property)}
     for o in outcomes:
         if o.passed and is_static(o.property) and o.property.component not in behaving:
-            o.status, o.hint = Status.FAILED, NO_BEHAVIOUR_HINT
-            o.message = NO_BEHAVIOUR.format(component=o.property.component)
+            o.status, o.hint = Status.FAILED, _(NO_BEHAVIOUR_HINT)
+            o.message = _(NO_BEHAVIOUR).format(component=o.property.component)
     return outcomes

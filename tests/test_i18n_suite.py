@@ -1,0 +1,148 @@
+"""The property suite in Spanish (issue 8): every word it prints is translated, and the grades do not depend on
+the language.
+
+Each component's properties (visible and hidden: the hidden ones reach the student in the judge's feedback) run
+on the reference, on the untouched stubs, on the stubs that do nothing (`pass`) and on every cataloged bug of the
+component, once in English and once in Spanish through `Marked`: the Spanish catalog, with every translated text
+returned between marks. A text a student reads (a failure message, a hint, a property's summary) with words outside
+the marks did not go through `_()`; a message looked up and missing from the catalog is untranslated. The two runs
+give the same status for every property.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gettext
+import re
+
+import pytest
+
+from autograder import KIT, i18n
+from autograder.bugs import catalog, make_submission
+from autograder.components import NAMES
+from autograder.properties import core
+from autograder.student_code import InProcessStudentCode
+
+PROPERTIES = core.load(include_hidden=True)
+OPEN, CLOSE = "\u27e6", "\u27e7"  # ⟦ ⟧: marks no message of the kit contains
+
+
+class Marked(gettext.NullTranslations):
+    """A language's catalog whose every translation comes back as ⟦translation⟧; records the messages it lacks."""
+
+    def __init__(self, lang: str):
+        super().__init__()
+        self.catalog = i18n.translation(lang)
+        self.missing: set[str] = set()
+
+    def _known(self, message: str) -> bool:
+        return message in getattr(self.catalog, "_catalog", {})
+
+    def gettext(self, message):
+        if not message:
+            return message
+        if not self._known(message):
+            self.missing.add(message)
+        return OPEN + self.catalog.gettext(message) + CLOSE
+
+    def ngettext(self, singular, plural, n):
+        if not self._known((singular, 0)):
+            self.missing.add(singular)
+        return OPEN + self.catalog.ngettext(singular, plural, n) + CLOSE
+
+
+@contextlib.contextmanager
+def marked(lang: str = "es"):
+    """Everything `_()` translates in the block comes back marked; yields the Marked catalog."""
+    translations = Marked(lang)
+    saved = i18n.translation
+    i18n.translation = lambda _lang: translations
+    try:
+        yield translations
+    finally:
+        i18n.translation = saved
+
+
+def unmarked(text: str) -> str:
+    """What of `text` lies outside every ⟦...⟧ (marks may nest: a translated hint inside a translated message)."""
+    depth, outside = 0, []
+    for ch in text:
+        if ch == OPEN:
+            depth += 1
+        elif ch == CLOSE:
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            outside.append(ch)
+    return "".join(outside)
+
+
+def untranslated(text: str) -> str | None:
+    """The untranslated words of a text a student reads, or None. Words are letters; what is left outside the marks
+    may be punctuation, numbers and code (`name`, a property id), which no language changes."""
+    outside = re.sub(r"`[^`]*`", "", unmarked(text))
+    words = re.findall(r"[A-Za-z]{3,}", outside)
+    return " ".join(words) if words else None
+
+
+def students(component: str, tmp_path_factory):
+    """(label, StudentCode) of the reference, the stubs, the stubs that do nothing, and every bug of `component`."""
+    yield "reference", InProcessStudentCode(KIT / "solutions", "reference")
+    yield "stubs", InProcessStudentCode(KIT / "exercises", "stubs")
+    nothing = tmp_path_factory.mktemp("pass_stubs")
+    for f in (KIT / "exercises").glob("*.py"):
+        (nothing / f.name).write_text(f.read_text().replace("raise NotImplementedError", "pass"))
+    yield "pass-stubs", InProcessStudentCode(nothing, "pass-stubs")
+    for bug in catalog():
+        if bug.component == component:
+            folder = make_submission(bug, KIT / "solutions", tmp_path_factory.mktemp(bug.name) / "sub")
+            yield bug.id, InProcessStudentCode(folder, bug.name)
+
+
+def run(student, component):
+    return core.require_behaviour(
+        [core.run_property(p, student) for p in PROPERTIES if p.component == component]
+    )
+
+
+def what_a_student_reads(outcome) -> dict[str, str]:
+    return {
+        "summary": i18n._(outcome.property.summary),
+        "message": outcome.message,
+        "hint": outcome.hint,
+    }
+
+
+@pytest.mark.parametrize("component", NAMES)
+def test_every_word_is_translated_and_the_grade_is_the_same(component, tmp_path_factory, monkeypatch):
+    monkeypatch.delenv(i18n.ENV, raising=False)
+    problems = []
+    missing: set[str] = set()
+    for label, student in students(component, tmp_path_factory):
+        i18n.set_language("en")
+        try:
+            english = run(student, component)
+            i18n.set_language("es")
+            with marked("es") as spanish_catalog:
+                spanish = run(student, component)
+                texts = [what_a_student_reads(o) for o in spanish]
+        finally:
+            i18n.set_language(None)
+        missing |= spanish_catalog.missing
+        for en, es, text in zip(english, spanish, texts, strict=True):
+            if en.status != es.status:
+                problems.append(f"{label} {en.property.id}: {en.status} in English, {es.status} in Spanish")
+            for field, value in text.items():
+                if words := untranslated(value):
+                    problems.append(f"{label} {es.property.id} {field}: untranslated {words!r} in {value!r}")
+    problems += [f"not in the Spanish catalog: {m!r}" for m in sorted(missing)]
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_the_check_finds_what_it_is_for():
+    assert untranslated(f"{OPEN}la suma {OPEN}pista{CLOSE}{CLOSE}: `softmax(x)` 3.5") is None
+    assert untranslated(f"`softmax`: {OPEN}la suma{CLOSE}") is None  # a code name, in backticks
+    assert untranslated(f"softmax: {OPEN}la suma{CLOSE}") == "softmax"
+    assert untranslated(f"rows do not sum to 1 {OPEN}pista{CLOSE}") == "rows not sum"
+    with marked("es") as spanish:
+        assert i18n._("no such message in the catalog") == f"{OPEN}no such message in the catalog{CLOSE}"
+    assert spanish.missing == {"no such message in the catalog"}
