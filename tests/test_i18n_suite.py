@@ -94,7 +94,9 @@ def students(component: str, tmp_path_factory):
     yield "pass-stubs", InProcessStudentCode(nothing, "pass-stubs")
     for bug in catalog():
         if bug.component == component:
-            folder = make_submission(bug, KIT / "solutions", tmp_path_factory.mktemp(bug.name) / "sub")
+            folder = make_submission(
+                bug, KIT / "solutions", tmp_path_factory.mktemp(bug.name) / "sub"
+            )
             yield bug.id, InProcessStudentCode(folder, bug.name)
 
 
@@ -113,7 +115,9 @@ def what_a_student_reads(outcome) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("component", NAMES)
-def test_every_word_is_translated_and_the_grade_is_the_same(component, tmp_path_factory, monkeypatch):
+def test_every_word_is_translated_and_the_grade_is_the_same(
+    component, tmp_path_factory, monkeypatch
+):
     monkeypatch.delenv(i18n.ENV, raising=False)
     problems = []
     missing: set[str] = set()
@@ -130,10 +134,14 @@ def test_every_word_is_translated_and_the_grade_is_the_same(component, tmp_path_
         missing |= spanish_catalog.missing
         for en, es, text in zip(english, spanish, texts, strict=True):
             if en.status != es.status:
-                problems.append(f"{label} {en.property.id}: {en.status} in English, {es.status} in Spanish")
+                problems.append(
+                    f"{label} {en.property.id}: {en.status} in English, {es.status} in Spanish"
+                )
             for field, value in text.items():
                 if words := untranslated(value):
-                    problems.append(f"{label} {es.property.id} {field}: untranslated {words!r} in {value!r}")
+                    problems.append(
+                        f"{label} {es.property.id} {field}: untranslated {words!r} in {value!r}"
+                    )
     problems += [f"not in the Spanish catalog: {m!r}" for m in sorted(missing)]
     assert not problems, "\n".join(problems[:40])
 
@@ -144,5 +152,8 @@ def test_the_check_finds_what_it_is_for():
     assert untranslated(f"softmax: {OPEN}la suma{CLOSE}") == "softmax"
     assert untranslated(f"rows do not sum to 1 {OPEN}pista{CLOSE}") == "rows not sum"
     with marked("es") as spanish:
-        assert i18n._("no such message in the catalog") == f"{OPEN}no such message in the catalog{CLOSE}"
+        assert (
+            i18n._("no such message in the catalog")
+            == f"{OPEN}no such message in the catalog{CLOSE}"
+        )
     assert spanish.missing == {"no such message in the catalog"}
