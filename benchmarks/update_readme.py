@@ -115,6 +115,56 @@ def glossary_es() -> str:
     return glossary("| en los notebooks del curso | en este kit |")
 
 
+# The README's Spanish excerpt: what `check --lang es` prints for two realistic slips, each planted in the
+# reference and run in-process: softmax over the wrong axis (a cataloged bug), and the course notebooks'
+# `MultiHeadAttention(heads, dim_embedding)` (their names and order, which the glossary names).
+EXCERPT_BUGS = ("attention:softmax_wrong_axis", "multi_head:course_notebook_names")
+
+
+def _course_notebook_names():
+    from autograder.bugs import Bug
+
+    return Bug(
+        component="multi_head",
+        name="course_notebook_names",
+        description="the course notebooks' names and argument order",
+        find="def __init__(self, d_model, num_heads, dropout=0.0, bias=True):",
+        replace="def __init__(self, heads, dim_embedding, dropout=0.0, bias=True):\n"
+        "        d_model, num_heads = dim_embedding, heads",
+        hint="dim_embedding",
+    )
+
+
+def excerpt_es() -> str:
+    """Real Spanish failure blocks, as the self-check prints them (results.short_text), one per bug."""
+    import tempfile
+    from pathlib import Path
+
+    from autograder import check, i18n, results
+    from autograder.bugs import catalog, make_submission
+    from autograder.properties import core
+    from autograder.student_code import InProcessStudentCode
+
+    bugs = {b.id: b for b in [*catalog(), _course_notebook_names()]}
+    blocks = []
+    i18n.set_language("es")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for bug_id in EXCERPT_BUGS:
+                bug = bugs[bug_id]
+                student = InProcessStudentCode(
+                    make_submission(bug, KIT / "solutions", Path(tmp) / bug.name), bug.name
+                )
+                for p in core.load(include_hidden=False, components=[bug.component]):
+                    outcome = core.run_property(p, student)
+                    if not outcome.passed:
+                        blocks.append(results.short_text(check.with_glossary(outcome)))
+                        break
+    finally:
+        i18n.set_language(None)
+    return "```text\n" + "\n".join(blocks) + "\n```\n"
+
+
 GENERATED = {
     "counts": counts,
     "components": components,
@@ -123,6 +173,7 @@ GENERATED = {
     "course-order-es": course_order_es,
     "glossary": glossary,
     "glossary-es": glossary_es,
+    "excerpt-es": excerpt_es,
 }
 
 
