@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from hypothesis import example, given
 
+from ..i18n import _
 from ..properties import expected_values
 from ..properties.checks import close, consistent, diagnose, expect, fail, is_close
 from ..properties.core import prop
@@ -48,7 +49,7 @@ def decoder_layer_post_norm_closed_form(student, case):
         "feed_forward.linear_2.bias",
     ):
         state[name] = torch.zeros_like(state[name])
-    handle, _ = build_layer(student, case, state=state)
+    handle = build_layer(student, case, state=state)[0]
     out = run_layer(student, handle, x, memory, tm)
     n = {
         i: (lambda y, i=i: expected_layer_norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)
@@ -58,16 +59,16 @@ def decoder_layer_post_norm_closed_form(student, case):
     close(
         out,
         expected,
-        "DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))",
+        _("DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))"),
         lambda: diagnose(
-            "each of the three sub-layers is x = norm(x + sublayer(x))",
-            (lambda: is_close(out, x), PRE_NORM),
-            (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), AFTER_NORM),
-            (lambda: is_close(out, n[2](n[1](x))), "the feed-forward sub-layer is skipped"),
-            (lambda: is_close(out, n[3](n[1](x))), "the cross-attention sub-layer is skipped"),
-            (lambda: is_close(out, n[3](n[1](n[2](x)))), "add_norm_1 and add_norm_2 swapped"),
-            (lambda: is_close(out, n[2](n[3](n[1](x)))), "add_norm_2 and add_norm_3 swapped"),
-            (lambda: is_close(out, n[3](n[2](n[1](zero)))), NO_RESIDUAL),
+            _("each of the three sub-layers is x = norm(x + sublayer(x))"),
+            (lambda: is_close(out, x), _(PRE_NORM)),
+            (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), _(AFTER_NORM)),
+            (lambda: is_close(out, n[2](n[1](x))), _("the feed-forward sub-layer is skipped")),
+            (lambda: is_close(out, n[3](n[1](x))), _("the cross-attention sub-layer is skipped")),
+            (lambda: is_close(out, n[3](n[1](n[2](x)))), _("add_norm_1 and add_norm_2 swapped")),
+            (lambda: is_close(out, n[2](n[3](n[1](x)))), _("add_norm_2 and add_norm_3 swapped")),
+            (lambda: is_close(out, n[3](n[2](n[1](zero)))), _(NO_RESIDUAL)),
         ),
     )
 
@@ -87,8 +88,8 @@ def decoder_stack_is_causal(student, case):
     consistent(
         out2[:, :-1],
         out[:, :-1],
-        "Decoder outputs before the last position after changing the last target",
-        f"{NO_TARGET_MASK}; {MASKS_EVERY_LAYER}",
+        _("Decoder outputs before the last position after changing the last target"),
+        f"{_(NO_TARGET_MASK)}; {_(MASKS_EVERY_LAYER)}",
         expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1],
     )
 
@@ -108,8 +109,8 @@ def decoder_stack_memory_mask_reaches_every_layer(student, case):
     consistent(
         out2,
         out,
-        "Decoder output after changing the memory at blocked positions",
-        f"{MASKS_EVERY_LAYER} ({NO_MEMORY_MASK})",
+        _("Decoder output after changing the memory at blocked positions"),
+        f"{_(MASKS_EVERY_LAYER)} ({_(NO_MEMORY_MASK)})",
         expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm),
     )
 
@@ -125,29 +126,32 @@ def decoder_layer_gradients_reach_memory_and_parameters(student, case):
     """Backpropagating through DecoderLayer reaches x, the memory, and every parameter (finite gradients)."""
     x, memory, tm = case.x, case.memory, case.target_mask
     seed = case.seed
-    handle, _ = build_layer(student, case)
+    handle = build_layer(student, case)[0]
     reply = student.run(
         Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True)
     )
     grads = reply.input_grads or [None, None]
     expect(
         grads[1] is not None and grads[1].abs().sum() > 0,
-        "no gradient reaches the memory",
-        KV_FROM_X,
+        _("no gradient reaches the memory"),
+        _(KV_FROM_X),
     )
     expect(
         grads[0] is not None and grads[0].abs().sum() > 0,
-        "no gradient reaches x",
-        "keep x in the graph",
+        _("no gradient reaches x"),
+        _("keep x in the graph"),
     )
     for name, g in (reply.param_grads or {}).items():
         if g is None:
             fail(
-                f"{name} got no gradient",
-                "every sub-module must take part in forward, with autograd on (no .detach(), .data or no_grad)",
+                _("{name} got no gradient").format(name=name),
+                _(
+                    "every sub-module must take part in forward, with autograd on (no .detach(), .data "
+                    "or no_grad)"
+                ),
             )
         expect(
             torch.isfinite(g).all(),
-            f"{name} has a non-finite gradient",
-            "NaN or inf in the backward pass",
+            _("{name} has a non-finite gradient").format(name=name),
+            _("NaN or inf in the backward pass"),
         )

@@ -6,6 +6,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import _
 from ..properties import expected_values
 from ..properties.checks import close, consistent, expect, fail
 from ..properties.core import prop
@@ -41,8 +42,8 @@ def encoder_stack_mask_reaches_every_layer(student, case, noise):
     consistent(
         out2[~padded],
         out[~padded],
-        "Encoder outputs at unpadded positions after changing the padded inputs",
-        MASK_EVERY_LAYER,
+        _("Encoder outputs at unpadded positions after changing the padded inputs"),
+        _(MASK_EVERY_LAYER),
         expected=expected_values.encoder(state, 2, d, h, d_ff, x, mask)[~padded],
     )
 
@@ -56,25 +57,32 @@ def encoder_layer_gradients_reach_every_parameter(student, case):
     """Backpropagating through EncoderLayer gives every parameter a finite gradient (w_k.bias's is 0 by design)."""
     x = case.x
     seed = case.seed
-    handle, _ = build_layer(student, case)
+    handle = build_layer(student, case)[0]
     reply = student.run(Call(handle, "forward", (x,), {}, seed=seed, backward=True))
     for name, g in (reply.param_grads or {}).items():
         if g is None:
             fail(
-                f"{name} got no gradient",
-                "every sub-module must take part in forward, with autograd on (no .detach(), .data or no_grad)",
+                _("{name} got no gradient").format(name=name),
+                _(
+                    "every sub-module must take part in forward, with autograd on (no .detach(), .data "
+                    "or no_grad)"
+                ),
             )
         expect(
             torch.isfinite(g).all(),
-            f"{name} has a non-finite gradient",
-            "NaN or inf in the backward pass",
+            _("{name} has a non-finite gradient").format(name=name),
+            _("NaN or inf in the backward pass"),
         )
-    expect(reply.param_grads, "EncoderLayer has no parameters", "build the sub-modules in __init__")
+    expect(
+        reply.param_grads,
+        _("EncoderLayer has no parameters"),
+        _("build the sub-modules in __init__"),
+    )
     g = (reply.input_grads or [None])[0]
     expect(
         g is not None and g.abs().sum() > 0,
-        "no gradient reaches the input x",
-        "keep x in the autograd graph",
+        _("no gradient reaches the input x"),
+        _("keep x in the autograd graph"),
     )
 
 
@@ -90,15 +98,17 @@ def encoder_layer_dropout_is_off_in_eval(student, case):
     close(
         out,
         expected,
-        "EncoderLayer(dropout=0.3) in eval mode vs the dropout-free layer",
+        _("EncoderLayer(dropout=0.3) in eval mode vs the dropout-free layer"),
         lambda: explain_layer(
             out,
             state,
             h,
             x,
             mask,
-            "pass dropout to the sub-modules (nn.Dropout follows eval()); "
-            "apply no dropout of your own with training=True",
+            _(
+                "pass dropout to the sub-modules (nn.Dropout follows eval()); "
+                "apply no dropout of your own with training=True"
+            ),
         ),
     )
 
@@ -117,8 +127,8 @@ def encoder_layer_2d_mask_equals_torch(student, case, data):
     close(
         out,
         expected,
-        "EncoderLayer with an (m, m) mask vs nn.TransformerEncoderLayer",
+        _("EncoderLayer with an (m, m) mask vs nn.TransformerEncoderLayer"),
         lambda: explain_layer(
-            out, state, h, x, mask, "pass the mask to the self-attention as it is"
+            out, state, h, x, mask, _("pass the mask to the self-attention as it is")
         ),
     )

@@ -6,6 +6,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import _
 from ..properties.checks import close, diagnose, expect, fail, is_close, tensor
 from ..properties.core import prop
 from ..properties.expected_values import expected_causal_mask
@@ -49,14 +50,16 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
     case, bias = cb
     bos, eos, max_len = 1, 2, 7
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
-    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
+    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
     for row in ys.tolist():
         if eos in row[1:]:
             first = row.index(eos, 1)
             if any(tok != eos for tok in row[first:]):
                 fail(
-                    f"greedy_decode gave the row {row}: tokens other than eos_id={eos} after it",
-                    NO_PAD,
+                    _(
+                        "greedy_decode gave the row {row}: tokens other than eos_id={eos} after it"
+                    ).format(row=row, eos=eos),
+                    _(NO_PAD),
                 )
     finished = (
         (ys[:, 1:] == eos).any(1) if ys.shape[1] > 1 else torch.zeros(ys.shape[0], dtype=torch.bool)
@@ -64,17 +67,26 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
     if ys.shape[1] < max_len:
         expect(
             finished.all(),
-            f"greedy_decode stopped at {ys.shape[1]} < max_len={max_len} tokens with an "
-            f"unfinished row: {ys.tolist()}",
-            "stop early only once every row has produced eos_id",
+            _(
+                "greedy_decode stopped at {n} < max_len={max_len} tokens with an unfinished row: "
+                "{got}"
+            ).format(n=ys.shape[1], max_len=max_len, got=ys.tolist()),
+            _("stop early only once every row has produced eos_id"),
         )
     if ys.shape[1] > 2 and bool((ys[:, 1:-1] == eos).any(1).all()):
-        fail(f"greedy_decode went on after every row had produced eos_id: {ys.tolist()}", NO_STOP)
+        fail(
+            _("greedy_decode went on after every row had produced eos_id: {got}").format(
+                got=ys.tolist()
+            ),
+            _(NO_STOP),
+        )
     expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
-            f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
-            explain_greedy(ys, state, case, max_len, bos, eos, None, "finished rows get eos_id"),
+            _("greedy_decode gave {got}, expected {expected}").format(
+                got=ys.tolist(), expected=expected.tolist()
+            ),
+            explain_greedy(ys, state, case, max_len, bos, eos, None, _("finished rows get eos_id")),
         )
 
 
@@ -85,11 +97,13 @@ def greedy_decode_with_src_mask_equals_witness(student, case):
     """With a padding src_mask, greedy_decode equals the witness (the mask serves encode and decode)."""
     bos, eos = 1, 2
     handle, state = build(student, case, state=eos_biased(case, eos, 1.0))
-    ys, _ = decode_call(student, handle, case, 6, bos, eos, case.src_mask)
+    ys = decode_call(student, handle, case, 6, bos, eos, case.src_mask)[0]
     expected = expected_greedy_decode(state, case, 6, bos, eos, case.src_mask)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
-            f"greedy_decode with src_mask gave {ys.tolist()}, expected {expected.tolist()}",
+            _("greedy_decode with src_mask gave {got}, expected {expected}").format(
+                got=ys.tolist(), expected=expected.tolist()
+            ),
             explain_greedy(
                 ys,
                 state,
@@ -98,8 +112,10 @@ def greedy_decode_with_src_mask_equals_witness(student, case):
                 bos,
                 eos,
                 case.src_mask,
-                "pass src_mask to encode and to every decode: model.encode(src, src_mask), "
-                "model.decode(ys, memory, causal_mask(L), src_mask)",
+                _(
+                    "pass src_mask to encode and to every decode: model.encode(src, src_mask), "
+                    "model.decode(ys, memory, causal_mask(L), src_mask)"
+                ),
             ),
         )
 
@@ -108,13 +124,15 @@ def greedy_decode_with_src_mask_equals_witness(student, case):
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
-    handle, _ = build(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)
+    handle = build(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)[0]
     decode_call(student, handle, case, 4, 1, 2)
     expect(
         not student.inspect(handle)["training"],
-        "greedy_decode left a model that was in eval mode in train mode",
-        "restore the model's train/eval mode as it was: was_training = model.training; ...; "
-        "model.train(was_training), not model.train()",
+        _("greedy_decode left a model that was in eval mode in train mode"),
+        _(
+            "restore the model's train/eval mode as it was: was_training = model.training; ...; "
+            "model.train(was_training), not model.train()"
+        ),
     )
 
 
@@ -136,8 +154,8 @@ def transformer_encode_and_decode_equal_torch(student, case):
     close(
         memory,
         expected,
-        "encode(src, src_mask) vs the witness",
-        "memory = encoder(positional_encoding(src_embedding(src)), src_mask)",
+        _("encode(src, src_mask) vs the witness"),
+        _("memory = encoder(positional_encoding(src_embedding(src)), src_mask)"),
     )
     tm = expected_causal_mask(case.tgt.shape[1])
     hidden = student.method(
@@ -159,14 +177,16 @@ def transformer_encode_and_decode_equal_torch(student, case):
     close(
         hidden,
         expected_hidden,
-        "decode(tgt, memory, target_mask, memory_mask) vs the witness",
+        _("decode(tgt, memory, target_mask, memory_mask) vs the witness"),
         lambda: diagnose(
-            "hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "
-            "memory_mask): hidden states, not logits",
-            (lambda: is_close(hidden, decoded_with(ModelMistake.NO_PE_TGT)), NO_PE_TGT),
+            _(
+                "hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "
+                "memory_mask): hidden states, not logits"
+            ),
+            (lambda: is_close(hidden, decoded_with(ModelMistake.NO_PE_TGT)), _(NO_PE_TGT)),
             (
                 lambda: is_close(hidden, decoded_with(ModelMistake.TGT_EMBEDDED_WITH_SRC)),
-                "the target is embedded with src_embedding: decode uses tgt_embedding",
+                _("the target is embedded with src_embedding: decode uses tgt_embedding"),
             ),
         ),
     )
@@ -176,11 +196,11 @@ def transformer_encode_and_decode_equal_torch(student, case):
 @given(case=cases(mask=False, max_layers=1))
 def transformer_dropout_is_used_in_training(student, case):
     """Built with dropout=0.5 in train mode, two forwards with different seeds differ (dropout is passed on)."""
-    handle, _ = build(student, case, dropout=0.5, train=True)
+    handle = build(student, case, dropout=0.5, train=True)[0]
     tm = expected_causal_mask(case.tgt.shape[1])
     a, b = forward(student, handle, case, tm, seed=1), forward(student, handle, case, tm, seed=2)
     expect(
         not torch.equal(a, b),
-        "with dropout=0.5 in train mode two forwards gave identical logits",
-        "pass dropout on to positional_encoding, encoder and decoder",
+        _("with dropout=0.5 in train mode two forwards gave identical logits"),
+        _("pass dropout on to positional_encoding, encoder and decoder"),
     )

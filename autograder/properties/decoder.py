@@ -13,6 +13,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from . import expected_values
 from .checks import (
     close,
@@ -50,7 +51,7 @@ from .strategies import (
 )
 
 C = "decoder"
-LAYER_ERROR = (
+LAYER_ERROR = N_(
     "a shape error with m_E != m_D? In the cross-attention the queries come from the decoder (x) and "
     "the keys and values from the encoder memory, cross_attention(x, memory, memory, memory_mask): its "
     "mask is memory_mask (m_D or 1, m_E); the self-attention takes target_mask. Sub-modules: "
@@ -59,18 +60,18 @@ LAYER_ERROR = (
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
-KV_FROM_X = (
+KV_FROM_X = N_(
     "the cross-attention ignores the memory: its keys and values come from the encoder memory, "
     "cross_attention(x, memory, memory, memory_mask) (queries from the decoder)"
 )
-CROSS_TARGET_MASK = (
+CROSS_TARGET_MASK = N_(
     "the cross-attention gets target_mask: it takes memory_mask, the self-attention target_mask"
 )
-NO_MEMORY_MASK = (
+NO_MEMORY_MASK = N_(
     "memory_mask is ignored: pass it to the cross-attention, "
     "cross_attention(x, memory, memory, memory_mask)"
 )
-NO_TARGET_MASK = (
+NO_TARGET_MASK = N_(
     "target_mask is ignored: pass it to the self-attention, self_attention(x, x, x, target_mask)"
 )
 
@@ -82,43 +83,53 @@ def explain_layer(got, state, heads, x, memory, target_mask, memory_mask, defaul
         )
 
     candidates = [
-        (same(LayerMistake.CROSS_KEYS_FROM_X), KV_FROM_X),
-        (same(LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK), KV_FROM_X),
-        (same(LayerMistake.CROSS_GETS_TARGET_MASK), CROSS_TARGET_MASK),
+        (same(LayerMistake.CROSS_KEYS_FROM_X), _(KV_FROM_X)),
+        (same(LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK), _(KV_FROM_X)),
+        (same(LayerMistake.CROSS_GETS_TARGET_MASK), _(CROSS_TARGET_MASK)),
         (
             same(LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK),
-            "target_mask and memory_mask swapped: the self-attention takes target_mask, the cross-attention "
-            "memory_mask",
+            _(
+                "target_mask and memory_mask swapped: the self-attention takes target_mask, the "
+                "cross-attention memory_mask"
+            ),
         ),
-        (same(LayerMistake.NO_SELF_MASK), NO_TARGET_MASK),
-        (same(LayerMistake.NO_CROSS_MASK), NO_MEMORY_MASK),
+        (same(LayerMistake.NO_SELF_MASK), _(NO_TARGET_MASK)),
+        (same(LayerMistake.NO_CROSS_MASK), _(NO_MEMORY_MASK)),
         (
             same(LayerMistake.NORMS_1_2_SWAPPED),
-            "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the "
-            "self-attention, add_norm_2 the cross-attention, add_norm_3 the "
-            "feed-forward",
+            _(
+                "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the "
+                "self-attention, add_norm_2 the cross-attention, add_norm_3 the "
+                "feed-forward"
+            ),
         ),
         (
             same(LayerMistake.NORMS_2_3_SWAPPED),
-            "add_norm_2 and add_norm_3 swapped: add_norm_2 follows the "
-            "cross-attention, add_norm_3 the feed-forward",
+            _(
+                "add_norm_2 and add_norm_3 swapped: add_norm_2 follows the "
+                "cross-attention, add_norm_3 the feed-forward"
+            ),
         ),
         (
             same(LayerMistake.CROSS_ATTENTION_FIRST),
-            "the cross-attention runs before the self-attention: the order "
-            "is masked self-attention, cross-attention, feed-forward",
+            _(
+                "the cross-attention runs before the self-attention: the order "
+                "is masked self-attention, cross-attention, feed-forward"
+            ),
         ),
-        (same(LayerMistake.PRE_NORM), PRE_NORM),
-        (same(LayerMistake.NORM_INSIDE_RESIDUAL), AFTER_NORM),
-        (same(LayerMistake.NO_RESIDUAL), NO_RESIDUAL),
+        (same(LayerMistake.PRE_NORM), _(PRE_NORM)),
+        (same(LayerMistake.NORM_INSIDE_RESIDUAL), _(AFTER_NORM)),
+        (same(LayerMistake.NO_RESIDUAL), _(NO_RESIDUAL)),
         (
             same(LayerMistake.NO_CROSS_ATTENTION),
-            "the cross-attention sub-layer is skipped: "
-            "x = add_norm_2(x, cross_attention(x, memory, memory, memory_mask))",
+            _(
+                "the cross-attention sub-layer is skipped: "
+                "x = add_norm_2(x, cross_attention(x, memory, memory, memory_mask))"
+            ),
         ),
         (
             same(LayerMistake.NO_FEED_FORWARD),
-            "the feed-forward sub-layer is skipped: return add_norm_3(x, feed_forward(x))",
+            _("the feed-forward sub-layer is skipped: return add_norm_3(x, feed_forward(x))"),
         ),
     ]
     return diagnose(default, *candidates)
@@ -154,7 +165,7 @@ def expected_decoder(
     return x
 
 
-MASKS_EVERY_LAYER = (
+MASKS_EVERY_LAYER = N_(
     "both masks must reach every layer: x = layer(x, memory, target_mask, memory_mask) inside "
     "the loop"
 )
@@ -256,7 +267,11 @@ def run_layer(
     }
     out = student.method(handle, "forward", x, memory, **kwargs)
     return tensor(
-        out, f"{what}(x, memory, ...) with x {tuple(x.shape)}, memory {tuple(memory.shape)}", like=x
+        out,
+        _("{call}(x, memory, ...) with x {x_shape}, memory {memory_shape}").format(
+            call=what, x_shape=tuple(x.shape), memory_shape=tuple(memory.shape)
+        ),
+        like=x,
     )
 
 
@@ -288,22 +303,28 @@ def decoder_submodules_are_named(student):
     missing = [n for n in expected_children if n not in info["children"]]
     expect(
         not missing,
-        f"DecoderLayer has no sub-module {missing}; it has {info['children']}",
-        "name the sub-modules as in the docstring: " + ", ".join(expected_children),
+        _("DecoderLayer has no sub-module {missing}; it has {children}").format(
+            missing=missing, children=info["children"]
+        ),
+        _("name the sub-modules as in the docstring: {names}").format(
+            names=", ".join(expected_children)
+        ),
     )
     types = info["module_types"]
     expect(
         types.get("self_attention") == types.get("cross_attention") == "MultiHeadAttention",
-        f"DecoderLayer's sub-modules have types {types}",
-        "two separate MultiHeadAttention modules: self_attention and cross_attention",
+        _("DecoderLayer's sub-modules have types {types}").format(types=types),
+        _("two separate MultiHeadAttention modules: self_attention and cross_attention"),
     )
     info = student.inspect(
         student.build(C, "Decoder", num_layers=2, d_model=4, num_heads=2, d_ff=8)
     )
     expect(
         "layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
-        f"Decoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
-        "keep the layers in self.layers = nn.ModuleList([...])",
+        _("Decoder's sub-modules are {children}, expected layers (an nn.ModuleList)").format(
+            children=info["children"]
+        ),
+        _("keep the layers in self.layers = nn.ModuleList([...])"),
     )
 
 
@@ -321,12 +342,17 @@ def decoder_layer_output_shape(student, case):
     """With m_E != m_D the output is (batch, m_D, d_model): one row per target position, dtype kept."""
     x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
     d = case.d_model
-    handle, _ = build_layer(student, case)
+    handle = build_layer(student, case)[0]
     out = student.method(handle, "forward", x, memory, target_mask=tm, memory_mask=mm)
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (x.shape[0], memory.shape[1], d):
         fail(
-            f"output shape {tuple(out.shape)}: one row per memory position, expected {tuple(x.shape)}",
-            "the cross-attention's queries come from the decoder: cross_attention(x, memory, memory, memory_mask)",
+            _("output shape {shape}: one row per memory position, expected {expected}").format(
+                shape=tuple(out.shape), expected=tuple(x.shape)
+            ),
+            _(
+                "the cross-attention's queries come from the decoder: "
+                "cross_attention(x, memory, memory, memory_mask)"
+            ),
         )
     tensor(
         out,
@@ -355,7 +381,7 @@ def decoder_layer_equals_torch(student, case):
     close(
         out,
         expected,
-        "DecoderLayer vs nn.TransformerDecoderLayer",
+        _("DecoderLayer vs nn.TransformerDecoderLayer"),
         lambda: explain_layer(
             out,
             state,
@@ -364,8 +390,10 @@ def decoder_layer_equals_torch(student, case):
             memory,
             tm,
             mm,
-            "masked self-attention -> add_norm_1, "
-            "cross-attention on the memory -> add_norm_2, feed-forward -> add_norm_3",
+            _(
+                "masked self-attention -> add_norm_1, "
+                "cross-attention on the memory -> add_norm_2, feed-forward -> add_norm_3"
+            ),
         ),
     )
 
@@ -381,16 +409,16 @@ def decoder_layer_is_causal(student, case, p):
     p = min(p, m_d - 2)
     handle, state = build_layer(student, case)
     out = run_layer(student, handle, x, memory, tm, mm)
-    not_constant(out, torch_layer(state, case, x, memory, tm, mm), "DecoderLayer output")
+    not_constant(out, torch_layer(state, case, x, memory, tm, mm), _("DecoderLayer output"))
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
     out2 = run_layer(student, handle, changed, memory, tm, mm)
     close(
         out2[:, : p + 1],
         out[:, : p + 1],
-        f"outputs at positions <= {p} after changing the target at positions > {p}",
+        _("outputs at positions <= {p} after changing the target at positions > {p}").format(p=p),
         lambda: diagnose(
-            NO_TARGET_MASK,
+            _(NO_TARGET_MASK),
             (
                 lambda: is_close(
                     out,
@@ -404,7 +432,7 @@ def decoder_layer_is_causal(student, case, p):
                         LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK,
                     ),
                 ),
-                "target_mask and memory_mask swapped: the self-attention takes target_mask",
+                _("target_mask and memory_mask swapped: the self-attention takes target_mask"),
             ),
         ),
     )
@@ -424,14 +452,18 @@ def decoder_layer_cross_attention_reads_memory(student, case):
     handle, state = build_layer(student, case)
     other = randn(memory.shape, seed + 3, x.dtype, 2.0)
     out, out2 = run_layer(student, handle, x, memory, tm), run_layer(student, handle, x, other, tm)
-    expect(not is_close(out, out2), "the output does not change when the memory does", KV_FROM_X)
+    expect(
+        not is_close(out, out2),
+        _("the output does not change when the memory does"),
+        _(KV_FROM_X),
+    )
     expected = torch_layer(state, case, x, other, tm, None)
     close(
         out2,
         expected,
-        "DecoderLayer vs nn.TransformerDecoderLayer (no memory_mask)",
+        _("DecoderLayer vs nn.TransformerDecoderLayer (no memory_mask)"),
         lambda: explain_layer(
-            out2, state, h, x, other, tm, None, "keys and values from the encoder memory"
+            out2, state, h, x, other, tm, None, _("keys and values from the encoder memory")
         ),
     )
 
@@ -453,8 +485,8 @@ def decoder_layer_memory_mask_hides_padding(student, case):
     consistent(
         out2,
         out,
-        "output after changing the memory at blocked positions",
-        NO_MEMORY_MASK,
+        _("output after changing the memory at blocked positions"),
+        _(NO_MEMORY_MASK),
         expected=torch_layer(state, case, x, memory, tm, mm),
     )
 
@@ -474,19 +506,22 @@ def decoder_stack_equals_torch(student, case, n):
         return expected_decoder(state, n, h, x, memory, tm, mm, **kw)
 
     def hint():
+        masks_hint = _(MASKS_EVERY_LAYER)
         return explain_stack(
-            out, n, with_mistake, "", MASKS_EVERY_LAYER, "DecoderLayer", masked=mm is not None
+            out, n, with_mistake, "", masks_hint, "DecoderLayer", masked=mm is not None
         ) or diagnose(
-            "for layer in self.layers: x = layer(x, memory, target_mask, memory_mask); return x (no "
-            "final norm); if the DecoderLayer properties fail too, fix the layer first",
-            (lambda: is_close(out, with_mistake(target_masked=())), MASKS_EVERY_LAYER),
-            (lambda: is_close(out, with_mistake(target_masked=(0,))), MASKS_EVERY_LAYER),
+            _(
+                "for layer in self.layers: x = layer(x, memory, target_mask, memory_mask); return x "
+                "(no final norm); if the DecoderLayer properties fail too, fix the layer first"
+            ),
+            (lambda: is_close(out, with_mistake(target_masked=())), masks_hint),
+            (lambda: is_close(out, with_mistake(target_masked=(0,))), masks_hint),
         )
 
     close(
         out,
         expected,
-        f"Decoder({n} layers) vs {n} nn.TransformerDecoderLayer in a row",
+        _("Decoder({n} layers) vs {n} nn.TransformerDecoderLayer in a row").format(n=n),
         hint,
         **stack_tolerance(x.dtype, n),
     )
@@ -498,6 +533,8 @@ def decoder_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
-        "nn.TransformerDecoderLayer, nn.LayerNorm or nn.MultiheadAttention",
+        _(
+            "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
+            "nn.TransformerDecoderLayer, nn.LayerNorm or nn.MultiheadAttention"
+        ),
     )

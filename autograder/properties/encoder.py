@@ -13,6 +13,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from . import expected_values
 from .checks import (
     close,
@@ -48,17 +49,21 @@ from .strategies import (
 )
 
 C = "encoder"
-LAYER_ERROR = (
+LAYER_ERROR = N_(
     "EncoderLayer(d_model, num_heads, d_ff, dropout) / Encoder(num_layers, ...) must build and load "
     "weights by the docstring's names: self_attention, add_norm_1, feed_forward, add_norm_2, layers"
 )
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
-NO_FFN = "the feed-forward sub-layer is skipped: return add_norm_2(x, feed_forward(x))"
-NO_ATTENTION = "the self-attention sub-layer is skipped: first x = add_norm_1(x, self_attention(x, x, x, mask))"
-SWAPPED = "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the self-attention, add_norm_2 the feed-forward"
-NO_MASK = "the mask is ignored: pass it to the self-attention, self_attention(x, x, x, mask)"
+NO_FFN = N_("the feed-forward sub-layer is skipped: return add_norm_2(x, feed_forward(x))")
+NO_ATTENTION = N_(
+    "the self-attention sub-layer is skipped: first x = add_norm_1(x, self_attention(x, x, x, mask))"
+)
+SWAPPED = N_(
+    "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the self-attention, add_norm_2 the feed-forward"
+)
+NO_MASK = N_("the mask is ignored: pass it to the self-attention, self_attention(x, x, x, mask)")
 
 
 def explain_layer(got, state, heads, x, mask=None, default=""):
@@ -66,15 +71,15 @@ def explain_layer(got, state, heads, x, mask=None, default=""):
         return lambda: is_close(got, expected_encoder_layer(state, heads, x, mask, mistake))
 
     candidates = [
-        (same(LayerMistake.PRE_NORM), PRE_NORM),
-        (same(LayerMistake.NORM_INSIDE_RESIDUAL), AFTER_NORM),
-        (same(LayerMistake.NO_RESIDUAL), NO_RESIDUAL),
-        (same(LayerMistake.NO_FEED_FORWARD), NO_FFN),
-        (same(LayerMistake.NO_SELF_ATTENTION), NO_ATTENTION),
-        (same(LayerMistake.NORMS_1_2_SWAPPED), SWAPPED),
+        (same(LayerMistake.PRE_NORM), _(PRE_NORM)),
+        (same(LayerMistake.NORM_INSIDE_RESIDUAL), _(AFTER_NORM)),
+        (same(LayerMistake.NO_RESIDUAL), _(NO_RESIDUAL)),
+        (same(LayerMistake.NO_FEED_FORWARD), _(NO_FFN)),
+        (same(LayerMistake.NO_SELF_ATTENTION), _(NO_ATTENTION)),
+        (same(LayerMistake.NORMS_1_2_SWAPPED), _(SWAPPED)),
     ]
     if mask is not None:
-        candidates.append((same(LayerMistake.NO_SELF_MASK), NO_MASK))
+        candidates.append((same(LayerMistake.NO_SELF_MASK), _(NO_MASK)))
     return diagnose(default, *candidates)
 
 
@@ -90,7 +95,7 @@ def expected_encoder(state, num_layers, heads, x, mask=None, order=None, masked=
     return x
 
 
-MASK_EVERY_LAYER = "the mask must reach every layer: x = layer(x, mask) inside the loop"
+MASK_EVERY_LAYER = N_("the mask must reach every layer: x = layer(x, mask) inside the loop")
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
@@ -195,24 +200,33 @@ def encoder_submodules_are_named(student):
     missing = [n for n in expected_children if n not in info["children"]]
     expect(
         not missing,
-        f"EncoderLayer has no sub-module {missing}; it has {info['children']}",
-        "name the sub-modules as in the docstring: self_attention, add_norm_1, feed_forward, add_norm_2",
+        _("EncoderLayer has no sub-module {missing}; it has {children}").format(
+            missing=missing, children=info["children"]
+        ),
+        _(
+            "name the sub-modules as in the docstring: self_attention, add_norm_1, feed_forward, add_norm_2"
+        ),
     )
     types = info["module_types"]
     expect(
         types.get("self_attention") == "MultiHeadAttention"
         and types.get("feed_forward") == "FeedForward"
         and types.get("add_norm_1") == "AddAndNorm",
-        f"EncoderLayer's sub-modules have types {types}",
-        "build them from the earlier exercises: MultiHeadAttention, AddAndNorm, FeedForward",
+        _("EncoderLayer's sub-modules have types {types}").format(types=types),
+        _("build them from the earlier exercises: MultiHeadAttention, AddAndNorm, FeedForward"),
     )
     info = student.inspect(
         student.build(C, "Encoder", num_layers=3, d_model=4, num_heads=2, d_ff=8)
     )
     expect(
         "layers" in info["children"] and info["module_types"].get("layers") == "ModuleList",
-        f"Encoder's sub-modules are {info['children']}, expected layers (an nn.ModuleList)",
-        "keep the layers in self.layers = nn.ModuleList([...]): a plain list hides them from .parameters()",
+        _("Encoder's sub-modules are {children}, expected layers (an nn.ModuleList)").format(
+            children=info["children"]
+        ),
+        _(
+            "keep the layers in self.layers = nn.ModuleList([...]): a plain list hides them from "
+            ".parameters()"
+        ),
     )
 
 
@@ -243,15 +257,17 @@ def encoder_layer_equals_torch(student, case):
     close(
         out,
         expected,
-        "EncoderLayer vs nn.TransformerEncoderLayer",
+        _("EncoderLayer vs nn.TransformerEncoderLayer"),
         lambda: explain_layer(
             out,
             state,
             h,
             x,
             mask,
-            "x = add_norm_1(x, self_attention(x, x, x, mask)); "
-            "return add_norm_2(x, feed_forward(x))",
+            _(
+                "x = add_norm_1(x, self_attention(x, x, x, mask)); "
+                "return add_norm_2(x, feed_forward(x))"
+            ),
         ),
     )
 
@@ -273,7 +289,7 @@ def encoder_layer_post_norm_closed_form(student, case):
         "feed_forward.linear_2.bias",
     ):
         state[name] = torch.zeros_like(state[name])
-    handle, _ = build_layer(student, case, state=state)
+    handle = build_layer(student, case, state=state)[0]
     out = run_layer(student, handle, x)
     n1 = lambda y: expected_layer_norm(y, state, "add_norm_1.norm.")  # noqa: E731
     n2 = lambda y: expected_layer_norm(y, state, "add_norm_2.norm.")  # noqa: E731
@@ -282,16 +298,18 @@ def encoder_layer_post_norm_closed_form(student, case):
     close(
         out,
         expected,
-        "EncoderLayer with zeroed output projections vs LN2(LN1(x))",
+        _("EncoderLayer with zeroed output projections vs LN2(LN1(x))"),
         lambda: diagnose(
-            "each sub-layer is x = norm(x + sublayer(x)): with the sub-layers giving 0 that is "
-            "LN2(LN1(x))",
-            (lambda: is_close(out, x), PRE_NORM),
-            (lambda: is_close(out, x + n1(zero) + n2(zero)), AFTER_NORM),
-            (lambda: is_close(out, n1(x)), NO_FFN),
-            (lambda: is_close(out, n2(x)), NO_ATTENTION),
-            (lambda: is_close(out, n1(n2(x))), SWAPPED),
-            (lambda: is_close(out, n2(n1(zero))), NO_RESIDUAL),
+            _(
+                "each sub-layer is x = norm(x + sublayer(x)): with the sub-layers giving 0 that is "
+                "LN2(LN1(x))"
+            ),
+            (lambda: is_close(out, x), _(PRE_NORM)),
+            (lambda: is_close(out, x + n1(zero) + n2(zero)), _(AFTER_NORM)),
+            (lambda: is_close(out, n1(x)), _(NO_FFN)),
+            (lambda: is_close(out, n2(x)), _(NO_ATTENTION)),
+            (lambda: is_close(out, n1(n2(x))), _(SWAPPED)),
+            (lambda: is_close(out, n2(n1(zero))), _(NO_RESIDUAL)),
         ),
     )
 
@@ -311,8 +329,8 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     consistent(
         out2[keep],
         out[keep],
-        "outputs at unpadded positions after changing the padded positions' inputs",
-        NO_MASK,
+        _("outputs at unpadded positions after changing the padded positions' inputs"),
+        _(NO_MASK),
         expected=torch_layer(state, case, x, mask)[keep],
     )
 
@@ -336,14 +354,16 @@ def encoder_stack_equals_torch(student, case, n):
     close(
         out,
         expected,
-        f"Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row",
+        _("Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row").format(n=n),
         lambda: explain_stack(
             out,
             n,
             lambda **kw: expected_encoder(state, n, h, x, mask, **kw),
-            "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
-            "EncoderLayer properties fail too, fix the layer first",
-            MASK_EVERY_LAYER,
+            _(
+                "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
+                "EncoderLayer properties fail too, fix the layer first"
+            ),
+            _(MASK_EVERY_LAYER),
             "EncoderLayer",
             masked=mask is not None,
         ),
@@ -357,6 +377,8 @@ def encoder_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
-        "nn.TransformerEncoderLayer, nn.LayerNorm or nn.MultiheadAttention",
+        _(
+            "build the layers from MultiHeadAttention, AddAndNorm and FeedForward: no "
+            "nn.TransformerEncoderLayer, nn.LayerNorm or nn.MultiheadAttention"
+        ),
     )

@@ -21,6 +21,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from ..i18n import N_, _
 from ..student_code import Call
 from . import expected_values
 from .checks import (
@@ -40,7 +41,7 @@ from .strategies import seeds, transformer_state
 
 C = "transformer"
 MAX_LEN = 16
-BUILD_ERROR = (
+BUILD_ERROR = N_(
     "Transformer(src_vocab_size, tgt_vocab_size, d_model, num_heads, num_layers, d_ff, dropout, "
     "max_len) must build and load weights by the docstring's names: src_embedding, tgt_embedding, "
     "positional_encoding, encoder, decoder, generator"
@@ -176,8 +177,13 @@ def forward(student, handle, case, target_mask=None, seed=0, strict=False):
         and tuple(out.shape) == (*shape[:2], case.d_model)
     ):
         fail(
-            f"forward returned shape {tuple(out.shape)}, expected logits {shape}",
-            "the generator is missing: logits = generator(decode(...)), (batch, m_D, tgt_vocab_size)",
+            _("forward returned shape {shape}, expected logits {expected}").format(
+                shape=tuple(out.shape), expected=shape
+            ),
+            _(
+                "the generator is missing: logits = generator(decode(...)), "
+                "(batch, m_D, tgt_vocab_size)"
+            ),
         )
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (
         shape[0],
@@ -185,8 +191,13 @@ def forward(student, handle, case, target_mask=None, seed=0, strict=False):
         shape[2],
     ):
         fail(
-            f"forward returned shape {tuple(out.shape)}, expected {shape}: one row per source position",
-            "the decoder runs on the target: decode(tgt, memory, ...) gives one row per target position",
+            _(
+                "forward returned shape {shape}, expected {expected}: one row per source position"
+            ).format(shape=tuple(out.shape), expected=shape),
+            _(
+                "the decoder runs on the target: decode(tgt, memory, ...) gives one row per target "
+                "position"
+            ),
         )
     return tensor(
         out,
@@ -245,12 +256,12 @@ class ExpectedTransformer(expected_values.TorchTransformer):
         return torch.softmax(logits, -1) if ModelMistake.SOFTMAX_OUTPUT in self.mistake else logits
 
 
-CROSS_MASK = (
+CROSS_MASK = N_(
     "src_mask serves both the encoder and the cross-attention: "
     "generator(decode(tgt, encode(src, src_mask), target_mask, src_mask))"
 )
-ENCODER_MASK = "src_mask must reach the encoder too: memory = encode(src, src_mask)"
-NO_PE_TGT = (
+ENCODER_MASK = N_("src_mask must reach the encoder too: memory = encode(src, src_mask)")
+NO_PE_TGT = N_(
     "no positional encoding on the target: decode adds it, "
     "decoder(positional_encoding(tgt_embedding(tgt)), memory, ...)"
 )
@@ -266,51 +277,55 @@ def explain_forward(got, state, case, target_mask, default=""):
         )
 
     candidates = [
-        (same(ModelMistake.NO_PE_TGT), NO_PE_TGT),
+        (same(ModelMistake.NO_PE_TGT), _(NO_PE_TGT)),
         (
             same(ModelMistake.NO_PE_SRC),
-            "no positional encoding on the source: encode adds it, "
-            "encoder(positional_encoding(src_embedding(src)), src_mask)",
+            _(
+                "no positional encoding on the source: encode adds it, "
+                "encoder(positional_encoding(src_embedding(src)), src_mask)"
+            ),
         ),
         (
             same(ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT),
-            "no positional encoding: add it to both embeddings",
+            _("no positional encoding: add it to both embeddings"),
         ),
         (
             same(ModelMistake.TGT_EMBEDDED_WITH_SRC),
-            "the target is embedded with src_embedding: decode uses tgt_embedding",
+            _("the target is embedded with src_embedding: decode uses tgt_embedding"),
         ),
         (
             same(ModelMistake.SRC_EMBEDDED_WITH_TGT),
-            "the source is embedded with tgt_embedding: encode uses src_embedding",
+            _("the source is embedded with tgt_embedding: encode uses src_embedding"),
         ),
         (
             same(ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC),
-            "the embeddings are swapped: src_embedding for src, tgt_embedding for tgt",
+            _("the embeddings are swapped: src_embedding for src, tgt_embedding for tgt"),
         ),
         (
             same(ModelMistake.NO_EMBEDDING_SCALE),
-            "the embeddings are not scaled by sqrt(d_model): call the "
-            "TokenEmbedding modules (src_embedding(src)), not their "
-            ".embedding",
+            _(
+                "the embeddings are not scaled by sqrt(d_model): call the "
+                "TokenEmbedding modules (src_embedding(src)), not their "
+                ".embedding"
+            ),
         ),
         (
             same(ModelMistake.SOFTMAX_OUTPUT),
-            "forward returns probabilities: return the generator's logits, no softmax",
+            _("forward returns probabilities: return the generator's logits, no softmax"),
         ),
     ]
     if case.src_mask is not None:
         candidates += [
-            (same(ModelMistake.NO_CROSS_MASK), CROSS_MASK),
-            (same(ModelMistake.NO_ENCODER_MASK), ENCODER_MASK),
+            (same(ModelMistake.NO_CROSS_MASK), _(CROSS_MASK)),
+            (same(ModelMistake.NO_ENCODER_MASK), _(ENCODER_MASK)),
             (
                 same(ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK),
-                "src_mask is ignored: it serves the encoder and the cross-attention",
+                _("src_mask is ignored: it serves the encoder and the cross-attention"),
             ),
         ]
     if target_mask is not None:
         candidates.append(
-            (same(ModelMistake.NO_TARGET_MASK), "target_mask is not passed on to the decoder")
+            (same(ModelMistake.NO_TARGET_MASK), _("target_mask is not passed on to the decoder"))
         )
     return diagnose(default, *candidates)
 
@@ -354,11 +369,13 @@ def expected_greedy_decode(
     return ys
 
 
-NO_STOP = (
+NO_STOP = N_(
     "decoding goes on after every row has produced eos_id: stop once every row has produced eos_id"
 )
-NO_PAD = "a finished row must keep eos_id: once a row has produced eos_id it holds eos_id after it"
-MAX_LEN_HINT = (
+NO_PAD = N_(
+    "a finished row must keep eos_id: once a row has produced eos_id it holds eos_id after it"
+)
+MAX_LEN_HINT = N_(
     "max_len counts the bos token: stop when ys has max_len tokens (while ys.size(1) < max_len)"
 )
 
@@ -373,24 +390,33 @@ def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
     ys = tensor(ys, what)
     expect(
         ys.dtype == torch.long,
-        f"{what} returned dtype {ys.dtype}, expected torch.int64",
-        "return token ids as a LongTensor: argmax gives int64, and so does torch.full(..., dtype=torch.long)",
+        _("{call} returned dtype {dtype}, expected torch.int64").format(call=what, dtype=ys.dtype),
+        _(
+            "return token ids as a LongTensor: argmax gives int64, and so does "
+            "torch.full(..., dtype=torch.long)"
+        ),
     )
     b = case.src.shape[0]
     expect(
         ys.dim() == 2 and ys.shape[0] == b,
-        f"{what} returned shape {tuple(ys.shape)}, expected ({b}, L)",
-        "one row per source sentence: (batch, L)",
+        _("{call} returned shape {shape}, expected ({batch}, L)").format(
+            call=what, shape=tuple(ys.shape), batch=b
+        ),
+        _("one row per source sentence: (batch, L)"),
     )
     expect(
         ys.shape[1] <= max_len,
-        f"{what} returned {ys.shape[1]} tokens, more than max_len={max_len}",
-        MAX_LEN_HINT,
+        _("{call} returned {n} tokens, more than max_len={max_len}").format(
+            call=what, n=ys.shape[1], max_len=max_len
+        ),
+        _(MAX_LEN_HINT),
     )
     expect(
         ys.shape[1] >= 1 and bool((ys[:, 0] == bos_id).all()),
-        f"{what}: column 0 is {ys[:, 0].tolist()}, expected bos_id={bos_id}",
-        "start every row with bos_id: ys = torch.full((batch, 1), bos_id)",
+        _("{call}: column 0 is {column}, expected bos_id={bos_id}").format(
+            call=what, column=ys[:, 0].tolist(), bos_id=bos_id
+        ),
+        _("start every row with bos_id: ys = torch.full((batch, 1), bos_id)"),
     )
     return ys, reply
 
@@ -407,23 +433,25 @@ def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, def
 
     return diagnose(
         default,
-        (same(GreedyMistake.NO_STOP), NO_STOP),
-        (same(GreedyMistake.NO_PAD), NO_PAD),
-        (same(GreedyMistake.NO_STOP | GreedyMistake.NO_PAD), NO_PAD),
-        (same(GreedyMistake.ONE_STEP_MORE), MAX_LEN_HINT),
-        (same(GreedyMistake.ONE_STEP_LESS), MAX_LEN_HINT),
+        (same(GreedyMistake.NO_STOP), _(NO_STOP)),
+        (same(GreedyMistake.NO_PAD), _(NO_PAD)),
+        (same(GreedyMistake.NO_STOP | GreedyMistake.NO_PAD), _(NO_PAD)),
+        (same(GreedyMistake.ONE_STEP_MORE), _(MAX_LEN_HINT)),
+        (same(GreedyMistake.ONE_STEP_LESS), _(MAX_LEN_HINT)),
         (
             same(GreedyMistake.FIRST_POSITION),
-            "the next token comes from the last position: "
-            "generator(decode(ys, ...)[:, -1]), not [:, 0]",
+            _(
+                "the next token comes from the last position: "
+                "generator(decode(ys, ...)[:, -1]), not [:, 0]"
+            ),
         ),
         (
             same(GreedyMistake.NO_SRC_MASK_IN_DECODE),
-            "src_mask must reach decode too: model.decode(ys, memory, causal_mask(L), src_mask)",
+            _("src_mask must reach decode too: model.decode(ys, memory, causal_mask(L), src_mask)"),
         ),
         (
             same(GreedyMistake.NO_CAUSAL_MASK),
-            "decode with a causal target mask: causal_mask(ys.size(1))",
+            _("decode with a causal target mask: causal_mask(ys.size(1))"),
         ),
     )
 
@@ -460,26 +488,34 @@ def transformer_submodules_are_named(student):
     missing = [n for n in expected_children if n not in info["children"]]
     expect(
         not missing,
-        f"Transformer has no sub-module {missing}; it has {info['children']}",
-        "name the sub-modules as in the docstring: " + ", ".join(expected_children),
+        _("Transformer has no sub-module {missing}; it has {children}").format(
+            missing=missing, children=info["children"]
+        ),
+        _("name the sub-modules as in the docstring: {names}").format(
+            names=", ".join(expected_children)
+        ),
     )
     gw = info["state"].get("generator.weight")
     expect(
         gw is not None and tuple(gw.shape) == (7, 4) and "generator.bias" in info["state"],
-        f"generator.weight has shape {None if gw is None else tuple(gw.shape)}, expected (7, 4)",
-        "generator = nn.Linear(d_model, tgt_vocab_size)",
+        _("generator.weight has shape {shape}, expected (7, 4)").format(
+            shape=None if gw is None else tuple(gw.shape)
+        ),
+        _("generator = nn.Linear(d_model, tgt_vocab_size)"),
     )
     expect(
         "encoder.layers.1.self_attention.w_q.weight" in info["params"]
         and "decoder.layers.1.cross_attention.w_q.weight" in info["params"],
-        "encoder/decoder do not hold num_layers=2 layers each",
-        "encoder = Encoder(num_layers, d_model, num_heads, d_ff, dropout), decoder likewise",
+        _("encoder/decoder do not hold num_layers=2 layers each"),
+        _("encoder = Encoder(num_layers, d_model, num_heads, d_ff, dropout), decoder likewise"),
     )
     pe = info["state"].get("positional_encoding.pe")
     expect(
         pe is not None and tuple(pe.shape) == (1, MAX_LEN, 4),
-        f"positional_encoding.pe has shape {None if pe is None else tuple(pe.shape)}, expected (1, {MAX_LEN}, 4)",
-        "positional_encoding = PositionalEncoding(d_model, max_len, dropout): pass max_len on",
+        _("positional_encoding.pe has shape {shape}, expected (1, {max_len}, 4)").format(
+            shape=None if pe is None else tuple(pe.shape), max_len=MAX_LEN
+        ),
+        _("positional_encoding = PositionalEncoding(d_model, max_len, dropout): pass max_len on"),
     )
 
 
@@ -487,7 +523,7 @@ def transformer_submodules_are_named(student):
 @given(case=cases(max_layers=1))
 def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
-    handle, _ = build(student, case)
+    handle = build(student, case)[0]
     forward(student, handle, case, expected_causal_mask(case.tgt.shape[1]), strict=True)
 
 
@@ -507,15 +543,17 @@ def transformer_forward_equals_torch(student, case, use_causal):
     close(
         out,
         expected,
-        "logits vs the torch-assembled Transformer",
+        _("logits vs the torch-assembled Transformer"),
         lambda: explain_forward(
             out,
             state,
             case,
             tm,
-            "memory = encode(src, src_mask); logits = generator(decode(tgt, "
-            "memory, target_mask, src_mask)); embeddings scaled, positional encoding on both "
-            "sides; if the encoder/decoder properties fail, fix those first",
+            _(
+                "memory = encode(src, src_mask); logits = generator(decode(tgt, "
+                "memory, target_mask, src_mask)); embeddings scaled, positional encoding on both "
+                "sides; if the encoder/decoder properties fail, fix those first"
+            ),
         ),
     )
 
@@ -537,13 +575,13 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
     not_constant(
         out,
         ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm),
-        "logits",
+        _("logits"),
     )
     close(
         out2,
         out,
-        "logits after changing the padded (blocked) source tokens",
-        lambda: explain_forward(out, state, case, tm, CROSS_MASK),
+        _("logits after changing the padded (blocked) source tokens"),
+        lambda: explain_forward(out, state, case, tm, _(CROSS_MASK)),
     )
 
 
@@ -560,16 +598,19 @@ def transformer_eval_is_deterministic(student, case):
     equal(
         again,
         out,
-        "two forwards in eval mode",
-        "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no F.dropout(training=True)",
+        _("two forwards in eval mode"),
+        _(
+            "dropout is active in eval mode: use nn.Dropout modules (they follow .eval()), no "
+            "F.dropout(training=True)"
+        ),
     )
     expected = ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm)
     close(
         out,
         expected,
-        "logits in eval mode (dropout=0.1) vs the dropout-free witness",
+        _("logits in eval mode (dropout=0.1) vs the dropout-free witness"),
         lambda: explain_forward(
-            out, state, case, tm, "in eval mode the output is the dropout-free one"
+            out, state, case, tm, _("in eval mode the output is the dropout-free one")
         ),
     )
 
@@ -578,32 +619,34 @@ def transformer_eval_is_deterministic(student, case):
 @given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
 def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
-    handle, _ = build(student, case, train=True)
+    handle = build(student, case, train=True)[0]
     tm = expected_causal_mask(case.tgt.shape[1])
     reply = student.run(
         Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True)
     )
     grads = reply.param_grads or {}
-    expect(grads, "the model has no parameters", "build the sub-modules in __init__")
+    expect(grads, _("the model has no parameters"), _("build the sub-modules in __init__"))
     for name, g in grads.items():
         if g is None:
             fail(
-                f"{name} got no gradient",
-                "every sub-module must take part in forward with autograd on: no .detach(), .data, numpy or "
-                "torch.no_grad() in forward/encode/decode",
+                _("{name} got no gradient").format(name=name),
+                _(
+                    "every sub-module must take part in forward with autograd on: no .detach(), .data, "
+                    "numpy or torch.no_grad() in forward/encode/decode"
+                ),
             )
         expect(
             torch.isfinite(g).all(),
-            f"{name} has a non-finite gradient",
-            "NaN or inf in the backward pass",
+            _("{name} has a non-finite gradient").format(name=name),
+            _("NaN or inf in the backward pass"),
         )
         if not name.endswith(
             "w_k.bias"
         ):  # the key bias cancels in the softmax: its gradient is 0 by design
             expect(
                 g.abs().sum() > 0,
-                f"{name} got an all-zero gradient",
-                "it does not affect the logits: is it used in forward?",
+                _("{name} got an all-zero gradient").format(name=name),
+                _("it does not affect the logits: is it used in forward?"),
             )
 
 
@@ -619,11 +662,13 @@ def greedy_decode_equals_witness(student, case, ids, max_len, bias):
     """greedy_decode returns exactly the witness's greedy sequence: bos first, argmax of the last position."""
     bos, eos = ids
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
-    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
+    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
     expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
-            f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+            _("greedy_decode gave {got}, expected {expected}").format(
+                got=ys.tolist(), expected=expected.tolist()
+            ),
             explain_greedy(
                 ys,
                 state,
@@ -632,8 +677,11 @@ def greedy_decode_equals_witness(student, case, ids, max_len, bias):
                 bos,
                 eos,
                 None,
-                "memory = encode(src, src_mask) once; each step: logits = generator(decode(ys, memory, "
-                "causal_mask(L), src_mask)[:, -1]), next = argmax, append; finished rows get eos_id",
+                _(
+                    "memory = encode(src, src_mask) once; each step: logits = generator(decode(ys, "
+                    "memory, causal_mask(L), src_mask)[:, -1]), next = argmax, append; finished rows "
+                    "get eos_id"
+                ),
             ),
         )
 
@@ -646,18 +694,30 @@ def greedy_decode_respects_max_len(student, case, max_len):
     """When eos never wins, greedy_decode returns exactly max_len tokens (max_len=1: just bos)."""
     bos, eos = 1, 2
     handle, state = build(student, case, state=eos_biased(case, eos, -1e3))
-    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
+    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
     if ys.shape[1] != max_len:
         fail(
-            f"greedy_decode(max_len={max_len}) returned {ys.shape[1]} tokens, expected {max_len} (eos never wins)",
-            MAX_LEN_HINT,
+            _(
+                "greedy_decode(max_len={max_len}) returned {n} tokens, expected {max_len} (eos never "
+                "wins)"
+            ).format(max_len=max_len, n=ys.shape[1]),
+            _(MAX_LEN_HINT),
         )
     expected = expected_greedy_decode(state, case, max_len, bos, eos)
     if not torch.equal(ys, expected):
         fail(
-            f"greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
+            _("greedy_decode gave {got}, expected {expected}").format(
+                got=ys.tolist(), expected=expected.tolist()
+            ),
             explain_greedy(
-                ys, state, case, max_len, bos, eos, None, "next token = argmax of the last position"
+                ys,
+                state,
+                case,
+                max_len,
+                bos,
+                eos,
+                None,
+                _("next token = argmax of the last position"),
             ),
         )
 
@@ -668,18 +728,22 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
     bos, eos = 0, 3
     handle, state = build(student, case, state=eos_biased(case, eos, 1e3))
-    ys, _ = decode_call(student, handle, case, max_len, bos, eos)
+    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
     expected = torch.tensor([[bos, eos]] * case.src.shape[0])
     if ys.shape != expected.shape:
         fail(
-            f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}: every row produced eos_id at "
-            "the first step",
-            NO_STOP if ys.shape[1] > 2 else MAX_LEN_HINT,
+            _(
+                "greedy_decode returned {got}, expected {expected}: every row produced eos_id at "
+                "the first step"
+            ).format(got=ys.tolist(), expected=expected.tolist()),
+            _(NO_STOP) if ys.shape[1] > 2 else _(MAX_LEN_HINT),
         )
     expect(
         torch.equal(ys, expected),
-        f"greedy_decode returned {ys.tolist()}, expected {expected.tolist()}",
-        "the next token is the argmax of the generator's logits at the last position",
+        _("greedy_decode returned {got}, expected {expected}").format(
+            got=ys.tolist(), expected=expected.tolist()
+        ),
+        _("the next token is the argmax of the generator's logits at the last position"),
     )
 
 
@@ -689,28 +753,36 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
 def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     """A model in train mode (dropout=0.5) decodes like the dropout-free witness and is in train mode afterwards."""
     state = eos_biased(case, 2, 0.5)
-    handle, _ = build(student, case, state=state, dropout=0.5, train=True)
+    handle = build(student, case, state=state, dropout=0.5, train=True)[0]
     ys, reply = decode_call(student, handle, case, 5, 1, 2)
     expect(
         student.inspect(handle)["training"],
-        "after greedy_decode the model is no longer in train mode",
-        "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)",
+        _("after greedy_decode the model is no longer in train mode"),
+        _(
+            "restore the model's train/eval mode: was_training = model.training; ...; "
+            "model.train(was_training)"
+        ),
     )
     expect(
         not any(reply.training_seen),
-        "the model ran in train mode during greedy_decode",
-        "decode with model.eval() (dropout off), then restore the model's train/eval mode",
+        _("the model ran in train mode during greedy_decode"),
+        _("decode with model.eval() (dropout off), then restore the model's train/eval mode"),
     )
     expect(
         not any(reply.grad_enabled_seen),
-        "greedy_decode ran the model with gradients enabled",
-        "decode under torch.no_grad(): no autograd graph is needed",
+        _("greedy_decode ran the model with gradients enabled"),
+        _("decode under torch.no_grad(): no autograd graph is needed"),
     )
     expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
-            f"greedy_decode of a model in train mode gave {ys.tolist()}, expected {expected.tolist()}",
-            "call model.eval() while decoding (dropout off), then restore the model's train/eval mode",
+            _("greedy_decode of a model in train mode gave {got}, expected {expected}").format(
+                got=ys.tolist(), expected=expected.tolist()
+            ),
+            _(
+                "call model.eval() while decoding (dropout off), then restore the model's train/eval "
+                "mode"
+            ),
         )
 
 
@@ -720,6 +792,8 @@ def transformer_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
-        "no nn.Transformer, nn.LayerNorm or nn.MultiheadAttention",
+        _(
+            "assemble the model from your Encoder, Decoder, TokenEmbedding and PositionalEncoding: "
+            "no nn.Transformer, nn.LayerNorm or nn.MultiheadAttention"
+        ),
     )
