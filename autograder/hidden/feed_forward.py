@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
+from autograder.i18n import _
 from autograder.properties.checks import close, expect, fail, is_close
 from autograder.properties.core import prop
 from autograder.properties.feed_forward import (
@@ -30,9 +31,16 @@ def feed_forward_dropout_acts_on_the_hidden_layer(student, seed, dtype):
     d, d_ff, p = 2, 3, 0.5
     x = randn((2, 4, d), seed + 20, dtype)
     h_eval, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=False)
-    check_ffn(student, h_eval, state, x, "FeedForward(x) in eval mode", "get eval mode right first")
+    check_ffn(
+        student,
+        h_eval,
+        state,
+        x,
+        _("FeedForward(x) in eval mode"),
+        _("get eval mode right first"),
+    )
     h, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=True)
-    y = student_feed_forward(student, h, x, "FeedForward(x) in training mode")
+    y = student_feed_forward(student, h, x, _("FeedForward(x) in training mode"))
     s = {k: v.double() for k, v in state.items()}
     hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (2, 4, d_ff)
     patterns = torch.tensor(
@@ -45,15 +53,22 @@ def feed_forward_dropout_acts_on_the_hidden_layer(student, seed, dtype):
     matched = (candidates - y.double()).abs().amax(-1).amin(0) <= atol
     if is_close(y, expected_feed_forward(x, state), dtype):
         fail(
-            "in training mode with dropout=0.5 nothing was dropped",
-            "apply self.dropout (an nn.Dropout) to the hidden activations: linear_2(dropout(relu(linear_1(x))))",
+            _("in training mode with dropout=0.5 nothing was dropped"),
+            _(
+                "apply self.dropout (an nn.Dropout) to the hidden activations: "
+                "linear_2(dropout(relu(linear_1(x))))"
+            ),
         )
     if not matched.all():
         fail(
-            "in training mode an output position is not linear_2(dropout(relu(linear_1(x)))) for any dropout "
-            "pattern",
-            "dropout goes on the hidden activations, after the ReLU and before linear_2: not on the "
-            "input or the output",
+            _(
+                "in training mode an output position is not linear_2(dropout(relu(linear_1(x)))) for "
+                "any dropout pattern"
+            ),
+            _(
+                "dropout goes on the hidden activations, after the ReLU and before linear_2: not on the "
+                "input or the output"
+            ),
         )
 
 
@@ -73,22 +88,36 @@ def feed_forward_gradients_match_torch(student, d, d_ff, seed, dtype):
         params["linear_2.bias"],
     )
     (out * cotangent(out.shape, dtype, seed + 1).double()).sum().backward()
-    hint = "keep the computation in the autograd graph: no .detach(), .data or numpy round trips"
+    hint = _("keep the computation in the autograd graph: no .detach(), .data or numpy round trips")
     rtol, atol = (1e-3, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
     expect(
         reply.input_grads and reply.input_grads[0] is not None,
-        "no gradient reached the input x",
+        _("no gradient reached the input x"),
         hint,
     )
-    close(reply.input_grads[0], xr.grad, "d loss / d x", hint, rtol=rtol, atol=atol)
+    close(
+        reply.input_grads[0],
+        xr.grad,
+        _("d loss / d {name}").format(name="x"),
+        hint,
+        rtol=rtol,
+        atol=atol,
+    )
     grads = reply.param_grads or {}
     for name, p in params.items():
         expect(
             grads.get(name) is not None,
-            f"no gradient reached {name}",
-            "use both linear layers in forward",
+            _("no gradient reached {name}").format(name=name),
+            _("use both linear layers in forward"),
         )
-        close(grads[name], p.grad, f"d loss / d {name}", hint, rtol=rtol, atol=atol)
+        close(
+            grads[name],
+            p.grad,
+            _("d loss / d {name}").format(name=name),
+            hint,
+            rtol=rtol,
+            atol=atol,
+        )
 
 
 @prop(C, points=1, examples=3, visible=False, error_hint=ERROR_HINT)
@@ -97,13 +126,13 @@ def feed_forward_dead_hidden_layer_gives_the_output_bias(student, d, d_ff, seed,
     """With linear_1's bias far below zero every ReLU is off, and the output is exactly linear_2's bias."""
     state = ffn_state("", d, d_ff, seed, dtype)
     state["linear_1.bias"] = torch.full((d_ff,), -50.0, dtype=dtype)
-    h, _ = build_ffn(student, d, d_ff, seed, dtype, state=state)
+    h = build_ffn(student, d, d_ff, seed, dtype, state=state)[0]
     x = randn((2, 3, d), seed + 20, dtype)
     check_ffn(
         student,
         h,
         state,
         x,
-        "FeedForward(x) with every hidden pre-activation < 0",
-        "ReLU is exactly 0 for negative inputs, so the output is linear_2's bias",
+        _("FeedForward(x) with every hidden pre-activation < 0"),
+        _("ReLU is exactly 0 for negative inputs, so the output is linear_2's bias"),
     )

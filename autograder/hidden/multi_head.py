@@ -6,6 +6,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import _
 from ..properties import expected_values
 from ..properties.checks import close, expect, fail, is_close
 from ..properties.core import prop
@@ -53,7 +54,7 @@ def multi_head_fully_masked_rows_are_finite(student, case):
         close(
             w,
             expected_w,
-            "attention_weights with fully masked rows",
+            _("attention_weights with fully masked rows"),
             lambda: explain(
                 w,
                 state,
@@ -62,16 +63,16 @@ def multi_head_fully_masked_rows_are_finite(student, case):
                 k,
                 v,
                 m,
-                "fully masked rows hold zero weights; the others sum to 1",
+                _("fully masked rows hold zero weights; the others sum to 1"),
                 what="weights",
             ),
         )
     close(
         out,
         expected,
-        "output with fully masked rows",
+        _("output with fully masked rows"),
         lambda: explain(
-            out, state, h, q, k, v, m, "a fully masked head contributes zeros before w_o"
+            out, state, h, q, k, v, m, _("a fully masked head contributes zeros before w_o")
         ),
     )
 
@@ -89,35 +90,43 @@ def multi_head_gradients_reach_every_projection(student, sizes, m_q, m_k, seed, 
     (d, h), b = sizes, 2
     case = fixed_case(batch=b, m_q=m_q, m_k=m_k, d_model=d, num_heads=h, seed=seed, dtype=dtype)
     q, k, v = case.query, case.key, case.value
-    handle, _ = build(student, d, h, seed, q.dtype)
+    handle = build(student, d, h, seed, q.dtype)[0]
     reply = student.run(Call(handle, "forward", (q, k, v), {}, seed=seed, backward=True))
     grads = reply.param_grads or {}
     for name in [f"{p}.{s}" for p in ("w_q", "w_k", "w_v", "w_o") for s in ("weight", "bias")]:
         g = grads.get(name)
         if g is None:
             fail(
-                f"{name} got no gradient",
-                "it is unused or cut from the graph: w_o must project the merged heads, and the output must come "
-                "from dropout(weights) @ v, not from the detached attention_weights (or .data / no_grad)",
+                _("{name} got no gradient").format(name=name),
+                _(
+                    "it is unused or cut from the graph: w_o must project the merged heads, and the "
+                    "output must come from dropout(weights) @ v, not from the detached "
+                    "attention_weights (or .data / no_grad)"
+                ),
             )
         expect(
-            torch.isfinite(g).all(), f"{name} has a non-finite gradient", "NaN in the backward pass"
+            torch.isfinite(g).all(),
+            _("{name} has a non-finite gradient").format(name=name),
+            _("NaN in the backward pass"),
         )
         if (
             name != "w_k.bias"
         ):  # a key bias shifts every score of a query equally: its gradient is exactly 0
             expect(
                 g.abs().sum() > 0,
-                f"{name} got an all-zero gradient",
-                "the output does not depend on it: is each projection applied to its own input "
-                "(q = w_q(query), k = w_k(key), v = w_v(value)) and the output computed with autograd on?",
+                _("{name} got an all-zero gradient").format(name=name),
+                _(
+                    "the output does not depend on it: is each projection applied to its own input "
+                    "(q = w_q(query), k = w_k(key), v = w_v(value)) and the output computed with "
+                    "autograd on?"
+                ),
             )
     names = ("query", "key", "value")
     for i, g in enumerate(reply.input_grads or []):
         expect(
             g is not None and g.abs().sum() > 0,
-            f"the gradient with respect to {names[i]} is zero or missing",
-            "the output must depend on query, key and value through autograd",
+            _("the gradient with respect to {name} is zero or missing").format(name=names[i]),
+            _("the output must depend on query, key and value through autograd"),
         )
 
 
@@ -129,12 +138,12 @@ def multi_head_bias_false_equals_torch(student, case):
     d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype, bias=False)
     out = forward(student, handle, q, k, v, m)
-    expected, _ = expected_values.multi_head(state, d, h, q, k, v, m)
+    expected = expected_values.multi_head(state, d, h, q, k, v, m)[0]
     keep = live_rows(expected)
     close(
         out[keep],
         expected[keep],
-        "output with bias=False vs nn.MultiheadAttention(bias=False)",
+        _("output with bias=False vs nn.MultiheadAttention(bias=False)"),
         lambda: explain(
             out,
             state,
@@ -143,7 +152,7 @@ def multi_head_bias_false_equals_torch(student, case):
             k,
             v,
             m,
-            "pass bias=bias to the four nn.Linear and add no bias of your own",
+            _("pass bias=bias to the four nn.Linear and add no bias of your own"),
         ),
     )
 
@@ -169,12 +178,12 @@ def multi_head_per_head_mask_reaches_its_head(student, case):
             k,
             v,
             m,
-            f"output with a {tuple(m.shape)} mask",
-            "the mask's dim 1 indexes the heads: pass the mask unchanged",
+            _("output with a {shape} mask").format(shape=tuple(m.shape)),
+            _("the mask's dim 1 indexes the heads: pass the mask unchanged"),
         )
     if (w[~m] != 0).any():
         fail(
-            "a key blocked for head j (mask[:, j] False) got weight in head j",
+            _("a key blocked for head j (mask[:, j] False) got weight in head j"),
             explain(
                 w,
                 state,
@@ -183,15 +192,17 @@ def multi_head_per_head_mask_reaches_its_head(student, case):
                 k,
                 v,
                 m,
-                "the mask's dim 1 indexes the heads: split the heads to "
-                "(batch, h, m, d_k) (view as (batch, m, h, d_k), then transpose(1, 2)) and pass the mask "
-                "unchanged",
+                _(
+                    "the mask's dim 1 indexes the heads: split the heads to "
+                    "(batch, h, m, d_k) (view as (batch, m, h, d_k), then transpose(1, 2)) and pass "
+                    "the mask unchanged"
+                ),
                 what="weights",
             ),
         )
     keep = m.any(-1)
     expect(
         is_close(w.sum(-1)[keep], torch.ones_like(w.sum(-1)[keep])),
-        "with a per-head mask, allowed weights do not sum to 1",
-        "each head's rows are a distribution",
+        _("with a per-head mask, allowed weights do not sum to 1"),
+        _("each head's rows are a distribution"),
     )

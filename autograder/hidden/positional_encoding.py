@@ -8,11 +8,13 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from autograder.i18n import _
 from autograder.properties import expected_values
 from autograder.properties.checks import close, expect, fail, not_constant, tensor
 from autograder.properties.core import prop
 from autograder.properties.positional_encoding import (
     EMBEDDING_ERROR,
+    REGISTER_PE,
     TABLE_ERROR,
     C,
     check_table,
@@ -49,12 +51,14 @@ def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
     if not torch.allclose(pe[k:], rotated, rtol=0.0, atol=2 * atol):
         p = int((pe[k:] - rotated).abs().amax(-1).argmax())
         fail(
-            f"PE[{p + k}] is not PE[{p}] rotated pair by pair by the angles {k}·ω_i",
+            _("PE[{p_plus_k}] is not PE[{p}] rotated pair by pair by the angles {k}·ω_i").format(
+                p_plus_k=p + k, p=p, k=k
+            ),
             pe_hint(
                 pe,
                 max_len,
                 d,
-                "pair i is (sin(p·ω_i), cos(p·ω_i)) with ω_i = 1 / 10000^(2i/d_model)",
+                _("pair i is (sin(p·ω_i), cos(p·ω_i)) with ω_i = 1 / 10000^(2i/d_model)"),
             ),
         )
 
@@ -66,8 +70,8 @@ def positional_encoding_default_max_len(student, d):
     info = student.inspect(student.build(C, "PositionalEncoding", d_model=d))
     expect(
         "pe" in info["state"],
-        "PositionalEncoding has no buffer `pe`",
-        'self.register_buffer("pe", sinusoidal_encoding(max_len, d_model).unsqueeze(0))',
+        _("PositionalEncoding has no buffer `pe`"),
+        _(REGISTER_PE),
     )
     tensor(info["state"]["pe"], "PositionalEncoding(d_model).pe", shape=(1, 5000, d))
 
@@ -81,13 +85,15 @@ def token_embedding_parameters_and_dtype(student, vocab, d, seed, dtype):
     info = student.inspect(h)
     expect(
         info["module_types"].get("embedding") == "Embedding",
-        f"TokenEmbedding.embedding is {info['module_types'].get('embedding', 'missing')}, expected nn.Embedding",
-        "self.embedding = nn.Embedding(vocab_size, d_model)",
+        _("TokenEmbedding.embedding is {type}, expected nn.Embedding").format(
+            type=info["module_types"].get("embedding", _("missing"))
+        ),
+        _("self.embedding = nn.Embedding(vocab_size, d_model)"),
     )
     expect(
         "embedding.weight" in info["params"],
-        "embedding.weight is not a parameter",
-        "self.embedding = nn.Embedding(vocab_size, d_model)",
+        _("embedding.weight is not a parameter"),
+        _("self.embedding = nn.Embedding(vocab_size, d_model)"),
     )
     w = tensor(info["state"]["embedding.weight"], "embedding.weight", shape=(vocab, d))
     tokens = torch.tensor([[0, vocab - 1, 0]])
@@ -105,7 +111,7 @@ def token_embedding_parameters_and_dtype(student, vocab, d, seed, dtype):
             d,
             vocab,
             dtype,
-            "out = self.embedding(tokens) * math.sqrt(d_model), in the model's dtype",
+            _("out = self.embedding(tokens) * math.sqrt(d_model), in the model's dtype"),
         ),
         dtype=dtype,
     )

@@ -9,13 +9,14 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from ..student_code import Call
 from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .strategies import dtypes, norm_state, randn, seeds, tensors
 
-ERROR_HINT = (
+ERROR_HINT = N_(
     "LayerNorm needs parameters named weight and bias of shape (d_model,), AddAndNorm a LayerNorm "
     "named norm; forward must work on any (..., d_model)"
 )
@@ -39,7 +40,7 @@ def build_norm(student, d, dtype, state=None, eps=None):
     )
 
 
-LAYER_NORM_NAN = (
+LAYER_NORM_NAN = N_(
     "a NaN in LayerNorm comes from a position with variance 0 (a constant row): 0 / sqrt(0) is NaN; "
     "add eps inside the square root, sqrt(var + eps)."
 )
@@ -52,7 +53,7 @@ def student_layer_norm(student, h, x, strict=False):
         "LayerNorm(x)",
         like=x,
         check_dtype=strict,
-        nan_hint=LAYER_NORM_NAN,
+        nan_hint=_(LAYER_NORM_NAN),
     )
 
 
@@ -101,58 +102,74 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
         default,
         (
             lambda: is_close(y, ln_variant(x, w, b, eps, ddof=1), dt),
-            "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased variance "
-            "mean((x - mean)^2), i.e. x.var(-1, unbiased=False)",
+            _(
+                "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased "
+                "variance mean((x - mean)^2), i.e. x.var(-1, unbiased=False)"
+            ),
         ),
         (
             lambda: torch.isnan(y).any() and not torch.isnan(ln_variant(x, w, b, eps)).any(),
-            "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)",
+            _(
+                "NaN for a constant row: its variance is 0, add eps inside the square root: "
+                "sqrt(var + eps)"
+            ),
         ),
         (
             lambda: is_close(y, ln_variant(x, w, b, eps, eps_outside=True), dt),
-            "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)",
+            _(
+                "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
+            ),
         ),
         (
             lambda: is_close(y, ln_variant(x, w, b, eps, no_eps=True), dt),
-            "eps is missing: (x - mean) / sqrt(var + eps)",
+            _("eps is missing: (x - mean) / sqrt(var + eps)"),
         ),
         (
             lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=0), dt),
-            "wrong dim: normalised over dim 0 (the batch); mean and variance are over the last dim, dim=-1",
+            _(
+                "wrong dim: normalised over dim 0 (the batch); mean and variance are over the last "
+                "dim, dim=-1"
+            ),
         ),
         (
             lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=-2), dt),
-            "wrong dim: normalised over dim -2 (the positions); mean and variance are over the last dim, dim=-1",
+            _(
+                "wrong dim: normalised over dim -2 (the positions); mean and variance are over the last "
+                "dim, dim=-1"
+            ),
         ),
         (
             lambda: (
                 x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=tuple(range(x.dim()))), dt)
             ),
-            "wrong dim: normalised over the whole tensor; mean and variance are over the last dim only, per position",
+            _(
+                "wrong dim: normalised over the whole tensor; mean and variance are over the last dim "
+                "only, per position"
+            ),
         ),
         (
             lambda: is_close(y, ln_variant(x, w, b, eps, var_not_std=True), dt),
-            "divided by the variance: divide by the standard deviation sqrt(var + eps)",
+            _("divided by the variance: divide by the standard deviation sqrt(var + eps)"),
         ),
         (
             lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, eps=eps), dt),
-            "weight and bias are not applied: y = normalised * weight + bias",
+            _("weight and bias are not applied: y = normalised * weight + bias"),
         ),
         (
             lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, b, w, eps), dt),
-            "weight and bias swapped: y = normalised * weight + bias",
+            _("weight and bias swapped: y = normalised * weight + bias"),
         ),
         (
             lambda: not torch.equal(b, zeros) and is_close(y, ln_variant(x, w, zeros, eps), dt),
-            "the bias is not added: y = normalised * weight + bias",
+            _("the bias is not added: y = normalised * weight + bias"),
         ),
         (
             lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, ones, b, eps), dt),
-            "the weight is not applied: y = normalised * weight + bias",
+            _("the weight is not applied: y = normalised * weight + bias"),
         ),
         (
             lambda: eps != 1e-5 and is_close(y, ln_variant(x, w, b, 1e-5), dt),
-            "ignores the eps argument: store it (self.eps = eps) and use it in forward",
+            _("ignores the eps argument: store it (self.eps = eps) and use it in forward"),
         ),
     )
 
@@ -172,7 +189,7 @@ def check_layer_norm(student, h, x, weight, bias, eps, what="LayerNorm(x)", defa
             bias,
             eps,
             default
-            or "(x - mean) / sqrt(var + eps) * weight + bias over the last dim, biased variance",
+            or _("(x - mean) / sqrt(var + eps) * weight + bias over the last dim, biased variance"),
         ),
         dtype=x.dtype,
     )
@@ -189,25 +206,35 @@ def layer_norm_init_weight_ones_bias_zeros(student, d):
     for name, fill in (("weight", 1.0), ("bias", 0.0)):
         if name not in state:
             fail(
-                f"LayerNorm has no `{name}` (it has {', '.join(state) or 'nothing'})",
-                "name them exactly: self.weight = nn.Parameter(torch.ones(d_model)), "
-                "self.bias = nn.Parameter(torch.zeros(d_model))",
+                _("LayerNorm has no `{name}` (it has {names})").format(
+                    name=name, names=", ".join(state) or _("nothing")
+                ),
+                _(
+                    "name them exactly: self.weight = nn.Parameter(torch.ones(d_model)), "
+                    "self.bias = nn.Parameter(torch.zeros(d_model))"
+                ),
             )
         expect(
             name in params,
-            f"LayerNorm.{name} is a buffer or a plain tensor, not a parameter",
-            "wrap it in nn.Parameter so it is learned",
+            _("LayerNorm.{name} is a buffer or a plain tensor, not a parameter").format(name=name),
+            _("wrap it in nn.Parameter so it is learned"),
         )
         value = state[name]
         expect(
             tuple(value.shape) == (d,),
-            f"LayerNorm.{name} has shape {tuple(value.shape)}, expected ({d},)",
-            "one weight and one bias per feature: shape (d_model,)",
+            _("LayerNorm.{name} has shape {shape}, expected ({d},)").format(
+                name=name, shape=tuple(value.shape), d=d
+            ),
+            _("one weight and one bias per feature: shape (d_model,)"),
         )
         expect(
             torch.equal(value, torch.full((d,), fill, dtype=value.dtype)),
-            f"LayerNorm.{name} starts as {value.tolist()}, expected all {fill:g}",
-            "initialise weight to ones and bias to zeros: the layer starts as a pure normalisation",
+            _("LayerNorm.{name} starts as {values}, expected all {fill:g}").format(
+                name=name, values=value.tolist(), fill=fill
+            ),
+            _(
+                "initialise weight to ones and bias to zeros: the layer starts as a pure normalisation"
+            ),
         )
 
 
@@ -232,8 +259,10 @@ def layer_norm_normalises_each_position(student, x, dtype):
     mean = y64.mean(-1)
     if not torch.allclose(mean, torch.zeros_like(mean), atol=atol):
         fail(
-            f"a position of LayerNorm(x) has mean {mean.flatten()[mean.abs().argmax()]:.3g}, expected 0",
-            hint("subtract the mean over the last dim (dim=-1, keepdim=True)"),
+            _("a position of LayerNorm(x) has mean {mean:.3g}, expected 0").format(
+                mean=mean.flatten()[mean.abs().argmax()]
+            ),
+            hint(_("subtract the mean over the last dim (dim=-1, keepdim=True)")),
         )
     s2 = x64.var(-1, unbiased=False)
     expected = s2 / (s2 + 1e-5)
@@ -241,9 +270,10 @@ def layer_norm_normalises_each_position(student, x, dtype):
     if not torch.allclose(var, expected, rtol=1e-4 if dtype == torch.float32 else 1e-7, atol=atol):
         i = int((var - expected).abs().argmax())
         fail(
-            f"variance of an output position {var.flatten()[i]:.6g}, expected σ²/(σ² + eps) = "
-            f"{expected.flatten()[i]:.6g}",
-            hint("divide by sqrt(var + eps), var the biased variance over the last dim"),
+            _(
+                "variance of an output position {variance:.6g}, expected σ²/(σ² + eps) = {expected:.6g}"
+            ).format(variance=var.flatten()[i], expected=expected.flatten()[i]),
+            hint(_("divide by sqrt(var + eps), var the biased variance over the last dim")),
         )
 
 
@@ -265,14 +295,18 @@ def layer_norm_is_shift_and_scale_invariant(student, d, seed, std, scale, shift,
     shifted = student_layer_norm(student, h, x + shift)
     expect(
         is_close(shifted, y, dtype, rtol=1e-4, atol=1e-4),
-        f"LayerNorm(x + {shift:g}) differs from LayerNorm(x)",
-        "subtract the mean over the last dim: adding a constant to a position must change nothing",
+        _("LayerNorm(x + {shift:g}) differs from LayerNorm(x)").format(shift=shift),
+        _(
+            "subtract the mean over the last dim: adding a constant to a position must change nothing"
+        ),
     )
     scaled = student_layer_norm(student, h, x * scale)
     expect(
         is_close(scaled, y, dtype, rtol=1e-4, atol=1e-4),
-        f"LayerNorm({scale:g}·x) differs from LayerNorm(x)",
-        "divide by the standard deviation sqrt(var + eps): scaling a position must change nothing",
+        _("LayerNorm({scale:g}·x) differs from LayerNorm(x)").format(scale=scale),
+        _(
+            "divide by the standard deviation sqrt(var + eps): scaling a position must change nothing"
+        ),
     )
 
 
@@ -310,8 +344,8 @@ def layer_norm_eps_inside_the_square_root(student, d, seed, ratio, dtype):
         ones,
         zeros,
         1e-5,
-        f"LayerNorm(x) at variance {ratio:g}·eps",
-        "eps goes inside the square root: (x - mean) / sqrt(var + eps)",
+        _("LayerNorm(x) at variance {ratio:g}·eps").format(ratio=ratio),
+        _("eps goes inside the square root: (x - mean) / sqrt(var + eps)"),
     )
 
 
@@ -334,9 +368,13 @@ def layer_norm_normalises_the_last_dim_only(student, d, seed, pos, dtype):
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):
         fail(
-            f"changing position {pos} changed the output at other positions",
-            "wrong dim: the mean and variance are over the last dim only (dim=-1, keepdim=True), separately "
-            "for every position",
+            _("changing position {position} changed the output at other positions").format(
+                position=pos
+            ),
+            _(
+                "wrong dim: the mean and variance are over the last dim only (dim=-1, keepdim=True), "
+                "separately for every position"
+            ),
         )
 
 
@@ -363,30 +401,37 @@ def add_norm_hint(student, x, s, y, weight, bias, default):
         default,
         (
             lambda: is_close(y, ln(x_plus_s), dt) and not is_close(y, expected_norm(x_plus_s), dt),
-            "AddAndNorm itself is right, but your LayerNorm is not: fix LayerNorm first (see the layer_norm "
-            "properties)",
+            _(
+                "AddAndNorm itself is right, but your LayerNorm is not: fix LayerNorm first (see the "
+                "layer_norm properties)"
+            ),
         ),
         (
             lambda: is_close(y, ln(x) + s, dt),
-            "the residual is added after the norm: norm(x + sublayer_output), not norm(x) + sublayer_output",
+            _(
+                "the residual is added after the norm: norm(x + sublayer_output), not norm(x) + "
+                "sublayer_output"
+            ),
         ),
         (
             lambda: is_close(y, x + ln(s), dt),
-            "the residual is added after the norm (of the sublayer output): norm(x + sublayer_output)",
+            _(
+                "the residual is added after the norm (of the sublayer output): norm(x + sublayer_output)"
+            ),
         ),
         (
             lambda: is_close(y, ln(s), dt),
-            "the residual is missing: norm(x + sublayer_output), not norm(sublayer_output)",
+            _("the residual is missing: norm(x + sublayer_output), not norm(sublayer_output)"),
         ),
         (
             lambda: is_close(y, ln(x), dt),
-            "the sublayer output is dropped: norm(x + sublayer_output)",
+            _("the sublayer output is dropped: norm(x + sublayer_output)"),
         ),
         (
             lambda: is_close(y, ln(x) + ln(s), dt),
-            "norm(x) + norm(sublayer_output): add first (the residual), then normalise once",
+            _("norm(x) + norm(sublayer_output): add first (the residual), then normalise once"),
         ),
-        (lambda: is_close(y, ln(x - s), dt), "x - sublayer_output: the residual is a sum"),
+        (lambda: is_close(y, ln(x - s), dt), _("x - sublayer_output: the residual is a sum")),
     )
 
 
@@ -404,7 +449,7 @@ def check_add_norm(student, h, state, x, s, what, default, strict=False):
         what,
         like=x,
         check_dtype=strict,
-        nan_hint=LAYER_NORM_NAN,
+        nan_hint=_(LAYER_NORM_NAN),
     )
     w, b = state["norm.weight"], state["norm.bias"]
     expected = expected_values.layer_norm((x + s).double(), w.double(), b.double())
@@ -438,7 +483,7 @@ def add_and_norm_equals_norm_of_the_sum(student, b, m, d, seed, dtype):
         x,
         s,
         "AddAndNorm(x, sublayer_output)",
-        "out = self.norm(x + self.dropout(sublayer_output)): add the residual, then normalise",
+        _("out = self.norm(x + self.dropout(sublayer_output)): add the residual, then normalise"),
         strict=True,
     )
 
@@ -454,9 +499,10 @@ def add_and_norm_dropout_is_off_in_eval(student, d, seed, dtype):
         other = student.run(Call(h, "forward", (x, s), seed=seed + 1)).value
         first = student.method(h, "forward", x, s)
         if isinstance(other, torch.Tensor) and not torch.equal(other, first):
-            return (
+            return _(
                 "the output is random in eval mode: in eval mode dropout is the identity; use "
-                "self.dropout = nn.Dropout(dropout), which follows .eval(), not F.dropout(..., training=True)"
+                "self.dropout = nn.Dropout(dropout), which follows .eval(), not F.dropout(..., "
+                "training=True)"
             )
         return add_norm_hint(
             student,
@@ -465,7 +511,7 @@ def add_and_norm_dropout_is_off_in_eval(student, d, seed, dtype):
             first,
             state["norm.weight"],
             state["norm.bias"],
-            "out = norm(x + dropout(sublayer_output)), and dropout is off in eval mode",
+            _("out = norm(x + dropout(sublayer_output)), and dropout is off in eval mode"),
         )
 
     check_add_norm(
@@ -474,7 +520,7 @@ def add_and_norm_dropout_is_off_in_eval(student, d, seed, dtype):
         state,
         x,
         s,
-        "AddAndNorm(x, sublayer_output) in eval mode with dropout=0.5",
+        _("AddAndNorm(x, sublayer_output) in eval mode with dropout=0.5"),
         hint,
     )
 
@@ -486,16 +532,16 @@ def add_and_norm_dropout_acts_in_training(student, seed, dtype):
     same seed): dropout acts on the sublayer output before the residual add, so no entry is zeroed outright."""
     d = 8
     x, s = randn((2, 4, d), seed + 2, dtype), randn((2, 4, d), seed + 3, dtype, 2.0)
-    plain_handle, _ = build_add_norm(student, d, seed, dtype, dropout=0.0, train=True)
+    plain_handle = build_add_norm(student, d, seed, dtype, dropout=0.0, train=True)[0]
     plain = tensor(
         student.run(Call(plain_handle, "forward", (x, s), seed=seed)).value,
-        "AddAndNorm(x, sublayer_output) in training mode with dropout=0",
+        _("AddAndNorm(x, sublayer_output) in training mode with dropout=0"),
         like=x,
     )
-    h, _ = build_add_norm(student, d, seed, dtype, dropout=0.5, train=True)
+    h = build_add_norm(student, d, seed, dtype, dropout=0.5, train=True)[0]
     y = tensor(
         student.run(Call(h, "forward", (x, s), seed=seed)).value,
-        "AddAndNorm(x, sublayer_output) in training mode with dropout=0.5",
+        _("AddAndNorm(x, sublayer_output) in training mode with dropout=0.5"),
         like=x,
     )
     changed = (
@@ -509,17 +555,26 @@ def add_and_norm_dropout_acts_in_training(student, seed, dtype):
     # Each position drops about half of its 8 features of s (and doubles the rest): every position moves.
     if changed < 0.5:
         fail(
-            f"in training mode with dropout=0.5, {changed:.0%} of the positions differ from the same module "
-            "built with dropout=0: dropout is never applied",
-            "dropout is never applied to the sublayer output: out = self.norm(x + self.dropout(sublayer_output)), "
-            "with self.dropout = nn.Dropout(dropout) (it follows train()/eval())",
+            _(
+                "in training mode with dropout=0.5, {changed:.0%} of the positions differ from the same "
+                "module built with dropout=0: dropout is never applied"
+            ).format(changed=changed),
+            _(
+                "dropout is never applied to the sublayer output: out = self.norm(x + "
+                "self.dropout(sublayer_output)), with self.dropout = nn.Dropout(dropout) (it follows "
+                "train()/eval())"
+            ),
         )
     zeros = (y == 0).double().mean().item()
     if zeros > 0.2:
         fail(
-            f"in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0",
-            "dropout goes on the sublayer output, before the residual add: norm(x + dropout(sublayer_output)), "
-            "not dropout of the normalised sum",
+            _(
+                "in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0"
+            ).format(zeros=zeros),
+            _(
+                "dropout goes on the sublayer output, before the residual add: norm(x + "
+                "dropout(sublayer_output)), not dropout of the normalised sum"
+            ),
         )
 
 
@@ -529,6 +584,8 @@ def add_norm_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "write LayerNorm from mean, a biased variance and sqrt: no nn.LayerNorm, F.layer_norm "
-        "or getattr tricks",
+        _(
+            "write LayerNorm from mean, a biased variance and sqrt: no nn.LayerNorm, F.layer_norm "
+            "or getattr tricks"
+        ),
     )

@@ -12,11 +12,12 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
 from .core import prop
 from .strategies import dtypes, ffn_state, randn, seeds, tensors
 
-ERROR_HINT = (
+ERROR_HINT = N_(
     "check the layers: linear_1 = nn.Linear(d_model, d_ff), linear_2 = nn.Linear(d_ff, d_model), "
     "named exactly linear_1 and linear_2"
 )
@@ -36,17 +37,19 @@ ACTIVATIONS = {
     "elu": F.elu,
 }
 ACTIVATION_HINTS = {
-    "none": "the activation is missing: apply ReLU between linear_1 and linear_2 (two linear layers in a row are "
-    "just one linear map)",
-    "gelu": "GELU instead of ReLU: this feed-forward uses relu (torch.relu / F.relu / .relu())",
-    "gelu_tanh": "GELU (tanh approximation) instead of ReLU: use relu",
-    "tanh": "tanh instead of ReLU: use relu",
-    "sigmoid": "sigmoid instead of ReLU: use relu",
-    "silu": "SiLU/swish instead of ReLU: use relu",
-    "leaky_relu": "leaky ReLU instead of ReLU: negative inputs must give exactly 0",
-    "softplus": "softplus instead of ReLU: use relu",
-    "relu6": "ReLU6 (clipped at 6) instead of ReLU: no upper clip",
-    "elu": "ELU instead of ReLU: negative inputs must give exactly 0",
+    "none": N_(
+        "the activation is missing: apply ReLU between linear_1 and linear_2 (two linear layers in a "
+        "row are just one linear map)"
+    ),
+    "gelu": N_("GELU instead of ReLU: this feed-forward uses relu (torch.relu / F.relu / .relu())"),
+    "gelu_tanh": N_("GELU (tanh approximation) instead of ReLU: use relu"),
+    "tanh": N_("tanh instead of ReLU: use relu"),
+    "sigmoid": N_("sigmoid instead of ReLU: use relu"),
+    "silu": N_("SiLU/swish instead of ReLU: use relu"),
+    "leaky_relu": N_("leaky ReLU instead of ReLU: negative inputs must give exactly 0"),
+    "softplus": N_("softplus instead of ReLU: use relu"),
+    "relu6": N_("ReLU6 (clipped at 6) instead of ReLU: no upper clip"),
+    "elu": N_("ELU instead of ReLU: negative inputs must give exactly 0"),
 }
 
 
@@ -95,7 +98,7 @@ def ffn_hint(x, y, state, default: str) -> str:
     """Name the feed-forward mistake that explains y, if one does."""
     dt = y.dtype
     candidates = [
-        (lambda a=a: is_close(y, expected_feed_forward(x, state, a), dt), ACTIVATION_HINTS[a])
+        (lambda a=a: is_close(y, expected_feed_forward(x, state, a), dt), _(ACTIVATION_HINTS[a]))
         for a in ACTIVATION_HINTS
     ]
     return diagnose(
@@ -103,15 +106,18 @@ def ffn_hint(x, y, state, default: str) -> str:
         *candidates,
         (
             lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.FIRST), dt),
-            "ReLU applied to the input, before linear_1: it goes between linear_1 and linear_2",
+            _("ReLU applied to the input, before linear_1: it goes between linear_1 and linear_2"),
         ),
         (
             lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.LAST), dt),
-            "ReLU applied after linear_2: it goes between linear_1 and linear_2, the output is not clipped",
+            _(
+                "ReLU applied after linear_2: it goes between linear_1 and linear_2, the output is not "
+                "clipped"
+            ),
         ),
         (
             lambda: is_close(y, expected_feed_forward(x, state, at=ActivationAt.BOTH), dt),
-            "an extra ReLU after linear_2: only one, between linear_1 and linear_2",
+            _("an extra ReLU after linear_2: only one, between linear_1 and linear_2"),
         ),
     )
 
@@ -123,7 +129,7 @@ def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=
         y,
         expected,
         what,
-        lambda: ffn_hint(x, y, state, default or "out = linear_2(dropout(relu(linear_1(x))))"),
+        lambda: ffn_hint(x, y, state, default or _("out = linear_2(dropout(relu(linear_1(x))))")),
         dtype=x.dtype,
     )
     return y
@@ -146,21 +152,29 @@ def feed_forward_parameters(student, d, extra):
     for name in ("linear_1", "linear_2"):
         expect(
             types.get(name) == "Linear",
-            f"FeedForward.{name} is {types.get(name, 'missing')}, expected nn.Linear",
-            "name the two layers exactly linear_1 and linear_2, each an nn.Linear with a bias",
+            _("FeedForward.{name} is {type}, expected nn.Linear").format(
+                name=name, type=types.get(name, _("missing"))
+            ),
+            _("name the two layers exactly linear_1 and linear_2, each an nn.Linear with a bias"),
         )
     for name, shape in expected.items():
         expect(
             name in state,
-            f"FeedForward has no {name} (it has {', '.join(state)})",
-            "nn.Linear(in, out) with bias=True (the default)",
+            _("FeedForward has no {name} (it has {names})").format(
+                name=name, names=", ".join(state)
+            ),
+            _("nn.Linear(in, out) with bias=True (the default)"),
         )
         got = tuple(state[name].shape)
         if got != shape:
             fail(
-                f"{name} has shape {got}, expected {shape} (d_model={d}, d_ff={d_ff})",
-                "linear_1 maps d_model -> d_ff: nn.Linear(d_model, d_ff); linear_2 maps back: "
-                "nn.Linear(d_ff, d_model)",
+                _(
+                    "{name} has shape {shape}, expected {expected} (d_model={d_model}, d_ff={d_ff})"
+                ).format(name=name, shape=got, expected=shape, d_model=d, d_ff=d_ff),
+                _(
+                    "linear_1 maps d_model -> d_ff: nn.Linear(d_model, d_ff); linear_2 maps back: "
+                    "nn.Linear(d_ff, d_model)"
+                ),
             )
 
 
@@ -193,14 +207,14 @@ def feed_forward_uses_relu(student, x, dtype):
         "linear_2.weight": eye,
         "linear_2.bias": zero,
     }
-    h, _ = build_ffn(student, 2, 2, 0, dtype, state=state)
-    y = student_feed_forward(student, h, x, "FeedForward(x) with identity weights")
+    h = build_ffn(student, 2, 2, 0, dtype, state=state)[0]
+    y = student_feed_forward(student, h, x, _("FeedForward(x) with identity weights"))
     close(
         y,
         torch.relu(x),
-        "FeedForward(x) with identity weights (should be relu(x))",
+        _("FeedForward(x) with identity weights (should be relu(x))"),
         lambda: ffn_hint(
-            x, y, state, "the activation between linear_1 and linear_2 is ReLU: max(0, z)"
+            x, y, state, _("the activation between linear_1 and linear_2 is ReLU: max(0, z)")
         ),
         dtype=dtype,
     )
@@ -216,8 +230,8 @@ def feed_forward_any_leading_dims(student, shape, seed, dtype):
         h,
         state,
         randn(shape, seed + 20, dtype),
-        f"FeedForward(x) for x of shape {shape}",
-        "apply the layers to the last dim only: nn.Linear already handles any leading dims",
+        _("FeedForward(x) for x of shape {shape}").format(shape=shape),
+        _("apply the layers to the last dim only: nn.Linear already handles any leading dims"),
         strict=True,
     )
 
@@ -241,9 +255,13 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):
         fail(
-            f"changing position {pos} changed the output at other positions",
-            "position-wise: the same MLP on each position separately; no reshape, transpose or reduction that "
-            "mixes positions",
+            _("changing position {position} changed the output at other positions").format(
+                position=pos
+            ),
+            _(
+                "position-wise: the same MLP on each position separately; no reshape, transpose or "
+                "reduction that mixes positions"
+            ),
         )
 
 
@@ -257,7 +275,9 @@ def feed_forward_dropout_is_off_in_eval(student, d, seed, dtype):
         h,
         state,
         randn((2, 3, d), seed + 20, dtype),
-        "FeedForward(x) in eval mode with dropout=0.5",
-        "in eval mode dropout is the identity: use self.dropout = nn.Dropout(dropout), which follows .eval(), "
-        "not F.dropout(..., training=True)",
+        _("FeedForward(x) in eval mode with dropout=0.5"),
+        _(
+            "in eval mode dropout is the identity: use self.dropout = nn.Dropout(dropout), which follows "
+            ".eval(), not F.dropout(..., training=True)"
+        ),
     )

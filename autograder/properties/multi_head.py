@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from ..student_code import Call, StudentError
 from . import expected_values
 from .checks import (
@@ -43,7 +44,7 @@ from .strategies import (
 
 C = "multi_head"
 CLASS = "MultiHeadAttention"
-ERROR = (
+ERROR = N_(
     "a shape error? query is (batch, m_q, d_model), key and value (batch, m_k, d_model): project, view each "
     "with its own length as (batch, m, h, d_k), transpose(1, 2); the mask broadcasts against the "
     "(batch, h, m_q, m_k) scores unchanged"
@@ -108,15 +109,15 @@ def expected_multi_head(
     return (merged if MhaMistake.NO_W_O in mistake else linear(merged, "w_o")), w
 
 
-TRANSPOSE_SPLIT = (
+TRANSPOSE_SPLIT = N_(
     "heads split with view(batch, h, m, d_k) and no transpose: that mixes positions across heads; "
     "view as (batch, m, h, d_k), then transpose(1, 2)"
 )
-TRANSPOSE_MERGE = (
+TRANSPOSE_MERGE = N_(
     "heads merged without a transpose back: (batch, h, m_q, d_k).transpose(1, 2).contiguous()"
     ".view(batch, m_q, d_model)"
 )
-STRIDED = (
+STRIDED = N_(
     "wrong head split: head h must read columns h*d_k:(h+1)*d_k of each projection; view as "
     "(batch, m, h, d_k), not (batch, m, d_k, h)"
 )
@@ -132,32 +133,43 @@ def explain(got, state, heads, query, key, value, mask=None, default="", what="o
         )
 
     candidates = [
-        (same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE), TRANSPOSE_SPLIT),
-        (same(MhaMistake.MERGE_WITHOUT_TRANSPOSE), TRANSPOSE_MERGE),
+        (same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE), _(TRANSPOSE_SPLIT)),
+        (same(MhaMistake.MERGE_WITHOUT_TRANSPOSE), _(TRANSPOSE_MERGE)),
         (
             same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE),
-            "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then transpose(1, 2), "
-            "and transpose back to merge",
+            _(
+                "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then "
+                "transpose(1, 2), and transpose back to merge"
+            ),
         ),
-        (same(MhaMistake.SPLIT_STRIDED), STRIDED),
-        (same(MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE), STRIDED),
-        (same(MhaMistake.Q_K_SWAPPED), "Q and K projections swapped: q = w_q(query), k = w_k(key)"),
-        (same(MhaMistake.K_V_SWAPPED), "K and V projections swapped: k = w_k(key), v = w_v(value)"),
+        (same(MhaMistake.SPLIT_STRIDED), _(STRIDED)),
+        (same(MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE), _(STRIDED)),
+        (
+            same(MhaMistake.Q_K_SWAPPED),
+            _("Q and K projections swapped: q = w_q(query), k = w_k(key)"),
+        ),
+        (
+            same(MhaMistake.K_V_SWAPPED),
+            _("K and V projections swapped: k = w_k(key), v = w_v(value)"),
+        ),
         (
             same(MhaMistake.Q_V_SWAPPED),
-            "Q and V projections swapped: q = w_q(query), v = w_v(value)",
+            _("Q and V projections swapped: q = w_q(query), v = w_v(value)"),
         ),
-        (same(MhaMistake.V_FROM_W_K), "the values are projected with w_k: v = w_v(value)"),
-        (same(MhaMistake.NO_W_O), "w_o is missing: project the merged heads with w_o"),
+        (same(MhaMistake.V_FROM_W_K), _("the values are projected with w_k: v = w_v(value)")),
+        (same(MhaMistake.NO_W_O), _("w_o is missing: project the merged heads with w_o")),
         (
             same(MhaMistake.SCALED_BY_D_MODEL),
-            "scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)",
+            _("scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)"),
         ),
     ]
     if mask is not None:
         candidates += [
-            (same(mask=None), "the mask is ignored: pass it on to scaled_dot_product_attention"),
-            (same(mask=~mask), "inverted mask: True means may attend"),
+            (
+                same(mask=None),
+                _("the mask is ignored: pass it on to scaled_dot_product_attention"),
+            ),
+            (same(mask=~mask), _("inverted mask: True means may attend")),
         ]
     return diagnose(default, *candidates)
 
@@ -207,8 +219,11 @@ def forward(student, h, query, key, value, mask=None, read=False, seed=0, strict
     )
     if strict and read and reply.attrs_require_grad.get("attention_weights"):
         fail(
-            "attention_weights is still attached to the autograd graph",
-            "store a detached copy: self.attention_weights = weights.detach() (a graph kept alive holds memory)",
+            _("attention_weights is still attached to the autograd graph"),
+            _(
+                "store a detached copy: self.attention_weights = weights.detach() (a graph kept alive "
+                "holds memory)"
+            ),
         )
     return (out, reply.attrs.get("attention_weights")) if read else out
 
@@ -223,8 +238,8 @@ def stored_weights(w, shape, dtype, strict=False):
         return None
     if w is None:
         fail(
-            "attention_weights is None after a forward",
-            "store the weights in forward: self.attention_weights = weights.detach()",
+            _("attention_weights is None after a forward"),
+            _("store the weights in forward: self.attention_weights = weights.detach()"),
         )
     if (
         isinstance(w, torch.Tensor)
@@ -232,8 +247,12 @@ def stored_weights(w, shape, dtype, strict=False):
         and tuple(w.shape) == (shape[0], shape[2], shape[3])
     ):
         fail(
-            f"attention_weights: expected shape {tuple(shape)}, got {tuple(w.shape)}",
-            "averaged over the heads? keep one weight matrix per head: (batch, num_heads, m_q, m_k)",
+            _("attention_weights: expected shape {expected}, got {got}").format(
+                expected=tuple(shape), got=tuple(w.shape)
+            ),
+            _(
+                "averaged over the heads? keep one weight matrix per head: (batch, num_heads, m_q, m_k)"
+            ),
         )
     return tensor(
         w, "attention_weights", shape=shape, dtype=dtype, check_dtype=strict, shape_only=strict
@@ -242,7 +261,7 @@ def stored_weights(w, shape, dtype, strict=False):
 
 def check_output(out, state, heads, q, k, v, m, what, default):
     """The output against nn.MultiheadAttention on rows that are not fully masked (torch gives NaN there)."""
-    expected, _ = expected_values.multi_head(state, q.shape[-1], heads, q, k, v, m)
+    expected = expected_values.multi_head(state, q.shape[-1], heads, q, k, v, m)[0]
     keep = live_rows(expected)
     close(out[keep], expected[keep], what, lambda: explain(out, state, heads, q, k, v, m, default))
 
@@ -296,8 +315,10 @@ def fixed_case(batch, m_q, m_k, d_model, num_heads, seed, dtype=torch.float64, m
     C,
     points=1,
     examples=1,
-    error_hint="MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True) "
-    "must build with these keyword arguments",
+    error_hint=N_(
+        "MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True) "
+        "must build with these keyword arguments"
+    ),
 )
 def multi_head_parameters_are_named(student):
     """Parameters are w_q, w_k, w_v, w_o (nn.Linear(d_model, d_model)); bias=False leaves out their biases."""
@@ -306,23 +327,31 @@ def multi_head_parameters_are_named(student):
     missing = [n for n in names if n not in info["params"]]
     expect(
         not missing,
-        f"parameters {missing} not found; the module has {info['params']}",
-        "name the four projections w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias) each",
+        _("parameters {missing} not found; the module has {params}").format(
+            missing=missing, params=info["params"]
+        ),
+        _(
+            "name the four projections w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias) each"
+        ),
     )
     for n in names:
         shape = tuple(info["state"][n].shape)
         expected_shape = (8, 8) if n.endswith("weight") else (8,)
         expect(
             shape == expected_shape,
-            f"{n} has shape {shape}, expected {expected_shape} for d_model=8",
-            "each projection maps d_model -> d_model (all heads at once): nn.Linear(d_model, d_model)",
+            _("{name} has shape {shape}, expected {expected} for d_model=8").format(
+                name=n, shape=shape, expected=expected_shape
+            ),
+            _(
+                "each projection maps d_model -> d_model (all heads at once): nn.Linear(d_model, d_model)"
+            ),
         )
     info = student.inspect(student.build(C, CLASS, d_model=8, num_heads=2, bias=False))
     biases = [n for n in info["params"] if n.endswith("bias")]
     expect(
         not biases,
-        f"built with bias=False, the module still has {biases}",
-        "pass bias=bias to every nn.Linear",
+        _("built with bias=False, the module still has {biases}").format(biases=biases),
+        _("pass bias=bias to every nn.Linear"),
     )
 
 
@@ -330,8 +359,10 @@ def multi_head_parameters_are_named(student):
     C,
     points=1,
     examples=5,
-    error_hint="a shape error with m_q != m_k: reshape the keys and values with their own length "
-    "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)",
+    error_hint=N_(
+        "a shape error with m_q != m_k: reshape the keys and values with their own length "
+        "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)"
+    ),
 )
 @given(case=cases(min_heads=1, max_heads=3, mask="any"))
 def multi_head_cross_attention_shape(student, case):
@@ -339,8 +370,8 @@ def multi_head_cross_attention_shape(student, case):
     detached, both in the query's dtype."""
     q, k, v, m = case.query, case.key, case.value, case.mask
     d, h, seed = case.d_model, case.num_heads, case.seed
-    handle, _ = build(student, d, h, seed, q.dtype)
-    _, w = forward(student, handle, q, k, v, m, read=True, strict=True)
+    handle = build(student, d, h, seed, q.dtype)[0]
+    w = forward(student, handle, q, k, v, m, read=True, strict=True)[1]
     stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
 
 
@@ -356,11 +387,11 @@ def multi_head_equals_torch(student, case):
     d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype)
     out = forward(student, handle, q, k, v)
-    expected, _ = expected_values.multi_head(state, d, h, q, k, v)
+    expected = expected_values.multi_head(state, d, h, q, k, v)[0]
     close(
         out,
         expected,
-        "output vs nn.MultiheadAttention",
+        _("output vs nn.MultiheadAttention"),
         lambda: explain(
             out,
             state,
@@ -369,8 +400,10 @@ def multi_head_equals_torch(student, case):
             k,
             v,
             None,
-            "check each step against the docstring: project, split "
-            "(batch, m, h, d_k) -> transpose(1, 2), attend, transpose back, merge, w_o",
+            _(
+                "check each step against the docstring: project, split "
+                "(batch, m, h, d_k) -> transpose(1, 2), attend, transpose back, merge, w_o"
+            ),
         ),
     )
 
@@ -379,9 +412,11 @@ def multi_head_equals_torch(student, case):
     C,
     points=2,
     examples=8,
-    error_hint="a shape error with a mask: masks arrive as (m_q, m_k) or "
-    "(batch, 1 or h, 1 or m_q, m_k) and broadcast against the "
-    "(batch, h, m_q, m_k) scores as they are: no unsqueeze or view",
+    error_hint=N_(
+        "a shape error with a mask: masks arrive as (m_q, m_k) or "
+        "(batch, 1 or h, 1 or m_q, m_k) and broadcast against the "
+        "(batch, h, m_q, m_k) scores as they are: no unsqueeze or view"
+    ),
 )
 @given(case=cases(mask="any"))
 @example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=4, num_heads=2, seed=3, mask="pad"))
@@ -393,13 +428,14 @@ def multi_head_masks_equal_torch(student, case):
     d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype)
     out = forward(student, handle, q, k, v, m)
-    expected, _ = expected_values.multi_head(state, d, h, q, k, v, m)
+    expected = expected_values.multi_head(state, d, h, q, k, v, m)[0]
     keep = live_rows(expected)
     close(
         out[keep],
         expected[keep],
-        f"output with a {tuple(m.shape)} mask vs nn.MultiheadAttention "
-        "(rows that are not fully masked)",
+        _(
+            "output with a {shape} mask vs nn.MultiheadAttention (rows that are not fully masked)"
+        ).format(shape=tuple(m.shape)),
         lambda: explain(
             out,
             state,
@@ -408,8 +444,10 @@ def multi_head_masks_equal_torch(student, case):
             k,
             v,
             m,
-            "the mask goes to every head unchanged: pass it to "
-            "scaled_dot_product_attention, which broadcasts it against (batch, h, m_q, m_k)",
+            _(
+                "the mask goes to every head unchanged: pass it to "
+                "scaled_dot_product_attention, which broadcasts it against (batch, h, m_q, m_k)"
+            ),
         ),
     )
 
@@ -433,15 +471,15 @@ def multi_head_attention_weights_equal_torch(student, case):
             k,
             v,
             m,
-            "output vs nn.MultiheadAttention",
-            "project, split, attend, merge, w_o",
+            _("output vs nn.MultiheadAttention"),
+            _("project, split, attend, merge, w_o"),
         )
-    _, expected = expected_values.multi_head(state, d, h, q, k, v, m)
+    expected = expected_values.multi_head(state, d, h, q, k, v, m)[1]
     keep = ~torch.isnan(expected).any(-1)
     close(
         w[keep],
         expected[keep],
-        "attention_weights vs nn.MultiheadAttention's per-head weights",
+        _("attention_weights vs nn.MultiheadAttention's per-head weights"),
         lambda: explain(
             w,
             state,
@@ -450,7 +488,7 @@ def multi_head_attention_weights_equal_torch(student, case):
             k,
             v,
             m,
-            "store the softmax weights of every head, (batch, h, m_q, m_k), before dropout",
+            _("store the softmax weights of every head, (batch, h, m_q, m_k), before dropout"),
             what="weights",
         ),
     )
@@ -475,22 +513,26 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     def with_mistake(mistake=MhaMistake.NONE):
         return expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
 
-    not_constant(out, with_mistake(), "output")
+    not_constant(out, with_mistake(), _("output"))
     close(
         out_p,
         out[:, perm],
-        f"output for the positions permuted by {perm.tolist()} vs the output permuted",
+        _("output for the positions permuted by {perm} vs the output permuted").format(
+            perm=perm.tolist()
+        ),
         lambda: diagnose(
-            "each position's output may depend on the set of positions, never on where it sits: "
-            "is a reshape mixing positions and heads? "
-            "view as (batch, m, h, d_k), then transpose(1, 2)",
+            _(
+                "each position's output may depend on the set of positions, never on where it sits: "
+                "is a reshape mixing positions and heads? "
+                "view as (batch, m, h, d_k), then transpose(1, 2)"
+            ),
             (
                 lambda: is_close(out, with_mistake(MhaMistake.SPLIT_WITHOUT_TRANSPOSE)),
-                TRANSPOSE_SPLIT,
+                _(TRANSPOSE_SPLIT),
             ),
             (
                 lambda: is_close(out, with_mistake(MhaMistake.MERGE_WITHOUT_TRANSPOSE)),
-                TRANSPOSE_MERGE,
+                _(TRANSPOSE_MERGE),
             ),
         ),
     )
@@ -513,7 +555,7 @@ def multi_head_one_head_is_projected_attention(student, case):
     close(
         out,
         expected,
-        "one-head output vs w_o(attention(w_q(query), w_k(key), w_v(value)))",
+        _("one-head output vs w_o(attention(w_q(query), w_k(key), w_v(value)))"),
         lambda: explain(
             out,
             state,
@@ -522,8 +564,10 @@ def multi_head_one_head_is_projected_attention(student, case):
             k,
             v,
             None,
-            "with one head there is nothing to split: check the "
-            "projections, the attention call and w_o",
+            _(
+                "with one head there is nothing to split: check the "
+                "projections, the attention call and w_o"
+            ),
         ),
     )
 
@@ -542,13 +586,23 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
         if e.kind != "exception":
             raise
         fail(
-            f"MultiHeadAttention(d_model={d}, num_heads={h}) raised {e.exc_type}, expected ValueError",
-            f"raise ValueError (not {e.exc_type}) when d_model % num_heads != 0: "
-            "`if d_model % num_heads: raise ValueError(...)`",
+            _(
+                "MultiHeadAttention(d_model={d_model}, num_heads={num_heads}) raised {error}, "
+                "expected ValueError"
+            ).format(d_model=d, num_heads=h, error=e.exc_type),
+            _(
+                "raise ValueError (not {error}) when d_model % num_heads != 0: "
+                "`if d_model % num_heads: raise ValueError(...)`"
+            ).format(error=e.exc_type),
         )
     fail(
-        f"MultiHeadAttention(d_model={d}, num_heads={h}) built without an error",
-        "check in __init__: raise ValueError when d_model % num_heads != 0 (d_k would not be a whole number)",
+        _(
+            "MultiHeadAttention(d_model={d_model}, num_heads={num_heads}) built without an error"
+        ).format(d_model=d, num_heads=h),
+        _(
+            "check in __init__: raise ValueError when d_model % num_heads != 0 (d_k would not be a "
+            "whole number)"
+        ),
     )
 
 
@@ -561,16 +615,16 @@ def multi_head_dropout_is_off_in_eval(student, case):
     handle, state = build(student, d, h, seed, q.dtype, dropout=0.5)
     out = forward(student, handle, q, k, v, m, seed=1)
     again = forward(student, handle, q, k, v, m, seed=2)
-    hint = (
+    hint = _(
         "dropout is active in eval mode: use an nn.Dropout module (self.dropout), which follows "
         "train()/eval(), not F.dropout(..., training=True)"
     )
-    equal(again, out, "two forwards in eval mode", hint)
+    equal(again, out, _("two forwards in eval mode"), hint)
     expected = expected_multi_head(state, h, q, k, v, m)[0]
     close(
         out,
         expected,
-        "output in eval mode with dropout=0.5",
+        _("output in eval mode with dropout=0.5"),
         lambda: explain(
             out,
             state,
@@ -579,7 +633,7 @@ def multi_head_dropout_is_off_in_eval(student, case):
             k,
             v,
             m,
-            "in eval mode dropout does nothing: the output is the dropout-free one",
+            _("in eval mode dropout does nothing: the output is the dropout-free one"),
         ),
     )
 
@@ -592,10 +646,10 @@ def multi_head_stores_weights_before_dropout(student, case):
     q, k, v, m = case.query, case.key, case.value, case.mask
     d, h, seed = case.d_model, case.num_heads, case.seed
     handle, state = build(student, d, h, seed, q.dtype, dropout=0.5, train=True)
-    _, w = forward(student, handle, q, k, v, m, read=True)
+    w = forward(student, handle, q, k, v, m, read=True)[1]
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
     if w is None:  # no attribute: the shape property says so; check the output in eval mode instead
-        h_eval, _ = build(student, d, h, seed, q.dtype, dropout=0.5)
+        h_eval = build(student, d, h, seed, q.dtype, dropout=0.5)[0]
         return check_output(
             forward(student, h_eval, q, k, v, m),
             state,
@@ -604,14 +658,14 @@ def multi_head_stores_weights_before_dropout(student, case):
             k,
             v,
             m,
-            "output in eval mode with dropout=0.5",
-            "in eval mode dropout does nothing",
+            _("output in eval mode with dropout=0.5"),
+            _("in eval mode dropout does nothing"),
         )
     expected = expected_multi_head(state, h, q, k, v, m)[1]
     close(
         w,
         expected,
-        "attention_weights in train mode (dropout=0.5)",
+        _("attention_weights in train mode (dropout=0.5)"),
         lambda: diagnose(
             explain(
                 w,
@@ -621,15 +675,17 @@ def multi_head_stores_weights_before_dropout(student, case):
                 k,
                 v,
                 m,
-                "attention_weights are the softmax weights of the last forward, before dropout",
+                _("attention_weights are the softmax weights of the last forward, before dropout"),
                 what="weights",
             ),
             (
                 lambda: bool(
                     ((w == 0) | torch.isclose(w, 2 * expected, rtol=1e-4, atol=1e-6)).all()
                 ),
-                "attention_weights stored after dropout: store them before dropout "
-                "(self.attention_weights = weights.detach(), then dropout(weights) @ v)",
+                _(
+                    "attention_weights stored after dropout: store them before dropout "
+                    "(self.attention_weights = weights.detach(), then dropout(weights) @ v)"
+                ),
             ),
         ),
     )
@@ -645,7 +701,7 @@ def multi_head_dropout_acts_in_training(student, seed, dtype):
     q, k, v = case.query, case.key, case.value
     plain_handle, state = build(student, d, h, seed, dtype, dropout=0.0, train=True)
     plain = forward(student, plain_handle, q, k, v, seed=seed)
-    handle, _ = build(student, d, h, seed, dtype, dropout=0.5, train=True)
+    handle = build(student, d, h, seed, dtype, dropout=0.5, train=True)[0]
     out = forward(student, handle, q, k, v, seed=seed)
     changed = (
         1.0
@@ -654,16 +710,24 @@ def multi_head_dropout_acts_in_training(student, seed, dtype):
     # Dropping half of the weights (and doubling the rest) moves nearly every output entry.
     if changed < 0.5:
         fail(
-            f"in training mode with dropout=0.5, {changed:.0%} of the output entries differ from the same "
-            "module built with dropout=0: dropout is never applied",
-            "dropout is never applied to the attention weights: heads = self.dropout(weights) @ v, with "
-            "self.dropout = nn.Dropout(dropout) (it follows train()/eval())",
+            _(
+                "in training mode with dropout=0.5, {changed:.0%} of the output entries differ from the "
+                "same module built with dropout=0: dropout is never applied"
+            ).format(changed=changed),
+            _(
+                "dropout is never applied to the attention weights: heads = self.dropout(weights) @ v, "
+                "with self.dropout = nn.Dropout(dropout) (it follows train()/eval())"
+            ),
         )
     zeros = (out == 0).double().mean().item()
     if zeros > 0.2:
         fail(
-            f"in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0",
-            "dropout goes on the attention weights (dropout(weights) @ v), not on the output of w_o",
+            _(
+                "in training mode with dropout=0.5, {zeros:.0%} of the output entries are exactly 0"
+            ).format(zeros=zeros),
+            _(
+                "dropout goes on the attention weights (dropout(weights) @ v), not on the output of w_o"
+            ),
         )
 
 
@@ -673,6 +737,8 @@ def multi_head_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "build it from nn.Linear, view/transpose and scaled_dot_product_attention from "
-        "attention.py: no nn.MultiheadAttention, F.scaled_dot_product_attention or softmax",
+        _(
+            "build it from nn.Linear, view/transpose and scaled_dot_product_attention from "
+            "attention.py: no nn.MultiheadAttention, F.scaled_dot_product_attention or softmax"
+        ),
     )

@@ -12,6 +12,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from ..student_code import Call, StudentError
 from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
@@ -19,14 +20,14 @@ from .core import prop
 from .strategies import dtypes, randn, seeds
 
 C = "positional_encoding"
-TABLE_ERROR = (
+TABLE_ERROR = N_(
     "sinusoidal_encoding(max_len, d_model) raised: build angle = position (max_len, 1) / "
     "10000^(2i/d_model) (ceil(d_model/2) columns); with an odd d_model the cos columns are one fewer"
 )
-EMBEDDING_ERROR = (
+EMBEDDING_ERROR = N_(
     "TokenEmbedding needs embedding = nn.Embedding(vocab_size, d_model); forward takes token ids"
 )
-ODD_HINT = (
+ODD_HINT = N_(
     "odd d_model: there is one more sin column than cos columns; fill pe[:, 0::2] with sin(angle) and "
     "pe[:, 1::2] with cos(angle[:, : d_model // 2])"
 )
@@ -85,19 +86,21 @@ def pe_variant(
     return torch.where(even, first(angle), second(angle))
 
 
-DOUBLED = (
+DOUBLED = N_(
     "the exponent counts the pair index twice: in a loop `for i in range(0, d_model, 2)`, i is already 2i "
     "(the even column), so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model)"
 )
-COS_NEXT_PAIR = (
+COS_NEXT_PAIR = N_(
     "cos taken at the next pair's frequency: the cos column 2i+1 uses the same angle as the sin column "
     "2i, p / 10000^(2i/d_model), not the angle of the pair that starts at column 2i+2"
 )
-DOUBLED_AND_COS_NEXT_PAIR = (
+DOUBLED_AND_COS_NEXT_PAIR = N_(
     "two tutorial slips at once: in a loop `for i in range(0, d_model, 2)`, i is already 2i, "
     "so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model); and the cos "
     "in column i + 1 uses that same angle, not cos taken at the next pair's frequency"
 )
+SWAPPED = N_("sin and cos swapped: even columns (0, 2, ...) are sin, odd columns cos")
+STARTS_AT_0 = N_("positions start at 0: PE[0] = [0, 1, 0, 1, ...]")
 
 
 def pe_hint(pe, max_len, d, default):
@@ -109,31 +112,35 @@ def pe_hint(pe, max_len, d, default):
         default,
         (
             lambda: same(swap=True),
-            "sin and cos swapped: even columns (0, 2, ...) are sin, odd columns cos",
+            _(SWAPPED),
         ),
         (
             lambda: same(cos_own_column=True),
-            "sin and cos of a pair at different frequencies: both columns 2i and "
-            "2i+1 use the angle p / 10000^(2i/d_model), 2i being the even column",
+            _(
+                "sin and cos of a pair at different frequencies: both columns 2i and "
+                "2i+1 use the angle p / 10000^(2i/d_model), 2i being the even column"
+            ),
         ),
         (
             lambda: same(pair_index=True),
-            "exponent i/d_model: it is 2i/d_model, with 2i the even column index "
-            "(torch.arange(0, d_model, 2))",
+            _(
+                "exponent i/d_model: it is 2i/d_model, with 2i the even column index "
+                "(torch.arange(0, d_model, 2))"
+            ),
         ),
-        (lambda: same(doubled=True), DOUBLED),
-        (lambda: same(cos_offset=2), COS_NEXT_PAIR),
-        (lambda: same(doubled=True, cos_offset=2), DOUBLED_AND_COS_NEXT_PAIR),
-        (lambda: same(base=1000.0), "the base is 10000, not 1000"),
+        (lambda: same(doubled=True), _(DOUBLED)),
+        (lambda: same(cos_offset=2), _(COS_NEXT_PAIR)),
+        (lambda: same(doubled=True, cos_offset=2), _(DOUBLED_AND_COS_NEXT_PAIR)),
+        (lambda: same(base=1000.0), _("the base is 10000, not 1000")),
         (
             lambda: same(multiply=True),
-            "multiplied by 10000^(2i/d_model): divide the position by it",
+            _("multiplied by 10000^(2i/d_model): divide the position by it"),
         ),
-        (lambda: same(all_sin=True), "every column is a sin: odd columns are cos"),
-        (lambda: same(start=1), "positions start at 0: PE[0] = [0, 1, 0, 1, ...]"),
+        (lambda: same(all_sin=True), _("every column is a sin: odd columns are cos")),
+        (lambda: same(start=1), _(STARTS_AT_0)),
         (
             lambda: d > 1 and is_close(pe.T, pe_variant(d, max_len), rtol=0.0, atol=atol),
-            "transposed: the table is (max_len, d_model), positions along dim 0",
+            _("transposed: the table is (max_len, d_model), positions along dim 0"),
         ),
     )
 
@@ -147,7 +154,10 @@ def check_table(student, max_len, d, what=None):
         expected,
         what or f"sinusoidal_encoding({max_len}, {d})",
         lambda: pe_hint(
-            pe, max_len, d, "PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(same angle)"
+            pe,
+            max_len,
+            d,
+            _("PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(same angle)"),
         ),
         rtol=0.0,
         atol=atol,
@@ -163,9 +173,13 @@ def sinusoidal_shape_and_default_dtype(student, max_len, d):
     pe = table(student, max_len, d, shape_only=True)
     expect(
         pe.dtype == torch.get_default_dtype(),
-        f"sinusoidal_encoding returned {pe.dtype}, expected the default dtype {torch.get_default_dtype()}",
-        "return the default float dtype (torch.get_default_dtype()): compute in float64 if you like, then "
-        ".to(torch.get_default_dtype())",
+        _("sinusoidal_encoding returned {dtype}, expected the default dtype {default}").format(
+            dtype=pe.dtype, default=torch.get_default_dtype()
+        ),
+        _(
+            "return the default float dtype (torch.get_default_dtype()): compute in float64 if you "
+            "like, then .to(torch.get_default_dtype())"
+        ),
     )
 
 
@@ -180,14 +194,11 @@ def sinusoidal_first_row(student, d):
         expected,
         "PE[0]",
         lambda: diagnose(
-            "position 0: every angle is 0, so sin gives 0 and cos gives 1",
-            (
-                lambda: is_close(pe[0], 1 - expected, atol=1e-6),
-                "sin and cos swapped: even columns (0, 2, ...) are sin, odd columns cos",
-            ),
+            _("position 0: every angle is 0, so sin gives 0 and cos gives 1"),
+            (lambda: is_close(pe[0], 1 - expected, atol=1e-6), _(SWAPPED)),
             (
                 lambda: is_close(pe[0], pe_variant(1, d, start=1)[0], atol=1e-5),
-                "positions start at 0: PE[0] = [0, 1, 0, 1, ...]",
+                _(STARTS_AT_0),
             ),
         ),
         atol=1e-6,
@@ -212,20 +223,26 @@ def sinusoidal_pairs_share_a_frequency(student, max_len, half):
     pe = table(student, max_len, d).double()
     expect(
         (pe.abs() <= 1 + 1e-6).all(),
-        f"a value of sinusoidal_encoding({max_len}, {d}) is outside [-1, 1]",
-        "every entry is a sin or a cos",
+        _("a value of sinusoidal_encoding({max_len}, {d_model}) is outside [-1, 1]").format(
+            max_len=max_len, d_model=d
+        ),
+        _("every entry is a sin or a cos"),
     )
     norm2 = pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2  # (max_len, d/2)
     if not torch.allclose(norm2, torch.ones_like(norm2), atol=1e-5):
         p, i = (int(v) for v in torch.nonzero((norm2 - 1).abs() > 1e-5)[0])
         fail(
-            f"PE[{p}, {2 * i}]² + PE[{p}, {2 * i + 1}]² = {norm2[p, i]:.6g}, expected 1",
+            _("PE[{p}, {sin_column}]² + PE[{p}, {cos_column}]² = {value:.6g}, expected 1").format(
+                p=p, sin_column=2 * i, cos_column=2 * i + 1, value=norm2[p, i]
+            ),
             pe_hint(
                 pe,
                 max_len,
                 d,
-                "sin and cos of a pair at different frequencies: both columns 2i and 2i+1 "
-                "use the same angle p / 10000^(2i/d_model)",
+                _(
+                    "sin and cos of a pair at different frequencies: both columns 2i and 2i+1 "
+                    "use the same angle p / 10000^(2i/d_model)"
+                ),
             ),
         )
 
@@ -241,12 +258,15 @@ def sinusoidal_dot_product_depends_on_the_offset_only(student, half, k):
     if not torch.allclose(dots, dots[0].expand_as(dots), atol=1e-4):
         p = int((dots - dots[0]).abs().argmax())
         fail(
-            f"PE[{p}]·PE[{p + k}] = {dots[p]:.6g} but PE[0]·PE[{k}] = {dots[0]:.6g}: they should be equal",
+            _(
+                "PE[{p}]·PE[{p_plus_k}] = {dot:.6g} but PE[0]·PE[{k}] = {first_dot:.6g}: they should be "
+                "equal"
+            ).format(p=p, p_plus_k=p + k, dot=dots[p], k=k, first_dot=dots[0]),
             pe_hint(
                 pe,
                 max_len,
                 d,
-                "each pair must be sin and cos of one angle p·ω_i, linear in the position p",
+                _("each pair must be sin and cos of one angle p·ω_i, linear in the position p"),
             ),
         )
 
@@ -255,10 +275,20 @@ def sinusoidal_dot_product_depends_on_the_offset_only(student, half, k):
 @given(max_len=st.integers(1, 12), d=st.sampled_from([1, 3, 5, 7]))
 def sinusoidal_odd_d_model(student, max_len, d):
     """An odd d_model works: (max_len, d_model), the last column a sin."""
-    check_table(student, max_len, d, f"sinusoidal_encoding({max_len}, {d}) with an odd d_model")
+    check_table(
+        student,
+        max_len,
+        d,
+        _("sinusoidal_encoding({max_len}, {d_model}) with an odd d_model").format(
+            max_len=max_len, d_model=d
+        ),
+    )
 
 
 # ------------------------------------------------------------------------------------- PositionalEncoding
+REGISTER_PE = N_('self.register_buffer("pe", sinusoidal_encoding(max_len, d_model).unsqueeze(0))')
+
+
 @prop(C, points=1, examples=3)
 @given(max_len=st.integers(1, 20), d=st.integers(1, 8))
 def positional_encoding_buffer(student, max_len, d):
@@ -267,13 +297,15 @@ def positional_encoding_buffer(student, max_len, d):
     state, params = info["state"], info["params"]
     expect(
         "pe" in state,
-        f"PositionalEncoding has no buffer `pe` (state: {', '.join(state) or 'nothing'})",
-        'self.register_buffer("pe", sinusoidal_encoding(max_len, d_model).unsqueeze(0))',
+        _("PositionalEncoding has no buffer `pe` (state: {names})").format(
+            names=", ".join(state) or _("nothing")
+        ),
+        _(REGISTER_PE),
     )
     expect(
         "pe" not in params,
-        "pe is a parameter: it would be trained",
-        'the table is fixed: register it with self.register_buffer("pe", ...), not nn.Parameter',
+        _("pe is a parameter: it would be trained"),
+        _('the table is fixed: register it with self.register_buffer("pe", ...), not nn.Parameter'),
     )
     pe = tensor(state["pe"], "PositionalEncoding.pe", shape=(1, max_len, d))
     atol = pe_atol(max_len)
@@ -282,7 +314,7 @@ def positional_encoding_buffer(student, max_len, d):
         expected_values.sinusoidal(max_len, d),
         "PositionalEncoding.pe[0]",
         lambda: pe_hint(
-            pe[0], max_len, d, "pe is sinusoidal_encoding(max_len, d_model).unsqueeze(0)"
+            pe[0], max_len, d, _("pe is sinusoidal_encoding(max_len, d_model).unsqueeze(0)")
         ),
         rtol=0.0,
         atol=atol,
@@ -293,8 +325,10 @@ def positional_encoding_buffer(student, max_len, d):
     C,
     points=2,
     examples=6,
-    error_hint="slice the table to the sequence length: self.pe[:, : x.size(1)], "
-    "and keep pe a buffer of shape (1, max_len, d_model)",
+    error_hint=N_(
+        "slice the table to the sequence length: self.pe[:, : x.size(1)], "
+        "and keep pe a buffer of shape (1, max_len, d_model)"
+    ),
 )
 @given(b=st.integers(1, 2), s=st.integers(1, 6), d=st.integers(1, 6), seed=seeds(), dtype=dtypes())
 @example(b=1, s=4, d=4, seed=0, dtype=torch.float64)
@@ -321,8 +355,11 @@ def positional_encoding_adds_the_table(student, b, s, d, seed, dtype):
                 y,
                 expected,
                 "PositionalEncoding(x)",
-                "x + pe is right, but the table pe is not: "
-                + pe_hint(own[0], max_len, d, "fix sinusoidal_encoding (see its properties)"),
+                _("x + pe is right, but the table pe is not: {diagnosis}").format(
+                    diagnosis=pe_hint(
+                        own[0], max_len, d, _("fix sinusoidal_encoding (see its properties)")
+                    )
+                ),
                 rtol=1e-6,
                 atol=atol,
             )
@@ -331,24 +368,29 @@ def positional_encoding_adds_the_table(student, b, s, d, seed, dtype):
             expected,
             "PositionalEncoding(x)",
             lambda: diagnose(
-                "out = dropout(x + self.pe[:, : x.size(1)]), and dropout is off in eval mode",
+                _("out = dropout(x + self.pe[:, : x.size(1)]), and dropout is off in eval mode"),
                 (
                     lambda: is_close(y, x.double() * math.sqrt(d) + pe, rtol=1e-5, atol=1e-4),
-                    "x is scaled by sqrt(d_model) here: that scale belongs to TokenEmbedding; "
-                    "PositionalEncoding adds pe",
+                    _(
+                        "x is scaled by sqrt(d_model) here: that scale belongs to TokenEmbedding; "
+                        "PositionalEncoding adds pe"
+                    ),
                 ),
                 (
                     lambda: is_close(y, pe.expand_as(y), atol=1e-4),
-                    "returns the table alone: add it to x",
+                    _("returns the table alone: add it to x"),
                 ),
-                (lambda: is_close(y, x, dtype), "pe is not added: out = x + pe[:, :seq]"),
+                (lambda: is_close(y, x, dtype), _("pe is not added: out = x + pe[:, :seq]")),
                 (
                     lambda: (
                         not torch.equal(
                             student.run(Call(h, "forward", (x,), seed=seed + 1)).value, y
                         )
                     ),
-                    "the output is random in eval mode: use self.dropout = nn.Dropout(dropout), which follows .eval()",
+                    _(
+                        "the output is random in eval mode: use self.dropout = nn.Dropout(dropout), "
+                        "which follows .eval()"
+                    ),
                 ),
             ),
             rtol=1e-6,
@@ -393,23 +435,21 @@ def token_embedding_scales_by_sqrt_d_model(student, vocab, d, b, s, seed, dtype)
     )
 
 
-def token_hint(
-    y, rows, d, vocab, dtype, default="out = self.embedding(tokens) * math.sqrt(d_model)"
-):
+def token_hint(y, rows, d, vocab, dtype, default=None):
     """Name the scaling mistake that explains y, rows being the embedding rows of the tokens."""
     return diagnose(
-        default,
+        default or _("out = self.embedding(tokens) * math.sqrt(d_model)"),
         (
             d > 1 and is_close(y, rows, dtype),
-            "missing the sqrt(d_model) scale: multiply the embeddings by math.sqrt(d_model)",
+            _("missing the sqrt(d_model) scale: multiply the embeddings by math.sqrt(d_model)"),
         ),
-        (d > 1 and is_close(y, rows * d, dtype), "scaled by d_model instead of sqrt(d_model)"),
+        (d > 1 and is_close(y, rows * d, dtype), _("scaled by d_model instead of sqrt(d_model)")),
         (
             d > 1 and is_close(y, rows / math.sqrt(d), dtype),
-            "divided by sqrt(d_model): multiply instead",
+            _("divided by sqrt(d_model): multiply instead"),
         ),
         (
             is_close(y, rows * math.sqrt(vocab), dtype),
-            "scaled by sqrt(vocab_size): the scale is sqrt(d_model)",
+            _("scaled by sqrt(vocab_size): the scale is sqrt(d_model)"),
         ),
     )
