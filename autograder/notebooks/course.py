@@ -5,6 +5,9 @@ contract from the component's declaration), a read-only setup cell, the module's
 reference, between nbgrader's ### BEGIN/END SOLUTION markers), then one read-only autograded test cell per
 property, worth the property's points; hidden properties sit between ### BEGIN/END HIDDEN TESTS, so the release
 shows only their points.
+
+`--lang es`: the Markdown and the test cells' comments in Spanish (through the catalog, docs/i18n.md), the code,
+grade ids and points unchanged; the course remembers its language (nbgrader_config.py, the notebooks' metadata).
 """
 
 from __future__ import annotations
