@@ -3,16 +3,62 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
 from . import i18n
 from .components import NAMES
-from .i18n import N_, _
+from .i18n import N_, _, ngettext
 
 DESCRIPTION = N_(
     "python -m autograder COMMAND: the kit's commands (a student bundle has `check` only)."
 )
+
+
+# argparse's own messages that a command line can meet (Python 3.11's msgids; another version's that differ stay
+# English), in the kit's catalog: ArgumentParser looks them up there.
+ARGPARSE_MESSAGES = (
+    N_("%(prog)s: error: %(message)s\n"),
+    N_("argument %(argument_name)s: %(message)s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"),
+    N_("the following arguments are required: %s"),
+    N_("unrecognized arguments: %s"),
+    N_("expected one argument"),
+    N_("expected at most one argument"),
+    N_("expected at least one argument"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("ignored explicit argument %r"),
+    N_("not allowed with argument %s"),
+    N_("one of the arguments %s is required"),
+    N_("unknown parser %(parser_name)r (choices: %(choices)s)"),
+)
+
+
+@contextlib.contextmanager
+def _argparse_in_language():
+    """argparse looks its messages up with gettext's global domain, which this kit does not install: for the
+    block, its lookups go through the kit's catalog instead, in the current language."""
+    saved = argparse._, argparse.ngettext
+    argparse._, argparse.ngettext = _, ngettext
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """Its errors ("invalid choice", "the following arguments are required") in the current language."""
+
+    def parse_args(self, args=None, namespace=None):  # "unrecognized arguments" is written here
+        with _argparse_in_language():
+            return super().parse_args(args, namespace)
+
+    # a subcommand's parser is called with this
+    def parse_known_args(self, args=None, namespace=None):
+        with _argparse_in_language():
+            return super().parse_known_args(args, namespace)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -36,11 +82,11 @@ def _in_language(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The parser, its help in the current language (main reads `--lang` before building it)."""
     parser = _in_language(
-        argparse.ArgumentParser(
+        ArgumentParser(
             prog="python -m autograder", description=_(DESCRIPTION), formatter_class=HelpFormatter
         )
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     p = _in_language(
         sub.add_parser(
@@ -109,6 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=int, default=60, help="kernel mode: seconds per cell (default 60)"
     )
+    p.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        default=None,
+        help="the course's language: the notebooks' text, and what their test cells print at grading "
+        "(default: English)",
+    )
 
     p = sub.add_parser(
         "i18n",
@@ -160,7 +213,7 @@ def main(argv=None) -> int:
         bad = sorted(set(names or ()) - set(NAMES))
         if bad:
             raise SystemExit(f"unknown components: {', '.join(bad)}")
-        dest = course(args.dest, names, args.assignment, args.grader, args.timeout)
+        dest = course(args.dest, names, args.assignment, args.grader, args.timeout, args.lang)
         print(
             f"nbgrader course written to {dest}: cd there, then `nbgrader generate_assignment {args.assignment}`"
         )

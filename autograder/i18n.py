@@ -14,6 +14,7 @@ variable TRANSFORMER_KIT_LANG, the default a student bundle remembers (autograde
 
 from __future__ import annotations
 
+import contextlib
 import gettext
 import os
 from pathlib import Path
@@ -37,6 +38,19 @@ def set_language(lang: str | None) -> None:
     if lang is not None and lang not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}: choose from {', '.join(LANGUAGES)}")
     _chosen = lang
+
+
+@contextlib.contextmanager
+def chosen(lang: str):
+    """`set_language(lang)` for a block, then the previous choice again: what the instructor generates in a
+    language (a course's notebooks) whatever the environment says."""
+    global _chosen
+    saved = _chosen
+    set_language(lang)
+    try:
+        yield
+    finally:
+        _chosen = saved
 
 
 def _supported(value: str | None) -> str | None:

@@ -39,7 +39,10 @@ SLOW_TESTS = {
         "test_a_loop_too_slow_fails_the_self_check_first_with_the_same_verdict",
         "test_a_slow_loop_gets_the_same_score_from_nbgrader",
     },
-    "test_nbgrader.py": {"test_a_students_kernel_checks_what_was_run"},  # 3 s, a kernel start
+    "test_nbgrader.py": {  # 3 s, a kernel start; 22 s, a Spanish course autograded in kernel mode
+        "test_a_students_kernel_checks_what_was_run",
+        "test_a_spanish_course_grades_in_spanish",
+    },
     # 30-50 s: a kit copy, stubs, check
     "test_components.py": {"test_a_new_component_needs_only_its_own_files"},
     "test_i18n.py": {  # fresh check / bundle processes

@@ -1,6 +1,8 @@
 """The kit in the students' language (docs/i18n.md): the catalogs are complete, the language is chosen in the
 documented order, the self-check and the Spanish bundle print Spanish, and the glossary names the kit's names."""
 
+import argparse
+import gettext
 import os
 import shutil
 import subprocess
@@ -213,6 +215,38 @@ def test_check_help_in_spanish():
     )
     english = run_kit("check", "--help")
     assert english.stdout.startswith("usage: ") and "\noptions:\n" in english.stdout
+
+
+def test_check_errors_in_spanish(lang, capsys, monkeypatch):
+    """argparse's own error lines go through the kit's catalog: Spanish with --lang es (or the environment),
+    English otherwise, word for word argparse's."""
+    from autograder import cli
+
+    def error(*argv):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(list(argv))
+        assert exit_.value.code == 2
+        return capsys.readouterr().err
+
+    spanish = error("check", "--lang", "es", "--component", "bogus")
+    assert spanish.startswith("uso: python -m autograder check ")
+    assert (
+        "python -m autograder check: error: argumento --component: opción no válida: 'bogus' "
+        "(elige entre 'attention_numpy', " in spanish
+    ), spanish
+    assert "argumentos no reconocidos: extra" in error(
+        "check", "--lang", "es", "exercises", "extra"
+    )
+    assert "argumento --json: se esperaba un argumento" in error("check", "--lang", "es", "--json")
+    english = error("check", "--lang", "en", "--component", "bogus")
+    assert english.startswith("usage: python -m autograder check ")
+    assert "error: argument --component: invalid choice: 'bogus' (choose from " in english
+    lang(None)
+    monkeypatch.setenv(i18n.ENV, "es")
+    assert "error: faltan estos argumentos obligatorios: command" in error()
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert "error: the following arguments are required: command" in error()
+    assert argparse._ is gettext.gettext  # argparse itself is left as it was
 
 
 def test_a_spanish_bundle_speaks_spanish_by_default_and_english_when_asked(tmp_path):

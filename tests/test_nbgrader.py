@@ -85,8 +85,10 @@ def submit(course: Path, student: str, solved=True, edit=None, extra_cell=None):
         (dest / f"{name}.ipynb").write_text(json.dumps(release))
 
 
-def make_course(tmp: Path, env: dict, grader: str, students: dict, extra_config: str = "") -> Path:
-    course = tmp / f"course-{grader}"
+def make_course(
+    tmp: Path, env: dict, grader: str, students: dict, extra_config: str = "", lang: str = "en"
+) -> Path:
+    course = tmp / f"course-{grader}-{lang}"
     run(
         [
             sys.executable,
@@ -100,6 +102,8 @@ def make_course(tmp: Path, env: dict, grader: str, students: dict, extra_config:
             grader,
             "--timeout",
             "10",
+            "--lang",
+            lang,
         ],
         ROOT,
         env,
@@ -381,3 +385,19 @@ def test_a_students_kernel_checks_what_was_run(tmp_path):
     finally:
         kc.stop_channels()
         km.shutdown_kernel()  # gracefully: the kernel removes its temporary folder at exit
+
+
+def test_a_spanish_course_grades_in_spanish(tmp_path):
+    """`nbgrader-course --lang es` in kernel mode: the release is in Spanish and remembers it, and a failing test
+    cell, run in nbgrader's kernel, explains itself in Spanish."""
+    env = {k: v for k, v in environment(tmp_path).items() if k != "TRANSFORMER_KIT_LANG"}
+    bug = next(b for b in catalog() if b.id == BUG)
+    edit = {"edit": ("attention", bug.find, bug.replace)}
+    course = make_course(tmp_path, env, "kernel", {"bob": edit}, lang="es")
+    release = json.loads((course / "release" / A / "attention.ipynb").read_text())
+    assert release["metadata"]["kit"]["lang"] == "es"
+    assert "## Qué hacer" in cells.source_text(release["cells"][0])
+    shown = failing_cells(course, "bob", "attention")
+    assert shown and all("la entrada más pequeña que falla:" in text for text in shown.values()), (
+        shown
+    )

@@ -1,18 +1,21 @@
 """The nbgrader notebooks, without nbgrader: module <-> cells, points, hidden tests, the in-kernel check."""
 
+import ast
+import copy
 import json
 import os
 import re
 
 import pytest
 
-from autograder import KIT, stubs
+from autograder import KIT, i18n, stubs
 from autograder.bugs import catalog
 from autograder.check import run_suite
-from autograder.components import NAMES
+from autograder.components import NAMES, get
 from autograder.notebooks import cells, course, kernel
 from autograder.properties import core
 from autograder.results import outcome_text
+from tests.test_i18n_suite import marked, unmarked, untranslated
 
 CALL = re.compile(r'_kit\.check\("(\w+)", "(\w+)"(, integration=True)?\)')
 
@@ -114,7 +117,7 @@ def test_markdown_explains_cross_attention_shapes(notebooks):
 def test_kernel_check_shows_what_grade_shows(tmp_path, notebooks, monkeypatch):
     """`_kit.check` in a notebook folder: the reference passes; a bug raises with run_suite's exact text."""
     bug = next(b for b in catalog() if b.id == "attention:missing_scale")
-    nb = notebooks["attention"]
+    nb = copy.deepcopy(notebooks["attention"])  # the module's fixture stays the course as generated
     for c in cells.solution_cells(nb):
         if bug.find in cells.source_text(c):
             c["source"] = bug.apply(cells.source_text(c))
@@ -134,3 +137,113 @@ def test_kernel_check_shows_what_grade_shows(tmp_path, notebooks, monkeypatch):
                 kernel.check("attention", o.property.name)
             assert info.value.text == outcome_text(o) and o.hint in info.value.text
     assert os.environ.get(kernel.STUDENT_MODULES) is None
+
+
+# ------------------------------------------------------------------------------------------ in Spanish
+def read_course(dest):
+    return {
+        p.stem: json.loads(p.read_text()) for p in (dest / "source" / "transformer").glob("*.ipynb")
+    }
+
+
+def code_of(cell):
+    """A code cell's code: a solution cell's module without docstrings (the stubs' docstrings may be in the
+    course's language), any other cell's lines that are not comments."""
+    source = cells.source_text(cell)
+    if not cells.is_solution(cell):
+        return [line for line in source.splitlines() if not line.startswith("# ")]
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def kit_words(nb) -> str:
+    """What the kit wrote in words in a notebook: its Markdown (less the module docstring and the contract, the
+    module's own text) and the comments of its read-only cells."""
+    doc = cells.split_module(course.reference_source(get(nb["metadata"]["kit"]["component"])))[0]
+    texts = []
+    for c in nb["cells"]:
+        source = cells.source_text(c)
+        if c["cell_type"] == "markdown":
+            texts.append(re.sub(r"```text\n.*?```", "", source.replace(doc, ""), flags=re.S))
+        elif not cells.is_solution(c):
+            texts += [line for line in source.splitlines() if line.startswith("# ")]
+    return "\n".join(texts)
+
+
+def test_the_spanish_course_has_the_english_code_markers_and_points(notebooks, tmp_path):
+    dest = course.build(tmp_path / "curso", lang="es")
+    spanish = read_course(dest)
+    assert sorted(spanish) == sorted(notebooks)
+    for name, english in notebooks.items():
+        nb = spanish[name]
+        assert nb["metadata"]["kit"] == {"component": name, "lang": "es"}
+        assert {**nb["metadata"], "kit": english["metadata"]["kit"]} == english["metadata"]
+        assert [(c["cell_type"], c["id"], c["metadata"]) for c in nb["cells"]] == [
+            (c["cell_type"], c["id"], c["metadata"]) for c in english["cells"]
+        ], name
+        for es_cell, en_cell in zip(nb["cells"], english["cells"]):
+            if es_cell["cell_type"] == "code":
+                assert code_of(es_cell) == code_of(en_cell), (name, cells.source_text(es_cell))
+            else:
+                assert cells.source_text(es_cell) != cells.source_text(en_cell)
+        assert cells.source_text(nb["cells"][0]).startswith(f"# {NAMES.index(name) + 1}. ")
+    # the course remembers its language for grading: kernels and the judge inherit it
+    config = (dest / "nbgrader_config.py").read_text()
+    english_config = (course.build(tmp_path / "course").joinpath("nbgrader_config.py")).read_text()
+    assert config.startswith(english_config) and config.endswith(
+        "os.environ.setdefault('TRANSFORMER_KIT_LANG', 'es')\n"
+    )
+    assert "TRANSFORMER_KIT_LANG" not in english_config
+
+
+def test_every_word_the_kit_writes_in_a_spanish_notebook_is_translated(tmp_path, monkeypatch):
+    """Built with every translation marked: no word of the Markdown or of a comment outside the marks, and every
+    message the notebooks use is in the Spanish catalog (the properties' summaries are checked with their
+    suite, tests/test_i18n_suite.py)."""
+    monkeypatch.delenv(i18n.ENV, raising=False)
+    with marked("es") as spanish_catalog:
+        spanish = read_course(course.build(tmp_path / "curso", lang="es"))
+    for name, nb in spanish.items():
+        assert untranslated(kit_words(nb)) is None, (name, unmarked(kit_words(nb)))
+    summaries = {p.summary for p in core.load(include_hidden=True)}
+    assert spanish_catalog.missing <= summaries, spanish_catalog.missing - summaries
+
+
+def test_the_english_course_is_the_same_with_lang_en(notebooks, tmp_path):
+    english = course.build(tmp_path / "en", lang="en")
+    assert read_course(english) == notebooks
+    default = course.build(tmp_path / "default")
+    assert (english / "nbgrader_config.py").read_text() == (
+        default / "nbgrader_config.py"
+    ).read_text()
+    for name, nb in notebooks.items():
+        assert nb["metadata"]["kit"] == {"component": name}
+        assert untranslated(kit_words(nb))  # English words, outside any mark: no catalog was used
+
+
+def test_a_spanish_notebook_makes_the_kernels_check_speak_spanish(tmp_path, monkeypatch):
+    """The setup cell of a Spanish notebook sets the course's language, unless the student's environment chose
+    one; a failing test cell then explains itself in Spanish."""
+    bug = next(b for b in catalog() if b.id == "attention:missing_scale")
+    props = [p for p in core.load(include_hidden=False) if p.component == "attention"]
+    nb = course.notebook("attention", props, 2, lang="es")
+    for c in cells.solution_cells(nb):
+        if bug.find in cells.source_text(c):
+            c["source"] = bug.apply(cells.source_text(c))
+    (tmp_path / "attention.ipynb").write_text(json.dumps(nb))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(i18n.ENV, "en")
+    kernel.setup("attention")
+    assert os.environ[i18n.ENV] == "en"  # the student's own choice stays
+    monkeypatch.delenv(i18n.ENV)
+    kernel.setup("attention")
+    assert os.environ[i18n.ENV] == "es"
+    with pytest.raises(kernel.PropertyFailed) as info:
+        for p in props:
+            kernel.check("attention", p.name)
+    assert "la entrada más pequeña que falla:" in info.value.text, info.value.text

@@ -14,6 +14,8 @@ import json
 import re
 from pathlib import Path
 
+from ..i18n import _
+
 BEGIN = "### BEGIN SOLUTION"
 
 
@@ -146,7 +148,9 @@ def name_cells(text: str, places: dict) -> str:
         notebook, cells_ = places[name]
         for start, count, top, first in cells_:
             if start <= line < start + count:
-                return f'{notebook}, the cell that starts "{first[:40]}", line {line - start + 1 + top}'
+                return _('{notebook}, the cell that starts "{first}", line {line}').format(
+                    notebook=notebook, first=first[:40], line=line - start + 1 + top
+                )
         return match.group(0)
 
     return _LINE.sub(cell, text or "")

@@ -5,6 +5,9 @@ contract from the component's declaration), a read-only setup cell, the module's
 reference, between nbgrader's ### BEGIN/END SOLUTION markers), then one read-only autograded test cell per
 property, worth the property's points; hidden properties sit between ### BEGIN/END HIDDEN TESTS, so the release
 shows only their points.
+
+`--lang es`: the Markdown and the test cells' comments in Spanish (through the catalog, docs/i18n.md), the code,
+grade ids and points unchanged; the course remembers its language (nbgrader_config.py, the notebooks' metadata).
 """
 
 from __future__ import annotations
@@ -13,14 +16,16 @@ import json
 import shutil
 from pathlib import Path
 
-from .. import KIT
+from .. import KIT, i18n
 from ..components import COMPONENTS, get
+from ..i18n import _, ngettext
 from ..properties import core
 from . import cells
 
 SOLUTIONS = KIT / "solutions"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 MODES = ("judge", "kernel")
+SOURCE = i18n.SOURCE_LANGUAGE
 
 
 def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
@@ -44,95 +49,146 @@ def _cell(kind: str, source: str, metadata: dict | None = None) -> dict:
 
 
 def _points(x: float) -> str:
-    return f"{x:g} point" + ("" if x == 1 else "s")
+    # ngettext counts in integers; a fraction of a point takes the plural, as in English and Spanish
+    return ngettext("{points:g} point", "{points:g} points", int(x) if x == int(x) else 2).format(
+        points=x
+    )
 
 
 def check_source(p: core.Property, integration: float | None = None) -> str:
     if integration is not None:
         deps = ", ".join(get(p.component).deps)
+        heading = _("Integration (your pieces together), {points}: {summary}")
+        how = _(
+            "Run with your own {deps} (your earlier notebooks) in place of the reference; the gradebook "
+            "counts it in the integration column, not in {component}."
+        )
         return (
-            f"# Integration (your pieces together), {_points(integration)}: {p.summary}\n# Run with your own "
-            f"{deps} (your earlier notebooks) in place of the reference; the gradebook counts it in the "
-            f"integration column, not in {p.component}.\n"
+            f"# {heading.format(points=_points(integration), summary=_(p.summary))}\n"
+            f"# {how.format(deps=deps, component=p.component)}\n"
             f'_kit.check("{p.component}", "{p.name}", integration=True)'
         )
     call = f'_kit.check("{p.component}", "{p.name}")'
     if p.visible:
-        return f"# {_points(p.points)}: {p.summary}\n{call}"
+        return f"# {_points(p.points)}: {_(p.summary)}\n{call}"
+    hidden = _("Hidden test, {points}: it runs when your notebook is graded.")
     return (
-        f"# Hidden test, {_points(p.points)}: it runs when your notebook is graded.\n"
+        f"# {hidden.format(points=_points(p.points))}\n"
         f"### BEGIN HIDDEN TESTS\n{call}\n### END HIDDEN TESTS"
     )
 
 
-def notebook(name: str, properties: list[core.Property], number: int, integration=()) -> dict:
-    """integration: (property, points) pairs the judge re-runs with the student's own dependencies."""
+def reference_source(comp) -> str:
+    """The component's reference module, the text the notebook's explanation and solution cells come from."""
+    # TODO(es-stubs): the stubs' docstrings in the course's language (the module docstring is the notebook's
+    # explanation, the functions' are in the solution cells): the one place the language goes in,
+    # e.g. stubs.translated_docstrings(source, i18n.current_language()).
+    return (SOLUTIONS / comp.filename).read_text()
+
+
+def intro_markdown(comp, number: int, doc: str) -> str:
+    """The notebook's first cell: title, the module docstring, the contract, what to do."""
+    # (no `_()` inside an f-string: Babel would not extract it)
+    contract, what_to_do, title = _("The contract"), _("What to do"), _(comp.title)
+    text = (
+        f"# {number}. {title} (`{comp.filename}`)\n\n{doc}\n\n"
+        f"## {contract}\n\n```text\n{comp.contract_block}\n```\n\n"
+        f"## {what_to_do}\n\n"
+        + _(
+            "Replace each `raise NotImplementedError` below with your code. The cells that hold it (the "
+            "*solution cells*) are your module `{file}`: they are graded together as that file, and "
+            "nothing else in this notebook is. Put helpers and imports in those cells; use new cells for "
+            "experiments. Run the setup cell first."
+        ).format(file=comp.filename)
+        + "\n\n"
+    )
+    if comp.deps:
+        text += (
+            _(
+                "This module imports {deps} relatively (`from .{last} import ...`), as the files do. Here "
+                "those imports come from your earlier notebooks in this folder; your grade uses the reference "
+                "for them, so a mistake there costs points only there."
+            ).format(deps=", ".join(f"`{d}`" for d in comp.deps), last=comp.deps[-1])
+            + "\n\n"
+        )
+    if comp.forbidden_families:
+        text += _(
+            "By hand means by hand: the tests notice a call to the library function that does the same job."
+        )
+    return text
+
+
+def tests_markdown(comp, visible, hidden, integration) -> str:
+    """The Markdown above the test cells: what they are worth, hidden and integration points included."""
+    points = _points(sum(p.points for p in visible))
+    if hidden:
+        worth = ngettext(
+            "Each cell below checks one property of `{file}` and is worth its points ({points} here, plus "
+            "{hidden_points} in {n} hidden test run at grading).",
+            "Each cell below checks one property of `{file}` and is worth its points ({points} here, plus "
+            "{hidden_points} in {n} hidden tests run at grading).",
+            len(hidden),
+        ).format(
+            file=comp.filename,
+            points=points,
+            hidden_points=_points(sum(p.points for p in hidden)),
+            n=len(hidden),
+        )
+    else:
+        worth = _(
+            "Each cell below checks one property of `{file}` and is worth its points ({points} here)."
+        ).format(file=comp.filename, points=points)
+    sentences = [worth]
+    if integration:
+        sentences.append(
+            ngettext(
+                "The last cell is {n} integration test (your pieces together, {points}): it re-runs a "
+                "property with your own earlier modules, and the gradebook counts it in its integration "
+                "column.",
+                "The last {n} cells are integration tests (your pieces together, {points}): they re-run a "
+                "property with your own earlier modules, and the gradebook counts them in its integration "
+                "column.",
+                len(integration),
+            ).format(n=len(integration), points=_points(sum(x for _p, x in integration)))
+        )
+    sentences.append(
+        _(
+            "A failure prints the smallest input on which your code goes wrong and a hint naming the likely "
+            "mistake, as `pytest` and the `grade` command do. Run them all with *Run > Run All Cells*."
+        )
+    )
+    return "## " + _("Tests") + "\n\n" + " ".join(sentences)
+
+
+def notebook(
+    name: str, properties: list[core.Property], number: int, integration=(), lang: str | None = None
+) -> dict:
+    """integration: (property, points) pairs the judge re-runs with the student's own dependencies.
+    lang: the language of its text (Markdown, comments; None: English); the code is the same in every language."""
+    with i18n.chosen(lang or i18n.SOURCE_LANGUAGE):
+        return _notebook(name, properties, number, integration, lang)
+
+
+def _notebook(name, properties, number, integration, lang) -> dict:
     comp = get(name)
-    doc, chunks = cells.split_module((SOLUTIONS / comp.filename).read_text())
+    doc, chunks = cells.split_module(reference_source(comp))
     visible = [p for p in properties if p.visible]
     hidden = [p for p in properties if not p.visible]
-    deps = ", ".join(f"`{d}`" for d in comp.deps)
-    uses = (
-        (
-            f"This module imports {deps} relatively (`from .{comp.deps[-1]} import ...`), as the files do. "
-            "Here those imports come from your earlier notebooks in this folder; your grade uses the "
-            "reference for them, so a mistake there costs points only there.\n\n"
-        )
-        if comp.deps
-        else ""
-    )
-    intro = (
-        f"# {number}. {comp.title} (`{comp.filename}`)\n\n{doc}\n\n"
-        f"## The contract\n\n```text\n{comp.contract_block}\n```\n\n"
-        "## What to do\n\n"
-        "Replace each `raise NotImplementedError` below with your code. The cells that hold it (the "
-        f"*solution cells*) are your module `{comp.filename}`: they are graded together as that file, and "
-        "nothing else in this notebook is. Put helpers and imports in those cells; use new cells for "
-        f"experiments. Run the setup cell first.\n\n{uses}"
-        + (
-            "By hand means by hand: the tests notice a call to the library function that does the same job."
-            if comp.forbidden_families
-            else ""
-        )
-    )
+    setup_comment = _(
+        "Read-only. Run me first: the cells below then run as the module {file}."
+    ).format(file=comp.filename)
     nb_cells = [
-        _cell("markdown", intro),
+        _cell("markdown", intro_markdown(comp, number, doc)),
         _cell(
             "code",
-            "# Read-only. Run me first: the cells below then run as the module "
-            f"{comp.filename}.\nimport autograder.notebooks.kernel as _kit\n\n"
+            f"# {setup_comment}\nimport autograder.notebooks.kernel as _kit\n\n"
             f'__package__ = _kit.setup("{name}")',
             _nbgrader("setup", locked=True),
         ),
     ]
     for i, chunk in enumerate(chunks, 1):
         nb_cells.append(_cell("code", chunk, _nbgrader(f"solution_{i}", solution=True)))
-    hidden_points = sum(p.points for p in hidden)
-    nb_cells.append(
-        _cell(
-            "markdown",
-            (
-                f"## Tests\n\nEach cell below checks one property of `{comp.filename}` and is worth its points "
-                f"({_points(sum(p.points for p in visible))} here"
-                + (
-                    f", plus {_points(hidden_points)} in {len(hidden)} hidden tests run at grading"
-                    if hidden
-                    else ""
-                )
-                + ")."
-                + (
-                    f" The last {len(integration)} cells are integration tests (your pieces together, "
-                    f"{_points(sum(x for _, x in integration))}): they re-run a property with your own "
-                    "earlier modules, "
-                    "and the gradebook counts them in its integration column."
-                    if integration
-                    else ""
-                )
-                + " A failure prints the smallest input on which your code goes wrong and a hint naming the likely "
-                "mistake, as `pytest` and the `grade` command do. Run them all with *Run > Run All Cells*."
-            ),
-        )
-    )
+    nb_cells.append(_cell("markdown", tests_markdown(comp, visible, hidden, integration)))
     k = 0
     for p in visible + hidden:
         # a hidden name stays hidden
@@ -155,7 +211,8 @@ def notebook(name: str, properties: list[core.Property], number: int, integratio
         "metadata": {
             "kernelspec": KERNELSPEC,
             "language_info": {"name": "python"},
-            "kit": {"component": name},
+            # the course's language, when not English: the kernel's check speaks it (kernel.setup)
+            "kit": {"component": name, **({"lang": lang} if lang not in (None, SOURCE) else {})},
         },
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -227,6 +284,13 @@ else:
     ]
 '''
 
+# Appended for a course in another language than English (`nbgrader-course --lang es`).
+LANGUAGE_CONFIG = """
+# The course's language: what the test cells print (kernel mode) and the judge writes (judge mode), unless
+# {env} says otherwise. Kernels and the judge inherit this process's environment.
+os.environ.setdefault({env!r}, {lang!r})
+"""
+
 
 def build(
     dest: Path,
@@ -234,8 +298,11 @@ def build(
     assignment: str = "transformer",
     grader: str = "judge",
     timeout: int = 60,
+    lang: str | None = None,
 ) -> Path:
-    """Write the course directory: nbgrader_config.py and source/<assignment>/<component>.ipynb."""
+    """Write the course directory: nbgrader_config.py and source/<assignment>/<component>.ipynb.
+    lang: the course's language (None: English), of the notebooks' text and, remembered in the config, of what
+    the test cells and the judge print at grading."""
     if grader not in MODES:
         raise ValueError(f"grader must be one of {MODES}")
     names = [c.name for c in COMPONENTS if components is None or c.name in components]
@@ -253,9 +320,10 @@ def build(
     for name in names:
         number = [c.name for c in COMPONENTS].index(name) + 1
         integration = [(core.REGISTRY[pid], points) for pid, points in shares.get(name, [])]
-        nb = notebook(name, [p for p in props if p.component == name], number, integration)
+        nb = notebook(name, [p for p in props if p.component == name], number, integration, lang)
         (source / f"{name}.ipynb").write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     (dest / "nbgrader_config.py").write_text(
         CONFIG.format(grader=grader, kit=str(KIT), timeout=timeout)
+        + (LANGUAGE_CONFIG.format(env=i18n.ENV, lang=lang) if lang not in (None, SOURCE) else "")
     )
     return dest

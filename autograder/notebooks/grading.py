@@ -30,6 +30,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, List, Unicode
 
 from ..components import NAMES
+from ..i18n import _
 from . import cells
 
 CALL = re.compile(r'_kit\.check\("(\w+)", "(\w+)"(, integration=True)?\)')
@@ -85,10 +86,14 @@ def cell_outputs(test: dict | None, name: str) -> list:
                 "error",
                 ename="NotGraded",
                 evalue=name,
-                traceback=[f"not graded: the judge returned no verdict for {name}"],
+                traceback=[
+                    _("not graded: the judge returned no verdict for {test}").format(test=name)
+                ],
             )
         ]
-    text = test.get("output") or ("passed" if test["score"] >= test["max_score"] else "failed")
+    text = test.get("output") or (
+        _("passed") if test["score"] >= test["max_score"] else _("failed")
+    )
     if test["score"] >= test["max_score"]:
         return [new_output("stream", name="stdout", text=text + "\n")]
     if test["score"] <= 0:

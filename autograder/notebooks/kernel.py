@@ -25,7 +25,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .. import i18n
 from ..components import get
+from ..i18n import _
 from . import cells
 
 STUDENT_MODULES = "KIT_STUDENT_MODULES"  # env: a folder with the student's <component>.py files
@@ -89,9 +91,23 @@ def _record(info) -> None:
         _ran[cell_id] = info.raw_cell
 
 
+def course_language(component: str) -> str | None:
+    """The language this notebook was generated in (`nbgrader-course --lang`), from its metadata; None: English
+    or unknown."""
+    path = cells.find_notebook(Path.cwd(), component)
+    try:
+        lang = cells.read_notebook(path)["metadata"]["kit"]["lang"] if path else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return lang if lang in i18n.LANGUAGES else None
+
+
 def setup(component: str) -> str:
     """Build the package holding this notebook's dependencies; return its name for `__package__`."""
     get(component)  # an unknown name fails here, not later
+    # the course's language, unless the student's environment chose one
+    if lang := course_language(component):
+        os.environ.setdefault(i18n.ENV, lang)
     try:
         ip = get_ipython()  # defined inside IPython only
         if _record not in ip.events.callbacks["pre_run_cell"]:
@@ -104,7 +120,9 @@ def setup(component: str) -> str:
     cells.write_package(deps, folder)
     for missing in sorted(set(get(component).deps) - set(deps)):
         print(
-            f"note: {missing}.ipynb is not next to this notebook, so `from .{missing} import ...` will fail"
+            _(
+                "note: {notebook} is not next to this notebook, so `from .{module} import ...` will fail"
+            ).format(notebook=f"{missing}.ipynb", module=missing)
         )
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
         del sys.modules[name]  # a re-run picks up edits to the earlier notebooks
@@ -121,7 +139,9 @@ def notebook_module(component: str) -> str:
     path = cells.find_notebook(Path.cwd(), component)
     if path is None:
         raise FileNotFoundError(
-            f"{component}.ipynb is not in {Path.cwd()}: keep the notebook's name and folder"
+            _("{notebook} is not in {folder}: keep the notebook's name and folder").format(
+                notebook=f"{component}.ipynb", folder=Path.cwd()
+            )
         )
     solution = cells.solution_cells(cells.read_notebook(path))
     return cells.module_from_cells(
@@ -169,7 +189,9 @@ def check(component: str, name: str, integration: bool = False) -> None:
     props = {p.id: p for p in core.load(include_hidden=True)}
     prop = props.get(f"{component}::{name}")
     if prop is None:
-        raise LookupError(f"no property {component}::{name} in this installation of the kit")
+        raise LookupError(
+            _("no property {id} in this installation of the kit").format(id=f"{component}::{name}")
+        )
     student = _student_code(component, integration)
     outcome = core.run_property(prop, student)
     seen = _outcomes.setdefault(id(student), {})
