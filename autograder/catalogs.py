@@ -58,7 +58,9 @@ def extract() -> Catalog:
             paragraph,
             None,
             [(filename, lineno)],
-            auto_comments=[f"a stub's docstring, {where}: code names, shapes, formulas stay as they are"],
+            auto_comments=[
+                f"a stub's docstring, {where}: code names, shapes, formulas stay as they are"
+            ],
         )
     return template
 

@@ -83,12 +83,14 @@ def docstring_paragraphs(source: str) -> Iterator[tuple[int, str, str]]:
                 yield node.lineno, where, paragraph
 
 
-def translate_text(text: str, lang: str = i18n.SOURCE_LANGUAGE) -> str:
-    """A docstring's text as `ast.get_docstring` gives a module's (the notebooks' explanation), in `lang`."""
-    translate = i18n.translation(lang).gettext
-    parts = _PARAGRAPH_BREAK.split(text)
+def _translated(parts: list[str], translate) -> str:
     # never gettext(""): that is the catalog's header
     return "".join(p if i % 2 or not p.strip() else translate(p) for i, p in enumerate(parts))
+
+
+def translate_text(text: str, lang: str = i18n.SOURCE_LANGUAGE) -> str:
+    """A docstring's text as `ast.get_docstring` gives a module's (the notebooks' explanation), in `lang`."""
+    return _translated(_paragraphs(text, ""), i18n.translation(lang).gettext)
 
 
 def rewrite_docstrings(source: str, translate) -> str:
@@ -107,12 +109,13 @@ def rewrite_docstrings(source: str, translate) -> str:
         start = offset(node.lineno, node.col_offset)
         end = offset(node.end_lineno, node.end_col_offset)
         if source[start:end] != QUOTES + node.value + QUOTES:
-            raise ValueError(f"{where}: write its docstring as a plain {QUOTES} string (no escapes)")
+            raise ValueError(
+                f"{where}: write its docstring as a plain {QUOTES} string (no escapes)"
+            )
         indent, body = " " * node.col_offset, node.value.strip()
         head = node.value[: node.value.index(body)]
         tail = node.value[len(head) + len(body) :]
-        parts = _paragraphs(body, indent)
-        text = "".join(p if i % 2 or not p.strip() else translate(p) for i, p in enumerate(parts))
+        text = _translated(_paragraphs(body, indent), translate)
         text = head + re.sub(r"\n(?=[^\n])", "\n" + indent, text) + tail
         if QUOTES in text or "\\" in text:
             raise ValueError(f"{where}: its translated docstring holds {QUOTES} or a backslash")
