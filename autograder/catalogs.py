@@ -23,6 +23,7 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
+from . import stubs
 from .i18n import DOMAIN, LANGUAGES, LOCALE_DIR, SOURCE_LANGUAGE
 from .properties.core import summary_of
 
@@ -52,6 +53,15 @@ def extract() -> Catalog:
         template.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
     for filename, lineno, summary in property_summaries():
         template.add(summary, None, [(filename, lineno)], auto_comments=["a property's summary"])
+    for filename, lineno, where, paragraph in stub_docstrings():
+        template.add(
+            paragraph,
+            None,
+            [(filename, lineno)],
+            auto_comments=[
+                f"a stub's docstring, {where}: code names, shapes, formulas stay as they are"
+            ],
+        )
     return template
 
 
@@ -68,6 +78,15 @@ def property_summaries():
                 ):
                     if summary := summary_of(ast.get_docstring(node)):
                         yield str(path.relative_to(ROOT)), node.lineno, summary
+
+
+def stub_docstrings():
+    """(file, line, where, paragraph) of every paragraph of the stubs' docstrings (exercises/, made from
+    solutions/ by the generator): what a student reads above each `raise NotImplementedError`. One message per
+    paragraph, so a formula block or an `Args:` list is one message, kept whole."""
+    for name, text in stubs.generate().items():
+        for lineno, where, paragraph in stubs.docstring_paragraphs(text):
+            yield f"exercises/{name}", lineno, where, paragraph
 
 
 def read(lang: str) -> Catalog:

@@ -105,13 +105,15 @@ def readme_path(lang: str) -> Path:
 
 
 def build(dest: Path, lang: str | None = None) -> Path:
-    """lang: the bundle's default language (its README.md, and what its checker prints unless the student's
-    --lang or TRANSFORMER_KIT_LANG says otherwise); None: English README, the student's locale decides."""
+    """lang: the bundle's default language (its README.md, its stubs' docstrings, and what its checker prints
+    unless the student's --lang or TRANSFORMER_KIT_LANG says otherwise); None: English README and stubs, the
+    student's locale decides."""
     dest = Path(dest)
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "exercises").mkdir(parents=True)
-    for name, text in stubs.generate().items():
+    # The stubs in the bundle's language: its docstrings and comments (the code is the same in every language).
+    for name, text in stubs.generate(lang=lang or i18n.SOURCE_LANGUAGE).items():
         (dest / "exercises" / name).write_text(text)
 
     pkg = dest / "autograder"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogs, glossary, i18n, results
+from autograder import catalogs, glossary, i18n, results, stubs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -258,6 +258,13 @@ def test_a_spanish_bundle_speaks_spanish_by_default_and_english_when_asked(tmp_p
     assert "| `dim_embedding` | `d_model` |" in (bundle / "README.md").read_text()
     assert (bundle / "autograder" / "language.txt").read_text() == "es\n"
     assert (bundle / "autograder" / "locale" / "es" / "LC_MESSAGES" / "autograder.mo").is_file()
+    # The stubs in Spanish (their code as in English: tests/test_stubs_and_release.py).
+    for name, text in stubs.generate(lang="es").items():
+        assert (bundle / "exercises" / name).read_text() == text, name
+    attention = (bundle / "exercises" / "attention.py").read_text()
+    assert (
+        '"""Atención de producto punto escalado.' in attention and "# TU CÓDIGO AQUÍ" in attention
+    )
 
     spanish = run_kit("check", "exercises", "--component", "mask", cwd=bundle)
     assert "componente" in spanish.stdout and "ocultos" in spanish.stdout, spanish.stdout[-3000:]

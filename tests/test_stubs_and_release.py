@@ -1,5 +1,7 @@
-"""exercises/ is exactly what the generator makes; the student bundle leaks nothing and works."""
+"""exercises/ is exactly what the generator makes; the Spanish stubs differ only in their words; the student
+bundle leaks nothing and works."""
 
+import ast
 import json
 import os
 import re
@@ -30,6 +32,101 @@ def test_every_solution_region_becomes_a_stub():
         assert stubs.BEGIN not in stub and stubs.END not in stub
         assert stub.count("raise NotImplementedError") == len(stubs.solution_regions(source))
         compile(stub, f"{name}.py", "exec")  # still valid Python, signatures and docstrings kept
+
+
+# ------------------------------------------------------------------------------- the stubs in Spanish
+def without_words(text):
+    """A stub with its docstrings' paragraphs emptied and its comments' words removed: its code."""
+    return re.sub(r"#.*", "#", stubs.rewrite_docstrings(text, lambda paragraph: ""))
+
+
+def docstring_nodes(tree):
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(node)
+    ]
+
+
+def docstrings(text):
+    return [ast.get_docstring(node, clean=False) for node in docstring_nodes(ast.parse(text))]
+
+
+def strip_docstrings(text):
+    tree = ast.parse(text)
+    for node in docstring_nodes(tree):
+        node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def test_the_docstrings_round_trip_byte_for_byte():
+    """The paragraph machinery changes nothing it is not asked to: through `str`, every file comes back as is."""
+    for name, text in stubs.generate().items():
+        assert stubs.rewrite_docstrings(text, str) == text, name
+        source = (ROOT / "solutions" / name).read_text()
+        assert stubs.rewrite_docstrings(source, str) == source, name
+
+
+def test_spanish_stubs_change_only_the_words():
+    """Identifiers, signatures, code and markers byte for byte; the AST without docstrings equal; so one
+    solution fits the stubs of both languages."""
+    english, spanish = stubs.generate(), stubs.generate(lang="es")
+    assert english.keys() == spanish.keys()
+    for name in english:
+        assert without_words(spanish[name]) == without_words(english[name]), name
+        assert strip_docstrings(spanish[name]) == strip_docstrings(english[name]), name
+        assert spanish[name].count("raise NotImplementedError") == english[name].count(
+            "raise NotImplementedError"
+        )
+    assert "# TU CÓDIGO AQUÍ\n" in spanish["attention.py"]
+
+
+def test_every_spanish_docstring_is_the_catalogs_spanish():
+    """Paragraph by paragraph, each docstring of a Spanish stub is its English paragraph's translation in the
+    catalog, and no docstring is left as it was in English."""
+    from autograder import catalogs
+
+    catalog = catalogs.read("es")
+    english, spanish = stubs.generate(), stubs.generate(lang="es")
+    for name in english:
+        en = list(stubs.docstring_paragraphs(english[name]))
+        es = list(stubs.docstring_paragraphs(spanish[name]))
+        assert len(en) == len(es), name
+        for (_, where, source), (_, _, translated) in zip(en, es, strict=True):
+            message = catalog.get(source)
+            assert message is not None and message.string, (name, where, source)
+            assert translated == message.string, (name, where, source)
+        for before, after in zip(docstrings(english[name]), docstrings(spanish[name]), strict=True):
+            assert before != after, (name, before)
+        # The module's explanation as a notebook shows it (ast's cleaned docstring) translates the same.
+        module_doc = ast.get_docstring(ast.parse(english[name]))
+        assert stubs.translate_text(module_doc, "es") == ast.get_docstring(ast.parse(spanish[name]))
+
+
+def test_the_reference_with_spanish_docstrings_earns_the_same_points(tmp_path):
+    """Docstrings are not code: the reference, its docstrings in Spanish, passes the self-check as it does in
+    English (by-hand rules included)."""
+    folder = tmp_path / "solutions_es"
+    folder.mkdir()
+    for name in NAMES:
+        source = (ROOT / "solutions" / f"{name}.py").read_text()
+        (folder / f"{name}.py").write_text(stubs.translate_docstrings(source, "es"))
+        assert strip_docstrings((folder / f"{name}.py").read_text()) == strip_docstrings(source)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
+
+    def table(folder):
+        proc = subprocess.run(
+            [sys.executable, "-m", "autograder", "check", str(folder), "--component", "attention"],
+            cwd=ROOT,
+            env=env | {"COLUMNS": "120", "TRANSFORMER_KIT_LANG": "en"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+        return proc.stdout.split("\n", 2)[2]  # below the title, which names the folder and the time
+
+    assert table(folder) == table(ROOT / "solutions")
 
 
 def test_unbalanced_markers_are_refused():
@@ -204,6 +301,8 @@ def test_bundle_offers_only_what_works_there_and_says_what_it_is(bundle):
         re.findall(r"\w[\w-]*", proc.stdout)
     )
     assert "Reference" not in (bundle / "exercises" / "__init__.py").read_text()
+    for name, text in stubs.generate().items():  # no --lang: the English stubs, as in exercises/
+        assert (bundle / "exercises" / name).read_text() == text, name
     assert "NotImplementedError" in (bundle / "exercises" / "__init__.py").read_text()
     assert (
         "jupyter" in (bundle / "requirements.txt").read_text()
