@@ -61,9 +61,10 @@ NOTEBOOK_SETUP = (
 )
 
 
-def student_notebooks() -> dict[str, dict]:
+def student_notebooks(lang: str | None = None) -> dict[str, dict]:
     """NN_<component>.ipynb (numbered in course order) -> the course notebook as a student gets it: solution
-    cells stubbed as in exercises/, hidden test cells left out (their points stay in the text)."""
+    cells stubbed as in exercises/, hidden test cells left out (their points stay in the text); in `lang`
+    (None: English), as `nbgrader-course --lang` writes it."""
     from .notebooks import cells, course
 
     props = core.load(include_hidden=True)
@@ -76,7 +77,7 @@ def student_notebooks() -> dict[str, dict]:
             if pid.startswith(f"{c.name}::")
         ]
         nb = course.notebook(
-            c.name, [p for p in props if p.component == c.name], number, integration
+            c.name, [p for p in props if p.component == c.name], number, integration, lang
         )
         kept = []
         for cell in nb["cells"]:
@@ -84,7 +85,7 @@ def student_notebooks() -> dict[str, dict]:
             if "### BEGIN HIDDEN TESTS" in text:
                 continue
             if cells.is_solution(cell):
-                cell["source"] = stubs.strip_solutions(text)
+                cell["source"] = stubs.strip_solutions(text, lang or i18n.SOURCE_LANGUAGE)
             elif cell["metadata"].get("nbgrader", {}).get("grade_id") == "setup":
                 cell["source"] = text.replace(
                     "import autograder.notebooks.kernel",
@@ -141,7 +142,7 @@ def build(dest: Path, lang: str | None = None) -> Path:
         json.dumps(integration_points(), indent=2, sort_keys=True) + "\n"
     )
     (dest / "notebooks").mkdir()
-    for name, nb in student_notebooks().items():
+    for name, nb in student_notebooks(lang).items():
         (dest / "notebooks" / name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
     student = PACKAGE / "student"

@@ -195,9 +195,10 @@ def test_the_spanish_course_has_the_english_code_markers_and_points(notebooks, t
     # the course remembers its language for grading: kernels and the judge inherit it
     config = (dest / "nbgrader_config.py").read_text()
     english_config = (course.build(tmp_path / "course").joinpath("nbgrader_config.py")).read_text()
-    assert config.startswith(english_config) and config.endswith(
-        "os.environ.setdefault('TRANSFORMER_KIT_LANG', 'es')\n"
-    )
+    assert config.startswith(english_config)
+    assert "os.environ.setdefault('TRANSFORMER_KIT_LANG', 'es')\n" in config
+    # a released solution cell gets the stub of the Spanish exercises/
+    assert config.endswith("code_stub = dict(python='# TU CÓDIGO AQUÍ\\nraise NotImplementedError')\n")
     assert "TRANSFORMER_KIT_LANG" not in english_config
 
 

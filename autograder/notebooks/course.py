@@ -16,7 +16,7 @@ import json
 import shutil
 from pathlib import Path
 
-from .. import KIT, i18n
+from .. import KIT, i18n, stubs
 from ..components import COMPONENTS, get
 from ..i18n import _, ngettext
 from ..properties import core
@@ -80,10 +80,11 @@ def check_source(p: core.Property, integration: float | None = None) -> str:
 
 def reference_source(comp) -> str:
     """The component's reference module, the text the notebook's explanation and solution cells come from."""
-    # TODO(es-stubs): the stubs' docstrings in the course's language (the module docstring is the notebook's
-    # explanation, the functions' are in the solution cells): the one place the language goes in,
-    # e.g. stubs.translated_docstrings(source, i18n.current_language()).
-    return (SOLUTIONS / comp.filename).read_text()
+    # Its docstrings in the course's language (the module docstring is the notebook's explanation, the functions'
+    # are in the solution cells); `notebook()` has chosen the language. The code is the same in every language.
+    return stubs.translate_docstrings(
+        (SOLUTIONS / comp.filename).read_text(), i18n.current_language()
+    )
 
 
 def intro_markdown(comp, number: int, doc: str) -> str:
@@ -284,11 +285,16 @@ else:
     ]
 '''
 
+# A solution region alone: stubs.strip_solutions turns it into exercises/' stub, in a language.
+STUB_REGION = f"{stubs.BEGIN}\n{stubs.END}\n"
+
 # Appended for a course in another language than English (`nbgrader-course --lang es`).
 LANGUAGE_CONFIG = """
 # The course's language: what the test cells print (kernel mode) and the judge writes (judge mode), unless
 # {env} says otherwise. Kernels and the judge inherit this process's environment.
 os.environ.setdefault({env!r}, {lang!r})
+# The stub of a released solution cell, with the comment of exercises/ in the course's language.
+c.ClearSolutions.code_stub = dict(python={stub!r})
 """
 
 
@@ -324,6 +330,12 @@ def build(
         (source / f"{name}.ipynb").write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     (dest / "nbgrader_config.py").write_text(
         CONFIG.format(grader=grader, kit=str(KIT), timeout=timeout)
-        + (LANGUAGE_CONFIG.format(env=i18n.ENV, lang=lang) if lang not in (None, SOURCE) else "")
+        + (
+            LANGUAGE_CONFIG.format(
+                env=i18n.ENV, lang=lang, stub=stubs.strip_solutions(STUB_REGION, lang).strip()
+            )
+            if lang not in (None, SOURCE)
+            else ""
+        )
     )
     return dest
