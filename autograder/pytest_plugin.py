@@ -40,8 +40,10 @@ def pytest_addoption(parser):
         "--lang",
         choices=LANGUAGES,
         default=None,
-        help="the language of the failures and the points table (default: the course's, else the "
-        "locale's; docs/i18n.md)",
+        help=_(
+            "the language of the failures and the points table (default: the course's, else the "
+            "locale's; docs/i18n.md)"
+        ),
     )
 
 

@@ -6,9 +6,10 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ..i18n import _
 from ..properties import expected_values
 from ..properties.attention import C, attend, masked_inputs, softmax
-from ..properties.checks import close, consistent, expect, not_constant
+from ..properties.checks import VERSUS, close, consistent, expect, not_constant
 from ..properties.core import prop
 from ..properties.strategies import attention_inputs, randn, seeds, tensors
 from ..student_code import Call
@@ -25,12 +26,14 @@ def attention_invariant_to_key_translation(student, inputs, c):
     consistent(
         w2,
         w,
-        "weights after translating every key",
-        "each query's scores shift by one constant, which the softmax over the keys cancels: normalise over "
-        "the last dim",
+        _("weights after translating every key"),
+        _(
+            "each query's scores shift by one constant, which the softmax over the keys cancels: "
+            "normalise over the last dim"
+        ),
         expected=expected_w,
     )
-    consistent(out2, out, "output after translating every key", expected=expected_out)
+    consistent(out2, out, _("output after translating every key"), expected=expected_out)
 
 
 @prop(C, points=2, visible=False, examples=10)
@@ -38,15 +41,15 @@ def attention_invariant_to_key_translation(student, inputs, c):
 def attention_is_linear_in_values(student, inputs, seed):
     """A(q, k, v W) = A(q, k, v) W and A(q, k, v + 1cᵀ) = A + 1cᵀ on rows that attend somewhere."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
-    out, _ = attend(student, q, k, v, m)
+    out = attend(student, q, k, v, m)[0]
     # d_v != m_k: the order shows
     W = randn((v.shape[-1], 3 if k.shape[-2] != 3 else 2), seed, v.dtype)
-    out_w, _ = attend(student, q, k, v @ W, m)
+    out_w = attend(student, q, k, v @ W, m)[0]
     consistent(
         out_w,
         out @ W,
-        "A(q, k, v W) vs A(q, k, v) W",
-        "output = weights @ value, nothing else",
+        _(VERSUS).format(left="A(q, k, v W)", right="A(q, k, v) W"),
+        _("output = weights @ value, nothing else"),
         expected=expected_values.attention(q, k, v, m)[0] @ W,
     )
 
@@ -63,14 +66,14 @@ def attention_ignores_key_order(student, inputs, seed):
     consistent(
         out2,
         out,
-        "output with keys and values permuted together",
-        "the weights must follow the keys: softmax over the keys of q k^T",
+        _("output with keys and values permuted together"),
+        _("the weights must follow the keys: softmax over the keys of q k^T"),
         expected=expected_out,
     )
     consistent(
         w2,
         w[..., perm],
-        "weights with keys and values permuted together",
+        _("weights with keys and values permuted together"),
         expected=expected_w[..., perm],
     )
 
@@ -81,12 +84,12 @@ def attention_identical_keys_average_values(student, qkv):
     """When every key is the same, each output is the mean of the value rows."""
     q, k, v = qkv.query, qkv.key, qkv.value
     k = k[..., :1, :].expand(k.shape).contiguous()
-    out, _ = attend(student, q, k, v)
+    out = attend(student, q, k, v)[0]
     close(
         out,
         v.mean(-2, keepdim=True).expand(out.shape),
-        "output with identical keys",
-        "equal scores give equal weights 1/m_k: is the softmax over the keys?",
+        _("output with identical keys"),
+        _("equal scores give equal weights 1/m_k: is the softmax over the keys?"),
     )
 
 
@@ -114,14 +117,16 @@ def attention_gradients_are_finite(student, inputs):
     for name, g in zip("qk" if swapped else "qkv", reply.input_grads):
         expect(
             g is not None,
-            f"no gradient reaches {name}",
-            "do not detach or leave autograd (no .numpy(), .data)",
+            _("no gradient reaches {name}").format(name=name),
+            _("do not detach or leave autograd (no .numpy(), .data)"),
         )
         expect(
             torch.isfinite(g).all(),
-            f"the gradient of {name} has NaN or inf",
-            "NaN in the backward pass: use torch.where / masked_fill so fully masked rows never compute "
-            "-inf - -inf or 0/0",
+            _("the gradient of {name} has NaN or inf").format(name=name),
+            _(
+                "NaN in the backward pass: use torch.where / masked_fill so fully masked rows never "
+                "compute -inf - -inf or 0/0"
+            ),
         )
 
 

@@ -7,6 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from autograder.i18n import _
 from autograder.properties import expected_values
 from autograder.properties.attention_numpy import (
     C,
@@ -21,7 +22,15 @@ from autograder.properties.attention_numpy import (
     softmax,
     t64,
 )
-from autograder.properties.checks import close, consistent, expect, fail, is_close, not_constant
+from autograder.properties.checks import (
+    VERSUS,
+    close,
+    consistent,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+)
 from autograder.properties.core import prop
 from autograder.properties.strategies import arrays
 
@@ -34,8 +43,8 @@ def np_softmax_is_shift_invariant(student, x, shift, dtype):
     consistent(
         softmax(student, (x + shift).astype(dtype)),
         softmax(student, x),
-        "softmax(x + c) vs softmax(x)",
-        "subtract the max along the axis: adding a constant to every logit must change nothing",
+        _(VERSUS).format(left="softmax(x + c)", right="softmax(x)"),
+        _("subtract the max along the axis: adding a constant to every logit must change nothing"),
         dtype=dtype,
         expected=expected_softmax(x),
     )
@@ -69,10 +78,22 @@ def np_attention_mask_broadcasts(student, inputs):
         m,
         out,
         w,
-        "combine the mask with the scores by broadcasting: np.where(mask, scores, -np.inf)",
+        _("combine the mask with the scores by broadcasting: np.where(mask, scores, -np.inf)"),
     )
-    close(w, expected_w, f"weights with a mask of shape {m.shape}", hint, dtype=q.dtype)
-    close(out, expected_out, f"output with a mask of shape {m.shape}", hint, dtype=q.dtype)
+    close(
+        w,
+        expected_w,
+        _("weights with a mask of shape {shape}").format(shape=m.shape),
+        hint,
+        dtype=q.dtype,
+    )
+    close(
+        out,
+        expected_out,
+        _("output with a mask of shape {shape}").format(shape=m.shape),
+        hint,
+        dtype=q.dtype,
+    )
 
 
 @prop(C, points=1, examples=6, visible=False)
@@ -83,12 +104,15 @@ def np_attention_is_key_permutation_invariant(student, inputs, seed):
     perm = np.random.default_rng(seed).permutation(k.shape[-2])
     out, w = attend(student, q, k, v, m)
     out_p, w_p = attend(student, q, k[perm], v[perm], m[:, perm])
-    hint = "each key's score is q·k / sqrt(d_k) with its own mask entry: nothing may depend on the key order"
+    hint = _(
+        "each key's score is q·k / sqrt(d_k) with its own mask entry: nothing may depend on the key "
+        "order"
+    )
     expected_out, expected_w = expected_attention(q, k, v, m)
     consistent(
         out_p,
         out,
-        "output with keys and values permuted",
+        _("output with keys and values permuted"),
         hint,
         dtype=q.dtype,
         expected=expected_out,
@@ -96,7 +120,7 @@ def np_attention_is_key_permutation_invariant(student, inputs, seed):
     consistent(
         w_p,
         w[:, perm],
-        "weights with keys permuted",
+        _("weights with keys permuted"),
         hint,
         dtype=q.dtype,
         expected=expected_w[:, perm],
@@ -113,15 +137,15 @@ def np_layer_norm_constant_rows_are_zero(student, c, d, dtype):
     y = layer_norm(student, x)
     expect(
         np.isfinite(y).all(),
-        "layer_norm of a constant row gives inf or NaN",
-        "a constant row has variance 0: add eps inside the square root, sqrt(var + eps)",
+        _("layer_norm of a constant row gives inf or NaN"),
+        _("a constant row has variance 0: add eps inside the square root, sqrt(var + eps)"),
     )
     not_constant(y, expected_values.layer_norm(t64(x)), "layer_norm(x)")
     close(
         y[0],
         np.zeros(d),
-        "layer_norm of a constant row",
-        "x - mean is 0 for a constant row",
+        _("layer_norm of a constant row"),
+        _("x - mean is 0 for a constant row"),
         dtype=dtype,
     )
 
@@ -138,7 +162,9 @@ def np_layer_norm_uses_eps_argument(student, x, eps, dtype):
         y,
         expected,
         f"layer_norm(x, eps={eps})",
-        lambda: layer_norm_hint(x, y, eps, "add the eps argument to the variance: sqrt(var + eps)"),
+        lambda: layer_norm_hint(
+            x, y, eps, _("add the eps argument to the variance: sqrt(var + eps)")
+        ),
         dtype=dtype,
     )
 
@@ -155,6 +181,9 @@ def np_layer_norm_rows_are_independent(student, x, row, new, dtype):
     keep = np.arange(3) != row
     if not is_close(y2[keep], y[keep], dtype):
         fail(
-            f"changing row {row} changed the other rows",
-            "the wrong axis: mean and variance are per row, over the last axis (axis=-1, keepdims=True)",
+            _("changing row {row} changed the other rows").format(row=row),
+            _(
+                "the wrong axis: mean and variance are per row, over the last axis (axis=-1, "
+                "keepdims=True)"
+            ),
         )

@@ -6,6 +6,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from autograder.i18n import _
 from autograder.properties import expected_values
 from autograder.properties.checks import expect, fail
 from autograder.properties.core import prop
@@ -44,8 +45,10 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     expected = expected_causal_mask(s)[None, None] & (tokens != pad_id)[:, None, None, :]
     if tuple(combined.shape) != (b, 1, s, s) or not torch.equal(combined, expected):
         fail(
-            f"causal_mask({s}) & padding_mask(tokens) is wrong: it should allow key j for query i exactly when "
-            "j <= i and token j is not padding",
+            _(
+                "{combined} is wrong: it should allow key j for query i exactly when j <= i and token j "
+                "is not padding"
+            ).format(combined=f"causal_mask({s}) & padding_mask(tokens)"),
             causal_hint(
                 c,
                 s,
@@ -53,8 +56,10 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
                     p,
                     tokens,
                     pad_id,
-                    "the two masks must combine by broadcasting: "
-                    "(s, s) & (batch, 1, 1, s) -> (batch, 1, s, s)",
+                    _(
+                        "the two masks must combine by broadcasting: "
+                        "(s, s) & (batch, 1, 1, s) -> (batch, 1, s, s)"
+                    ),
                 ),
             ),
         )
@@ -69,8 +74,10 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     keep = ~hidden[:, None, :, None].expand(out.shape)
     expect(
         torch.allclose(out[keep], out2[keep], rtol=1e-5, atol=1e-6),
-        "with the combined mask, a real query at or before t depends on a future or padding token",
-        "combine with & (logical and): a key may be attended only if both masks allow it",
+        _(
+            "with the combined mask, a real query at or before t depends on a future or padding token"
+        ),
+        _("combine with & (logical and): a key may be attended only if both masks allow it"),
     )
 
 
@@ -81,9 +88,10 @@ def causal_mask_large_sizes(student, size):
     m = student_causal_mask(student, size)
     if not torch.equal(m, expected_causal_mask(size)):
         fail(
-            f"causal_mask({size}) is not the lower triangle ({int(m.sum())} True entries, expected "
-            f"{size * (size + 1) // 2})",
-            causal_hint(m, size, "mask[i, j] = (j <= i) for every size"),
+            _("{mask} is not the lower triangle ({got} True entries, expected {expected})").format(
+                mask=f"causal_mask({size})", got=int(m.sum()), expected=size * (size + 1) // 2
+            ),
+            causal_hint(m, size, _("mask[i, j] = (j <= i) for every size")),
         )
 
 
@@ -101,7 +109,9 @@ def padding_mask_edge_cases(student, b, s, case):
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         fail(
-            f"padding_mask(tokens={tokens.tolist()}, pad_id={pad_id}) is wrong: expected all "
-            f"{bool(expected.all())}",
-            padding_hint(m, tokens, pad_id, "mask = (tokens != pad_id), for any pad_id"),
+            _("{call} is wrong: expected all {value}").format(
+                call=f"padding_mask(tokens={tokens.tolist()}, pad_id={pad_id})",
+                value=bool(expected.all()),
+            ),
+            padding_hint(m, tokens, pad_id, _("mask = (tokens != pad_id), for any pad_id")),
         )

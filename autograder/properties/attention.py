@@ -8,8 +8,33 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from . import expected_values
+from .attention_numpy import (
+    ALL_NEG_INF_ROW,
+    BLOCKED_KEY_WEIGHT,
+    DIVIDED_BY_D_K,
+    FULLY_MASKED_HINT,
+    FULLY_MASKED_NOT_ZERO,
+    INVERTED_MASK,
+    LARGE_LOGITS,
+    LARGE_LOGITS_NOT_FINITE,
+    MASK_IGNORED,
+    MULTIPLIED_BY_SQRT_D_K,
+    NEGATIVE_WEIGHTS,
+    NO_SCALING,
+    NOT_A_PAIR,
+    NOT_A_TUPLE,
+    OUTPUT_FIRST,
+    PAIR_SWAPPED,
+    RETURN_THE_PAIR,
+    ROW_OF_ZEROS,
+    SCALED_BY_D_V,
+    SCORES_SCALED,
+    WEIGHT_OF_KEY_0,
+)
 from .checks import (
+    VERSUS,
     close,
     consistent,
     diagnose,
@@ -19,6 +44,7 @@ from .checks import (
     not_constant,
     tensor,
     written_by_hand,
+    wrong_shape,
 )
 from .core import prop
 from .strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
@@ -26,7 +52,7 @@ from .strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, 
 C = "attention"
 
 
-SOFTMAX_NAN = (
+SOFTMAX_NAN = N_(
     "a NaN in softmax comes from exp overflow (exp(1000) is inf, and inf / inf is NaN: subtract the row "
     "max before exp) or from a row that is all -inf (its max is -inf and -inf - (-inf) is NaN: replace a "
     "-inf max by 0 and a zero sum by 1)."
@@ -40,7 +66,7 @@ def softmax(student, x, dim=-1, strict=False):
         f"softmax(x, dim={dim})",
         like=x,
         check_dtype=strict,
-        nan_hint=SOFTMAX_NAN,
+        nan_hint=_(SOFTMAX_NAN),
     )
 
 
@@ -57,29 +83,25 @@ def attend(student, q, k, v, mask=None, strict=False):
     """
     out = student.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        fail(
-            f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
-            "return output, weights",
-        )
+        fail(_(NOT_A_PAIR).format(type=type(out).__name__), _(RETURN_THE_PAIR))
     lead, m_q, m_k, d_v = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
     w_shape, o_shape = (*lead, m_q, m_k), (*lead, m_q, d_v)
     output, weights = out
     if w_shape != o_shape and shape_of(output) == w_shape and shape_of(weights) == o_shape:
         if strict:
             fail(
-                f"scaled_dot_product_attention returned (weights, output): shapes {w_shape} then {o_shape}",
-                "return output, weights: the output first, then the weights",
+                _(PAIR_SWAPPED).format(weights_shape=w_shape, output_shape=o_shape),
+                _(OUTPUT_FIRST),
             )
         output, weights = weights, output
     if strict and not isinstance(out, tuple):
-        fail(
-            f"scaled_dot_product_attention returned a {type(out).__name__}, expected a tuple (output, weights)",
-            "return output, weights",
-        )
+        fail(_(NOT_A_TUPLE).format(type=type(out).__name__), _(RETURN_THE_PAIR))
     if shape_of(weights) == (*lead, m_k, m_q) and m_q != m_k:
-        fail(
-            f"weights: expected shape {w_shape}, got {tuple(weights.shape)}",
-            "the scores are (m_q × m_k): query @ key^T, not key @ query^T (Q and K swapped?)",
+        wrong_shape(
+            "weights",
+            w_shape,
+            tuple(weights.shape),
+            _("the scores are (m_q × m_k): query @ key^T, not key @ query^T (Q and K swapped?)"),
         )
     weights = tensor(
         weights,
@@ -119,26 +141,33 @@ def softmax_rows_sum_to_one(student, x, dtype):
     y = softmax(student, x, strict=True)
     expect(
         (y >= 0).all(),
-        "softmax has negative entries",
-        "exp(...) is never negative: is exp missing?",
+        _("softmax has negative entries"),
+        _("exp(...) is never negative: is exp missing?"),
     )
     if not sums_to_one(y, -1):
         fail(
-            f"rows do not sum to 1 along the last dim (sums: {y.sum(-1).flatten()[:4].tolist()})",
+            _("rows do not sum to 1 along the last dim (sums: {sums})").format(
+                sums=y.sum(-1).flatten()[:4].tolist()
+            ),
             diagnose(
-                "divide exp(x - max) by its sum along the same dim",
+                _("divide exp(x - max) by its sum along the same dim"),
                 (
                     x.dim() > 1 and sums_to_one(y, 0),
-                    "rows sum to 1 along dim 0, not along the last dim: "
-                    "softmax over the wrong axis?",
+                    _(
+                        "rows sum to 1 along dim 0, not along the last dim: softmax over the wrong "
+                        "axis?"
+                    ),
                 ),
                 (
                     lambda: any(sums_to_one(y, d) for d in range(x.dim() - 1)),
-                    "normalised over another dim: softmax over the wrong axis? use dim=dim",
+                    _("normalised over another dim: softmax over the wrong axis? use dim=dim"),
                 ),
                 (
                     lambda: is_close(y.sum(), torch.tensor(1.0, dtype=y.dtype)),
-                    "the whole tensor sums to 1: sum along dim with keepdim=True, not over everything",
+                    _(
+                        "the whole tensor sums to 1: sum along dim with keepdim=True, not over "
+                        "everything"
+                    ),
                 ),
             ),
         )
@@ -154,10 +183,10 @@ def softmax_respects_dim(student, x, dim):
         torch.softmax(x, dim),
         f"softmax(x, dim={dim})",
         lambda: diagnose(
-            "compute max, exp and sum along `dim` with keepdim=True",
+            _("compute max, exp and sum along `dim` with keepdim=True"),
             (
                 lambda: is_close(y, torch.softmax(x, -1)),
-                "ignores the dim argument: always the last dim?",
+                _("ignores the dim argument: always the last dim?"),
             ),
         ),
     )
@@ -175,14 +204,14 @@ def softmax_is_stable_for_large_logits(student, x, dtype):
     y = softmax(student, x)
     expect(
         torch.isfinite(y).all(),
-        "softmax of large logits gives inf or NaN",
-        "exp(1e4) overflows: subtract the row max before exp (it cancels in the ratio)",
+        _(LARGE_LOGITS_NOT_FINITE),
+        _("exp(1e4) overflows: subtract the row max before exp (it cancels in the ratio)"),
     )
     close(
         y,
         torch.softmax(x.double(), -1),
-        "softmax of large logits",
-        "subtract the max along the same dim",
+        _(LARGE_LOGITS),
+        _("subtract the max along the same dim"),
         dtype=dtype,
     )
 
@@ -194,8 +223,8 @@ def softmax_is_shift_invariant(student, x, shift):
     consistent(
         softmax(student, x + shift),
         softmax(student, x),
-        "softmax(x + c) vs softmax(x)",
-        "subtracting the row max should make adding a constant irrelevant",
+        _(VERSUS).format(left="softmax(x + c)", right="softmax(x)"),
+        _("subtracting the row max should make adding a constant irrelevant"),
         expected=torch.softmax(x, -1),
     )
 
@@ -210,18 +239,20 @@ def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     close(
         y[1],
         torch.zeros(n, dtype=dtype),
-        "softmax of an all -inf row",
-        "max is -inf, so x - max is NaN: replace a -inf max by 0 and a zero denominator by 1",
+        _(ALL_NEG_INF_ROW),
+        _("max is -inf, so x - max is NaN: replace a -inf max by 0 and a zero denominator by 1"),
     )
-    close(y[0], torch.full((n,), 1 / n, dtype=dtype), "softmax of a row of zeros")
+    close(y[0], torch.full((n,), 1 / n, dtype=dtype), _(ROW_OF_ZEROS))
 
 
 @prop(
     C,
     points=2,
     examples=12,
-    error_hint="a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
-    "on the wrong dims? scores = query @ key.transpose(-2, -1)",
+    error_hint=N_(
+        "a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
+        "on the wrong dims? scores = query @ key.transpose(-2, -1)"
+    ),
 )
 @given(qkv=attention_inputs(distinct_lengths=True))
 def attention_shapes_for_cross_attention(student, qkv):
@@ -233,21 +264,23 @@ def attention_shapes_for_cross_attention(student, qkv):
 @given(qkv=attention_inputs())
 def attention_weights_are_a_distribution(student, qkv):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
-    _, w = attend(student, qkv.query, qkv.key, qkv.value)
+    w = attend(student, qkv.query, qkv.key, qkv.value)[1]
     expect(
         (w >= 0).all(),
-        "negative attention weights",
-        "weights come out of a softmax: is it applied?",
+        _(NEGATIVE_WEIGHTS),
+        _("weights come out of a softmax: is it applied?"),
     )
     if not sums_to_one(w, -1):
         fail(
-            "each query's weights should sum to 1 over the keys (last dim)",
+            _("each query's weights should sum to 1 over the keys (last dim)"),
             diagnose(
-                "softmax over the keys: dim=-1 of the (m_q × m_k) scores",
+                _("softmax over the keys: dim=-1 of the (m_q × m_k) scores"),
                 (
                     lambda: sums_to_one(w, -2),
-                    "weights sum to 1 over the queries: softmax over dim -2 "
-                    "instead of the last dim?",
+                    _(
+                        "weights sum to 1 over the queries: softmax over dim -2 instead of the last "
+                        "dim?"
+                    ),
                 ),
             ),
         )
@@ -270,23 +303,20 @@ def attention_two_keys_closed_form(student, q, k, d_k, dtype):
     """With two keys, w0 = sigmoid((q·k0 - q·k1) / sqrt(d_k)): the scale is exactly 1/sqrt(d_k)."""
     q, k = q[..., :d_k].to(dtype), k[..., :d_k].to(dtype)
     v = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype=dtype)
-    _, w = attend(student, q, k, v)
+    w = attend(student, q, k, v)[1]
     delta = float((q[0, 0] @ k[0, 0] - q[0, 0] @ k[0, 1]).double())
     expected = 1 / (1 + math.exp(-delta / math.sqrt(d_k)))
     got = float(w[0, 0, 0])
     if abs(got - expected) > 1e-4:
         sig = lambda s: 1 / (1 + math.exp(-delta * s))  # noqa: E731
         fail(
-            f"weight of key 0: got {got:.6g}, expected sigmoid((q·k0 - q·k1)/sqrt({d_k})) = {expected:.6g}",
+            _(WEIGHT_OF_KEY_0).format(got=f"{got:.6g}", d_k=d_k, expected=f"{expected:.6g}"),
             diagnose(
-                "the scores are q·k / sqrt(d_k) before the softmax",
-                (abs(got - sig(1.0)) < 1e-4, "no scaling: divide the scores by sqrt(d_k)"),
-                (abs(got - sig(1 / d_k)) < 1e-4, "divided by d_k: the scale is 1/sqrt(d_k)"),
-                (abs(got - sig(math.sqrt(d_k))) < 1e-4, "multiplied by sqrt(d_k): divide instead"),
-                (
-                    abs(got - sig(1 / math.sqrt(3))) < 1e-4,
-                    "scaled by sqrt(d_v): the scale uses d_k, the size of queries and keys",
-                ),
+                _(SCORES_SCALED),
+                (abs(got - sig(1.0)) < 1e-4, _(NO_SCALING)),
+                (abs(got - sig(1 / d_k)) < 1e-4, _(DIVIDED_BY_D_K)),
+                (abs(got - sig(math.sqrt(d_k))) < 1e-4, _(MULTIPLIED_BY_SQRT_D_K)),
+                (abs(got - sig(1 / math.sqrt(3))) < 1e-4, _(SCALED_BY_D_V)),
             ),
         )
 
@@ -316,31 +346,40 @@ def attention_equals_torch(student, inputs):
     )
     d_k = q.shape[-1]
     hint = lambda: diagnose(  # noqa: E731 - run only when a comparison fails
-        "weights = softmax(q k^T / sqrt(d_k)) with blocked scores at -inf; output = weights @ value",
-        (lambda: is_close(w, expected_values.attention(q, k, v)[1]), "the mask is ignored"),
+        _(
+            "weights = softmax(q k^T / sqrt(d_k)) with blocked scores at -inf; output = weights @ value"
+        ),
+        (lambda: is_close(w, expected_values.attention(q, k, v)[1]), _(MASK_IGNORED)),
         (
             lambda: is_close(w, expected_values.attention(q, k, v, ~m)[1]),
-            "inverted mask: True means may attend",
+            _("inverted mask: True means may attend"),
         ),
         (
             lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v, m)[1]),
-            "no scaling: divide the scores by sqrt(d_k)",
+            _(NO_SCALING),
         ),
         (
             lambda: is_close(w, expected_values.attention(q / math.sqrt(d_k), k, v, m)[1]),
-            "divided by d_k: the scale is 1/sqrt(d_k)",
+            _(DIVIDED_BY_D_K),
         ),
         (
             lambda: is_close(w, expected_w) and is_close(out, expected_w.transpose(-2, -1) @ v),
-            "weights transposed before @ value",
+            _("weights transposed before @ value"),
         ),
         (
             lambda: is_close(w, expected_w),
-            "the weights are right but the output is not: output = weights @ value",
+            _("the weights are right but the output is not: output = weights @ value"),
         ),
     )
     close(w, expected_w, "weights", hint)
-    close(out, expected_out, "output (vs torch.nn.functional.scaled_dot_product_attention)", hint)
+    close(
+        out,
+        expected_out,
+        _("output (vs {reference})").format(
+            reference="torch.nn.functional.scaled_dot_product_attention"
+        ),
+        hint,
+    )
 
 
 @prop(C, points=2, examples=12)
@@ -348,28 +387,28 @@ def attention_equals_torch(student, inputs):
 def attention_masked_keys_get_zero_weight(student, inputs):
     """Where the mask is False, the weight is exactly 0; allowed weights still sum to 1."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
-    _, w = attend(student, q, k, v, m)
+    w = attend(student, q, k, v, m)[1]
     blocked = (~m).expand(w.shape)
     if (w[blocked] != 0).any():
         allowed_zero = (w[m.expand(w.shape)] == 0).all()
         fail(
-            "a blocked key (mask False) got non-zero weight",
+            _(BLOCKED_KEY_WEIGHT),
             diagnose(
-                "set blocked scores to -inf before the softmax (masked_fill(~mask, -inf))",
-                (
-                    lambda: bool(allowed_zero),
-                    "inverted mask: True means may attend, False is blocked",
-                ),
+                _("set blocked scores to -inf before the softmax (masked_fill(~mask, -inf))"),
+                (lambda: bool(allowed_zero), _(INVERTED_MASK)),
                 (
                     lambda: bool((w[blocked] < 1e-6).all()),
-                    "a large negative number (-1e9) leaks weight in float32: use -inf",
+                    _("a large negative number (-1e9) leaks weight in float32: use -inf"),
                 ),
             ),
         )
     if not sums_to_one(w, -1):
         fail(
-            "with a mask, each query's weights should still sum to 1 over the allowed keys",
-            "mask applied after the softmax? Zeroing weights after normalising leaves rows that sum to < 1",
+            _("with a mask, each query's weights should still sum to 1 over the allowed keys"),
+            _(
+                "mask applied after the softmax? Zeroing weights after normalising leaves rows that sum "
+                "to < 1"
+            ),
         )
 
 
@@ -392,11 +431,13 @@ def attention_fully_masked_rows_are_zero(student, inputs):
     if not ((w[dead] == 0).all() and (out[dead] == 0).all()):
         uniform = is_close(w[dead], torch.full_like(w[dead], 1 / w.shape[-1]))
         fail(
-            "a fully masked query row is not all zeros",
-            "a large negative number (-1e9) instead of -inf makes a fully masked row uniform: use -inf and "
-            "zero the row"
+            _(FULLY_MASKED_NOT_ZERO),
+            _(
+                "a large negative number (-1e9) instead of -inf makes a fully masked row uniform: use "
+                "-inf and zero the row"
+            )
             if uniform
-            else "fully masked rows must give all-zero weights and output",
+            else _(FULLY_MASKED_HINT),
         )
 
 
@@ -405,7 +446,7 @@ def attention_fully_masked_rows_are_zero(student, inputs):
 def attention_output_in_convex_hull_of_values(student, inputs):
     """Each output coordinate lies between the min and max of the allowed value rows."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
-    out, _ = attend(student, q, k, v, m)
+    out = attend(student, q, k, v, m)[0]
     not_constant(out, expected_values.attention(q, k, v, m)[0], "output")
     allowed = m.expand((*q.shape[:-1], k.shape[-2])).unsqueeze(-1)  # (..., m_q, m_k, 1)
     vals = v.unsqueeze(-3)  # (..., 1, m_k, d_v)
@@ -415,8 +456,11 @@ def attention_output_in_convex_hull_of_values(student, inputs):
     ok = ((out <= hi + eps) & (out >= lo - eps)) | ~allowed.any(-2)
     expect(
         ok.all(),
-        "an output lies outside the range of the value rows it attends to",
-        "the output must be a weighted average of value rows: weights >= 0 summing to 1, times value",
+        _("an output lies outside the range of the value rows it attends to"),
+        _(
+            "the output must be a weighted average of value rows: weights >= 0 summing to 1, times "
+            "value"
+        ),
     )
 
 
@@ -426,6 +470,8 @@ def attention_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "write softmax from exp, max and sum, and attention from matmul: no torch.softmax, "
-        "F.scaled_dot_product_attention or getattr tricks",
+        _(
+            "write softmax from exp, max and sum, and attention from matmul: no torch.softmax, "
+            "F.scaled_dot_product_attention or getattr tricks"
+        ),
     )

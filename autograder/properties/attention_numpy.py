@@ -14,8 +14,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from ..i18n import N_, _
 from . import expected_values
 from .checks import (
+    VERSUS,
     array,
     close,
     consistent,
@@ -25,6 +27,7 @@ from .checks import (
     is_close,
     not_constant,
     written_by_hand,
+    wrong_shape,
 )
 from .core import prop
 from .strategies import MaskedAttentionInputs, arrays
@@ -48,12 +51,12 @@ def atol_for(dtype) -> float:
     return 1e-4 if np.dtype(dtype) == np.float32 else 1e-9
 
 
-SOFTMAX_NAN = (
+SOFTMAX_NAN = N_(
     "a NaN in softmax comes from exp overflow (np.exp(1000) is inf, and inf / inf is NaN: subtract the "
     "max along the axis before exp) or from a slice that is all -inf (its max is -inf and -inf - (-inf) "
     "is NaN: replace a -inf max by 0 and a zero sum by 1)."
 )
-LAYER_NORM_NAN = (
+LAYER_NORM_NAN = N_(
     "a NaN in layer_norm comes from a row with variance 0 (a constant row): 0 / sqrt(0) is NaN; add "
     "eps inside the square root, sqrt(var + eps)."
 )
@@ -67,12 +70,24 @@ def softmax(student, x, axis=-1, strict=False):
         shape=x.shape,
         dtype=x.dtype,
         check_dtype=strict,
-        nan_hint=SOFTMAX_NAN,
+        nan_hint=_(SOFTMAX_NAN),
     )
 
 
 def shape_of(x):
     return tuple(x.shape) if isinstance(x, np.ndarray) else None
+
+
+# What attention returns, checked alike here and in attention.py (the same messages).
+NOT_A_PAIR = N_("scaled_dot_product_attention returned {type}, expected a tuple (output, weights)")
+NOT_A_TUPLE = N_(
+    "scaled_dot_product_attention returned a {type}, expected a tuple (output, weights)"
+)
+PAIR_SWAPPED = N_(
+    "scaled_dot_product_attention returned (weights, output): shapes {weights_shape} then {output_shape}"
+)
+RETURN_THE_PAIR = N_("return output, weights")
+OUTPUT_FIRST = N_("return output, weights: the output first, then the weights")
 
 
 def attend(student, q, k, v, mask=None, strict=False):
@@ -84,29 +99,25 @@ def attend(student, q, k, v, mask=None, strict=False):
     """
     out = student.call(C, "scaled_dot_product_attention", q, k, v, mask=mask)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        fail(
-            f"scaled_dot_product_attention returned {type(out).__name__}, expected a tuple (output, weights)",
-            "return output, weights",
-        )
+        fail(_(NOT_A_PAIR).format(type=type(out).__name__), _(RETURN_THE_PAIR))
     lead, m_q, m_k, d_v = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
     w_shape, o_shape = (*lead, m_q, m_k), (*lead, m_q, d_v)
     o, w = out
     if w_shape != o_shape and shape_of(o) == w_shape and shape_of(w) == o_shape:
         if strict:
             fail(
-                f"scaled_dot_product_attention returned (weights, output): shapes {w_shape} then {o_shape}",
-                "return output, weights: the output first, then the weights",
+                _(PAIR_SWAPPED).format(weights_shape=w_shape, output_shape=o_shape),
+                _(OUTPUT_FIRST),
             )
         o, w = w, o
     if strict and not isinstance(out, tuple):
-        fail(
-            f"scaled_dot_product_attention returned a {type(out).__name__}, expected a tuple (output, weights)",
-            "return output, weights",
-        )
+        fail(_(NOT_A_TUPLE).format(type=type(out).__name__), _(RETURN_THE_PAIR))
     if m_q != m_k and shape_of(w) == (*lead, m_k, m_q):
-        fail(
-            f"weights: expected shape {w_shape}, got {tuple(w.shape)}",
-            "the scores are (m_q × m_k): q @ k^T, not k @ q^T (q and k swapped?)",
+        wrong_shape(
+            "weights",
+            w_shape,
+            tuple(w.shape),
+            _("the scores are (m_q × m_k): q @ k^T, not k @ q^T (q and k swapped?)"),
         )
     w = array(w, "weights", shape=w_shape, dtype=q.dtype, check_dtype=strict, shape_only=strict)
     o = array(o, "output", shape=o_shape, dtype=q.dtype, check_dtype=strict, shape_only=strict)
@@ -123,7 +134,7 @@ def layer_norm(student, x, eps=None, strict=False):
         shape=x.shape,
         dtype=x.dtype,
         check_dtype=strict,
-        nan_hint=LAYER_NORM_NAN,
+        nan_hint=_(LAYER_NORM_NAN),
     )
 
 
@@ -153,44 +164,61 @@ def ln_variant(x, eps=1e-5, ddof=0, eps_outside=False, axis=-1, no_eps=False, va
     return (x - mean) / (var.sqrt() + eps) if eps_outside else (x - mean) / (var + eps).sqrt()
 
 
+EPS_INSIDE = N_(
+    "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
+)
+
+
 def layer_norm_hint(x, y, eps, default: str) -> str:
     """Name the LayerNorm mistake that explains y, if one does."""
     return diagnose(
         default,
         (
             lambda: np.isnan(y).any() and not np.isnan(ln_variant(x, eps).numpy()).any(),
-            "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)",
+            _(
+                "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)"
+            ),
         ),
         (
             lambda: is_close(y, ln_variant(x, eps, ddof=1), y.dtype),
-            "unbiased variance (ddof=1): LayerNorm uses the biased variance mean((x - mean)^2)",
+            _("unbiased variance (ddof=1): LayerNorm uses the biased variance mean((x - mean)^2)"),
         ),
         (
             lambda: is_close(y, ln_variant(x, eps, eps_outside=True), y.dtype),
-            "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)",
+            _(EPS_INSIDE),
         ),
         (
             lambda: x.ndim > 1 and is_close(y, ln_variant(x, eps, axis=0), y.dtype),
-            "normalised over axis 0: the wrong axis; mean and variance are over the last axis (axis=-1, keepdims=True)",
+            _(
+                "normalised over axis 0: the wrong axis; mean and variance are over the last axis "
+                "(axis=-1, keepdims=True)"
+            ),
         ),
         (
             lambda: is_close(y, ln_variant(x, eps, var_not_std=True), y.dtype),
-            "divided by the variance: divide by the standard deviation sqrt(var + eps)",
+            _("divided by the variance: divide by the standard deviation sqrt(var + eps)"),
         ),
         (
             lambda: eps != 1e-5 and is_close(y, ln_variant(x, 1e-5), y.dtype),
-            "ignores the eps argument: use the eps it is called with",
+            _("ignores the eps argument: use the eps it is called with"),
         ),
         (
             lambda: is_close(
                 y, t64(x) / (t64(x).var(-1, unbiased=False, keepdim=True) + eps).sqrt(), y.dtype
             ),
-            "the mean is not subtracted: (x - mean) / sqrt(var + eps)",
+            _("the mean is not subtracted: (x - mean) / sqrt(var + eps)"),
         ),
     )
 
 
 # ------------------------------------------------------------------------------------------------- softmax
+# Shared with attention.py.
+LARGE_LOGITS = N_("softmax of large logits")
+LARGE_LOGITS_NOT_FINITE = N_("softmax of large logits gives inf or NaN")
+ALL_NEG_INF_ROW = N_("softmax of an all -inf row")
+ROW_OF_ZEROS = N_("softmax of a row of zeros")
+
+
 @prop(C, points=2, examples=10)
 @given(
     x=st.integers(1, 3)
@@ -205,22 +233,27 @@ def np_softmax_rows_sum_to_one(student, x, dtype):
     y = softmax(student, x, strict=True)
     expect(
         (y >= 0).all(),
-        "softmax has negative entries",
-        "exp(...) is never negative: is np.exp missing?",
+        _("softmax has negative entries"),
+        _("exp(...) is never negative: is np.exp missing?"),
     )
     sums = np.atleast_1d(y.astype(np.float64).sum(-1))
     if not is_close(sums, np.ones_like(sums), dtype):
         fail(
-            f"values do not sum to 1 along the last axis (sums: {sums.ravel()[:4].tolist()})",
+            _("values do not sum to 1 along the last axis (sums: {sums})").format(
+                sums=sums.ravel()[:4].tolist()
+            ),
             diagnose(
-                "divide exp(x - max) by its sum along the same axis (keepdims=True)",
+                _("divide exp(x - max) by its sum along the same axis (keepdims=True)"),
                 (
                     lambda: x.ndim > 1 and is_close(y.sum(0), np.ones(y.shape[1:]), dtype),
-                    "sums to 1 along axis 0, not along `axis`: softmax over the wrong axis",
+                    _("sums to 1 along axis 0, not along `axis`: softmax over the wrong axis"),
                 ),
                 (
                     lambda: is_close(y.sum(), np.float64(1.0), dtype),
-                    "the whole array sums to 1: sum along the axis with keepdims=True, not over everything",
+                    _(
+                        "the whole array sums to 1: sum along the axis with keepdims=True, not over "
+                        "everything"
+                    ),
                 ),
             ),
         )
@@ -228,7 +261,7 @@ def np_softmax_rows_sum_to_one(student, x, dtype):
         y,
         expected_softmax(x),
         "softmax(x)",
-        "softmax = exp(x - max) / sum(exp(x - max)) along the axis",
+        _("softmax = exp(x - max) / sum(exp(x - max)) along the axis"),
         dtype=dtype,
     )
 
@@ -244,14 +277,14 @@ def np_softmax_respects_axis(student, x, axis):
         expected,
         f"softmax(x, axis={axis})",
         lambda: diagnose(
-            "take max and sum along `axis` with keepdims=True",
+            _("take max and sum along `axis` with keepdims=True"),
             (
                 lambda: is_close(y, expected_softmax(x, -1)),
-                "ignores the axis argument: always the last axis?",
+                _("ignores the axis argument: always the last axis?"),
             ),
             (
                 lambda: is_close(y, expected_softmax(x, 0)),
-                "always axis 0: the wrong axis; use axis=axis",
+                _("always axis 0: the wrong axis; use axis=axis"),
             ),
         ),
     )
@@ -267,15 +300,17 @@ def np_softmax_is_stable_for_large_logits(student, x, dtype):
     y = softmax(student, x)
     expect(
         np.isfinite(y).all(),
-        "softmax of large logits gives inf or NaN",
-        "np.exp(1e4) overflows and np.exp(-1e4) underflows to 0: subtract the max along the axis before "
-        "exp (it cancels in the ratio)",
+        _(LARGE_LOGITS_NOT_FINITE),
+        _(
+            "np.exp(1e4) overflows and np.exp(-1e4) underflows to 0: subtract the max along the axis "
+            "before exp (it cancels in the ratio)"
+        ),
     )
     close(
         y,
         expected_softmax(x),
-        "softmax of large logits",
-        "subtract the max along the same axis",
+        _(LARGE_LOGITS),
+        _("subtract the max along the same axis"),
         dtype=dtype,
     )
 
@@ -290,11 +325,11 @@ def np_softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     close(
         y[1],
         np.zeros(n),
-        "softmax of an all -inf row",
-        "the max is -inf, so x - max is NaN: replace a -inf max by 0, and a zero sum by 1",
+        _(ALL_NEG_INF_ROW),
+        _("the max is -inf, so x - max is NaN: replace a -inf max by 0, and a zero sum by 1"),
         dtype=dtype,
     )
-    close(y[0], np.full(n, 1 / n), "softmax of a row of zeros", dtype=dtype)
+    close(y[0], np.full(n, 1 / n), _(ROW_OF_ZEROS), dtype=dtype)
 
 
 # ----------------------------------------------------------------------------------------------- attention
@@ -344,11 +379,30 @@ def np_attention_equals_oracle(student, inputs):
         m,
         out,
         w,
-        "compare the weights first: softmax(q @ k^T / sqrt(d_k)) with "
-        "blocked scores at -inf, then weights @ v",
+        _(
+            "compare the weights first: softmax(q @ k^T / sqrt(d_k)) with blocked scores at -inf, then "
+            "weights @ v"
+        ),
     )
     close(w, expected_w, "weights", hint, dtype=q.dtype)
     close(out, expected_out, "output", hint, dtype=q.dtype)
+
+
+# The usual attention mistakes, named alike here and in attention.py.
+INVERTED_MASK = N_("inverted mask: True means may attend, False is blocked")
+MASK_IGNORED = N_("the mask is ignored")
+NO_SCALING = N_("no scaling: divide the scores by sqrt(d_k)")
+DIVIDED_BY_D_K = N_("divided by d_k: the scale is 1/sqrt(d_k)")
+MULTIPLIED_BY_SQRT_D_K = N_("multiplied by sqrt(d_k): divide instead")
+SCALED_BY_D_V = N_("scaled by sqrt(d_v): the scale uses d_k, the size of queries and keys")
+SCORES_SCALED = N_("the scores are q·k / sqrt(d_k) before the softmax")
+WEIGHT_OF_KEY_0 = N_(
+    "weight of key 0: got {got}, expected sigmoid((q·k0 - q·k1)/sqrt({d_k})) = {expected}"
+)
+NEGATIVE_WEIGHTS = N_("negative attention weights")
+FULLY_MASKED_NOT_ZERO = N_("a fully masked query row is not all zeros")
+FULLY_MASKED_HINT = N_("fully masked rows must give all-zero weights and output")
+BLOCKED_KEY_WEIGHT = N_("a blocked key (mask False) got non-zero weight")
 
 
 def attention_hint(q, k, v, m, out, w, default: str) -> str:
@@ -359,34 +413,39 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
         default,
         (
             lambda: np.isnan(w).any() or np.isnan(out).any(),
-            "NaN where a query's keys are all masked: a fully masked row must give zero weights and output "
-            "(replace a -inf max by 0 and a zero sum by 1 in softmax)",
+            _(
+                "NaN where a query's keys are all masked: a fully masked row must give zero weights and "
+                "output (replace a -inf max by 0 and a zero sum by 1 in softmax)"
+            ),
         ),
         (
             lambda: m is not None and is_close(w, expected_attention(q, k, v, ~m)[1], q.dtype),
-            "inverted mask: True means may attend, False is blocked",
+            _(INVERTED_MASK),
         ),
         (
             lambda: m is not None and is_close(w, expected_attention(q, k, v)[1], q.dtype),
-            "the mask is ignored",
+            _(MASK_IGNORED),
         ),
         (
             lambda: d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1.0)[1], q.dtype),
-            "no scaling: divide the scores by sqrt(d_k)",
+            _(NO_SCALING),
         ),
         (
             lambda: (
                 d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1 / d_k)[1], q.dtype)
             ),
-            "divided by d_k: the scale is 1/sqrt(d_k)",
+            _(DIVIDED_BY_D_K),
         ),
         (
             lambda: is_close(w, expected_attention(q, k, v, m, axis=-2)[1], q.dtype),
-            "softmax over the queries (axis -2): each query's weights sum to 1 over the keys (axis -1)",
+            _(
+                "softmax over the queries (axis -2): each query's weights sum to 1 over the keys "
+                "(axis -1)"
+            ),
         ),
         (
             lambda: is_close(w, expected_w, q.dtype),
-            "weights are right but the output is not: output = weights @ v",
+            _("weights are right but the output is not: output = weights @ v"),
         ),
     )
 
@@ -403,21 +462,24 @@ def np_attention_shapes_and_dtype(student, inputs):
 def np_attention_weights_are_a_distribution(student, inputs):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
     q, k, v = inputs.query, inputs.key, inputs.value
-    _, w = attend(student, q, k, v)
+    w = attend(student, q, k, v)[1]
     expect(
         (w >= 0).all(),
-        "negative attention weights",
-        "the weights come out of a softmax: is it applied?",
+        _(NEGATIVE_WEIGHTS),
+        _("the weights come out of a softmax: is it applied?"),
     )
     sums = np.atleast_1d(w.astype(np.float64).sum(-1))
     if not is_close(sums, np.ones_like(sums), q.dtype):
         fail(
-            "each query's weights should sum to 1 over the keys (last axis)",
+            _("each query's weights should sum to 1 over the keys (last axis)"),
             diagnose(
-                "softmax over the keys: axis=-1 of the (m_q × m_k) scores",
+                _("softmax over the keys: axis=-1 of the (m_q × m_k) scores"),
                 (
                     lambda: is_close(w.sum(-2), np.ones(w.sum(-2).shape), q.dtype),
-                    "weights sum to 1 over the queries: softmax over axis -2 instead of the last axis?",
+                    _(
+                        "weights sum to 1 over the queries: softmax over axis -2 instead of the last "
+                        "axis?"
+                    ),
                 ),
             ),
         )
@@ -435,7 +497,7 @@ def np_attention_two_keys_closed_form(student, q, k, d_k, dtype):
     """With two keys, w0 = sigmoid((q·k0 - q·k1) / sqrt(d_k)): the scale is exactly 1/sqrt(d_k)."""
     q, k = q[:, :d_k].astype(dtype), k[:, :d_k].astype(dtype)
     v = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], dtype=dtype)
-    _, w = attend(student, q, k, v)
+    w = attend(student, q, k, v)[1]
     delta = float(
         q[0].astype(np.float64) @ k[0].astype(np.float64)
         - q[0].astype(np.float64) @ k[1].astype(np.float64)
@@ -444,21 +506,20 @@ def np_attention_two_keys_closed_form(student, q, k, d_k, dtype):
     expected, got = sig(1 / math.sqrt(d_k)), float(w[0, 0])
     if abs(got - expected) > 1e-4:
         fail(
-            f"weight of key 0: got {got:.6g}, expected sigmoid((q·k0 - q·k1)/sqrt({d_k})) = {expected:.6g}",
+            _(WEIGHT_OF_KEY_0).format(got=f"{got:.6g}", d_k=d_k, expected=f"{expected:.6g}"),
             diagnose(
-                "the scores are q·k / sqrt(d_k) before the softmax",
-                (abs(got - sig(1.0)) < 1e-4, "no scaling: divide the scores by sqrt(d_k)"),
+                _(SCORES_SCALED),
+                (abs(got - sig(1.0)) < 1e-4, _(NO_SCALING)),
                 (
                     got == 1.0 and float(w[0, 1]) == 1.0,
-                    "every weight is 1: with a single query that is a "
-                    "softmax over the queries (axis -2); use axis=-1",
+                    _(
+                        "every weight is 1: with a single query that is a softmax over the queries "
+                        "(axis -2); use axis=-1"
+                    ),
                 ),
-                (abs(got - sig(1 / d_k)) < 1e-4, "divided by d_k: the scale is 1/sqrt(d_k)"),
-                (abs(got - sig(math.sqrt(d_k))) < 1e-4, "multiplied by sqrt(d_k): divide instead"),
-                (
-                    abs(got - sig(1 / math.sqrt(3))) < 1e-4,
-                    "scaled by sqrt(d_v): the scale uses d_k, the size of queries and keys",
-                ),
+                (abs(got - sig(1 / d_k)) < 1e-4, _(DIVIDED_BY_D_K)),
+                (abs(got - sig(math.sqrt(d_k))) < 1e-4, _(MULTIPLIED_BY_SQRT_D_K)),
+                (abs(got - sig(1 / math.sqrt(3))) < 1e-4, _(SCALED_BY_D_V)),
             ),
         )
 
@@ -481,18 +542,18 @@ def np_attention_fully_masked_rows_are_zero(student, inputs):
     dead = ~np.broadcast_to(m, w.shape).any(-1)
     expect(
         (w[dead] == 0).all() and (out[dead] == 0).all(),
-        "a fully masked query row is not all zeros",
-        "fully masked rows must give all-zero weights and output",
+        _(FULLY_MASKED_NOT_ZERO),
+        _(FULLY_MASKED_HINT),
     )
     blocked = ~np.broadcast_to(m, w.shape)
     expect(
         (w[blocked] == 0).all(),
-        "a blocked key (mask False) got non-zero weight",
+        _(BLOCKED_KEY_WEIGHT),
         diagnose(
-            "set blocked scores to -inf before the softmax: np.where(mask, scores, -np.inf)",
+            _("set blocked scores to -inf before the softmax: np.where(mask, scores, -np.inf)"),
             (
                 lambda: (w[np.broadcast_to(m, w.shape)] == 0).all(),
-                "inverted mask: True means may attend, False is blocked",
+                _(INVERTED_MASK),
             ),
         ),
     )
@@ -519,8 +580,10 @@ def np_layer_norm_rows_have_mean_zero_and_variance(student, x, dtype):
     mean = y64.mean(-1)
     if not np.allclose(mean, 0, atol=atol):
         fail(
-            f"a row of layer_norm(x) has mean {mean.ravel()[np.argmax(np.abs(mean.ravel()))]:.3g}, expected 0",
-            hint("subtract the mean over the last axis (axis=-1, keepdims=True)"),
+            _("a row of layer_norm(x) has mean {mean}, expected 0").format(
+                mean=f"{mean.ravel()[np.argmax(np.abs(mean.ravel()))]:.3g}"
+            ),
+            hint(_("subtract the mean over the last axis (axis=-1, keepdims=True)")),
         )
     s2 = x64.var(-1)
     expected = s2 / (s2 + 1e-5)
@@ -528,9 +591,10 @@ def np_layer_norm_rows_have_mean_zero_and_variance(student, x, dtype):
     if not np.allclose(var, expected, rtol=1e-4 if dtype == np.float32 else 1e-7, atol=atol):
         i = int(np.argmax(np.abs(var - expected)))
         fail(
-            f"row {i}: variance of the output {var.ravel()[i]:.6g}, expected σ²/(σ² + eps) = "
-            f"{expected.ravel()[i]:.6g}",
-            hint("divide by sqrt(var + eps), var the biased variance over the last axis"),
+            _(
+                "row {row}: variance of the output {got}, expected σ²/(σ² + eps) = {expected}"
+            ).format(row=i, got=f"{var.ravel()[i]:.6g}", expected=f"{expected.ravel()[i]:.6g}"),
+            hint(_("divide by sqrt(var + eps), var the biased variance over the last axis")),
         )
 
 
@@ -557,7 +621,7 @@ def np_layer_norm_equals_oracle(student, x, scale, eps, dtype):
         expected,
         "layer_norm(x)" if eps is None else f"layer_norm(x, eps={eps})",
         lambda: layer_norm_hint(
-            x, y, e, "(x - mean) / sqrt(var + eps) over the last axis, biased variance"
+            x, y, e, _("(x - mean) / sqrt(var + eps) over the last axis, biased variance")
         ),
         dtype=dtype,
     )
@@ -571,8 +635,11 @@ def np_layer_norm_is_odd(student, x, dtype):
     consistent(
         layer_norm(student, -x),
         -layer_norm(student, x),
-        "layer_norm(-x) vs -layer_norm(x)",
-        "subtract the mean and divide by the standard deviation: both flip or keep with the sign of x",
+        _(VERSUS).format(left="layer_norm(-x)", right="-layer_norm(x)"),
+        _(
+            "subtract the mean and divide by the standard deviation: both flip or keep with the sign "
+            "of x"
+        ),
         dtype=dtype,
         expected=-expected_values.layer_norm(t64(x)),
     )
@@ -584,6 +651,8 @@ def attention_numpy_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "write softmax from np.exp, np.max and np.sum, and layer_norm from np.mean: no "
-        "scipy.special.softmax, torch or getattr tricks",
+        _(
+            "write softmax from np.exp, np.max and np.sum, and layer_norm from np.mean: no "
+            "scipy.special.softmax, torch or getattr tricks"
+        ),
     )

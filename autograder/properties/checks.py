@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..i18n import N_, _, ngettext
 from .core import Failure
 
 # (rtol, atol) per dtype. Tight enough for an unbiased variance at d=512 (1e-3 relative) to fail, loose enough
@@ -36,6 +37,7 @@ def hint_text(hint) -> str:
 
 
 def fail(message: str, hint="") -> None:
+    """message, hint: already translated where they were written (`_("...").format(...)`)."""
     raise Failure(message, hint_text(hint))
 
 
@@ -69,36 +71,37 @@ def tensor(
         dtype = like.dtype if dtype is None else dtype
     if isinstance(value, tuple) and value and isinstance(value[0], torch.Tensor):
         fail(
-            f"{what}: expected a tensor, got a tuple of {len(value)}",
-            "return a single tensor here (a tuple is returned only where the docstring says so)",
+            _("{what}: expected a tensor, got a tuple of {n}").format(what=what, n=len(value)),
+            _("return a single tensor here (a tuple is returned only where the docstring says so)"),
         )
     if isinstance(value, np.ndarray):
         fail(
-            f"{what}: expected a torch.Tensor, got a NumPy array",
-            "stay in torch: no .numpy() round trip",
+            _("{what}: expected a torch.Tensor, got a NumPy array").format(what=what),
+            _("stay in torch: no .numpy() round trip"),
         )
     if not isinstance(value, torch.Tensor):
         fail(
-            f"{what}: expected a torch.Tensor, got {type(value).__name__}",
-            "check what your function returns",
+            _("{what}: expected a torch.Tensor, got {type}").format(
+                what=what, type=type(value).__name__
+            ),
+            _(CHECK_THE_RETURN),
         )
     if shape is not None and tuple(value.shape) != tuple(shape):
-        fail(
-            f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}",
-            _shape_hint(tuple(shape), tuple(value.shape)),
-        )
+        wrong_shape(what, tuple(shape), tuple(value.shape))
     if dtype is not None and value.dtype != dtype:
         if check_dtype:
             fail(
-                f"{what}: expected dtype {dtype}, got {value.dtype}",
-                "keep the input's dtype: build new tensors with dtype=x.dtype, device=x.device",
+                _(EXPECTED_DTYPE).format(what=what, expected=dtype, got=value.dtype),
+                _("keep the input's dtype: build new tensors with dtype=x.dtype, device=x.device"),
             )
         if not (value.is_floating_point() and dtype.is_floating_point):
             value = value.to(dtype)
     if check_dtype and like is not None and value.device != like.device:
         fail(
-            f"{what}: expected device {like.device}, got {value.device}",
-            "keep the input's device: build new tensors with device=x.device",
+            _("{what}: expected device {expected}, got {got}").format(
+                what=what, expected=like.device, got=value.device
+            ),
+            _("keep the input's device: build new tensors with device=x.device"),
         )
     if not shape_only:
         finite(value, what, hint=nan_hint)
@@ -116,23 +119,27 @@ def array(
 ) -> np.ndarray:
     """NumPy twin of `tensor`: the dtype is checked only where check_dtype is set, NaN and inf first."""
     if isinstance(value, torch.Tensor):
-        fail(f"{what}: expected a NumPy array, got a torch.Tensor", "this warm-up is NumPy only")
+        fail(
+            _("{what}: expected a NumPy array, got a torch.Tensor").format(what=what),
+            _("this warm-up is NumPy only"),
+        )
     if not isinstance(value, np.ndarray):
         fail(
-            f"{what}: expected a NumPy array, got {type(value).__name__}",
-            "check what your function returns",
+            _("{what}: expected a NumPy array, got {type}").format(
+                what=what, type=type(value).__name__
+            ),
+            _(CHECK_THE_RETURN),
         )
     if shape is not None and tuple(value.shape) != tuple(shape):
-        fail(
-            f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}",
-            _shape_hint(tuple(shape), tuple(value.shape)),
-        )
+        wrong_shape(what, tuple(shape), tuple(value.shape))
     if dtype is not None and value.dtype != dtype:
         if check_dtype:
             fail(
-                f"{what}: expected dtype {np.dtype(dtype)}, got {value.dtype}",
-                "keep the input's dtype: a float64 scalar such as np.sqrt(d_k) promotes a float32 array to "
-                "float64 (NumPy 2); use math.sqrt, or cast back with .astype(x.dtype)",
+                _(EXPECTED_DTYPE).format(what=what, expected=np.dtype(dtype), got=value.dtype),
+                _(
+                    "keep the input's dtype: a float64 scalar such as np.sqrt(d_k) promotes a float32 "
+                    "array to float64 (NumPy 2); use math.sqrt, or cast back with .astype(x.dtype)"
+                ),
             )
         if not (
             np.issubdtype(value.dtype, np.floating) and np.issubdtype(np.dtype(dtype), np.floating)
@@ -143,21 +150,38 @@ def array(
     return value
 
 
+CHECK_THE_RETURN = N_("check what your function returns")
+# `what` of two outputs compared with each other: _(VERSUS).format(left="softmax(x + c)", right="softmax(x)")
+VERSUS = N_("{left} vs {right}")
+EXPECTED_DTYPE = N_("{what}: expected dtype {expected}, got {got}")
+EXPECTED_SHAPE = N_("{what}: expected shape {expected}, got {got}")
+
+
+def wrong_shape(what: str, expected: tuple, got: tuple, hint="") -> None:
+    """Fail: `what` has shape `got` where `expected` was expected; hint: the caller's, else the usual causes."""
+    fail(
+        _(EXPECTED_SHAPE).format(what=what, expected=expected, got=got),
+        hint_text(hint) or _shape_hint(expected, got),
+    )
+
+
 def _shape_hint(expected: tuple, got: tuple) -> str:
     if sorted(expected) == sorted(got):
-        return "the right sizes in the wrong order: a missing or extra transpose?"
+        return _("the right sizes in the wrong order: a missing or extra transpose?")
     if len(expected) != len(got):
-        return "a dimension too many or too few: a missing squeeze/unsqueeze, or heads not merged back?"
-    return "compare each dimension with the shapes in the docstring"
+        return _(
+            "a dimension too many or too few: a missing squeeze/unsqueeze, or heads not merged back?"
+        )
+    return _("compare each dimension with the shapes in the docstring")
 
 
 # ----------------------------------------------------------------------------------- NaN first, then values
-NAN_HINT = (
+NAN_HINT = N_(
     "a NaN usually comes from a fully masked row through softmax: its max is -inf and -inf - (-inf) is "
     "NaN; give such a row zero weights (replace a -inf max by 0 and a zero sum by 1). Other sources are "
     "0/0 (a variance of 0 without eps) and exp overflow (subtract the max first)."
 )
-INF_HINT = (
+INF_HINT = N_(
     "an inf usually comes from exp overflow (subtract the max before exp) or from a division by zero "
     "(add eps to the variance)."
 )
@@ -189,16 +213,36 @@ def finite(actual, what: str, expected=None, hint: str | None = None) -> None:
     idx = tuple(int(i) for i in torch.nonzero(bad)[0])
     value = a[idx].item()
     kind = "NaN" if value != value else ("inf" if value > 0 else "-inf")
-    at = _index_text(idx) if idx else "(a scalar)"
-    count = int(bad.sum())
-    where = f" and at {count - 1} other places" if count > 1 else ""
-    hint = hint or (NAN_HINT if kind == "NaN" else INF_HINT)
-    if e is not None:
-        fail(
-            f"{what}: your output has {kind} at {at}{where}, where {e[idx].item():.6g} was expected",
-            hint,
+    others = int(bad.sum()) - 1  # a scalar has no other place
+    hint = hint or (_(NAN_HINT) if kind == "NaN" else _(INF_HINT))
+    if e is None:
+        if not idx:
+            message = _("{what}: your output has {kind} at (a scalar)")
+        elif not others:
+            message = _("{what}: your output has {kind} at {at}")
+        else:  # one English form for every count, as before ("and at 1 other places")
+            message = ngettext(
+                "{what}: your output has {kind} at {at} and at {others} other places",
+                "{what}: your output has {kind} at {at} and at {others} other places",
+                others,
+            )
+    elif not idx:
+        message = _("{what}: your output has {kind} at (a scalar), where {expected} was expected")
+    elif not others:
+        message = _("{what}: your output has {kind} at {at}, where {expected} was expected")
+    else:
+        message = ngettext(
+            "{what}: your output has {kind} at {at} and at {others} other places, where {expected} "
+            "was expected",
+            "{what}: your output has {kind} at {at} and at {others} other places, where {expected} "
+            "was expected",
+            others,
         )
-    fail(f"{what}: your output has {kind} at {at}{where}", hint)
+    expected = "" if e is None else f"{e[idx].item():.6g}"
+    fail(
+        message.format(what=what, kind=kind, at=_index_text(idx), others=others, expected=expected),
+        hint,
+    )
 
 
 def _spread(x: torch.Tensor) -> float:
@@ -214,11 +258,19 @@ def not_constant(actual, expected, what: str) -> None:
         return
     if _spread(e) > 1e-6 and _spread(a) == 0.0:
         fail(
-            f"{what}: your output is {a.flatten()[0].item():.6g} everywhere, where the expected output is not "
-            f"constant (it ranges from {e.to(torch.float64).min().item():.6g} to "
-            f"{e.to(torch.float64).max().item():.6g})",
-            "the function returns a constant: compute the result from the inputs (is a placeholder such as "
-            "zeros_like still returned?)",
+            _(
+                "{what}: your output is {value} everywhere, where the expected output is not constant "
+                "(it ranges from {low} to {high})"
+            ).format(
+                what=what,
+                value=f"{a.flatten()[0].item():.6g}",
+                low=f"{e.to(torch.float64).min().item():.6g}",
+                high=f"{e.to(torch.float64).max().item():.6g}",
+            ),
+            _(
+                "the function returns a constant: compute the result from the inputs (is a placeholder "
+                "such as zeros_like still returned?)"
+            ),
         )
 
 
@@ -254,10 +306,7 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     hint: a string, or a callable run only on failure."""
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.shape != e.shape:
-        fail(
-            f"{what}: expected shape {tuple(e.shape)}, got {tuple(a.shape)}",
-            lambda: hint_text(hint) or _shape_hint(tuple(e.shape), tuple(a.shape)),
-        )
+        wrong_shape(what, tuple(e.shape), tuple(a.shape), hint)
     finite(a, what, e)
     if is_close(a, e, dtype, rtol, atol):
         return
@@ -266,8 +315,15 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     flat = int(torch.argmax(diff))
     idx = tuple(int(i) for i in np.unravel_index(flat, tuple(a.shape))) if a.dim() else ()
     fail(
-        f"{what}: at index {_index_text(idx)} got {a64[idx].item():.6g}, expected {e64[idx].item():.6g} "
-        f"(max abs difference {diff.max().item():.3g})",
+        _(
+            "{what}: at index {index} got {got}, expected {expected} (max abs difference {difference})"
+        ).format(
+            what=what,
+            index=_index_text(idx),
+            got=f"{a64[idx].item():.6g}",
+            expected=f"{e64[idx].item():.6g}",
+            difference=f"{diff.max().item():.3g}",
+        ),
         hint,
     )
 
@@ -278,7 +334,7 @@ def equal(actual, expected, what: str, hint="") -> None:
     a, e = _as_tensor(actual), _as_tensor(expected)
     expect(
         a.shape == e.shape and bool(torch.equal(a, e.to(a.dtype))),
-        f"{what}: the values differ",
+        _("{what}: the values differ").format(what=what),
         hint,
     )
 
@@ -310,11 +366,16 @@ def written_by_hand(student, component: str, hint: str) -> None:
     from ..student_code import StudentError
 
     src = student.source(component)
+    file = f"{component}.py"
     if src is None:
-        raise StudentError("missing", f"{component}.py is missing from the submission", component)
+        raise StudentError(
+            "missing", _("{file} is missing from the submission").format(file=file), component
+        )
     if "NotImplementedError" in src:
         raise StudentError(
-            "not_implemented", f"{component}.py still raises NotImplementedError", component
+            "not_implemented",
+            _("{file} still raises NotImplementedError").format(file=file),
+            component,
         )
     # Import the module too (its __dir__, through the narrow interface): a file that cannot be imported,
     # or that exits or crashes on import, earns nothing here either.
@@ -326,6 +387,8 @@ def written_by_hand(student, component: str, hint: str) -> None:
     )
     expect(
         not findings,
-        f"forbidden in {component}.py or a helper it imports: " + "; ".join(map(str, findings[:3])),
+        _("forbidden in {file} or a helper it imports: {findings}").format(
+            file=file, findings="; ".join(map(str, findings[:3]))
+        ),
         hint,
     )

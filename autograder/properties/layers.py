@@ -9,6 +9,7 @@ import enum
 
 import torch.nn.functional as F
 
+from ..i18n import N_, _
 from .checks import diagnose, expect, fail, is_close
 from .multi_head import expected_multi_head
 
@@ -134,23 +135,28 @@ def expected_decoder_layer(
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
-PRE_NORM = (
+# Marked N_: translated where they are used, `_(PRE_NORM)`.
+PRE_NORM = N_(
     "pre-norm: the kit's layers are post-norm, x = add_norm(x, sublayer(x)) = norm(x + sublayer(x)); "
     "normalise after adding the residual, not before the sub-layer"
 )
-AFTER_NORM = (
+AFTER_NORM = N_(
     "the residual is added after the norm (x + norm(sublayer(x))): add first, then normalise: "
     "add_norm(x, sublayer(x)) = norm(x + sublayer(x))"
 )
-NO_RESIDUAL = "the residual is missing: add_norm(x, sublayer(x)) adds the sub-layer's input x back"
-LAYER_0 = "every step applies layers[0]: loop over the layers, for layer in self.layers: x = layer(x, ...)"
+NO_RESIDUAL = N_(
+    "the residual is missing: add_norm(x, sublayer(x)) adds the sub-layer's input x back"
+)
+LAYER_0 = N_(
+    "every step applies layers[0]: loop over the layers, for layer in self.layers: x = layer(x, ...)"
+)
 
 
 def same_layer_hint(cls="EncoderLayer"):
-    return (
+    return _(
         "the same layer is applied at every step ([layer] * N or ModuleList([layer] * N) repeats one "
-        f"module): build N separate {cls} instances, e.g. [{cls}(...) for _ in range(N)]"
-    )
+        "module): build N separate {cls} instances, e.g. [{cls}(...) for _ in range(N)]"
+    ).format(cls=cls)
 
 
 def explain_stack(got, n, expected_stack, default, masks_hint, cls, masked=True):
@@ -161,17 +167,17 @@ def explain_stack(got, n, expected_stack, default, masks_hint, cls, masked=True)
         return lambda: is_close(got, expected_stack(**kw))
 
     candidates = [
-        (same(order=[0] * n), LAYER_0),
+        (same(order=[0] * n), _(LAYER_0)),
         (same(order=[n - 1] * n), same_layer_hint(cls)),
         (
             same(order=list(range(n))[::-1]),
-            "the layers run in reverse order: layers[0] comes first",
+            _("the layers run in reverse order: layers[0] comes first"),
         ),
         (
             same(order=[n - 1]),
-            "only the last layer is applied: each layer's output feeds the next one",
+            _("only the last layer is applied: each layer's output feeds the next one"),
         ),
-        (same(order=[0]), "only the first layer is applied: loop over all of self.layers"),
+        (same(order=[0]), _("only the first layer is applied: loop over all of self.layers")),
     ]
     if masked:
         candidates += [(same(masked=()), masks_hint), (same(masked=(0,)), masks_hint)]
@@ -188,13 +194,16 @@ def stack_has_n_distinct_layers(student, component: str, stack: str, layer: str,
         # listed, but no own parameters
         shared = any(k.startswith(f"layers.{n - 1}.") for k in info["state"])
         fail(
-            f"{stack}(num_layers={n}) has parameters for layers {have}, expected {list(range(n))}",
+            _("{built} has parameters for layers {have}, expected {expected}").format(
+                built=f"{stack}(num_layers={n})", have=have, expected=list(range(n))
+            ),
             same_layer_hint(layer)
             if shared
-            else f"build num_layers {layer} instances in an nn.ModuleList",
+            else _("build num_layers {layer} instances in an nn.ModuleList").format(layer=layer),
         )
+    parameter = f"layers.{n - 1}.self_attention.w_q.weight"
     expect(
-        any(p == f"layers.{n - 1}.self_attention.w_q.weight" for p in info["params"]),
-        f"layers.{n - 1}.self_attention.w_q.weight not found",
-        f"each layer is a {layer}",
+        any(p == parameter for p in info["params"]),
+        _("{parameter} not found").format(parameter=parameter),
+        _("each layer is a {layer}").format(layer=layer),
     )

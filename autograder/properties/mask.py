@@ -10,8 +10,9 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from . import expected_values
-from .checks import diagnose, expect, fail, tensor
+from .checks import EXPECTED_DTYPE, diagnose, expect, fail, tensor, wrong_shape
 from .core import prop
 from .expected_values import expected_causal_mask
 from .strategies import PaddedTokens, dtypes, randn, seeds
@@ -26,7 +27,7 @@ def as_bool(m, what, strict, hint):
     if m.dtype == torch.bool:
         return m
     if strict or not bool(((m == 0) | (m == 1)).all()):
-        fail(f"{what}: expected dtype torch.bool, got {m.dtype}", hint)
+        fail(_(EXPECTED_DTYPE).format(what=what, expected="torch.bool", got=m.dtype), hint)
     return m != 0
 
 
@@ -38,8 +39,10 @@ def student_causal_mask(student, size, strict=False, **kwargs):
         m,
         f"causal_mask({size})",
         strict,
-        "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool).tril(): "
-        "not a float 0/1 or 0/-inf mask",
+        _(
+            "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool)"
+            ".tril(): not a float 0/1 or 0/-inf mask"
+        ),
     )
 
 
@@ -52,23 +55,30 @@ def causal_hint(m, size, default):
         default,
         (
             torch.equal(m, ones.tril(-1)),
-            "the diagonal is excluded: position i must see itself, True on and below "
-            "the diagonal (torch.tril with diagonal=0), not strictly below",
+            _(
+                "the diagonal is excluded: position i must see itself, True on and below the diagonal "
+                "(torch.tril with diagonal=0), not strictly below"
+            ),
         ),
         (
             torch.equal(m, ones.triu(1)),
-            "inverted polarity: True must mean may attend (j <= i), not blocked",
+            _("inverted polarity: True must mean may attend (j <= i), not blocked"),
         ),
         (
             torch.equal(m, ones.triu()),
-            "upper triangle: True must be on and below the diagonal (j <= i, tril), "
-            "not above it (triu)",
+            _(
+                "upper triangle: True must be on and below the diagonal (j <= i, tril), not above it "
+                "(triu)"
+            ),
         ),
         (
             torch.equal(m, ~ones.triu()),
-            "inverted polarity and the diagonal excluded: True = may attend, j <= i",
+            _("inverted polarity and the diagonal excluded: True = may attend, j <= i"),
         ),
-        (bool(m.all()), "everything is allowed: the future must be blocked above the diagonal"),
+        (
+            bool(m.all()),
+            _("everything is allowed: the future must be blocked above the diagonal"),
+        ),
     )
 
 
@@ -76,21 +86,31 @@ def student_padding_mask(student, tokens, pad_id, strict=False):
     b, s = tokens.shape
     m = student.call(C, "padding_mask", tokens, pad_id)
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, s), (b, 1, s)):
-        fail(
-            f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
-            "add the broadcast dims for heads and queries: (batch, 1, 1, seq), e.g. mask[:, None, None, :]",
+        wrong_shape(
+            "padding_mask",
+            (b, 1, 1, s),
+            tuple(m.shape),
+            _(
+                "add the broadcast dims for heads and queries: (batch, 1, 1, seq), e.g. "
+                "mask[:, None, None, :]"
+            ),
         )
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, 1, s, 1), (b, s, 1, 1)) and s > 1:
-        fail(
-            f"padding_mask: expected shape {(b, 1, 1, s)}, got {tuple(m.shape)}",
-            "the mask blocks padded keys, so seq must be the last dim (the keys' dim): (batch, 1, 1, seq)",
+        wrong_shape(
+            "padding_mask",
+            (b, 1, 1, s),
+            tuple(m.shape),
+            _(
+                "the mask blocks padded keys, so seq must be the last dim (the keys' dim): "
+                "(batch, 1, 1, seq)"
+            ),
         )
     m = tensor(m, "padding_mask", shape=(b, 1, 1, s))
     return as_bool(
         m,
         "padding_mask",
         strict,
-        "return the bool comparison tokens != pad_id (True = real token, may attend)",
+        _("return the bool comparison tokens != pad_id (True = real token, may attend)"),
     )
 
 
@@ -106,13 +126,15 @@ def padding_hint(m, tokens, pad_id, default):
         default,
         (
             pad_id != 0 and torch.equal(got, tokens != 0),
-            "ignores the pad_id argument: compares with 0",
+            _("ignores the pad_id argument: compares with 0"),
         ),
         (
             torch.equal(got, tokens == pad_id),
-            "inverted mask: True must mark the real tokens (tokens != pad_id), False the padding",
+            _(
+                "inverted mask: True must mark the real tokens (tokens != pad_id), False the padding"
+            ),
         ),
-        (bool(got.all()), "nothing is masked: compare the tokens with pad_id"),
+        (bool(got.all()), _("nothing is masked: compare the tokens with pad_id")),
     )
 
 
@@ -149,10 +171,19 @@ def causal_mask_is_lower_triangular(student, size):
     expected = expected_causal_mask(size)
     if not torch.equal(got, expected):
         bad = torch.nonzero(got != expected)[0].tolist()
+        i, j = bad
         fail(
-            f"causal_mask({size})[{bad[0]}, {bad[1]}] is {bool(got[bad[0], bad[1]])}, expected "
-            f"{bool(expected[bad[0], bad[1]])} (position {bad[0]} may see {bad[1]} exactly when {bad[1]} <= {bad[0]})",
-            causal_hint(got, size, "mask[i, j] = (j <= i): torch.tril of a bool matrix of ones"),
+            _(
+                "{entry} is {got}, expected {expected} (position {i} may see {j} exactly when "
+                "{j} <= {i})"
+            ).format(
+                entry=f"causal_mask({size})[{i}, {j}]",
+                got=bool(got[i, j]),
+                expected=bool(expected[i, j]),
+                i=i,
+                j=j,
+            ),
+            causal_hint(got, size, _("mask[i, j] = (j <= i): torch.tril of a bool matrix of ones")),
         )
 
 
@@ -160,8 +191,10 @@ def causal_mask_is_lower_triangular(student, size):
     C,
     points=1,
     examples=3,
-    error_hint="accept a device argument, causal_mask(size, device=None), and pass it "
-    "to the tensor you create (device=device)",
+    error_hint=N_(
+        "accept a device argument, causal_mask(size, device=None), and pass it "
+        "to the tensor you create (device=device)"
+    ),
 )
 @given(size=st.integers(1, 4), device=st.sampled_from(["cpu", torch.device("cpu"), None]))
 def causal_mask_accepts_device(student, size, device):
@@ -169,8 +202,10 @@ def causal_mask_accepts_device(student, size, device):
     m = student_causal_mask(student, size, device=device)
     expect(
         m.device == torch.device("cpu"),
-        f"causal_mask(..., device={device!r}) is on {m.device}",
-        "create the mask with device=device",
+        _("{call} is on {device}").format(
+            call=f"causal_mask(..., device={device!r})", device=m.device
+        ),
+        _("create the mask with device=device"),
     )
 
 
@@ -184,8 +219,8 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
     m = student_causal_mask(student, n)
     expect(
         bool(m.diagonal().all()),
-        f"your causal_mask({n}) blocks position i from itself",
-        causal_hint(m, n, "position i may always attend to itself: mask[i, i] is True"),
+        _("your {mask} blocks position i from itself").format(mask=f"causal_mask({n})"),
+        causal_hint(m, n, _("position i may always attend to itself: mask[i, i] is True")),
     )
     x = randn((2, n, d), seed, dtype)
     x2 = x.clone()
@@ -194,9 +229,11 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
     out2 = expected_values.attention(x2, x2, x2, m)[0]
     if not torch.allclose(out[:, : cut + 1], out2[:, : cut + 1], rtol=1e-5, atol=1e-6):
         fail(
-            f"with your causal_mask({n}), the attention output at positions <= {cut} changed when only "
-            f"positions > {cut} changed: the future leaks",
-            causal_hint(m, n, "block j > i: mask[i, j] = (j <= i)"),
+            _(
+                "with your {mask}, the attention output at positions <= {cut} changed when only "
+                "positions > {cut} changed: the future leaks"
+            ).format(mask=f"causal_mask({n})", cut=cut),
+            causal_hint(m, n, _("block j > i: mask[i, j] = (j <= i)")),
         )
 
 
@@ -220,10 +257,14 @@ def padding_mask_marks_real_tokens(student, inputs):
     if not torch.equal(m, expected):
         bad = torch.nonzero(m != expected)[0].tolist()
         fail(
-            f"padding_mask(tokens, pad_id={pad_id})[{bad[0]}, 0, 0, {bad[3]}] is {bool(m[tuple(bad)])} for "
-            f"token {int(tokens[bad[0], bad[3]])}, expected {bool(expected[tuple(bad)])}",
+            _("{entry} is {got} for token {token}, expected {expected}").format(
+                entry=f"padding_mask(tokens, pad_id={pad_id})[{bad[0]}, 0, 0, {bad[3]}]",
+                got=bool(m[tuple(bad)]),
+                token=int(tokens[bad[0], bad[3]]),
+                expected=bool(expected[tuple(bad)]),
+            ),
             padding_hint(
-                m, tokens, pad_id, "mask = (tokens != pad_id), reshaped to (batch, 1, 1, seq)"
+                m, tokens, pad_id, _("mask = (tokens != pad_id), reshaped to (batch, 1, 1, seq)")
             ),
         )
 
@@ -244,9 +285,9 @@ def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     real = tokens != pad_id
     expect(
         bool((m.reshape(b, s) | ~real).all()) or not bool(real.any()),
-        "your padding mask blocks a real token (tokens != pad_id)",
+        _("your padding mask blocks a real token (tokens != pad_id)"),
         padding_hint(
-            m, tokens, pad_id, "True where tokens != pad_id: real tokens may be attended to"
+            m, tokens, pad_id, _("True where tokens != pad_id: real tokens may be attended to")
         ),
     )
     q = randn((b, heads, m_q, 3), seed, dtype)
@@ -257,8 +298,14 @@ def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
     out, out2 = expected_values.attention(q, k, v, m)[0], expected_values.attention(q, k2, v2, m)[0]
     if not torch.allclose(out, out2, rtol=1e-5, atol=1e-6):
         fail(
-            "with your padding mask, changing the keys/values at padding positions changed the attention output",
+            _(
+                "with your padding mask, changing the keys/values at padding positions changed the "
+                "attention output"
+            ),
             padding_hint(
-                m, tokens, pad_id, "True where tokens != pad_id: the padding keys must be blocked"
+                m,
+                tokens,
+                pad_id,
+                _("True where tokens != pad_id: the padding keys must be blocked"),
             ),
         )
