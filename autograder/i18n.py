@@ -14,6 +14,7 @@ variable TRANSFORMER_KIT_LANG, the default a student bundle remembers (autograde
 
 from __future__ import annotations
 
+import contextlib
 import gettext
 import os
 from pathlib import Path
@@ -37,6 +38,18 @@ def set_language(lang: str | None) -> None:
     if lang is not None and lang not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}: choose from {', '.join(LANGUAGES)}")
     _chosen = lang
+
+
+@contextlib.contextmanager
+def speaking(lang: str | None):
+    """set_language(lang) for the block, then the choice before it (the judge's run, called as a library)."""
+    global _chosen
+    before = _chosen
+    set_language(lang)
+    try:
+        yield
+    finally:
+        _chosen = before
 
 
 def _supported(value: str | None) -> str | None:
