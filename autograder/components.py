@@ -172,7 +172,7 @@ FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(
         deps=(),
         forbidden_families=(),
         forbidden_names=("transformer",),
-        slow_hint="vectorise: build the table with arange and broadcasting, not a Python loop",
+        slow_hint=N_("vectorise: build the table with arange and broadcasting, not a Python loop"),
         contract="""\
 sinusoidal_encoding(max_len, d_model) -> (max_len, d_model):
   PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(p / 10000^(2i/d_model)); odd d_model allowed

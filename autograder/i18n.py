@@ -41,9 +41,9 @@ def set_language(lang: str | None) -> None:
 
 
 @contextlib.contextmanager
-def chosen(lang: str):
+def chosen(lang: str | None):
     """`set_language(lang)` for a block, then the previous choice again: what the instructor generates in a
-    language (a course's notebooks) whatever the environment says."""
+    language (a course's notebooks) whatever the environment says, or the judge's run called as a library."""
     global _chosen
     saved = _chosen
     set_language(lang)

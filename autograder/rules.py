@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .components import COMPONENTS, NAMES
+from .i18n import N_, _
 
 # ------------------------------------------------------------------------------------------------ the rule
 # An operator is forbidden where it computes the exercise's result in one call: a softmax (log_softmax and
@@ -51,15 +52,25 @@ FAMILIES: MappingProxyType = MappingProxyType(
         "loss": re.compile(r"cross_entropy|nll_loss|kl_div"),
     }
 )
+# What each family is, as a student reads it (translated where a ForbiddenCall is made).
 FAMILY_TEXT = MappingProxyType(
     {
-        "softmax": "a library softmax: torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, "
-        "torch.logsumexp...",
-        "norm": "a library normalisation: F.layer_norm, nn.LayerNorm, F.group_norm, F.batch_norm, F.instance_norm, "
-        "F.rms_norm...",
-        "attention": "a library attention: F.scaled_dot_product_attention, nn.MultiheadAttention, "
-        "nn.TransformerEncoderLayer...",
-        "loss": "a library loss: F.cross_entropy (label_smoothing=...), nn.CrossEntropyLoss, F.nll_loss, F.kl_div...",
+        "softmax": N_(
+            "a library softmax: torch.softmax, F.softmax, F.log_softmax, torch.sparse.softmax, "
+            "torch.logsumexp..."
+        ),
+        "norm": N_(
+            "a library normalisation: F.layer_norm, nn.LayerNorm, F.group_norm, F.batch_norm, "
+            "F.instance_norm, F.rms_norm..."
+        ),
+        "attention": N_(
+            "a library attention: F.scaled_dot_product_attention, nn.MultiheadAttention, "
+            "nn.TransformerEncoderLayer..."
+        ),
+        "loss": N_(
+            "a library loss: F.cross_entropy (label_smoothing=...), nn.CrossEntropyLoss, F.nll_loss, "
+            "F.kl_div..."
+        ),
     }
 )
 # Per component: the operator families that may not run while it is under test (its declaration says which).
@@ -103,11 +114,17 @@ class ForbiddenCall(RuntimeError):
 
     def __init__(self, what: str, component: str):
         self.what, self.component = what, component
-        super().__init__(f"{what} is forbidden in {component}: this exercise asks for it by hand")
+        super().__init__(
+            _("{what} is forbidden in {component}: this exercise asks for it by hand").format(
+                what=what, component=component
+            )
+        )
 
 
 def _what(op: str, family: str) -> str:
-    return f"{op} ({FAMILY_TEXT[family]})"
+    """'aten::softmax.int (a library softmax: ...)', in the language of the moment: made when the call is
+    refused, never at install (the zygote installs the guard before it learns the language)."""
+    return f"{op} ({_(FAMILY_TEXT[family])})"
 
 
 # --------------------------------------------------------------------------------------------- the guard
@@ -156,7 +173,7 @@ def _make_guard():
     def register(op):
         if op in libraries:
             return
-        ns, _, name = op.partition("::")
+        ns, _sep, name = op.partition("::")
         library = torch.library.Library(ns, "IMPL")
         with (
             warnings.catch_warnings()
@@ -167,10 +184,11 @@ def _make_guard():
         libraries[op] = library
 
     def shadow(op, overload):
-        what = _what(op, family_of[op])
+        family = family_of[op]
 
         def kernel(*args, **kwargs):
             if op in state[1]:
+                what = _what(op, family)
                 if state[2] is None:
                     state[2] = what
                 raise ForbiddenCall(what, state[0])
@@ -188,8 +206,8 @@ def _make_guard():
         keys = tuple(k for k in _KEYS if has_kernel(op, k))
         if not keys:
             continue  # no kernel that computes values in this build (Meta only, or another device)
-        ns, _, name = op.partition("::")
-        packet, _, overload = name.partition(".")
+        ns, _sep, name = op.partition("::")
+        packet, _sep, overload = name.partition(".")
         try:
             target = getattr(getattr(getattr(torch.ops, ns), packet), overload or "default")
         except (AttributeError, RuntimeError):
@@ -215,11 +233,11 @@ def _make_guard():
         if state[0] is None:
             return
         if event in refused_events:
-            what = (
-                f"{event}(), which walks the interpreter's objects (the by-hand guard among them),"
-            )
+            what = _(
+                "{call}(), which walks the interpreter's objects (the by-hand guard among them),"
+            ).format(call=event)
         elif event == "import" and str(args[0]).startswith(("torch._dynamo", "torch._inductor")):
-            what = "torch.compile, which generates its own kernels,"
+            what = _("torch.compile, which generates its own kernels,")
         else:
             return
         if state[2] is None:
@@ -249,19 +267,21 @@ def _make_guard():
             raise ForbiddenCall(reached, component)
         if dispatch_state() != before:
             raise ForbiddenCall(
-                "changing torch's dispatch state (a dispatch mode, or an included or excluded "
-                "dispatch key, left changed)",
+                _(
+                    "changing torch's dispatch state (a dispatch mode, or an included or excluded "
+                    "dispatch key, left changed)"
+                ),
                 component,
             )
 
     def _leave(component, banned, outer, patched):
         mine = state[0] == component and state[1] is banned
-        reached = state[2] if mine else "tampering with the by-hand guard"
+        reached = state[2] if mine else _("tampering with the by-hand guard")
         state[:] = outer
         for obj, name, old in patched:
             setattr(obj, name, old)
         if not intact():
-            reached = reached or "removing the by-hand guard's kernels"
+            reached = reached or _("removing the by-hand guard's kernels")
         return reached
 
     guard_for.forbidden = lambda component: forbidden[component]
@@ -283,7 +303,7 @@ def _patch_scipy(component: str):
         if hasattr(special, name):
 
             def refuse(*a, _n=name, **k):
-                raise ForbiddenCall(f"scipy.special.{_n}", component)
+                raise ForbiddenCall(f"scipy.special.{_n}", component)  # code: no words
 
             patched.append((special, name, getattr(special, name)))
             setattr(special, name, refuse)
@@ -452,10 +472,8 @@ class Finding:
     file: str = ""
 
     def __str__(self) -> str:
-        return (
-            f"{self.file}, line {self.line}: {self.what}"
-            if self.file
-            else f"line {self.line}: {self.what}"
+        return (_("{file}, line {line}: {what}") if self.file else _("line {line}: {what}")).format(
+            file=self.file, line=self.line, what=self.what
         )
 
 
@@ -470,38 +488,63 @@ def scan_source(component: str, source: str, file: str = "") -> list[Finding]:
     add = lambda node, what: found.append(Finding(node.lineno, what, file))  # noqa: E731
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in names:
-            add(node, f"uses .{node.attr}, a library function this exercise does by hand")
+            add(
+                node,
+                _("uses {name}, a library function this exercise does by hand").format(
+                    name=f".{node.attr}"
+                ),
+            )
         elif isinstance(node, ast.Attribute) and node.attr in _TAMPERING_ATTRS:
-            add(node, f"uses .{node.attr}, which reaches into the checker or torch's dispatcher")
+            add(
+                node,
+                _("uses {name}, which reaches into the checker or torch's dispatcher").format(
+                    name=f".{node.attr}"
+                ),
+            )
         elif (
             isinstance(node, ast.Attribute)
             and node.attr == "compile"
             and isinstance(node.value, ast.Name)
             and node.value.id == "torch"
         ):
-            add(node, "uses torch.compile, which generates its own kernels")
+            add(node, _("uses torch.compile, which generates its own kernels"))
         elif (
             isinstance(node, ast.Subscript)
             and isinstance(node.value, ast.Attribute)
             and node.value.attr == "__dict__"
             and not isinstance(node.slice, ast.Constant)
         ):
-            add(node, "looks up a computed name in a __dict__, which can hide a forbidden call")
+            add(node, _("looks up a computed name in a __dict__, which can hide a forbidden call"))
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             root = (node.module or "").split(".")[0]
             if root in _HIDING_MODULES:
-                add(node, f"imports from {node.module}, which this kit does not allow")
+                add(
+                    node,
+                    _("imports from {module}, which this kit does not allow").format(
+                        module=node.module
+                    ),
+                )
             for alias in node.names:
                 if alias.name in names or alias.name in _TAMPERING_ATTRS:
-                    add(node, f"imports {alias.name} from {node.module}")
+                    add(
+                        node,
+                        _("imports {name} from {module}").format(
+                            name=alias.name, module=node.module
+                        ),
+                    )
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in _HIDING_MODULES:
-                    add(node, f"imports {alias.name}, which this kit does not allow")
+                    add(
+                        node,
+                        _("imports {name}, which this kit does not allow").format(name=alias.name),
+                    )
                 elif set(alias.name.split(".")) & _TAMPERING_ATTRS:
                     add(
                         node,
-                        f"imports {alias.name}, which reaches into the checker or torch's dispatcher",
+                        _(
+                            "imports {name}, which reaches into the checker or torch's dispatcher"
+                        ).format(name=alias.name),
                     )
         elif (
             isinstance(node, ast.Call)
@@ -517,14 +560,16 @@ def scan_source(component: str, source: str, file: str = "") -> list[Finding]:
             if dynamic:
                 add(
                     node,
-                    f"calls {node.func.id}(...) with a computed name, which can hide a forbidden call",
+                    _(
+                        "calls {name}(...) with a computed name, which can hide a forbidden call"
+                    ).format(name=node.func.id),
                 )
         elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
             and (node.value in names or node.value in _TAMPERING_ATTRS)
         ):
-            add(node, f"names {node.value!r} in a string")
+            add(node, _("names {text} in a string").format(text=repr(node.value)))
     return sorted(set(found), key=lambda f: (f.file, f.line))
 
 

@@ -33,6 +33,7 @@ from .components import (
     BY_NAME as _COMPONENTS,  # imported here, before a judge's worker hides the kit
 )
 from .components import call_limit_factor
+from .i18n import _
 from .timing import DEFAULT_TIMEOUT
 
 _ForbiddenCall = rules.ForbiddenCall
@@ -218,8 +219,11 @@ def load_package(path: Path, name: str | None = None) -> str:
 def student_traceback(exc: BaseException, root: Path, limit: int = 6) -> str:
     """The traceback frames inside the submission only: the student's code, never the kit's."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if str(root) in str(f.filename)]
+    frame = _("{file}, line {line}, in {function}")
     lines = [
-        f"  {Path(f.filename).name}, line {f.lineno}, in {f.name}\n    {f.line}"
+        "  "
+        + frame.format(file=Path(f.filename).name, line=f.lineno, function=f.name)
+        + f"\n    {f.line}"
         for f in frames[-limit:]
     ]
     return "\n".join(lines)
@@ -306,7 +310,7 @@ class Executor:
         for name in _COMPONENTS[component].preload if component in _COMPONENTS else ():
             importlib.import_module(name)
         try:
-            with self._student_context(component, f"import of {component}.py"):
+            with self._student_context(component, f"{IMPORT_OF}{component}.py"):
                 return importlib.import_module(f"{self.package}.{component}")
         except StudentError as e:
             self.import_errors[component] = e
@@ -347,29 +351,39 @@ class Executor:
         except ModuleNotFoundError as e:
             missing = (e.name or "").rsplit(".", 1)[-1]
             if e.name and e.name.startswith(self.package):
-                msg = f"{missing}.py is missing from the submission (needed by {where})"
+                msg = _("{file} is missing from the submission (needed by {where})").format(
+                    file=f"{missing}.py", where=where_text(where)
+                )
                 raise StudentError("missing", msg, where, "ModuleNotFoundError") from None
             raise StudentError(
                 "exception",
-                f"ModuleNotFoundError during {where}: {e}",
+                _("ModuleNotFoundError during {where}: {error}").format(
+                    where=where_text(where), error=e
+                ),
                 where,
                 "ModuleNotFoundError",
                 student_traceback(e, self.root),
             ) from None
         except SyntaxError as e:
-            msg = f"SyntaxError in {Path(e.filename or '?').name}, line {e.lineno}: {e.msg}"
+            msg = _("SyntaxError in {file}, line {line}: {error}").format(
+                file=Path(e.filename or "?").name, line=e.lineno, error=e.msg
+            )
             raise StudentError("syntax", msg, where, "SyntaxError") from None
         except NotImplementedError as e:
             raise StudentError(
                 "not_implemented",
-                f"{where} is not implemented yet (raises NotImplementedError)",
+                _("{where} is not implemented yet (raises NotImplementedError)").format(
+                    where=where_text(where)
+                ),
                 where,
                 "NotImplementedError",
                 student_traceback(e, self.root),
             ) from None
         except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as e:  # noqa: BLE001 - hostile code
             text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
-            msg = f"{type(e).__name__} in {where}" + (f": {text}" if text else "")
+            msg = (_("{error} in {where}: {text}") if text else _("{error} in {where}")).format(
+                error=type(e).__name__, where=where_text(where), text=text
+            )
             raise StudentError(
                 "exception", msg, where, type(e).__name__, student_traceback(e, self.root)
             ) from None
@@ -383,7 +397,9 @@ class Executor:
         where = Path(frames[-1].filename).stem if frames else component
         if where == component:
             return str(e)
-        return f"{e.what} is forbidden in {where}.py, which {component} uses: this exercise asks for it by hand"
+        return _(
+            "{what} is forbidden in {file}, which {component} uses: this exercise asks for it by hand"
+        ).format(what=e.what, file=f"{where}.py", component=component)
 
     # -- operations
     def run(self, op) -> Reply:
@@ -453,8 +469,10 @@ class Executor:
                         if out is None or not out.requires_grad:
                             raise StudentError(
                                 "exception",
-                                f"{where} returned no tensor connected to its inputs "
-                                "(the autograd graph is cut: .detach(), .data, numpy or no_grad?)",
+                                _(
+                                    "{where} returned no tensor connected to its inputs "
+                                    "(the autograd graph is cut: .detach(), .data, numpy or no_grad?)"
+                                ).format(where=where),
                                 where,
                                 "NoGraph",
                             )
@@ -557,14 +575,19 @@ def _load_state(module, state: dict) -> None:
     own = module.state_dict()
     missing = sorted(set(state) - set(own))
     if missing:
-        have = ", ".join(sorted(own)) or "nothing"
         raise AttributeError(
-            f"expected parameters/buffers named {', '.join(missing)}; the module has {have}"
+            (
+                _("expected parameters/buffers named {names}; the module has {have}")
+                if own
+                else _("expected parameters/buffers named {names}; the module has nothing")
+            ).format(names=", ".join(missing), have=", ".join(sorted(own)))
         )
     for name, tensor in state.items():
         if tuple(own[name].shape) != tuple(tensor.shape):
             raise ValueError(
-                f"{name} has shape {tuple(own[name].shape)}, expected {tuple(tensor.shape)}"
+                _("{name} has shape {shape}, expected {expected}").format(
+                    name=name, shape=tuple(own[name].shape), expected=tuple(tensor.shape)
+                )
             )
     with torch.no_grad():
         for name, tensor in state.items():
@@ -618,11 +641,33 @@ class InProcessStudentCode(StudentCode):
 def _where(op) -> tuple[str, str]:
     """(component, 'in attention.softmax'): where a call ran out of time."""
     if isinstance(op, Call) and isinstance(op.on, Handle):
-        return op.on.component, f"in {op.on.component}.{op.on.name}.{op.name}"
+        return op.on.component, in_call(f"{op.on.component}.{op.on.name}.{op.name}")
     if isinstance(op, Call):
-        return op.on, f"in {op.on}.{op.name}"
+        return op.on, in_call(f"{op.on}.{op.name}")
     if isinstance(op, Build):
-        return op.component, f"in {op.component}.{op.name}.__init__"
+        return op.component, in_call(f"{op.component}.{op.name}.__init__")
     if isinstance(op, Inspect):
-        return op.handle.component, f"in {op.handle.component}.{op.handle.name}.state_dict"
+        return op.handle.component, in_call(f"{op.handle.component}.{op.handle.name}.state_dict")
     return "", ""
+
+
+# ------------------------------------------------------------------------------------ where, as a student reads it
+IMPORT_OF = "import of "  # an Executor's `where` for an import: "import of attention.py" (StudentError.where)
+
+
+def where_text(where: str) -> str:
+    """An Executor's `where` in the student's language: a call stays code (`attention.softmax`), an import
+    ("import of attention.py") is words."""
+    if where.startswith(IMPORT_OF):
+        return _("import of {file}").format(file=where.removeprefix(IMPORT_OF))
+    return where
+
+
+def in_call(call: str) -> str:
+    """'in attention.softmax': where a call timed out or its process died, ending a sentence."""
+    return _("in {call}").format(call=call)
+
+
+def during_import(file: str) -> str:
+    """'during import of attention.py', ending a sentence."""
+    return _("during import of {file}").format(file=file)

@@ -21,6 +21,7 @@ import threading
 import time
 
 from .components import get
+from .i18n import _
 
 DEFAULT_TIMEOUT = (
     10.0  # CPU seconds per call into student code: the judge's --timeout and the self-check's
@@ -35,7 +36,7 @@ def _workload() -> int:
 
     pos = torch.arange(5000, dtype=torch.float64)[:, None]
     freq = torch.exp(torch.arange(0, 64, 2, dtype=torch.float64) * (-math.log(10000.0) / 64))
-    for _ in range(20):
+    for _i in range(20):
         torch.sin(pos * freq) + torch.cos(pos * freq)
     total = 0
     for i in range(300_000):
@@ -48,7 +49,7 @@ def speed() -> float:
     global _speed
     if _speed is None:
         best = math.inf
-        for _ in range(5):
+        for _i in range(5):
             t0 = time.thread_time()
             _workload()
             best = min(best, time.thread_time() - t0)
@@ -98,6 +99,12 @@ def cpu_limit(seconds: float | None):
 
 def timeout_message(seconds: float, where: str, component: str, wall: bool = False) -> str:
     """'timed out after 3 s in attention.softmax' (where = 'in attention.softmax'), with the reason."""
-    why = "it waited without finishing (the wall-clock limit)" if wall else "CPU time"
+    why = _("it waited without finishing (the wall-clock limit)") if wall else _("CPU time")
     hint = get(component).slow_hint if component else ""  # "": an operation of no component
-    return f"timed out after {seconds:g} s {where} ({why})" + (f": {hint}" if hint else "")
+    if hint:
+        return _("timed out after {seconds} s {where} ({why}): {hint}").format(
+            seconds=f"{seconds:g}", where=where, why=why, hint=_(hint)
+        )
+    return _("timed out after {seconds} s {where} ({why})").format(
+        seconds=f"{seconds:g}", where=where, why=why
+    )

@@ -25,6 +25,7 @@ SLOW_FIXTURES = {
     "test_judge.py": {"runs"},  # 38 s, and 24 s for the tests that grade again
     "test_judge_byhand.py": {"graded"},  # 30 s
     "test_judge_hostile.py": {"graded"},  # 245 s
+    "test_judge_i18n.py": {"graded"},  # a class of five graded twice, in Spanish and in English
     "test_judge_isolation.py": {"graded", "user_dir"},  # 24 s; 26 and 28 s for the two as a user
     "test_judge_trust.py": {"graded"},  # 78 s
     "test_nbgrader.py": {"graded"},  # 130 s

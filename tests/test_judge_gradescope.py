@@ -30,6 +30,19 @@ def test_bundle_layout_and_reproducibility(tmp_path):
     assert mode & 0o111
 
 
+def test_a_course_language_is_baked_in_with_the_catalogs(tmp_path):
+    english, spanish = build(tmp_path / "en.zip"), build(tmp_path / "es.zip", lang="es")
+    for bundle in (english, spanish):
+        assert (
+            "autograder/locale/es/LC_MESSAGES/autograder.mo" in zipfile.ZipFile(bundle).namelist()
+        )
+    run = zipfile.ZipFile(spanish).read("run_autograder").decode()
+    assert (
+        "--lang es" in run
+        and "--lang" not in zipfile.ZipFile(english).read("run_autograder").decode()
+    )
+
+
 def test_run_autograder_on_a_simulated_tree(tmp_path):
     root = tmp_path / "autograder"
     (root / "source").mkdir(parents=True)

@@ -198,7 +198,9 @@ def test_the_spanish_course_has_the_english_code_markers_and_points(notebooks, t
     assert config.startswith(english_config)
     assert "os.environ.setdefault('TRANSFORMER_KIT_LANG', 'es')\n" in config
     # a released solution cell gets the stub of the Spanish exercises/
-    assert config.endswith("code_stub = dict(python='# TU CÓDIGO AQUÍ\\nraise NotImplementedError')\n")
+    assert config.endswith(
+        "code_stub = dict(python='# TU CÓDIGO AQUÍ\\nraise NotImplementedError')\n"
+    )
     assert "TRANSFORMER_KIT_LANG" not in english_config
 
 

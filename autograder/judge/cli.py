@@ -9,6 +9,7 @@ import argparse
 import os
 from pathlib import Path
 
+from ..i18n import LANGUAGES
 from .limits import Limits
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -74,6 +75,16 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
         help="another folder workers must not see",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    add_lang_argument(p)
+
+
+def add_lang_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        help="the language of what students read: messages, feedback, results.json (default: "
+        "$TRANSFORMER_KIT_LANG, else the locale's)",
+    )
 
 
 def add_timeout_argument(p: argparse.ArgumentParser) -> None:
@@ -89,6 +100,7 @@ def add_gradescope_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dest", type=Path, help="the zip to write, e.g. autograder.zip")
     add_timeout_argument(p)
     p.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date")
+    add_lang_argument(p)
 
 
 def options_from(args):
@@ -108,6 +120,7 @@ def options_from(args):
         hidden_visibility=args.hidden_visibility,
         only=args.only,
         cache=not args.no_cache,
+        lang=args.lang,
     )
 
 
@@ -115,7 +128,12 @@ def main(args) -> int:
     if args.command == "gradescope":
         from .gradescope import build
 
-        path = build(args.dest, timeout=args.timeout, hidden_visibility=args.hidden_visibility)
+        path = build(
+            args.dest,
+            timeout=args.timeout,
+            hidden_visibility=args.hidden_visibility,
+            lang=args.lang,
+        )
         print(f"Gradescope autograder bundle written to {path}")
         return 0
     import tempfile

@@ -11,8 +11,9 @@ import base64
 import re
 from html import escape
 
-from .. import results
+from .. import i18n, results
 from ..components import BY_NAME
+from ..i18n import N_, _, ngettext
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 980px; margin: 2em auto;
@@ -36,7 +37,7 @@ ul.passed li { break-inside: avoid; margin-bottom: .2em; }
 img.picture { max-width: 100%; border: 1px solid #ddd; }
 """
 
-EXPLAIN_PICTURE = (
+EXPLAIN_PICTURE = N_(
     "Your <code>MultiHeadAttention</code> on one fixed example: the six tokens “the cat sat on the mat”, "
     "d_model = 8, two heads, a causal mask, the same weights for you and for the reference "
     "(torch's <code>nn.MultiheadAttention</code>). Each row is a query; its weights over the keys should sum to 1, "
@@ -44,6 +45,8 @@ EXPLAIN_PICTURE = (
     "the same example: weights can match while the output does not. This is your multi_head.py with your own "
     "attention.py (for the points, multi_head is graded with the reference attention.py)."
 )
+PICTURE_TITLE = N_("Your multi-head attention, pictured")
+PICTURE_ALT = N_("attention weights: yours beside the reference")
 
 
 def _sections(r):
@@ -58,8 +61,8 @@ def _sections(r):
 def _label(o) -> str:
     """What a property is called in its section: an integration re-run names the component it re-runs."""
     if results.row_of(o) == results.INTEGRATION:
-        return f"{o.property.component}: {o.property.summary}"
-    return o.property.summary
+        return f"{o.property.component}: {_(o.property.summary)}"
+    return _(o.property.summary)
 
 
 def _visible(o, hidden_visibility):
@@ -68,32 +71,61 @@ def _visible(o, hidden_visibility):
 
 def _note(component: str) -> str:
     if component == results.INTEGRATION:
-        return (
+        return _(
             "A few properties of each component that uses others, re-run with your own files for all of "
             "them: a bug in a file costs points in its own component and here, nowhere else."
         )
     deps = BY_NAME[component].deps
     if not deps:
         return ""
-    names = ", ".join(f"{d}.py" for d in deps)
-    return (
-        f"Graded with the reference {names}, so a bug there costs nothing here; the integration "
-        f"section re-runs a few of these checks with your own {names}."
-    )
+    return _(
+        "Graded with the reference {files}, so a bug there costs nothing here; the integration "
+        "section re-runs a few of these checks with your own {files}."
+    ).format(files=", ".join(f"{d}.py" for d in deps))
+
+
+def _verdict(o) -> str:
+    return results.status_text(o.status)
+
+
+def _tag(o) -> str:
+    """After a hidden property's name."""
+    return "" if o.property.visible else " " + _("(hidden)")
+
+
+def _concealed(outcomes) -> str:
+    points = f"{sum(o.property.points for o in outcomes):g}"
+    # The English said "1 hidden properties" and still does (the same words in both forms); a translation
+    # has its own singular.
+    return ngettext(
+        "{n} hidden properties, {points} points: results shown after grading.",
+        "{n} hidden properties, {points} points: results shown after grading.",
+        len(outcomes),
+    ).format(n=len(outcomes), points=points)
 
 
 def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     rows = results.summarize(r.outcomes)
     earned, available = sum(x.earned for x in rows), sum(x.available for x in rows)
+    total = f"{earned:g} / {available:g}"
+    title = _("Feedback: {name}").format(name=r.name)
+    heading = _("Transformer kit: feedback for {name}").format(name=r.name)
+    hidden, smallest, yours = _("hidden"), _("Smallest failing input:"), _("Your code:")
     out = [
         "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        f'<html lang="{i18n.current_language()}"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Feedback: {escape(r.name)}</title><style>{CSS}</style></head><body>",
-        f"<h1>Transformer kit: feedback for {escape(r.name)}</h1>",
-        f'<p class="total">Total: <b>{earned:g} / {available:g}</b> points</p>',
-        '<table class="components"><thead><tr><th>component</th><th>what</th><th>points</th>'
-        "<th>properties passed</th></tr></thead><tbody>",
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(heading)}</h1>",
+        '<p class="total">'
+        + escape(_("Total: {total} points")).format(total=f"<b>{total}</b>")  # numbers: no markup
+        + "</p>",
+        '<table class="components"><thead><tr>'
+        + "".join(
+            f"<th>{escape(h)}</th>"
+            for h in (_("component"), _("what"), _("points"), _("properties passed"))
+        )
+        + "</tr></thead><tbody>",
     ]
     for x in rows:
         cls = "full" if x.earned == x.available else ("zero" if x.earned == 0 else "partial")
@@ -105,13 +137,13 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     out.append("</tbody></table>")
     if r.picture or r.picture_caption:
         out += [
-            '<section id="picture"><h2>Your multi-head attention, pictured</h2>',
-            f"<p>{EXPLAIN_PICTURE}</p>",
+            f'<section id="picture"><h2>{escape(_(PICTURE_TITLE))}</h2>',
+            f"<p>{_(EXPLAIN_PICTURE)}</p>",  # the catalog's own markup (<code>), no worker's text
         ]
         if r.picture:
             data = base64.b64encode(r.picture).decode()
             out.append(
-                f'<img class="picture" alt="attention weights: yours beside the reference" '
+                f'<img class="picture" alt="{escape(_(PICTURE_ALT))}" '
                 f'src="data:image/png;base64,{data}">'
             )
         if r.picture_caption:
@@ -129,36 +161,32 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
         for o in shown:
             if o.passed:
                 continue
-            badge = "" if o.property.visible else '<span class="badge">hidden</span>'
+            badge = "" if o.property.visible else f'<span class="badge">{escape(hidden)}</span>'
+            points = escape(_("({points} pt)").format(points=f"{o.property.points:g}"))
             out.append(
-                f'<details class="{o.status}" open><summary>{escape(o.status.replace("_", " "))}: '
+                f'<details class="{o.status}" open><summary>{escape(_verdict(o))}: '
                 f"{escape(_label(o))}{badge} "
-                f'<span class="dim">({o.property.points:g} pt)</span></summary>'
+                f'<span class="dim">{points}</span></summary>'
             )
             out.append(f"<p>{escape(o.message)}</p>")
             if o.example:
-                out.append(f"<p>Smallest failing input:</p><pre>{escape(o.example)}</pre>")
+                out.append(f"<p>{escape(smallest)}</p><pre>{escape(o.example)}</pre>")
             if o.hint:
-                out.append(f'<p class="hint">Hint: {escape(o.hint)}</p>')
+                hint = _("Hint: {hint}").format(hint=o.hint)
+                out.append(f'<p class="hint">{escape(hint)}</p>')
             if o.detail:
-                out.append(f"<p>Your code:</p><pre>{escape(o.detail)}</pre>")
+                out.append(f"<p>{escape(yours)}</p><pre>{escape(o.detail)}</pre>")
             out.append("</details>")
         passed = [o for o in shown if o.passed]
         if passed:
             out.append(
                 '<ul class="passed">'
-                + "".join(
-                    f"<li>✓ {escape(_label(o))}{'' if o.property.visible else ' (hidden)'}</li>"
-                    for o in passed
-                )
+                + "".join(f"<li>✓ {escape(_label(o) + _tag(o))}</li>" for o in passed)
                 + "</ul>"
             )
         concealed = [o for o in outcomes if not _visible(o, hidden_visibility)]
         if concealed:
-            out.append(
-                f'<p class="dim">{len(concealed)} hidden properties, '
-                f"{sum(o.property.points for o in concealed):g} points: results shown after grading.</p>"
-            )
+            out.append(f'<p class="dim">{escape(_concealed(concealed))}</p>')
         out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
@@ -168,20 +196,20 @@ def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     rows = results.summarize(r.outcomes)
     earned, available = sum(x.earned for x in rows), sum(x.available for x in rows)
     out = [
-        f"# Transformer kit: feedback for {_md_text(r.name)}",
+        "# " + _("Transformer kit: feedback for {name}").format(name=_md_text(r.name)),
         "",
-        f"**Total: {earned:g} / {available:g} points**",
+        "**" + _("Total: {total} points").format(total=f"{earned:g} / {available:g}") + "**",
         "",
-        "| component | points | properties passed |",
+        "| {} | {} | {} |".format(_("component"), _("points"), _("properties passed")),
         "|---|---:|---:|",
     ]
     out += [
         f"| {x.component} | {x.earned:g} / {x.available:g} | {x.passed} / {x.total} |" for x in rows
     ]
     if r.picture or r.picture_caption:
-        out += ["", "## Your multi-head attention, pictured", ""]
+        out += ["", f"## {_(PICTURE_TITLE)}", ""]
         if r.picture:
-            out += ["![attention weights: yours beside the reference](attention_weights.png)", ""]
+            out += [f"![{_(PICTURE_ALT)}](attention_weights.png)", ""]
         if r.picture_caption:
             out += [_md_text(r.picture_caption), ""]
     for component, outcomes in _sections(r).items():
@@ -191,20 +219,20 @@ def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
         for o in outcomes:
             if not _visible(o, hidden_visibility):
                 continue
-            tag = "" if o.property.visible else " (hidden)"
             if o.passed:
-                out.append(f"- ✓ {_label(o)}{tag}")
+                out.append(f"- ✓ {_label(o)}{_tag(o)}")
                 continue
-            out.append(
-                f"- ✗ **{o.status.replace('_', ' ')}**: {_label(o)}{tag} ({o.property.points:g} pt)"
-            )
+            points = _("({points} pt)").format(points=f"{o.property.points:g}")
+            out.append(f"- ✗ **{_verdict(o)}**: {_label(o)}{_tag(o)} {points}")
             out.append(f"  - {_md_text(o.message)}")
             if o.example:
-                out.append("  - smallest failing input:\n\n" + _md_code(o.example) + "\n")
+                smallest = _("smallest failing input:")
+                out.append(f"  - {smallest}\n\n" + _md_code(o.example) + "\n")
             if o.hint:
-                out.append(f"  - hint: {_md_text(o.hint)}")
+                out.append("  - " + _("hint: {hint}").format(hint=_md_text(o.hint)))
             if o.detail:
-                out.append("  - your code:\n\n" + _md_code(o.detail) + "\n")
+                yours = _("your code:")
+                out.append(f"  - {yours}\n\n" + _md_code(o.detail) + "\n")
     return "\n".join(out) + "\n"
 
 

@@ -3,10 +3,12 @@
     python -m autograder gradescope autograder.zip
 
 writes a zip with setup.sh (installs the pinned dependencies), run_autograder and the kit (the autograder
-package with its hidden properties, the reference solutions). Gradescope unpacks it to /autograder/source and,
-for every submission, runs run_autograder, which runs `python -m autograder.judge.gradescope run`: the same
-judge as `grade`, on one student, writing /autograder/results/results.json. The root is $AUTOGRADER_ROOT
-(default /autograder), so a test can run it against a simulated tree.
+package with its hidden properties and its compiled catalogs, the reference solutions; `--lang es` bakes the
+course's language into run_autograder: every student's results.json is in it). Gradescope unpacks it to
+/autograder/source and, for every submission, runs run_autograder, which runs
+`python -m autograder.judge.gradescope run`: the same judge as `grade`, on one student, writing
+/autograder/results/results.json. The root is $AUTOGRADER_ROOT (default /autograder), so a test can run it
+against a simulated tree.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from .. import KIT
 from ..components import NAMES
+from ..i18n import LANGUAGES
 from .limits import Limits
 
 SETUP = """#!/usr/bin/env bash
@@ -40,7 +43,8 @@ RUN = """#!/usr/bin/env bash
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{PYTHON:-$ROOT/venv/bin/python}}"
 cd "$ROOT/source" || exit 1
-exec "$PYTHON" -m autograder.judge.gradescope run --root "$ROOT" --timeout {timeout} --hidden-visibility {visibility}
+exec "$PYTHON" -m autograder.judge.gradescope run --root "$ROOT" --timeout {timeout} \
+    --hidden-visibility {visibility}{lang}
 """
 
 
@@ -53,18 +57,30 @@ def _add(z: zipfile.ZipFile, arcname: str, data: bytes, executable: bool = False
 
 
 def build(
-    dest: Path, timeout: float = Limits.op_timeout, hidden_visibility: str = "after_due_date"
+    dest: Path,
+    timeout: float = Limits.op_timeout,
+    hidden_visibility: str = "after_due_date",
+    lang: str | None = None,
 ) -> Path:
+    """lang: the course's language (None: the language of Gradescope's container, English)."""
+    if lang is not None and lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}: choose from {', '.join(LANGUAGES)}")
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    files = [p for p in sorted((KIT / "autograder").rglob("*.py")) if "__pycache__" not in p.parts]
+    package = KIT / "autograder"
+    files = [p for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts]
+    files += sorted(package.glob("locale/*/LC_MESSAGES/*.mo"))  # the catalogs, compiled
     files += [KIT / "solutions" / f"{n}.py" for n in NAMES] + [KIT / "solutions" / "__init__.py"]
     with zipfile.ZipFile(dest, "w") as z:
         _add(z, "setup.sh", SETUP.encode(), executable=True)
         _add(
             z,
             "run_autograder",
-            RUN.format(timeout=timeout, visibility=hidden_visibility).encode(),
+            RUN.format(
+                timeout=timeout,
+                visibility=hidden_visibility,
+                lang=f" --lang {lang}" if lang else "",
+            ).encode(),
             executable=True,
         )
         for extra in ("constraints.txt", "pyproject.toml"):
@@ -85,7 +101,7 @@ def find_files(submission: Path) -> dict[str, Path]:
     return found
 
 
-def run(root: Path, timeout: float, hidden_visibility: str) -> int:
+def run(root: Path, timeout: float, hidden_visibility: str, lang: str | None = None) -> int:
     from .scheduler import Options, grade
 
     root = Path(root).resolve()
@@ -100,6 +116,7 @@ def run(root: Path, timeout: float, hidden_visibility: str) -> int:
         options = Options(
             limits=Limits(op_timeout=timeout, hide=(str(root),)),
             hidden_visibility=hidden_visibility,
+            lang=lang,
         )
         graded = grade(work / "submissions", work / "out", options)
         if graded["student"].errors:
@@ -120,8 +137,11 @@ def main(argv=None) -> int:
     )
     p.add_argument("--timeout", type=float, default=Limits.op_timeout)
     p.add_argument("--hidden-visibility", default="after_due_date")
+    p.add_argument(
+        "--lang", choices=LANGUAGES, help="what the student reads (default: the locale's)"
+    )
     args = parser.parse_args(argv)
-    return run(args.root, args.timeout, args.hidden_visibility)
+    return run(args.root, args.timeout, args.hidden_visibility, args.lang)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ from pathlib import Path
 
 # Only light imports at the top: this module is imported before main() sets stdout aside (a stray print would
 # corrupt the protocol); torch, the properties and the wire are imported after.
-from .. import KIT
+from .. import KIT, i18n
+from ..i18n import N_, _, ngettext
 from .frames import read_trusted, write_trusted
 
 GRADER_MEMORY_MB = (
@@ -39,8 +40,8 @@ GRADER_CPU_MARGIN_S = (
 # carry a file (a reference solution, say) however a worker smuggles it into a message.
 FIELD_LIMITS = {"message": 1200, "example": 2000, "hint": 600, "detail": 3000}
 
-TIMEOUT_HINT = "an endless loop, or far too slow? Every call must finish within the time limit"
-CRASH_HINT = (
+TIMEOUT_HINT = N_("an endless loop, or far too slow? Every call must finish within the time limit")
+CRASH_HINT = N_(
     "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
 )
 
@@ -69,6 +70,9 @@ class GradingProcess:
     def __init__(self, cfg: dict):
         import torch
 
+        # The run's language, chosen by the orchestrator: every message made here (and, through the zygote, in
+        # the workers) is in it.
+        i18n.set_language(cfg.get("lang"))
         # one core per grading slot; the same float reductions in every slot
         torch.set_num_threads(1)
         from .. import timing
@@ -112,6 +116,8 @@ class GradingProcess:
             "nproc": 1 if uids or (z.mode == "user" and limits.isolate) else None,
             "output_limit": limits.output_limit,
             "unpath": [str(KIT), os.path.abspath(".")],
+            # The zygote loads its catalog before it forks: a worker's own folders hide the kit.
+            "lang": i18n.current_language(),
         }
         self.zygote.configure(self.worker_cfg)
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -230,15 +236,19 @@ class GradingProcess:
                         self.core.Outcome(
                             p,
                             Status.TIMEOUT,
-                            f"not run: {timeouts} earlier calls in this component timed out",
-                            TIMEOUT_HINT,
+                            ngettext(
+                                "not run: {n} earlier call in this component timed out",
+                                "not run: {n} earlier calls in this component timed out",
+                                timeouts,
+                            ).format(n=timeouts),
+                            _(TIMEOUT_HINT),
                         )
                     )
                     continue
                 # the judge's own randomness: order-independent
                 seed_everything(zlib.crc32(p.id.encode()))
                 o = self.run_property(p, student)
-                if o.message.startswith("the result could not be checked: MemoryError"):
+                if out_of_memory(o.message):
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
                 timeouts += o.status == Status.TIMEOUT
                 outcomes.append(o)
@@ -282,13 +292,12 @@ class GradingProcess:
             WorkerLost
         ) as lost:  # the worker hung or died: this property ends here, the next gets a new one
             e = lost.error
-            o = self.core.Outcome(
-                p, Status(e.kind), e.message, "", f"the call: {lost.call}" if lost.call else ""
-            )
+            call = _("the call: {call}").format(call=lost.call) if lost.call else ""
+            o = self.core.Outcome(p, Status(e.kind), e.message, "", call)
         if o.status == Status.TIMEOUT and not o.hint:
-            o.hint = TIMEOUT_HINT
+            o.hint = _(TIMEOUT_HINT)
         if o.status == Status.CRASHED and not o.hint:
-            o.hint = CRASH_HINT
+            o.hint = _(CRASH_HINT)
         o.seconds = time.perf_counter() - t0
         return o
 
@@ -308,6 +317,13 @@ class GradingProcess:
 
 
 _HEX = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def out_of_memory(message: str) -> bool:
+    """Is this core.run_property's message for a check that ran out of memory (this process's own)? In the
+    language of the moment: the words before the error are the translated template's."""
+    head = _("the result could not be checked: {error}").partition("{error}")[0]
+    return message.startswith(head + "MemoryError")
 
 
 def tidy(record: dict, *paths: str) -> dict:
@@ -330,7 +346,7 @@ def _vm_bytes() -> int:
 def _limit_cpu(seconds: float) -> None:
     """SIGXCPU (which ends this process) after `seconds` more of CPU time: one section's allowance."""
     used = resource.getrusage(resource.RUSAGE_SELF)
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     soft = int(used.ru_utime + used.ru_stime + seconds) + 1
     resource.setrlimit(
         resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard)
@@ -341,7 +357,7 @@ def _limit_cpu(seconds: float) -> None:
 def _unlimited():
     """This process's soft memory and CPU limits lifted (to their hard limits) while it starts a child."""
     saved = {r: resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU)}
-    for r, (_, hard) in saved.items():
+    for r, (_soft, hard) in saved.items():
         resource.setrlimit(r, (hard, hard))
     try:
         yield

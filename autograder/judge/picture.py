@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..i18n import _
 from ..properties import expected_values
 from ..student_code import Call, StudentError
 
@@ -96,13 +97,16 @@ def student_view(student) -> View:
     if not isinstance(w, torch.Tensor):
         return View(
             output=output,
-            problem=f"attention_weights is {type(w).__name__} after a forward call, "
-            "expected a tensor",
+            problem=_("attention_weights is {type} after a forward call, expected a tensor").format(
+                type=type(w).__name__
+            ),
         )
     if tuple(w.shape) != (1, HEADS, m, m):
         return View(
             output=output,
-            problem=f"attention_weights has shape {tuple(w.shape)}, expected {(1, HEADS, m, m)}",
+            problem=_("attention_weights has shape {shape}, expected {expected}").format(
+                shape=tuple(w.shape), expected=(1, HEADS, m, m)
+            ),
         )
     return View(w[0].to(torch.float64), output)
 
@@ -116,26 +120,32 @@ def caption(view: View) -> str:
     ref = reference()
     weights_ok, output_ok = _close(view.weights, ref.weights), _close(view.output, ref.output)
     if view.weights is None:
-        return "There are no weights to picture: {problem}".format(
-            problem=view.problem or "no weights"
+        # the worker's text stays data: a placeholder's value, never looked up in the catalog
+        return _("There are no weights to picture: {problem}").format(
+            problem=view.problem or _("no weights")
         )
     if view.output is None:
-        return "Your forward call did not return a tensor of shape (1, 6, 8), so only the weights are pictured."
+        return _(
+            "Your forward call did not return a tensor of shape (1, 6, 8), so only the weights are "
+            "pictured."
+        )
     worst = f"{float((view.output - ref.output).abs().max()):.3g}"
     if weights_ok and output_ok:
-        return "Your weights and your output match the reference on this example."
+        return _("Your weights and your output match the reference on this example.")
     if weights_ok:
-        return (
+        return _(
             "Your attention weights match the reference, but your output does not (largest difference "
-            f"{worst}): the mistake comes after the weights, where the heads are merged back or projected "
-            "with w_o."
-        )
+            "{difference}): the mistake comes after the weights, where the heads are merged back or "
+            "projected with w_o."
+        ).format(difference=worst)
     if output_ok:
-        return "Your output matches the reference, but the weights you store in attention_weights do not."
-    return (
-        "Neither your attention weights nor your output match the reference (largest output difference "
-        f"{worst})."
-    )
+        return _(
+            "Your output matches the reference, but the weights you store in attention_weights do not."
+        )
+    return _(
+        "Neither your attention weights nor your output match the reference (largest output "
+        "difference {difference})."
+    ).format(difference=worst)
 
 
 def key(view: View) -> str:
@@ -155,7 +165,11 @@ def draw(view: View, limit: int = 1200) -> dict:
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001 - whatever the worker's text or numbers do to matplotlib
-        text = f"The picture could not be drawn ({type(e).__name__}). {text}".strip()[:limit]
+        text = (
+            _("The picture could not be drawn ({error}). {caption}")
+            .format(error=type(e).__name__, caption=text)
+            .strip()[:limit]
+        )
     return {"png": png, "caption": text}
 
 
@@ -172,14 +186,15 @@ def render(view: View) -> bytes:
         HEADS + 1, 2, figsize=(7.6, 3.2 * (HEADS + 1)), dpi=90, squeeze=False, layout="constrained"
     )
     for h in range(HEADS):
-        for col, (who, w) in enumerate((("yours", view.weights), ("reference", ref.weights))):
+        titles = (_("head {n}: yours"), _("head {n}: reference"))
+        for col, w in enumerate((view.weights, ref.weights)):
             ax = axes[h][col]
-            ax.set_title(f"head {h + 1}: {who}", fontsize=11)
+            ax.set_title(titles[col].format(n=h + 1), fontsize=11)
             if w is None:
-                _problem(ax, view.problem or "no weights")
+                _problem(ax, view.problem or _("no weights"))
                 continue
             img = ax.imshow(w[h].numpy(), vmin=0, vmax=1, cmap="viridis")
-            _tokens(ax, "key", "query")
+            _tokens(ax, _("key"), _("query"))
             for i in range(len(TOKENS)):
                 for j in range(len(TOKENS)):
                     v = float(w[h, i, j])
@@ -193,18 +208,18 @@ def render(view: View) -> bytes:
                             fontsize=6.5,
                             color="white" if v < 0.6 else "black",
                         )
-    fig.colorbar(img, ax=axes[:HEADS].ravel().tolist(), shrink=0.6, label="attention weight")
+    fig.colorbar(img, ax=axes[:HEADS].ravel().tolist(), shrink=0.6, label=_("attention weight"))
     ax, note = axes[HEADS][0], axes[HEADS][1]
-    ax.set_title("output: yours minus the reference", fontsize=11)
+    ax.set_title(_("output: yours minus the reference"), fontsize=11)
     if view.output is None:
-        _problem(ax, "no output of shape (1, 6, 8) to compare")
+        _problem(ax, _("no output of shape (1, 6, 8) to compare"))
     else:
         diff = (view.output - ref.output).nan_to_num(nan=float("inf")).clamp(-9.99, 9.99).numpy()
         span = max(1e-3, float(abs(diff).max()))
         img = ax.imshow(diff, vmin=-span, vmax=span, cmap="coolwarm", aspect="auto")
         ax.set_yticks(range(len(TOKENS)), TOKENS, fontsize=8)
         ax.set_xticks(range(D_MODEL), [str(i) for i in range(D_MODEL)], fontsize=8)
-        ax.set_xlabel("feature", fontsize=9)
+        ax.set_xlabel(_("feature"), fontsize=9)
         fig.colorbar(img, ax=ax, shrink=0.8)
     note.set_axis_off()
     note.text(

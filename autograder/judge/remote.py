@@ -21,8 +21,10 @@ from pathlib import Path
 
 from .. import KIT, timing
 from ..components import call_limit_factor
+from ..i18n import N_, _
 from ..student_code import (
     ERROR_KINDS,
+    IMPORT_OF,
     Build,
     Call,
     Handle,
@@ -31,6 +33,8 @@ from ..student_code import (
     Source,
     StudentCode,
     StudentError,
+    during_import,
+    in_call,
 )
 from . import wire
 from .limits import Limits
@@ -126,7 +130,7 @@ class Zygote:
         """The spare worker, already forked and set up: (pid, socket)."""
         self.ctrl.send(wire.dumps({"op": "take"}))
         self.ctrl.settimeout(60)
-        msg, fds, _, _ = socket.recv_fds(self.ctrl, 1 << 16, 1)
+        msg, fds, _flags, _address = socket.recv_fds(self.ctrl, 1 << 16, 1)
         if not msg or not fds:
             raise EOFError("the zygote is gone")
         return wire.loads(msg)["pid"], socket.socket(fileno=fds[0])
@@ -164,17 +168,17 @@ def component_of(op) -> str:
 
 
 def where_of(op) -> str:
-    """'during import of x.py' / 'in attention.softmax': where a crash or a timeout happened."""
+    """'during import of x.py' / 'in attention.softmax': where a crash or a timeout happened (translated)."""
     if isinstance(op, Import):
-        return f"during import of {op.component}.py"
+        return during_import(f"{op.component}.py")
     if isinstance(op, Build):
-        return f"in {op.component}.{op.name}.__init__"
+        return in_call(f"{op.component}.{op.name}.__init__")
     if isinstance(op, Call):
         if isinstance(op.on, Handle):
-            return f"in {op.on.component}.{op.on.name}.{op.name}"
-        return f"in {op.on}.{op.name}"
+            return in_call(f"{op.on.component}.{op.on.name}.{op.name}")
+        return in_call(f"{op.on}.{op.name}")
     if isinstance(op, Inspect):
-        return f"in {op.handle.component}.{op.handle.name}.state_dict"
+        return in_call(f"{op.handle.component}.{op.handle.name}.state_dict")
     return ""
 
 
@@ -206,26 +210,32 @@ def call_of(op) -> str:
     return ""
 
 
+# How a worker died, by signal: "{where}" ends the sentence ("in attention.softmax").
 SIGNALS = {
-    signal.SIGSEGV: "segmentation fault",
-    signal.SIGBUS: "bus error",
-    signal.SIGFPE: "floating-point exception",
-    signal.SIGILL: "illegal instruction",
-    signal.SIGABRT: "the process aborted",
-    signal.SIGKILL: "the process was killed",
-    signal.SIGXCPU: "CPU time limit exceeded",
-    signal.SIGTERM: "the process was terminated",
+    signal.SIGSEGV: N_("segmentation fault {where}"),
+    signal.SIGBUS: N_("bus error {where}"),
+    signal.SIGFPE: N_("floating-point exception {where}"),
+    signal.SIGILL: N_("illegal instruction {where}"),
+    signal.SIGABRT: N_("the process aborted {where}"),
+    signal.SIGKILL: N_("the process was killed {where}"),
+    signal.SIGXCPU: N_("CPU time limit exceeded {where}"),
+    signal.SIGTERM: N_("the process was terminated {where}"),
 }
 
 
 def death_message(status: int | None, where: str) -> str:
     if status is None:
-        return f"the process ended {where}"
+        return _("the process ended {where}").format(where=where)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        name = SIGNALS.get(sig) or f"the process was killed by signal {signal.Signals(sig).name}"
-        return f"{name} {where}"
-    return f"the process exited (status {os.WEXITSTATUS(status)}) {where}"
+        if sig in SIGNALS:
+            return _(SIGNALS[sig]).format(where=where)
+        return _("the process was killed by signal {signal} {where}").format(
+            signal=signal.Signals(sig).name, where=where
+        )
+    return _("the process exited (status {status}) {where}").format(
+        status=os.WEXITSTATUS(status), where=where
+    )
 
 
 # ----------------------------------------------------------------------------- the student's code, in a worker
@@ -337,7 +347,7 @@ class SandboxedStudentCode(StudentCode):
         self.abnormal = True
         self.sock.close()
         try:
-            status, _ = self.zygote.status(self.pid, grace)
+            status, _killed = self.zygote.status(self.pid, grace)
         except (
             OSError,
             EOFError,
@@ -369,7 +379,7 @@ class SandboxedStudentCode(StudentCode):
                 now = time.monotonic()
                 if now >= wall_end:
                     raise TimeoutError("wall")
-                ready, _, _ = select.select(
+                ready, _w, _x = select.select(
                     [self.sock], [], [], min(cpu_limit - used, wall_end - now) + 0.002
                 )
                 if ready:
@@ -407,7 +417,9 @@ class SandboxedStudentCode(StudentCode):
             raise WorkerLost(
                 StudentError(
                     "timeout",
-                    f"not run: the time limit of {self.label} was used up before the call {where}",
+                    _(
+                        "not run: the time limit of {section} was used up before the call {where}"
+                    ).format(section=self.label, where=where),
                     where,
                     "Timeout",
                 ),
@@ -419,7 +431,9 @@ class SandboxedStudentCode(StudentCode):
             reply = self._receive(limit)
         except TimeoutError as e:
             if limit < op_timeout:
-                msg = f"timed out {where}: the time limit of {self.label} ran out"
+                msg = _("timed out {where}: the time limit of {section} ran out").format(
+                    where=where, section=self.label
+                )
             else:
                 msg = timing.timeout_message(limit, where, component_of(op), wall=str(e) == "wall")
             raise self._lost(StudentError("timeout", msg, where, "Timeout"), op, 0) from None
@@ -428,7 +442,9 @@ class SandboxedStudentCode(StudentCode):
         except wire.WireError as e:
             error = StudentError(
                 "crashed",
-                f"the worker sent back something that is not data {where} ({e})"[:300],
+                _("the worker sent back something that is not data {where} ({error})").format(
+                    where=where, error=e
+                )[:300],
                 where,
                 "BadReply",
             )
@@ -439,7 +455,12 @@ class SandboxedStudentCode(StudentCode):
         if problem:
             raise self._lost(
                 StudentError(
-                    "crashed", f"the worker sent back {problem} {where}", where, "BadReply"
+                    "crashed",
+                    _("the worker sent back {problem} {where}").format(
+                        problem=problem, where=where
+                    ),
+                    where,
+                    "BadReply",
                 ),
                 op,
                 0,
@@ -450,7 +471,7 @@ class SandboxedStudentCode(StudentCode):
 def _malformed(reply) -> str:
     """'' for a Reply whose fields have the types the properties expect; else what is wrong (a forged frame)."""
     if type(reply) is not Reply:
-        return f"a {type(reply).__name__[:40]}, not a reply"
+        return _("a {type}, not a reply").format(type=type(reply).__name__[:40])
     fields = {
         "attrs": dict,
         "attrs_require_grad": dict,
@@ -462,7 +483,8 @@ def _malformed(reply) -> str:
     }  # macs: issue 10 (kvbeam)
     for name, kinds in fields.items():
         if not isinstance(getattr(reply, name, None), kinds):
-            return f"a reply whose {name} is not a {kinds.__name__ if isinstance(kinds, type) else kinds[0].__name__}"
+            kind = kinds.__name__ if isinstance(kinds, type) else kinds[0].__name__
+            return _("a reply whose {field} is not a {type}").format(field=name, type=kind)
     return ""
 
 
@@ -476,9 +498,16 @@ def _tidy(e: StudentError, where: str) -> StudentError:
     fields = e.__dict__
     e = StudentError(*(fields.get(n) for n in ("kind", "message", "where", "exc_type", "detail")))
     if e.exc_type == "SystemExit":
-        where = f"during {e.where}" if e.where.startswith("import of ") else where
+        if e.where.startswith(
+            IMPORT_OF
+        ):  # the worker's own text: data in a placeholder, never a message
+            where = during_import(e.where.removeprefix(IMPORT_OF))
         return StudentError(
-            "crashed", f"the process exited (sys.exit) {where}", e.where, "SystemExit", e.detail
+            "crashed",
+            _("the process exited (sys.exit) {where}").format(where=where),
+            e.where,
+            "SystemExit",
+            e.detail,
         )
     kind = e.kind if e.kind in WORKER_KINDS else "exception"
     return StudentError(kind, e.message, e.where, e.exc_type, e.detail)

@@ -50,7 +50,7 @@ import torch
 import torch.nn
 import torch.nn.functional
 
-from .. import rules
+from .. import i18n, rules
 from ..components import COMPONENTS
 from ..student_code import Executor, Reply, StudentError
 from . import wire
@@ -576,6 +576,11 @@ class Zygote:
             req = wire.loads(msg)
             if req["op"] == "configure":
                 self.cfg = req["cfg"]
+                # The run's language, with its catalog read now: a worker's mounts hide the kit's folder,
+                # and its environment is an allowlist. The choice is a name from i18n.LANGUAGES, not a path.
+                lang = self.cfg.get("lang")
+                i18n.set_language(lang if lang in i18n.LANGUAGES else None)
+                i18n.translation(i18n.current_language())
                 self.ctrl.send(wire.dumps({"ok": True}))
                 self.fork_spare()
             elif req["op"] == "take":

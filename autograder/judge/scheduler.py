@@ -21,8 +21,9 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from .. import KIT, results
+from .. import KIT, i18n, results
 from ..components import NAMES
+from ..i18n import _, ngettext
 from ..properties import core
 from .frames import read_trusted, write_trusted
 from .limits import Limits
@@ -53,6 +54,9 @@ class Options:
     only: list[str] | None = None
     cache: bool = True
     solutions: Path = KIT / "solutions"
+    lang: str | None = (
+        None  # what the students read; None: i18n's choice (TRANSFORMER_KIT_LANG, the locale...)
+    )
 
 
 def grade(
@@ -160,6 +164,11 @@ class Scheduler:
         return [s for s in students if s in self.options.only]
 
     def run(self) -> dict[str, StudentResult]:
+        # One language for the whole run: these messages and files, the grading processes, their workers.
+        with i18n.chosen(self.options.lang or i18n.current_language()):
+            return self._run()
+
+    def _run(self) -> dict[str, StudentResult]:
         limits = self.options.limits
         self.tmp = Path(tempfile.mkdtemp(prefix="judge-"))
         # workers may reach their own slot's folder (a random name) and list nothing
@@ -170,6 +179,7 @@ class Scheduler:
             "include_hidden": self.options.include_hidden,
             "uid_base": uid_block(os.getpid()),
             "hide": [str(self.submissions), str(self.out), *limits.hide],
+            "lang": i18n.current_language(),
         }
         self.progress = _progress(self.console, len(self.pending))
         reaper = Reaper()
@@ -270,8 +280,9 @@ class Scheduler:
                     section,
                     not_run(
                         section,
-                        f"not run: the submission's time limit "
-                        f"({limits.submission_timeout:g} s) was used up",
+                        _("not run: the submission's time limit ({seconds} s) was used up").format(
+                            seconds=f"{limits.submission_timeout:g}"
+                        ),
                     ),
                 )
                 continue
@@ -312,8 +323,11 @@ class Scheduler:
                     section,
                     not_run(
                         section,
-                        f"crashed: the grading process ended {lost} times "
-                        "while grading this section",
+                        ngettext(
+                            "crashed: the grading process ended {n} time while grading this section",
+                            "crashed: the grading process ended {n} times while grading this section",
+                            lost,
+                        ).format(n=lost),
                         core.Status.CRASHED,
                     ),
                 )

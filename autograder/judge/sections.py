@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..components import COMPONENTS, NAMES
+from ..i18n import _
 from ..properties import core
 from ..results import INTEGRATION
 
@@ -45,7 +46,7 @@ class Section:
         # for another student with the same files.
         return {
             "key": self.key,
-            "label": f"the {self.name} section",
+            "label": _("the {component} section").format(component=self.name),
             "files": self.files,
             "props": self.props,
             "picture": self.picture,
