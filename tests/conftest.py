@@ -46,6 +46,8 @@ SLOW_TESTS = {
     },
     # 30-50 s: a kit copy, stubs, check
     "test_components.py": {"test_a_new_component_needs_only_its_own_files"},
+    # 120 s: every component's suite on every bug, in English and in marked Spanish
+    "test_i18n_suite.py": {"test_every_word_is_translated_and_the_grade_is_the_same"},
     "test_i18n.py": {  # fresh check / bundle processes
         "test_check_lang_es_on_the_stubs_prints_a_spanish_table",
         "test_a_spanish_bundle_speaks_spanish_by_default_and_english_when_asked",
@@ -72,7 +74,6 @@ SLOW_TESTS = {
 SLOW_PARAMETERS = {
     "test_suite_meta.py": "training",
     "test_free_points.py": "training",
-    "test_i18n_suite.py": "training",
 }
 
 
