@@ -6,6 +6,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import _
 from ..properties.beam_search import (
     ERROR_HINT,
     ROWS_HINT,
@@ -42,31 +43,38 @@ def beam_search_rows_are_independent(student, inputs, order):
         torch.roll(torch.arange(b), 1) if order is None else torch.tensor(order.sample(range(b), b))
     )
     state = case.state(s.eos_id, s.eos_bias)
-    model, _ = build_model(student, case, state)
-    seqs, scores, _ = beam_call(student, model, case, s)
+    model = build_model(student, case, state)[0]
+    seqs, scores, _reply = beam_call(student, model, case, s)
     mask = None if case.src_mask is None else case.src_mask[perm]
-    moved, moved_scores, _ = beam_call(student, model, case, s, case.src[perm], mask)
+    moved, moved_scores, _reply = beam_call(student, model, case, s, case.src[perm], mask)
     got, permuted = (
         hypotheses(seqs, s.eos_id, "beam_search"),
         hypotheses(moved, s.eos_id, "beam_search"),
     )
     if permuted != [got[i] for i in perm.tolist()]:
         fail(
-            f"beam_search gave {[list(h) for h in got]}; with the rows in the order {perm.tolist()} it gave "
-            f"{[list(h) for h in permuted]}",
-            ROWS_HINT,
+            _(
+                "beam_search gave {got}; with the rows in the order {order} it gave {permuted}"
+            ).format(
+                got=[list(h) for h in got],
+                order=perm.tolist(),
+                permuted=[list(h) for h in permuted],
+            ),
+            _(ROWS_HINT),
         )
     close(
         moved_scores,
         scores[perm],
-        "the scores with the batch permuted",
-        ROWS_HINT,
+        _("the scores with the batch permuted"),
+        _(ROWS_HINT),
         dtype=case.dtype,
     )
-    want, _ = expected_beam_search(case.expected_model(state), case, s)
+    want = expected_beam_search(case.expected_model(state), case, s)[0]
     if got != want:
         fail(
-            f"beam_search gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
+            _("beam_search gave {got}, expected {want}").format(
+                got=[list(h) for h in got], want=[list(h) for h in want]
+            ),
             lambda: explain_beam(got, case.expected_model(state), case, s),
         )
 
@@ -79,29 +87,37 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
     With dropout=0.5 the result equals the dropout-free expected model's."""
     case, s = inputs.case, inputs.settings
     state = case.state(s.eos_id, s.eos_bias)
-    model, _ = build_model(student, case, state, dropout=0.5, train=True)
-    seqs, _, reply = beam_call(student, model, case, s)
+    model = build_model(student, case, state, dropout=0.5, train=True)[0]
+    seqs, _scores, reply = beam_call(student, model, case, s)
     expect(
         student.inspect(model)["training"],
-        "after beam_search the model is no longer in train mode",
-        "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)",
+        _("after beam_search the model is no longer in train mode"),
+        _(
+            "restore the model's train/eval mode: was_training = model.training; ...; "
+            "model.train(was_training)"
+        ),
     )
     expect(
         not any(reply.training_seen),
-        "the model ran in train mode during beam_search",
-        "search with model.eval() (dropout off), then restore the model's train/eval mode",
+        _("the model ran in train mode during beam_search"),
+        _("search with model.eval() (dropout off), then restore the model's train/eval mode"),
     )
     expect(
         not any(reply.grad_enabled_seen),
-        "beam_search ran the model with gradients enabled",
-        "search under torch.no_grad(): no autograd graph is needed",
+        _("beam_search ran the model with gradients enabled"),
+        _("search under torch.no_grad(): no autograd graph is needed"),
     )
     got = hypotheses(seqs, s.eos_id, "beam_search")
-    want, _ = expected_beam_search(case.expected_model(state), case, s)
+    want = expected_beam_search(case.expected_model(state), case, s)[0]
     if got != want:
         fail(
-            f"beam_search of a model in train mode gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
-            "call model.eval() while searching (dropout off), then restore the model's train/eval mode",
+            _("beam_search of a model in train mode gave {got}, expected {want}").format(
+                got=[list(h) for h in got], want=[list(h) for h in want]
+            ),
+            _(
+                "call model.eval() while searching (dropout off), then restore the model's "
+                "train/eval mode"
+            ),
         )
 
 
@@ -118,9 +134,11 @@ def beam_search_with_src_mask_equals_expected(student, inputs):
     case, s = inputs.case, inputs.settings
     searched = search(student, case, s)
     got, w = searched.hypotheses, searched.expected_model
-    want, _ = expected_beam_search(w, case, s)
+    want = expected_beam_search(w, case, s)[0]
     if got != want:
         fail(
-            f"beam_search with src_mask gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
+            _("beam_search with src_mask gave {got}, expected {want}").format(
+                got=[list(h) for h in got], want=[list(h) for h in want]
+            ),
             lambda: explain_beam(got, w, case, s),
         )

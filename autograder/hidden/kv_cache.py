@@ -6,6 +6,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import _
 from ..properties.checks import close, consistent, expect, fail, is_close
 from ..properties.core import prop
 from ..properties.decoding import build_model, decoding_cases, fixed_case
@@ -56,8 +57,8 @@ def kv_cache_rows_are_independent(student, inputs, order):
         inputs.tgt[perm],
         inputs.chunks,
     )
-    decoder, _, state = cached_decoder(student, case)
-    other, _, _ = cached_decoder(student, moved.case, state)
+    decoder, _model, state = cached_decoder(student, case)
+    other = cached_decoder(student, moved.case, state)[0]
     start(student, decoder, case)
     start(student, other, moved.case)
     expected = full_logits(case, state, inputs.tgt)
@@ -68,8 +69,10 @@ def kv_cache_rows_are_independent(student, inputs, order):
         consistent(
             permuted,
             got[perm],
-            f"the step at positions {done}..{done + n - 1} with the batch permuted",
-            SHARED_HINT,
+            _("the step at positions {first}..{last} with the batch permuted").format(
+                first=done, last=done + n - 1
+            ),
+            _(SHARED_HINT),
             dtype=case.dtype,
             expected=expected[:, done : done + n],
         )
@@ -81,7 +84,7 @@ def kv_cache_rows_are_independent(student, inputs, order):
 def kv_cache_start_resets_the_cache(student, inputs):
     """start() on a second sequence empties the cache: its steps equal decoding it from scratch."""
     case = inputs.case
-    decoder, _, state = cached_decoder(student, case)
+    decoder, _model, state = cached_decoder(student, case)
     start(student, decoder, case)
     step(student, decoder, case, inputs.tgt[:, :2])
     other = case.replace(src=case.src.flip(1))
@@ -95,10 +98,15 @@ def kv_cache_start_resets_the_cache(student, inputs):
             close(
                 got,
                 want,
-                f"after start() on a new source, the step at positions {done}..{done + n - 1}",
-                "start resets everything: length = 0, empty self_keys/self_values, the new memory's keys/values"
+                _("after start() on a new source, the step at positions {first}..{last}").format(
+                    first=done, last=done + n - 1
+                ),
+                _(
+                    "start resets everything: length = 0, empty self_keys/self_values, the new memory's "
+                    "keys/values"
+                )
                 if done == 0
-                else DEFAULT_HINT,
+                else _(DEFAULT_HINT),
                 dtype=case.dtype,
             )
         done += n
@@ -112,26 +120,34 @@ def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
 
     With dropout=0.5 the tokens equal the dropout-free expected model's."""
     state = case.state(2, 0.5)
-    model, _ = build_model(student, case, state, dropout=0.5, train=True)
+    model = build_model(student, case, state, dropout=0.5, train=True)[0]
     ys, reply = greedy_call(student, model, case, 5, 1, 2)
     expect(
         student.inspect(model)["training"],
-        "after cached_greedy_decode the model is no longer in train mode",
-        "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)",
+        _("after cached_greedy_decode the model is no longer in train mode"),
+        _(
+            "restore the model's train/eval mode: was_training = model.training; ...; "
+            "model.train(was_training)"
+        ),
     )
     expect(
         not any(reply.training_seen),
-        "the model ran in train mode during cached_greedy_decode",
-        "decode with model.eval() (dropout off), then restore the model's train/eval mode",
+        _("the model ran in train mode during cached_greedy_decode"),
+        _("decode with model.eval() (dropout off), then restore the model's train/eval mode"),
     )
     expect(
         not any(reply.grad_enabled_seen),
-        "cached_greedy_decode ran the model with gradients enabled",
-        "decode under torch.no_grad(): no autograd graph is needed",
+        _("cached_greedy_decode ran the model with gradients enabled"),
+        _("decode under torch.no_grad(): no autograd graph is needed"),
     )
     expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
-            f"cached_greedy_decode of a model in train mode gave {ys.tolist()}, expected {expected.tolist()}",
-            "call model.eval() while decoding (dropout off), then restore the model's train/eval mode",
+            _(
+                "cached_greedy_decode of a model in train mode gave {got}, expected {expected}"
+            ).format(got=ys.tolist(), expected=expected.tolist()),
+            _(
+                "call model.eval() while decoding (dropout off), then restore the model's "
+                "train/eval mode"
+            ),
         )

@@ -8,6 +8,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ..i18n import _
 from ..properties.checks import close, expect, is_close, tensor
 from ..properties.core import prop
 from ..properties.training import (
@@ -40,20 +41,20 @@ def smoothed_loss_accepts_flat_logits(student, inputs):
         smoothing=inputs.smoothing,
         pad_id=inputs.pad_id,
     )
-    got, _, what = loss_call(student, flat)
+    got, _reply, what = loss_call(student, flat)
     expected = smoothed_loss(flat.logits, flat.target, flat.smoothing, flat.pad_id)
     if not is_close(got, expected, flat.logits.dtype):
         close(
             got,
             expected,
-            what + " with logits (N, V)",
+            _("{what} with logits (N, V)").format(what=what),
             explain_loss(
                 got,
                 flat.logits,
                 flat.target,
                 flat.smoothing,
                 flat.pad_id,
-                "work on the last dim only (dim=-1), whatever the leading shape",
+                _("work on the last dim only (dim=-1), whatever the leading shape"),
             ),
             flat.logits.dtype,
         )
@@ -65,7 +66,7 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
     """A batch whose targets are all padding costs 0.0 (not NaN from 0 / 0); one real token costs its own loss."""
     one = torch.full_like(inputs.target, inputs.pad_id)
     one[0, 0] = inputs.target[0, 0]
-    got, _, what = loss_call(
+    got, _reply, what = loss_call(
         student,
         LossInputs(
             logits=inputs.logits, target=one, smoothing=inputs.smoothing, pad_id=inputs.pad_id
@@ -76,12 +77,12 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
         close(
             got,
             expected,
-            what + " with a single non-padding position",
-            explain_loss(got, inputs.logits, one, inputs.smoothing, inputs.pad_id, PAD_COUNTED),
+            _("{what} with a single non-padding position").format(what=what),
+            explain_loss(got, inputs.logits, one, inputs.smoothing, inputs.pad_id, _(PAD_COUNTED)),
             inputs.logits.dtype,
         )
     target = torch.full_like(inputs.target, inputs.pad_id)
-    got, _, what = loss_call(
+    got, _reply, what = loss_call(
         student,
         LossInputs(
             logits=inputs.logits, target=target, smoothing=inputs.smoothing, pad_id=inputs.pad_id
@@ -89,8 +90,12 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
     )
     expect(
         torch.isfinite(got) and float(got) == 0.0,
-        f"{what} with every target = pad_id gave {float(got)}, expected 0.0",
-        "with no non-padding position the loss is 0: divide by max(count, 1). " + PAD_COUNTED,
+        _("{what} with every target = pad_id gave {got}, expected 0.0").format(
+            what=what, got=float(got)
+        ),
+        _("with no non-padding position the loss is 0: divide by max(count, 1). {cause}").format(
+            cause=_(PAD_COUNTED)
+        ),
     )
 
 
@@ -103,14 +108,18 @@ def learning_rate_scales_as_inverse_sqrt_d_model(student, step, d_model, warmup)
     small, what = rate_call(student, step, d_model, warmup)
     expect(
         math.isclose(small, schedule(step, d_model, warmup), rel_tol=1e-9),
-        f"{what} = {small:.6g}, expected {schedule(step, d_model, warmup):.6g}",
-        SCHEDULE,
+        _("{what} = {got:.6g}, expected {expected:.6g}").format(
+            what=what, got=small, expected=schedule(step, d_model, warmup)
+        ),
+        _(SCHEDULE),
     )
-    large, _ = rate_call(student, step, 4 * d_model, warmup)
+    large = rate_call(student, step, 4 * d_model, warmup)[0]
     expect(
         math.isclose(large, small / 2, rel_tol=1e-9),
-        f"{what} = {small:.6g} but with d_model={4 * d_model} {large:.6g}, expected half of it",
-        "scale by d_model^-0.5. " + SCHEDULE,
+        _(
+            "{what} = {small:.6g} but with d_model={d_model} {large:.6g}, expected half of it"
+        ).format(what=what, small=small, d_model=4 * d_model, large=large),
+        _("scale by d_model^-0.5. {schedule}").format(schedule=_(SCHEDULE)),
     )
 
 
@@ -141,16 +150,16 @@ def train_runs_the_model_in_train_mode(student, case):
     )
     expect(
         reply.training_seen and all(reply.training_seen),
-        "train(...) ran the model in eval mode",
-        "call model.train() before the first step",
+        _("train(...) ran the model in eval mode"),
+        _("call model.train() before the first step"),
     )
-    losses = tensor(reply.value, "train(...)'s losses", shape=(2,), dtype=torch.float64)
-    expected, _ = expected_train(state, case, src, tgt, 1, 1.0)
+    losses = tensor(reply.value, _("train(...)'s losses"), shape=(2,), dtype=torch.float64)
+    expected = expected_train(state, case, src, tgt, 1, 1.0)[0]
     close(
         losses,
         expected,
-        "train(...)'s losses",
-        "return the loss of each step, before it",
+        _("train(...)'s losses"),
+        _("return the loss of each step, before it"),
         rtol=1e-5,
         atol=1e-7,
     )

@@ -15,6 +15,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from ..student_code import Call
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
@@ -24,31 +25,31 @@ from .strategies import LabelledCase
 from .transformer import expected_greedy_decode
 
 C = "beam_search"
-ERROR_HINT = (
+ERROR_HINT = N_(
     "beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, src_mask=None) "
     "returns (sequences (batch, L), scores (batch,)); see the docstring"
 )
-ADD_HINT = (
+ADD_HINT = N_(
     "scores are sums of log-probabilities: add the log-probabilities, candidates = logp[..., None] + "
     "log_softmax(logits) (never multiply probabilities or scores)"
 )
-FINISHED_HINT = (
+FINISHED_HINT = N_(
     "a finished hypothesis (its last token is eos_id) is kept and not extended: its only "
     "continuation is eos_id at no cost (log-probability 0 at eos_id, -inf elsewhere)"
 )
-TOPK_HINT = (
+TOPK_HINT = N_(
     "the top-k runs over each row's beam_size * vocab candidates flattened beam-major: "
     "candidates.view(batch, beam_size * vocab).topk(beam_size), beam = index // vocab, token = index % vocab"
 )
-ROWS_HINT = (
+ROWS_HINT = N_(
     "beams of different rows of the batch are mixed: hypothesis k of row b is row b * beam_size + k of ys "
     "(and of the repeated memory, memory.repeat_interleave(beam_size, dim=0))"
 )
-PENALTY_HINT = (
+PENALTY_HINT = N_(
     "the length penalty is applied twice: keep logp (the plain sum of log-probabilities) for each "
     "hypothesis and divide by T ** length_penalty only to rank and to report, never into the running sum"
 )
-DEFAULT_HINT = (
+DEFAULT_HINT = N_(
     "every step: log_softmax of the last position, a finished hypothesis held (eos at no cost), "
     "candidates = logp + log_probs, ranked by logp / T ** length_penalty, top-k over (beam, vocab) per "
     "row; "
@@ -120,27 +121,39 @@ def beam_call(student, model, case: DecodingCase, s: BeamSettings, src=None, src
     value = reply.value
     expect(
         isinstance(value, tuple) and len(value) == 2,
-        f"{what} returned {type(value).__name__}, expected a tuple (sequences, scores)",
-        "return (sequences, scores): each row's best hypothesis and its score",
+        _("{what} returned {type}, expected a tuple (sequences, scores)").format(
+            what=what, type=type(value).__name__
+        ),
+        _("return (sequences, scores): each row's best hypothesis and its score"),
     )
     b = src.shape[0]
-    seqs = tensor(value[0], f"{what}[0] (sequences)")
+    seqs = tensor(value[0], _("{what}[0] (sequences)").format(what=what))
     expect(
         seqs.dtype == torch.long
         and seqs.dim() == 2
         and seqs.shape[0] == b
         and 1 <= seqs.shape[1] <= s.max_len,
-        f"{what}: sequences are {seqs.dtype} of shape {tuple(seqs.shape)}, expected int64 ({b}, L), "
-        f"1 <= L <= max_len={s.max_len}",
-        "one row per source sentence, bos first, at most max_len tokens",
+        _(
+            "{what}: sequences are {dtype} of shape {shape}, expected int64 ({b}, L), "
+            "1 <= L <= max_len={max_len}"
+        ).format(what=what, dtype=seqs.dtype, shape=tuple(seqs.shape), b=b, max_len=s.max_len),
+        _("one row per source sentence, bos first, at most max_len tokens"),
     )
     expect(
         bool((seqs[:, 0] == s.bos_id).all()),
-        f"{what}: column 0 is {seqs[:, 0].tolist()}, expected bos_id",
-        "every hypothesis starts with bos_id",
+        _("{what}: column 0 is {column}, expected bos_id").format(
+            what=what, column=seqs[:, 0].tolist()
+        ),
+        _("every hypothesis starts with bos_id"),
     )
     # NaN or inf scores are judged by check_scores, which knows the likely cause here (not a masked softmax).
-    scores = tensor(value[1], f"{what}[1] (scores)", shape=(b,), dtype=case.dtype, shape_only=True)
+    scores = tensor(
+        value[1],
+        _("{what}[1] (scores)").format(what=what),
+        shape=(b,),
+        dtype=case.dtype,
+        shape_only=True,
+    )
     return seqs, scores, reply
 
 
@@ -151,8 +164,10 @@ def hypotheses(seqs: torch.Tensor, eos: int, where: str) -> list[tuple[int, ...]
         end = row.index(eos, 1) + 1 if eos in row[1:] else len(row)
         if any(tok != eos for tok in row[end:]):
             fail(
-                f"{where}: the row {row} has tokens other than eos_id={eos} after its eos",
-                FINISHED_HINT,
+                _("{where}: the row {row} has tokens other than eos_id={eos} after its eos").format(
+                    where=where, row=row, eos=eos
+                ),
+                _(FINISHED_HINT),
             )
         out.append(tuple(row[:end]))
     return out
@@ -188,8 +203,8 @@ class Searched:
 
 def search(student, case: DecodingCase, s: BeamSettings) -> Searched:
     state = case.state(s.eos_id, s.eos_bias)
-    model, _ = build_model(student, case, state)
-    seqs, scores, _ = beam_call(student, model, case, s)
+    model = build_model(student, case, state)[0]
+    seqs, scores, _reply = beam_call(student, model, case, s)
     got = hypotheses(seqs, s.eos_id, "beam_search")
     return Searched(case, s, got, scores, case.expected_model(state))
 
@@ -236,7 +251,7 @@ def expected_beam_search(
         new_len = (lengths + (~done).long())[..., None]
         ranked = cand / new_len.to(torch.float64) ** s.length_penalty
         flat = ranked.transpose(1, 2).reshape(b, k * v) if token_major else ranked.reshape(b, k * v)
-        _, index = flat.topk(k, dim=-1)
+        index = flat.topk(k, dim=-1).indices
         beam, token = index // v, index % v
         logp = (ranked if store_ranked else cand).reshape(b, -1).gather(1, index)
         lengths = new_len.squeeze(-1).gather(1, beam)
@@ -246,7 +261,7 @@ def expected_beam_search(
     scores = logp / lengths.clamp(min=1).to(torch.float64) ** s.length_penalty
     best = scores.argmax(-1)
     seqs = ys.view(b, k, -1)[torch.arange(b), best]
-    return hypotheses(seqs, s.eos_id, "the reference"), scores[torch.arange(b), best]
+    return hypotheses(seqs, s.eos_id, _("the reference")), scores[torch.arange(b), best]
 
 
 def best_by_enumeration(w, case: DecodingCase, s: BeamSettings, row: int):
@@ -276,7 +291,7 @@ def best_by_enumeration(w, case: DecodingCase, s: BeamSettings, row: int):
     return best, best_score
 
 
-MASK_HINT = (
+MASK_HINT = N_(
     "src_mask must reach every decode too, one copy per beam: "
     "model.decode(ys, memory, causal_mask(L), src_mask.repeat_interleave(beam_size, dim=0))"
 )
@@ -287,14 +302,14 @@ def explain_beam(got, w, case, s):
         return lambda: expected_beam_search(w, case, s, **mistake)[0] == got
 
     return diagnose(
-        DEFAULT_HINT,
-        (lambda: s.length_penalty and same(store_ranked=True)(), PENALTY_HINT),
-        (same(hold=False), FINISHED_HINT),
-        (same(token_major=True), TOPK_HINT),
-        (same(mixed_rows=True), ROWS_HINT),
-        (same(multiply=True), ADD_HINT),
-        (same(tiled=True), ROWS_HINT),
-        (lambda: case.src_mask is not None and same(decode_mask=False)(), MASK_HINT),
+        _(DEFAULT_HINT),
+        (lambda: s.length_penalty and same(store_ranked=True)(), _(PENALTY_HINT)),
+        (same(hold=False), _(FINISHED_HINT)),
+        (same(token_major=True), _(TOPK_HINT)),
+        (same(mixed_rows=True), _(ROWS_HINT)),
+        (same(multiply=True), _(ADD_HINT)),
+        (same(tiled=True), _(ROWS_HINT)),
+        (lambda: case.src_mask is not None and same(decode_mask=False)(), _(MASK_HINT)),
     )
 
 
@@ -319,17 +334,17 @@ def check_scores(got_scores, hyps, w, case, s, what):
 
     def explain():
         return diagnose(
-            ADD_HINT,
+            _(ADD_HINT),
             (
                 lambda: (
                     s.length_penalty
                     and is_close(got_scores, scores(alpha=2 * s.length_penalty), case.dtype)
                 ),
-                PENALTY_HINT,
+                _(PENALTY_HINT),
             ),
-            (lambda: s.length_penalty and same_as(store_ranked=True)(), PENALTY_HINT),
-            (same_as(tiled=True), ROWS_HINT),
-            (same_as(mixed_rows=True), ROWS_HINT),
+            (lambda: s.length_penalty and same_as(store_ranked=True)(), _(PENALTY_HINT)),
+            (same_as(tiled=True), _(ROWS_HINT)),
+            (same_as(mixed_rows=True), _(ROWS_HINT)),
             (
                 lambda: (
                     case.src_mask is not None
@@ -337,15 +352,19 @@ def check_scores(got_scores, hyps, w, case, s, what):
                         got_scores, scores(alpha=s.length_penalty, decode_mask=False), case.dtype
                     )
                 ),
-                MASK_HINT,
+                _(MASK_HINT),
             ),
         )
 
-    what = f"{what}: the scores of the returned hypotheses {[list(h) for h in hyps]}"
+    what = _("{what}: the scores of the returned hypotheses {hypotheses}").format(
+        what=what, hypotheses=[list(h) for h in hyps]
+    )
     if not bool(torch.isfinite(got_scores).all()):
         fail(
-            f"{what} are {got_scores.tolist()}, expected {want.tolist()}",
-            lambda: diagnose(explain(), (same_as(token_major=True), TOPK_HINT)),
+            _("{what} are {got}, expected {expected}").format(
+                what=what, got=got_scores.tolist(), expected=want.tolist()
+            ),
+            lambda: diagnose(explain(), (same_as(token_major=True), _(TOPK_HINT))),
         )
     close(got_scores, want, what, explain, dtype=case.dtype)
 
@@ -360,16 +379,18 @@ def check_scores(got_scores, hyps, w, case, s, what):
 def beam_search_size_one_is_greedy(student, case, settings):
     """With beam_size=1 beam search returns greedy decoding's sequences (any length penalty)."""
     state = case.state(settings.eos_id, settings.eos_bias)
-    model, _ = build_model(student, case, state)
-    seqs, _, _ = beam_call(student, model, case, settings)
-    got = hypotheses(seqs, settings.eos_id, "beam_search with beam_size=1")
+    model = build_model(student, case, state)[0]
+    seqs = beam_call(student, model, case, settings)[0]
+    got = hypotheses(seqs, settings.eos_id, _("beam_search with beam_size=1"))
     greedy = expected_greedy_decode(
         state, case, settings.max_len, settings.bos_id, settings.eos_id, case.src_mask
     )
-    want = hypotheses(greedy, settings.eos_id, "greedy decoding")
+    want = hypotheses(greedy, settings.eos_id, _("greedy decoding"))
     if got != want:
         fail(
-            f"beam_search with beam_size=1 gave {[list(h) for h in got]}, greedy decoding {[list(h) for h in want]}",
+            _("beam_search with beam_size=1 gave {got}, greedy decoding {want}").format(
+                got=[list(h) for h in got], want=[list(h) for h in want]
+            ),
             lambda: explain_beam(got, case.expected_model(state), case, settings),
         )
 
@@ -402,7 +423,9 @@ def beam_search_equals_expected(student, inputs):
     want, want_scores = expected_beam_search(w, case, s)
     if got != want:
         fail(
-            f"beam_search gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
+            _("beam_search gave {got}, expected {want}").format(
+                got=[list(h) for h in got], want=[list(h) for h in want]
+            ),
             lambda: explain_beam(got, w, case, s),
         )
     check_scores(scores, got, w, case, s, "beam_search")
@@ -435,11 +458,16 @@ def beam_search_finds_best_by_enumeration(student, inputs):
     searched = search(student, case, s)
     got, scores, w = searched.hypotheses, searched.scores, searched.expected_model
     best = [best_by_enumeration(w, case, s, row) for row in range(case.src.shape[0])]
-    want = [h for h, _ in best]
+    want = [h for h, _score in best]
     if got != want:
         fail(
-            f"beam_search gave {[list(h) for h in got]}; the best hypotheses by enumeration are "
-            f"{[list(h) for h in want]} (scores {[round(x, 6) for _, x in best]})",
+            _(
+                "beam_search gave {got}; the best hypotheses by enumeration are {want} (scores {scores})"
+            ).format(
+                got=[list(h) for h in got],
+                want=[list(h) for h in want],
+                scores=[round(x, 6) for _h, x in best],
+            ),
             lambda: explain_beam(got, w, case, s),
         )
     check_scores(scores, got, w, case, s, "beam_search")
@@ -457,8 +485,8 @@ def beam_search_scores_are_log_prob_sums(student, inputs):
     """Each returned score is the sum of the hypothesis's log-probabilities divided by T ** length_penalty."""
     case, s = inputs.case, inputs.settings
     state = case.state(s.eos_id, s.eos_bias)
-    model, _ = build_model(student, case, state)
-    seqs, scores, _ = beam_call(student, model, case, s)
+    model = build_model(student, case, state)[0]
+    seqs, scores, _reply = beam_call(student, model, case, s)
     check_scores(
         scores,
         hypotheses(seqs, s.eos_id, "beam_search"),
@@ -482,10 +510,12 @@ def beam_search_finished_hypotheses_not_extended(student, inputs):
     case, s = inputs.case, dataclasses.replace(inputs.settings, eos_bias=1.5)
     searched = search(student, case, s)
     got, w = searched.hypotheses, searched.expected_model
-    want, _ = expected_beam_search(w, case, s)
+    want = expected_beam_search(w, case, s)[0]
     if got != want:
         fail(
-            f"beam_search gave {[list(h) for h in got]}, expected {[list(h) for h in want]}",
+            _("beam_search gave {got}, expected {want}").format(
+                got=[list(h) for h in got], want=[list(h) for h in want]
+            ),
             lambda: explain_beam(got, w, case, s),
         )
 
@@ -496,6 +526,8 @@ def beam_search_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "decode with your own Transformer's encode, decode and generator: no "
-        "nn.Transformer, nn.MultiheadAttention or F.scaled_dot_product_attention",
+        _(
+            "decode with your own Transformer's encode, decode and generator: no "
+            "nn.Transformer, nn.MultiheadAttention or F.scaled_dot_product_attention"
+        ),
     )

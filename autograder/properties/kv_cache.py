@@ -21,6 +21,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from ..i18n import N_, _
 from ..student_code import Build, Call
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
@@ -30,42 +31,42 @@ from .strategies import LabelledCase
 from .transformer import expected_greedy_decode
 
 C = "kv_cache"
-BUILD_ERROR = (
+BUILD_ERROR = N_(
     "CachedDecoder(model) keeps the model; start(src, src_mask) encodes and fills memory_keys / "
     "memory_values; step(tokens) returns (batch, n, tgt_vocab_size) logits and grows self_keys / "
     "self_values (see the docstring)"
 )
-PE_HINT = (
+PE_HINT = N_(
     "the positional encoding restarts at 0 at every step: the new tokens sit at positions length.."
     "length+n-1, x = dropout(tgt_embedding(tokens) + pe[:, length:length+n])"
 )
-STEP_MASK_HINT = (
+STEP_MASK_HINT = N_(
     "the new positions of a multi-token step are not masked causally: new row j may see the cached "
     "positions and the new ones up to itself, mask (n, length+n) = causal_mask(length+n)[length:]"
 )
-SHARED_HINT = (
+SHARED_HINT = N_(
     "the cache is shared across the batch: every row attends to the first row's memory keys/values; "
     "keep the batch axis, split_heads(w_k(memory)) is (batch, h, m_E, d_k)"
 )
-DEFAULT_HINT = (
+DEFAULT_HINT = N_(
     "step: embed the new tokens at their positions, then in every layer append their keys/values to "
     "the cache, attend over the whole cache (causal inside the step), cross-attend over the memory "
     "keys/values of start, feed-forward; logits = generator(x). If transformer.py fails, fix it first"
 )
-TWICE_HINT = "the new keys and values are appended twice: one torch.cat per step and layer"
-GROWTH_HINT = (
+TWICE_HINT = N_("the new keys and values are appended twice: one torch.cat per step and layer")
+GROWTH_HINT = N_(
     "after a step of n tokens every layer's self_keys[i] and self_values[i] hold n more positions: "
     "(batch, h, length, d_k), torch.cat along dim 2"
 )
-MEMORY_HINT = (
+MEMORY_HINT = N_(
     "the memory's keys and values are projected again at every step: compute them once per sequence "
     "in start (memory_keys, memory_values) and reuse them"
 )
-PREFIX_HINT = (
+PREFIX_HINT = N_(
     "every step re-projects the whole prefix (or attends over more keys than the prefix has): compute "
     "the keys and values of the new positions only, the earlier ones come from the cache"
 )
-SQUARE_HINT = (
+SQUARE_HINT = N_(
     "the work of one step grows with the square of the prefix length: a step attends its n new rows "
     "over the cache, (n, length+n) scores, never the whole (length+n, length+n) square"
 )
@@ -130,7 +131,7 @@ def step(student, decoder, case: DecodingCase, tokens, read=(), count_macs=False
     shape = (tokens.shape[0], tokens.shape[1], case.tgt_vocab)
     reply.value = tensor(
         reply.value,
-        f"CachedDecoder.step(tokens of shape {tuple(tokens.shape)})",
+        _("CachedDecoder.step(tokens of shape {shape})").format(shape=tuple(tokens.shape)),
         shape=shape,
         dtype=case.dtype,
     )
@@ -175,17 +176,17 @@ def explain_steps(got, inputs: StepInputs, state, done: int, n: int):
 
     restarted = torch.cat([torch.arange(c) for c in inputs.chunks])[: done + n]
     return diagnose(
-        DEFAULT_HINT,
-        (same(positions=restarted), PE_HINT),
-        (same(target_mask=ids[None, :] <= ids[:, None]), STEP_MASK_HINT),
-        (same(shared_memory=True), SHARED_HINT),
+        _(DEFAULT_HINT),
+        (same(positions=restarted), _(PE_HINT)),
+        (same(target_mask=ids[None, :] <= ids[:, None]), _(STEP_MASK_HINT)),
+        (same(shared_memory=True), _(SHARED_HINT)),
     )
 
 
 def decode_in_steps(student, inputs: StepInputs, state=None):
     """Feed tgt to a fresh CachedDecoder chunk by chunk; fail at the first step whose logits are wrong."""
     case = inputs.case
-    decoder, _, state = cached_decoder(student, case, state)
+    decoder, _model, state = cached_decoder(student, case, state)
     start(student, decoder, case)
     expected = full_logits(case, state, inputs.tgt)
     done = 0
@@ -196,7 +197,9 @@ def decode_in_steps(student, inputs: StepInputs, state=None):
             close(
                 got,
                 want,
-                f"step {number} (positions {done}..{done + n - 1}) vs recomputing every position",
+                _("step {number} (positions {first}..{last}) vs recomputing every position").format(
+                    number=number, first=done, last=done + n - 1
+                ),
                 lambda got=got, done=done, n=n: explain_steps(got, inputs, state, done, n),
                 dtype=case.dtype,
             )
@@ -207,7 +210,7 @@ def decode_in_steps(student, inputs: StepInputs, state=None):
 def step_macs(student, decoder, case, tokens):
     """Multiply-adds of one step of `tokens`, with its logits (checked by the caller)."""
     reply = step(student, decoder, case, tokens, count_macs=True)
-    expect(isinstance(reply.macs, int), "the work of the step could not be counted", "")
+    expect(isinstance(reply.macs, int), _("the work of the step could not be counted"), "")
     return reply.macs, reply.value
 
 
@@ -227,7 +230,7 @@ def kv_cache_steps_equal_full_decode(student, inputs):
 def kv_cache_grows_one_position_per_step(student, inputs):
     """After each step of n tokens every layer's self_keys / self_values hold n more positions; length counts them."""
     case = inputs.case
-    decoder, _, state = cached_decoder(student, case)
+    decoder, _model, state = cached_decoder(student, case)
     start(student, decoder, case)
     b, d_k, done = case.src.shape[0], case.d_model // case.num_heads, 0
     for n in inputs.chunks:
@@ -244,21 +247,29 @@ def kv_cache_grows_one_position_per_step(student, inputs):
             cache = reply.attrs.get(name)
             expect(
                 isinstance(cache, list) and len(cache) == case.num_layers,
-                f"{name} is {type(cache).__name__}, expected a list of num_layers={case.num_layers} tensors",
-                "self_keys and self_values hold one tensor per decoder layer",
+                _("{name} is {type}, expected a list of num_layers={num_layers} tensors").format(
+                    name=name, type=type(cache).__name__, num_layers=case.num_layers
+                ),
+                _("self_keys and self_values hold one tensor per decoder layer"),
             )
             for i, kept in enumerate(cache):
-                kept = tensor(kept, f"{name}[{i}] after {done} positions")
+                kept = tensor(
+                    kept, _("{name}[{i}] after {done} positions").format(name=name, i=i, done=done)
+                )
                 if tuple(kept.shape) != want:
                     twice = kept.dim() == 4 and kept.shape[2] == 2 * done
                     fail(
-                        f"{name}[{i}] has shape {tuple(kept.shape)} after {done} positions, expected {want}",
-                        TWICE_HINT if twice else GROWTH_HINT,
+                        _(
+                            "{name}[{i}] has shape {shape} after {done} positions, expected {want}"
+                        ).format(name=name, i=i, shape=tuple(kept.shape), done=done, want=want),
+                        _(TWICE_HINT if twice else GROWTH_HINT),
                     )
         expect(
             reply.attrs.get("length") == done,
-            f"length is {reply.attrs.get('length')!r} after {done} positions",
-            "length counts the positions in the cache: length += n at each step",
+            _("length is {length} after {done} positions").format(
+                length=repr(reply.attrs.get("length")), done=done
+            ),
+            _("length counts the positions in the cache: length += n at each step"),
         )
         kept = reply.attrs["self_keys"][0]
         want_keys = first_layer_keys(case, state, inputs.tgt[:, :done])
@@ -266,9 +277,13 @@ def kv_cache_grows_one_position_per_step(student, inputs):
             close(
                 kept,
                 want_keys,
-                f"self_keys[0] after {done} positions vs the first layer's w_k of every position",
-                "self_keys[i] holds split_heads(self_attention.w_k(x)) of layer i's input x at every position so "
-                "far, in order: cat the new positions after the cached ones",
+                _(
+                    "self_keys[0] after {done} positions vs the first layer's w_k of every position"
+                ).format(done=done),
+                _(
+                    "self_keys[i] holds split_heads(self_attention.w_k(x)) of layer i's input x at every "
+                    "position so far, in order: cat the new positions after the cached ones"
+                ),
                 dtype=case.dtype,
             )
 
@@ -278,7 +293,7 @@ def kv_cache_grows_one_position_per_step(student, inputs):
 @example(case=fixed_case(6, b=2, me=3, d=4, h=2, n=2), extra=3)
 def kv_cache_memory_projected_once(student, case, extra):
     """A step's work does not grow with the memory beyond attending over it: its keys/values are computed in start."""
-    decoder, _, state = cached_decoder(student, case)
+    decoder, _model, state = cached_decoder(student, case)
     longer = torch.cat([case.src, torch.ones(case.src.shape[0], extra, dtype=torch.long)], dim=1)
     tokens = torch.ones(case.src.shape[0], 2, dtype=torch.long)
     work = []
@@ -287,15 +302,17 @@ def kv_cache_memory_projected_once(student, case, extra):
         step(student, decoder, case, tokens[:, :1])  # a first step may fill a lazy cache
         macs, got = step_macs(student, decoder, case, tokens[:, 1:])
         want = full_logits(case.replace(src=src), state, tokens)[:, 1:]
-        close(got, want, "the second step's logits", DEFAULT_HINT, dtype=case.dtype)
+        close(got, want, _("the second step's logits"), _(DEFAULT_HINT), dtype=case.dtype)
         work.append(macs)
     per_key = (work[1] - work[0]) / extra
     allowed = MACS_PER_KEY * case.src.shape[0] * case.d_model * case.num_layers
     expect(
         per_key <= allowed,
-        f"one more memory position costs a step {per_key:g} multiply-adds, at most {allowed} "
-        f"(attending over it) expected: the step's work grows with the memory",
-        MEMORY_HINT,
+        _(
+            "one more memory position costs a step {per_key:g} multiply-adds, at most {allowed} "
+            "(attending over it) expected: the step's work grows with the memory"
+        ).format(per_key=per_key, allowed=allowed),
+        _(MEMORY_HINT),
     )
 
 
@@ -304,7 +321,7 @@ def kv_cache_memory_projected_once(student, case, extra):
 @example(case=fixed_case(7, b=1, me=3, d=4, h=1, n=1))
 def kv_cache_step_work_is_linear_in_prefix(student, case):
     """The work of one single-token step grows linearly with the prefix length (multiply-adds counted, not timed)."""
-    decoder, _, state = cached_decoder(student, case)
+    decoder, _model, state = cached_decoder(student, case)
     start(student, decoder, case)
     tgt = torch.randint(
         0,
@@ -320,24 +337,28 @@ def kv_cache_step_work_is_linear_in_prefix(student, case):
             close(
                 got,
                 expected[:, p : p + 1],
-                f"the step at position {p}",
-                DEFAULT_HINT,
+                _("the step at position {p}").format(p=p),
+                _(DEFAULT_HINT),
                 dtype=case.dtype,
             )
         work[p] = macs
     early, late = (work[4] - work[2]) / 2, (work[8] - work[4]) / 4  # per prefix position
     expect(
         late <= early * 1.01 + 1,
-        f"one more prefix position costs a step {early:g} multiply-adds at a prefix of "
-        f"2-4 and {late:g} at 4-8: the work grows faster than the prefix",
-        SQUARE_HINT,
+        _(
+            "one more prefix position costs a step {early:g} multiply-adds at a prefix of "
+            "2-4 and {late:g} at 4-8: the work grows faster than the prefix"
+        ).format(early=early, late=late),
+        _(SQUARE_HINT),
     )
     allowed = MACS_PER_KEY * case.src.shape[0] * case.d_model * case.num_layers
     expect(
         late <= allowed,
-        f"one more prefix position costs a step {late:g} multiply-adds, at most {allowed} "
-        "(attending over one more cached key) expected",
-        PREFIX_HINT,
+        _(
+            "one more prefix position costs a step {late:g} multiply-adds, at most {allowed} "
+            "(attending over one more cached key) expected"
+        ).format(late=late, allowed=allowed),
+        _(PREFIX_HINT),
     )
 
 
@@ -350,8 +371,10 @@ def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
     ys = tensor(reply.value, what)
     expect(
         ys.dtype == torch.long and ys.dim() == 2,
-        f"{what} returned {ys.dtype} of shape {tuple(ys.shape)}",
-        "return the token ids as a LongTensor (batch, L), as greedy_decode does",
+        _("{what} returned {dtype} of shape {shape}").format(
+            what=what, dtype=ys.dtype, shape=tuple(ys.shape)
+        ),
+        _("return the token ids as a LongTensor (batch, L), as greedy_decode does"),
     )
     return ys, reply
 
@@ -368,21 +391,29 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
     """cached_greedy_decode gives exactly greedy_decode's tokens (the expected model's greedy sequence)."""
     bos, eos = ids
     state = case.state(eos, bias)
-    model, _ = build_model(student, case, state)
-    ys, _ = greedy_call(student, model, case, max_len, bos, eos, case.src_mask)
+    model = build_model(student, case, state)[0]
+    ys = greedy_call(student, model, case, max_len, bos, eos, case.src_mask)[0]
     expected = expected_greedy_decode(state, case, max_len, bos, eos, case.src_mask)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         unmasked = expected_greedy_decode(state, case, max_len, bos, eos)
+        gave = _("cached_greedy_decode gave {got}, expected {expected}").format(
+            got=ys.tolist(), expected=expected.tolist()
+        )
         if case.src_mask is not None and ys.shape == unmasked.shape and torch.equal(ys, unmasked):
             fail(
-                f"cached_greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
-                "src_mask must reach start: decoder.start(src, src_mask) (it serves the encoder and every "
-                "cross-attention)",
+                gave,
+                _(
+                    "src_mask must reach start: decoder.start(src, src_mask) (it serves the encoder and "
+                    "every cross-attention)"
+                ),
             )
         fail(
-            f"cached_greedy_decode gave {ys.tolist()}, expected {expected.tolist()}",
-            "start once, then step(ys[:, -1:]) each time: next = argmax of the step's last row; finished rows "
-            "get eos_id; stop once every row has produced eos_id or at max_len tokens (bos included)",
+            gave,
+            _(
+                "start once, then step(ys[:, -1:]) each time: next = argmax of the step's last row; "
+                "finished rows get eos_id; stop once every row has produced eos_id or at max_len tokens "
+                "(bos included)"
+            ),
         )
 
 
@@ -392,6 +423,8 @@ def kv_cache_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "attend with your own scaled_dot_product_attention over the cached keys and values: no "
-        "F.scaled_dot_product_attention, nn.MultiheadAttention or nn.Transformer*",
+        _(
+            "attend with your own scaled_dot_product_attention over the cached keys and values: no "
+            "F.scaled_dot_product_attention, nn.MultiheadAttention or nn.Transformer*"
+        ),
     )

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
 from ..student_code import Call, cotangent
 from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
@@ -31,47 +32,51 @@ from .transformer import expected_greedy_decode
 C = "training"
 MAX_LEN = 16
 BOS, EOS = 1, 2
-BUILD_ERROR = (
+BUILD_ERROR = N_(
     "training.py's functions take the model and plain tensors (see the docstrings); "
     "is the transformer built and called as in transformer.py's contract?"
 )
 
 # ------------------------------------------------------------------------------------------------- hints
-PAD_MASS = (
+PAD_MASS = N_(
     "the padding token gets no smoothing mass: q[pad_id] = 0, and smoothing / (V - 2) goes to each of "
     "the V - 2 tokens that are neither the target nor pad_id"
 )
-PAD_COUNTED = (
+PAD_COUNTED = N_(
     "padding positions count in the loss: average over the positions whose target is not pad_id only "
     "(mask them out of the sum and of the count)"
 )
-NOT_MEAN = "average over the non-padding positions: divide the sum by their count, not by nothing"
-TORCH_SMOOTHING = (
+NOT_MEAN = N_(
+    "average over the non-padding positions: divide the sum by their count, not by nothing"
+)
+TORCH_SMOOTHING = N_(
     "q is not torch's smoothing / V everywhere: q[y] = 1 - smoothing, q[pad_id] = 0, "
     "smoothing / (V - 2) on every other token"
 )
-NOT_SHIFTED = (
+NOT_SHIFTED = N_(
     "the targets are not shifted: the decoder reads shift_right(tgt, bos_id) = [bos, y_1, ..., y_{m-1}] "
     "and predicts tgt; fed tgt itself, it sees the answer"
 )
-NO_CAUSAL = (
+NO_CAUSAL = N_(
     "no causal mask in training: position t reads the decoder input at t + 1, which is the token it must "
     "predict (training looks perfect, greedy decoding collapses); pass causal_mask(m) as target_mask"
 )
-NO_SRC_MASK = "the source padding is not masked: pass padding_mask(src, pad_id) as src_mask"
-NO_ZERO_GRAD = (
+NO_SRC_MASK = N_("the source padding is not masked: pass padding_mask(src, pad_id) as src_mask")
+NO_ZERO_GRAD = N_(
     "the gradients accumulate across steps: call optimizer.zero_grad() before each backward "
     "(or set_to_none), or step s follows the sum of every gradient so far"
 )
-SCHEDULE = (
+SCHEDULE = N_(
     "lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5): it peaks at "
     "step = warmup_steps"
 )
-SCHEDULE_USED = (
+SCHEDULE_USED = N_(
     "before step s (from 1) set every param group's lr to learning_rate(s, d_model, warmup_steps, "
     "factor)"
 )
-ADAM = "the paper's optimizer: torch.optim.Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-9)"
+ADAM = N_(
+    "the paper's optimizer: torch.optim.Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-9)"
+)
 
 
 # ------------------------------------------------------------------------------------------------- the loss
@@ -116,11 +121,11 @@ def explain_loss(got, logits, target, smoothing, pad_id, default):
 
     return diagnose(
         default,
-        (same(pad_mass=True), PAD_MASS),
-        (same(count_pad=True), PAD_COUNTED),
-        (same(count_pad=True, pad_mass=True), PAD_COUNTED),
-        (same(summed=True), NOT_MEAN),
-        (same(torch_style=True), TORCH_SMOOTHING),
+        (same(pad_mass=True), _(PAD_MASS)),
+        (same(count_pad=True), _(PAD_COUNTED)),
+        (same(count_pad=True, pad_mass=True), _(PAD_COUNTED)),
+        (same(summed=True), _(NOT_MEAN)),
+        (same(torch_style=True), _(TORCH_SMOOTHING)),
     )
 
 
@@ -196,10 +201,14 @@ def rate_call(student, step, d_model, warmup, factor=1.0):
         value = value.item()
     expect(
         isinstance(value, (int, float)) and not isinstance(value, bool),
-        f"{what} returned {type(value).__name__}, expected a float",
-        "return a Python float: factor * d_model ** -0.5 * min(...)",
+        _("{what} returned {type}, expected a float").format(what=what, type=type(value).__name__),
+        _("return a Python float: factor * d_model ** -0.5 * min(...)"),
     )
-    expect(math.isfinite(value), f"{what} returned {value}", SCHEDULE)
+    expect(
+        math.isfinite(value),
+        _("{what} returned {value}").format(what=what, value=value),
+        _(SCHEDULE),
+    )
     return float(value), what
 
 
@@ -599,10 +608,10 @@ def teacher_forcing_gradient_equals_expected(student, case):
         for mistake, hint in TEACHER_FORCING_MISTAKES:
             try:
                 if is_close(got, expected_gradients(state, case, **mistake)[0]):
-                    return hint
+                    return _(hint)
             except Exception:  # noqa: BLE001 - a diagnosis is best effort
                 continue
-        return (
+        return _(
             "logits = model(src, shift_right(tgt, bos_id), padding_mask(src, pad_id), causal_mask(m)); "
             "loss = label_smoothed_cross_entropy(logits, tgt, smoothing, pad_id)"
         )
@@ -614,11 +623,11 @@ def teacher_forcing_gradient_equals_expected(student, case):
         g = (reply.param_grads or {}).get(name)
         expect(
             g is not None,
-            f"{name} got no gradient from teacher_forcing_loss",
-            "return the loss tensor itself, attached to the model (no .item() or .detach())",
+            _("{name} got no gradient from teacher_forcing_loss").format(name=name),
+            _("return the loss tensor itself, attached to the model (no .item() or .detach())"),
         )
         if not is_close(g, expected):
-            close(g, expected, f"d loss / d {name}", explain)
+            close(g, expected, _("d loss / d {name}").format(name=name), explain)
 
 
 @prop(C, points=2, examples=2, error_hint=BUILD_ERROR)
@@ -638,8 +647,8 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
     info = student.inspect(handle)
     expect(
         info.get("training"),
-        "after train(...) the model is in eval mode",
-        "call model.train() first",
+        _("after train(...) the model is in eval mode"),
+        _("call model.train() first"),
     )
     expected_losses, expected_state = expected_train(state, case, src_b, tgt_b, warmup, 1.0)
     got_state = info["state"]
@@ -653,32 +662,28 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
                 atol=1e-7,
             )
 
+        # two whole sentences, each translated, joined as in English
+        schedule_from_1 = _("{schedule_used} (s from 1)").format(schedule_used=_(SCHEDULE_USED))
         return diagnose(
-            ADAM + "; " + SCHEDULE_USED,
-            (same(zero_grad=False), NO_ZERO_GRAD),
-            (
-                same(lr=lambda s: schedule(s + 1, case.d_model, warmup)),
-                SCHEDULE_USED + " (s from 1)",
-            ),
-            (
-                same(lr=lambda s: schedule(max(s - 1, 1), case.d_model, warmup)),
-                SCHEDULE_USED + " (s from 1)",
-            ),
+            _(ADAM) + "; " + _(SCHEDULE_USED),
+            (same(zero_grad=False), _(NO_ZERO_GRAD)),
+            (same(lr=lambda s: schedule(s + 1, case.d_model, warmup)), schedule_from_1),
+            (same(lr=lambda s: schedule(max(s - 1, 1), case.d_model, warmup)), schedule_from_1),
         )
 
     if not is_close(losses[0], expected_losses[0], rtol=1e-5, atol=1e-7):
         close(
             losses[:1],
             expected_losses[:1],
-            what + ": the first step's loss",
-            "step 1's loss is teacher_forcing_loss of batch 0 before any update",
+            _("{what}: the first step's loss").format(what=what),
+            _("step 1's loss is teacher_forcing_loss of batch 0 before any update"),
         )
     for name, expected in expected_state.items():
         if not is_close(got_state[name], expected, rtol=1e-5, atol=1e-7):
             close(
                 got_state[name],
                 expected,
-                f"{name} after {steps} steps of train",
+                _("{name} after {steps} steps of train").format(name=name, steps=steps),
                 explain,
                 rtol=1e-5,
                 atol=1e-7,
@@ -686,8 +691,8 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
     close(
         losses,
         expected_losses,
-        what + ": the losses of each step",
-        "return the loss of each step, before it",
+        _("{what}: the losses of each step").format(what=what),
+        _("return the loss of each step, before it"),
         rtol=1e-5,
         atol=1e-7,
     )
@@ -699,7 +704,7 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
 @example(inputs=fixed_loss_inputs(1, smoothing=0.2, pad_id=2, dtype=torch.float32))
 def smoothed_loss_equals_closed_form(student, inputs):
     """label_smoothed_cross_entropy = mean over non-padding positions of -sum_v q[v] log softmax(logits)[v]."""
-    got, _, what = loss_call(student, inputs)
+    got, _reply, what = loss_call(student, inputs)
     expected = smoothed_loss(inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id)
     if not is_close(got, expected, inputs.logits.dtype):
         close(
@@ -712,9 +717,11 @@ def smoothed_loss_equals_closed_form(student, inputs):
                 inputs.target,
                 inputs.smoothing,
                 inputs.pad_id,
-                "q[y] = 1 - smoothing, q[pad_id] = 0, smoothing / (V - 2) "
-                "elsewhere; loss = mean over non-padding positions of "
-                "-sum(q * log_softmax(logits))",
+                _(
+                    "q[y] = 1 - smoothing, q[pad_id] = 0, smoothing / (V - 2) "
+                    "elsewhere; loss = mean over non-padding positions of "
+                    "-sum(q * log_softmax(logits))"
+                ),
             ),
             inputs.logits.dtype,
         )
@@ -724,7 +731,7 @@ def smoothed_loss_equals_closed_form(student, inputs):
 @given(inputs=loss_inputs(smoothing=0.0))
 def smoothing_zero_is_cross_entropy(student, inputs):
     """With smoothing = 0 the loss is the ordinary cross-entropy with padding ignored."""
-    got, _, what = loss_call(student, inputs)
+    got, _reply, what = loss_call(student, inputs)
     logits = inputs.logits.to(torch.float64)
     expected = F.cross_entropy(
         logits.flatten(0, 1), inputs.target.flatten(), ignore_index=inputs.pad_id
@@ -733,15 +740,17 @@ def smoothing_zero_is_cross_entropy(student, inputs):
         close(
             got,
             expected,
-            what + " vs F.cross_entropy(ignore_index=pad_id)",
+            _("{what} vs F.cross_entropy(ignore_index=pad_id)").format(what=what),
             explain_loss(
                 got,
                 inputs.logits,
                 inputs.target,
                 0.0,
                 inputs.pad_id,
-                "with smoothing 0, q is one-hot: loss = mean over non-padding positions of "
-                "-log softmax(logits)[target]",
+                _(
+                    "with smoothing 0, q is one-hot: loss = mean over non-padding positions of "
+                    "-log softmax(logits)[target]"
+                ),
             ),
             inputs.logits.dtype,
         )
@@ -770,8 +779,10 @@ def smoothed_distribution_minimises_the_loss(student, inputs):
     got, reply, what = loss_call(student, inputs, backward=True)
     h = entropy(vocab, inputs.smoothing)
     hint = diagnose(
-        "at logits = log q the loss is the entropy of q: check q (q[y] = 1 - smoothing, "
-        "smoothing / (V - 2) elsewhere but q[pad_id] = 0) and the mean over non-padding positions",
+        _(
+            "at logits = log q the loss is the entropy of q: check q (q[y] = 1 - smoothing, "
+            "smoothing / (V - 2) elsewhere but q[pad_id] = 0) and the mean over non-padding positions"
+        ),
         (
             lambda: is_close(
                 got,
@@ -779,7 +790,7 @@ def smoothed_distribution_minimises_the_loss(student, inputs):
                     logits, inputs.target, inputs.smoothing, inputs.pad_id, pad_mass=True
                 ),
             ),
-            PAD_MASS,
+            _(PAD_MASS),
         ),
         (
             lambda: is_close(
@@ -788,29 +799,34 @@ def smoothed_distribution_minimises_the_loss(student, inputs):
                     logits, inputs.target, inputs.smoothing, inputs.pad_id, count_pad=True
                 ),
             ),
-            PAD_COUNTED,
+            _(PAD_COUNTED),
         ),
         (
             lambda: is_close(
                 got,
                 smoothed_loss(logits, inputs.target, inputs.smoothing, inputs.pad_id, summed=True),
             ),
-            NOT_MEAN,
+            _(NOT_MEAN),
         ),
     )
     close(
         got,
         torch.tensor(h, dtype=torch.float64),
-        what + " at logits = log q, vs the entropy of q",
+        _("{what} at logits = log q, vs the entropy of q").format(what=what),
         hint,
     )
     grad = (reply.input_grads or [None])[0]
     expect(
         grad is not None,
-        "no gradient reached the logits",
-        "keep the loss differentiable: no .item(), .detach() or numpy inside",
+        _("no gradient reached the logits"),
+        _("keep the loss differentiable: no .item(), .detach() or numpy inside"),
     )
-    close(grad, torch.zeros_like(grad), "d loss / d logits at logits = log q (the minimum)", hint)
+    close(
+        grad,
+        torch.zeros_like(grad),
+        _("d loss / d logits at logits = log q (the minimum)"),
+        hint,
+    )
 
 
 @prop(C, points=1, examples=8)
@@ -822,33 +838,33 @@ def padding_positions_contribute_nothing(student, inputs, noise):
     grad = (reply.input_grads or [None])[0]
     expect(
         grad is not None,
-        "no gradient reached the logits",
-        "keep the loss differentiable: no .item(), .detach() or numpy inside",
+        _("no gradient reached the logits"),
+        _("keep the loss differentiable: no .item(), .detach() or numpy inside"),
     )
     expect(
         float(grad[~pad].abs().sum()) > 0,
-        "d loss / d logits is zero at every non-padding position",
-        "the loss must depend on the logits of the non-padding positions",
+        _("d loss / d logits is zero at every non-padding position"),
+        _("the loss must depend on the logits of the non-padding positions"),
     )
     changed = inputs.logits + pad[..., None] * tensors_like(inputs.logits, noise)
-    again, _, _ = loss_call(
+    again = loss_call(
         student,
         LossInputs(
             logits=changed, target=inputs.target, smoothing=inputs.smoothing, pad_id=inputs.pad_id
         ),
-    )
+    )[0]
     close(
         again,
         got,
-        what + " after changing the logits at padding positions",
-        PAD_COUNTED,
+        _("{what} after changing the logits at padding positions").format(what=what),
+        _(PAD_COUNTED),
         inputs.logits.dtype,
     )
     close(
         grad[pad],
         torch.zeros_like(grad[pad]),
-        "d loss / d logits at padding positions",
-        PAD_COUNTED,
+        _("d loss / d logits at padding positions"),
+        _(PAD_COUNTED),
     )
 
 
@@ -872,17 +888,19 @@ def learning_rate_equals_closed_form(student, step, d_model, warmup, factor):
     expected = schedule(step, d_model, warmup, factor)
     if not math.isclose(got, expected, rel_tol=1e-9):
         fail(
-            f"{what} = {got:.6g}, expected {expected:.6g}",
+            _("{what} = {got:.6g}, expected {expected:.6g}").format(
+                what=what, got=got, expected=expected
+            ),
             diagnose(
-                SCHEDULE,
+                _(SCHEDULE),
                 (
                     math.isclose(got, schedule(step, d_model, warmup), rel_tol=1e-9),
-                    "multiply by factor",
+                    _("multiply by factor"),
                 ),
                 (
                     math.isclose(got, expected * math.sqrt(d_model), rel_tol=1e-9)
                     or math.isclose(got, expected / math.sqrt(d_model), rel_tol=1e-9),
-                    "scale by d_model^-0.5",
+                    _("scale by d_model^-0.5"),
                 ),
             ),
         )
@@ -897,16 +915,19 @@ def learning_rate_peaks_at_warmup(student, d_model, warmup):
     peak = max(range(len(rates)), key=rates.__getitem__) + 1
     expect(
         peak == warmup,
-        f"learning_rate(step, d_model={d_model}, warmup_steps={warmup}) peaks at step {peak}, "
-        f"expected at step {warmup}",
-        SCHEDULE,
+        _(
+            "learning_rate(step, d_model={d_model}, warmup_steps={warmup}) peaks at step {peak}, "
+            "expected at step {warmup}"
+        ).format(d_model=d_model, warmup=warmup, peak=peak),
+        _(SCHEDULE),
     )
     expected = (d_model * warmup) ** -0.5
     expect(
         math.isclose(rates[warmup - 1], expected, rel_tol=1e-9),
-        f"the peak rate is {rates[warmup - 1]:.6g}, "
-        f"expected (d_model * warmup_steps)^-0.5 = {expected:.6g}",
-        SCHEDULE,
+        _(
+            "the peak rate is {peak:.6g}, expected (d_model * warmup_steps)^-0.5 = {expected:.6g}"
+        ).format(peak=rates[warmup - 1], expected=expected),
+        _(SCHEDULE),
     )
 
 
@@ -931,8 +952,10 @@ def shift_right_prepends_bos(student, tgt, bos_id):
     expected = shift(tgt, bos_id)
     expect(
         torch.equal(got, expected),
-        f"shift_right({tgt.tolist()}, {bos_id}) = {got.tolist()}, expected {expected.tolist()}",
-        "prepend bos_id and drop the last token: the input at t is tgt[t - 1]",
+        _("shift_right({tgt}, {bos_id}) = {got}, expected {expected}").format(
+            tgt=tgt.tolist(), bos_id=bos_id, got=got.tolist(), expected=expected.tolist()
+        ),
+        _("prepend bos_id and drop the last token: the input at t is tgt[t - 1]"),
     )
 
 
@@ -964,9 +987,12 @@ def copy_task_is_learned(student):
     )
     expect(
         float(losses[-1]) < float(losses[0]),
-        f"{what}: the loss went from {float(losses[0]):.4g} at step 1 to "
-        f"{float(losses[-1]):.4g} at step {task.steps}",
-        "return each step's loss; it must fall as the model learns: " + NO_ZERO_GRAD,
+        _("{what}: the loss went from {first:.4g} at step 1 to {last:.4g} at step {steps}").format(
+            what=what, first=float(losses[0]), last=float(losses[-1]), steps=task.steps
+        ),
+        _("return each step's loss; it must fall as the model learns: {cause}").format(
+            cause=_(NO_ZERO_GRAD)
+        ),
     )
     state = student.inspect(handle)["state"]
     src, tgt = (x[0] for x in task.data(task.seed + 999, 1, task.held_out))
@@ -986,13 +1012,16 @@ def copy_task_is_learned(student):
         state, task.num_layers, task.d_model, task.num_heads, task.d_ff
     )
     hint = diagnose(
-        "the model did not learn to copy: check train (Adam, the schedule, zero_grad) and teacher_forcing_loss",
+        _(
+            "the model did not learn to copy: check train (Adam, the schedule, zero_grad) and "
+            "teacher_forcing_loss"
+        ),
         (
             lambda: (
                 teacher_forced_accuracy(trained, src, tgt, causal_mask=False)
                 >= teacher_forced_accuracy(trained, src, tgt) + 0.05
             ),
-            NO_CAUSAL,
+            _(NO_CAUSAL),
         ),
         (
             lambda: (
@@ -1000,17 +1029,24 @@ def copy_task_is_learned(student):
                 or teacher_forced_accuracy(trained, src, tgt, shifted=False, causal_mask=False)
                 >= task.accuracy
             ),
-            NOT_SHIFTED,
+            _(NOT_SHIFTED),
         ),
         (
             lambda: float(losses[-1]) > float(losses[0]),
-            "the loss grew during training: " + NO_ZERO_GRAD,
+            _("the loss grew during training: {cause}").format(cause=_(NO_ZERO_GRAD)),
         ),
     )
     fail(
-        f"after {task.steps} steps greedy decoding reproduces {accuracy:.0%} of the held-out tokens, expected at "
-        f"least {task.accuracy:.0%} (training loss {float(losses[0]):.3f} at step 1, {float(losses[-1]):.3f} at "
-        f"step {task.steps})",
+        _(
+            "after {steps} steps greedy decoding reproduces {accuracy:.0%} of the held-out tokens, expected "
+            "at least {expected:.0%} (training loss {first:.3f} at step 1, {last:.3f} at step {steps})"
+        ).format(
+            steps=task.steps,
+            accuracy=accuracy,
+            expected=task.accuracy,
+            first=float(losses[0]),
+            last=float(losses[-1]),
+        ),
         hint,
     )
 
@@ -1021,6 +1057,8 @@ def training_is_written_by_hand(student):
     written_by_hand(
         student,
         C,
-        "write the smoothed cross-entropy from log_softmax, a smoothed target distribution and "
-        "a masked mean: no F.cross_entropy, nn.CrossEntropyLoss, F.nll_loss or F.kl_div",
+        _(
+            "write the smoothed cross-entropy from log_softmax, a smoothed target distribution and "
+            "a masked mean: no F.cross_entropy, nn.CrossEntropyLoss, F.nll_loss or F.kl_div"
+        ),
     )
