@@ -16,14 +16,12 @@ import gettext
 import re
 
 import pytest
+import suite_runs
 
-from autograder import KIT, i18n
-from autograder.bugs import catalog, make_submission
+from autograder import i18n
 from autograder.components import NAMES
 from autograder.properties import core
-from autograder.student_code import InProcessStudentCode
 
-PROPERTIES = core.load(include_hidden=True)
 OPEN, CLOSE = "\u27e6", "\u27e7"  # ⟦ ⟧: marks no message of the kit contains
 
 
@@ -84,26 +82,12 @@ def untranslated(text: str) -> str | None:
     return " ".join(words) if words else None
 
 
-def students(component: str, tmp_path_factory):
-    """(label, StudentCode) of the reference, the stubs, the stubs that do nothing, and every bug of `component`."""
-    yield "reference", InProcessStudentCode(KIT / "solutions", "reference")
-    yield "stubs", InProcessStudentCode(KIT / "exercises", "stubs")
-    nothing = tmp_path_factory.mktemp("pass_stubs")
-    for f in (KIT / "exercises").glob("*.py"):
-        (nothing / f.name).write_text(f.read_text().replace("raise NotImplementedError", "pass"))
-    yield "pass-stubs", InProcessStudentCode(nothing, "pass-stubs")
-    for bug in catalog():
-        if bug.component == component:
-            folder = make_submission(
-                bug, KIT / "solutions", tmp_path_factory.mktemp(bug.name) / "sub"
-            )
-            yield bug.id, InProcessStudentCode(folder, bug.name)
-
-
-def run(student, component):
-    return core.require_behaviour(
-        [core.run_property(p, student) for p in PROPERTIES if p.component == component]
-    )
+def labels(component: str) -> list[str]:
+    """The submissions a component's suite is judged on (tests/suite_runs.py): the reference, the stubs, the
+    stubs that do nothing, and every cataloged bug of the component."""
+    return ["reference", "stubs", "pass-stubs"] + [
+        bug_id for bug_id, bug in suite_runs.BUGS.items() if bug.component == component
+    ]
 
 
 def what_a_student_reads(outcome) -> dict[str, str]:
@@ -121,16 +105,13 @@ def test_every_word_is_translated_and_the_grade_is_the_same(
     monkeypatch.delenv(i18n.ENV, raising=False)
     problems = []
     missing: set[str] = set()
-    for label, student in students(component, tmp_path_factory):
-        i18n.set_language("en")
-        try:
-            english = run(student, component)
-            i18n.set_language("es")
-            with marked("es") as spanish_catalog:
-                spanish = run(student, component)
-                texts = [what_a_student_reads(o) for o in spanish]
-        finally:
-            i18n.set_language(None)
+    for label in labels(component):
+        # English: the meta-tests' runs (computed here if this test runs first)
+        english = core.require_behaviour(suite_runs.english(label, component, tmp_path_factory))
+        with i18n.chosen("es"), marked("es") as spanish_catalog:
+            code = suite_runs.student(label, tmp_path_factory)
+            spanish = core.require_behaviour(suite_runs.run(code, component))
+            texts = [what_a_student_reads(o) for o in spanish]
         missing |= spanish_catalog.missing
         for en, es, text in zip(english, spanish, texts, strict=True):
             if en.status != es.status:

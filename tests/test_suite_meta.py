@@ -1,6 +1,7 @@
 """The property suite judged: full marks for the reference, zero for the stubs, every cataloged bug caught."""
 
 import pytest
+import suite_runs
 
 from autograder import KIT
 from autograder.bugs import catalog, make_submission
@@ -8,26 +9,17 @@ from autograder.components import NAMES
 from autograder.properties import core
 from autograder.student_code import InProcessStudentCode
 
-PROPERTIES = core.load(include_hidden=True)
 
-
-def run(student, component):
-    return [core.run_property(p, student) for p in PROPERTIES if p.component == component]
-
-
-@pytest.fixture(scope="module")
-def reference():
-    return InProcessStudentCode(KIT / "solutions", "reference")
-
-
-@pytest.fixture(scope="module")
-def stubs():
-    return InProcessStudentCode(KIT / "exercises", "stubs")
+@pytest.fixture
+def run(tmp_path_factory):
+    """run(label, component): the component's English outcomes on a submission (tests/suite_runs.py: once per
+    session, shared with the Spanish check)."""
+    return lambda label, component: suite_runs.english(label, component, tmp_path_factory)
 
 
 @pytest.mark.parametrize("component", NAMES)
-def test_reference_scores_full_marks(reference, component):
-    outcomes = run(reference, component)
+def test_reference_scores_full_marks(run, component):
+    outcomes = run("reference", component)
     assert outcomes, f"no properties for {component}"
     failed = [
         f"{o.property.name}: {o.status}: {o.message} | {o.example}"
@@ -38,8 +30,8 @@ def test_reference_scores_full_marks(reference, component):
 
 
 @pytest.mark.parametrize("component", NAMES)
-def test_stubs_score_zero(stubs, component):
-    outcomes = run(stubs, component)
+def test_stubs_score_zero(run, component):
+    outcomes = run("stubs", component)
     earned = [o.property.name for o in outcomes if o.passed]
     assert not earned, f"the untouched stub earns points in {component}: {earned}"
     assert all(
@@ -48,19 +40,11 @@ def test_stubs_score_zero(stubs, component):
     ), [o.message for o in outcomes]
 
 
-@pytest.fixture(scope="module")
-def pass_stubs(tmp_path_factory):
-    """The stubs with every `raise NotImplementedError` replaced by `pass`: code that does nothing."""
-    folder = tmp_path_factory.mktemp("pass_stubs")
-    for f in (KIT / "exercises").glob("*.py"):
-        (folder / f.name).write_text(f.read_text().replace("raise NotImplementedError", "pass"))
-    return InProcessStudentCode(folder, "pass-stubs")
-
-
 @pytest.mark.parametrize("component", NAMES)
-def test_stubs_that_pass_score_zero(pass_stubs, component):
-    """Scored as check, grade and nbgrader score (core.require_behaviour): no static point without behaviour."""
-    outcomes = core.require_behaviour(run(pass_stubs, component))
+def test_stubs_that_pass_score_zero(run, component):
+    """The stubs with every `raise NotImplementedError` replaced by `pass` (code that does nothing), scored as
+    check, grade and nbgrader score (core.require_behaviour): no static point without behaviour."""
+    outcomes = core.require_behaviour(run("pass-stubs", component))
     earned = [o.property.name for o in outcomes if o.passed]
     assert not earned, f"a stub that does nothing earns points in {component}: {earned}"
     static = [o for o in outcomes if core.is_static(o.property)]
@@ -68,11 +52,8 @@ def test_stubs_that_pass_score_zero(pass_stubs, component):
 
 
 @pytest.mark.parametrize("bug", catalog(), ids=lambda b: b.id)
-def test_bug_is_caught_and_named(bug, tmp_path):
-    student = InProcessStudentCode(
-        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
-    )
-    outcomes = run(student, bug.component)
+def test_bug_is_caught_and_named(bug, run):
+    outcomes = run(bug.id, bug.component)
     failed = [o for o in outcomes if not o.passed]
     assert failed, f"{bug.id} ({bug.description}) loses no points in {bug.component}"
     hints = [o.hint for o in failed]
@@ -99,12 +80,9 @@ ONE_DEDUCTION = {
 
 
 @pytest.mark.parametrize("bug_id", sorted(ONE_DEDUCTION))
-def test_cross_cutting_slip_costs_one_property(bug_id, tmp_path):
-    bug = next(b for b in catalog() if b.id == bug_id)
-    student = InProcessStudentCode(
-        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
-    )
-    failed = [o.property.name for o in run(student, bug.component) if not o.passed]
+def test_cross_cutting_slip_costs_one_property(bug_id, run):
+    bug = suite_runs.BUGS[bug_id]
+    failed = [o.property.name for o in run(bug_id, bug.component) if not o.passed]
     assert failed == [ONE_DEDUCTION[bug_id]], failed
 
 
@@ -124,25 +102,18 @@ CAUGHT_VISIBLY = [
 
 
 @pytest.mark.parametrize("bug_id", CAUGHT_VISIBLY)
-def test_bug_is_caught_by_a_visible_property(bug_id, tmp_path):
-    bug = next(b for b in catalog() if b.id == bug_id)
-    student = InProcessStudentCode(
-        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
-    )
-    failed = [o for o in run(student, bug.component) if not o.passed and o.property.visible]
+def test_bug_is_caught_by_a_visible_property(bug_id, run):
+    bug = suite_runs.BUGS[bug_id]
+    failed = [o for o in run(bug_id, bug.component) if not o.passed and o.property.visible]
     assert any(bug.hint.lower() in o.hint.lower() for o in failed), [
         (o.property.name, o.hint) for o in failed
     ]
 
 
-def test_nan_is_reported_as_nan_before_any_other_diagnosis(tmp_path):
+def test_nan_is_reported_as_nan_before_any_other_diagnosis(run):
     """Issue 7 item 2: an unguarded softmax (a fully masked row gives NaN) used by multi_head is reported as a NaN,
     never as "dropout is active in eval mode" (NaN != NaN made two equal runs look different)."""
-    bug = next(b for b in catalog() if b.id == "attention:fully_masked_nan")
-    student = InProcessStudentCode(
-        make_submission(bug, KIT / "solutions", tmp_path / "sub"), bug.name
-    )
-    failed = [o for o in run(student, "multi_head") if not o.passed]
+    failed = [o for o in run("attention:fully_masked_nan", "multi_head") if not o.passed]
     assert any(o.property.name == "multi_head_dropout_is_off_in_eval" for o in failed)
     for o in failed:
         assert "your output has NaN at [" in o.message, (o.property.name, o.message)
