@@ -19,9 +19,10 @@ from ..properties.beam_search import (
     hypotheses,
     search,
 )
-from ..properties.checks import close, expect, fail
+from ..properties.checks import close, fail
 from ..properties.core import prop
 from ..properties.decoding import build_model, fixed_case
+from ..properties.transformer import expect_run_in_eval_and_restored
 
 C = "beam_search"
 
@@ -89,24 +90,7 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
     state = case.state(s.eos_id, s.eos_bias)
     model = build_model(student, case, state, dropout=0.5, train=True)[0]
     seqs, _scores, reply = beam_call(student, model, case, s)
-    expect(
-        student.inspect(model)["training"],
-        _("after beam_search the model is no longer in train mode"),
-        _(
-            "restore the model's train/eval mode: was_training = model.training; ...; "
-            "model.train(was_training)"
-        ),
-    )
-    expect(
-        not any(reply.training_seen),
-        _("the model ran in train mode during beam_search"),
-        _("search with model.eval() (dropout off), then restore the model's train/eval mode"),
-    )
-    expect(
-        not any(reply.grad_enabled_seen),
-        _("beam_search ran the model with gradients enabled"),
-        _("search under torch.no_grad(): no autograd graph is needed"),
-    )
+    expect_run_in_eval_and_restored(student, model, reply, "beam_search", search=True)
     got = hypotheses(seqs, s.eos_id, "beam_search")
     want = expected_beam_search(case.expected_model(state), case, s)[0]
     if got != want:

@@ -7,7 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import _
-from ..properties.checks import close, consistent, expect, fail, is_close
+from ..properties.checks import close, consistent, fail, is_close
 from ..properties.core import prop
 from ..properties.decoding import build_model, decoding_cases, fixed_case
 from ..properties.kv_cache import (
@@ -24,7 +24,7 @@ from ..properties.kv_cache import (
     step,
     step_inputs,
 )
-from ..properties.transformer import expected_greedy_decode
+from ..properties.transformer import expect_run_in_eval_and_restored, expected_greedy_decode
 
 C = "kv_cache"
 
@@ -122,24 +122,7 @@ def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
     state = case.state(2, 0.5)
     model = build_model(student, case, state, dropout=0.5, train=True)[0]
     ys, reply = greedy_call(student, model, case, 5, 1, 2)
-    expect(
-        student.inspect(model)["training"],
-        _("after cached_greedy_decode the model is no longer in train mode"),
-        _(
-            "restore the model's train/eval mode: was_training = model.training; ...; "
-            "model.train(was_training)"
-        ),
-    )
-    expect(
-        not any(reply.training_seen),
-        _("the model ran in train mode during cached_greedy_decode"),
-        _("decode with model.eval() (dropout off), then restore the model's train/eval mode"),
-    )
-    expect(
-        not any(reply.grad_enabled_seen),
-        _("cached_greedy_decode ran the model with gradients enabled"),
-        _("decode under torch.no_grad(): no autograd graph is needed"),
-    )
+    expect_run_in_eval_and_restored(student, model, reply, "cached_greedy_decode")
     expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(

@@ -747,6 +747,40 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     )
 
 
+RESTORE_MODE = N_(
+    "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)"
+)
+IN_EVAL = {
+    False: N_("decode with model.eval() (dropout off), then restore the model's train/eval mode"),
+    True: N_("search with model.eval() (dropout off), then restore the model's train/eval mode"),
+}
+NO_GRAD = {
+    False: N_("decode under torch.no_grad(): no autograd graph is needed"),
+    True: N_("search under torch.no_grad(): no autograd graph is needed"),
+}
+
+
+def expect_run_in_eval_and_restored(student, handle, reply, function: str, search: bool = False):
+    """A decoding function (greedy_decode, kv_cache's cached_greedy_decode, beam_search) called on a model built
+    in train mode: it ran the model in eval mode (reply.training_seen) without gradients, and left it in train
+    mode. Each property then compares the tokens with the dropout-free expected model's."""
+    expect(
+        student.inspect(handle)["training"],
+        _("after {function} the model is no longer in train mode").format(function=function),
+        _(RESTORE_MODE),
+    )
+    expect(
+        not any(reply.training_seen),
+        _("the model ran in train mode during {function}").format(function=function),
+        _(IN_EVAL[search]),
+    )
+    expect(
+        not any(reply.grad_enabled_seen),
+        _("{function} ran the model with gradients enabled").format(function=function),
+        _(NO_GRAD[search]),
+    )
+
+
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(6, num_layers=1))
@@ -755,24 +789,7 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     state = eos_biased(case, 2, 0.5)
     handle = build(student, case, state=state, dropout=0.5, train=True)[0]
     ys, reply = decode_call(student, handle, case, 5, 1, 2)
-    expect(
-        student.inspect(handle)["training"],
-        _("after greedy_decode the model is no longer in train mode"),
-        _(
-            "restore the model's train/eval mode: was_training = model.training; ...; "
-            "model.train(was_training)"
-        ),
-    )
-    expect(
-        not any(reply.training_seen),
-        _("the model ran in train mode during greedy_decode"),
-        _("decode with model.eval() (dropout off), then restore the model's train/eval mode"),
-    )
-    expect(
-        not any(reply.grad_enabled_seen),
-        _("greedy_decode ran the model with gradients enabled"),
-        _("decode under torch.no_grad(): no autograd graph is needed"),
-    )
+    expect_run_in_eval_and_restored(student, handle, reply, "greedy_decode")
     expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
