@@ -290,7 +290,8 @@ def test_allowed_families_and_the_checking_side_still_work():
 
 
 def test_an_allowed_call_steps_aside_only_until_the_guard_is_left():
-    for _ in range(2):  # an allowed operator stays unshadowed for the rest of its guard, never beyond
+    # An allowed operator stays unshadowed for the rest of its guard, never beyond it nor in a nested one.
+    for _ in range(2):
         with rules.guard("transformer"):  # softmax is allowed in transformer
             torch.softmax(x, -1)
             torch.softmax(x, -1)
