@@ -289,6 +289,21 @@ def test_allowed_families_and_the_checking_side_still_work():
         torch.softmax(x, -1)
 
 
+def test_an_allowed_call_steps_aside_only_until_the_guard_is_left():
+    # An allowed operator stays unshadowed for the rest of its guard, never beyond it nor in a nested one.
+    for _ in range(2):
+        with rules.guard("transformer"):  # softmax is allowed in transformer
+            torch.softmax(x, -1)
+            torch.softmax(x, -1)
+            with pytest.raises(ForbiddenCall, match="softmax"):
+                with rules.guard("attention"):  # nested: forbidden again inside
+                    torch.softmax(x, -1)
+            torch.softmax(x, -1)
+        with pytest.raises(ForbiddenCall, match="softmax"):
+            with rules.guard("attention"):
+                torch.softmax(x, -1)
+
+
 def test_ops_outside_the_families_stay_allowed():
     with rules.guard("encoder"):
         m, v = torch.var_mean(x, -1, unbiased=False, keepdim=True)
