@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.i18n import _
-from autograder.properties.checks import close, expect, fail, is_close
+from autograder.properties.checks import close, close_input_grad, expect, fail, is_close
 from autograder.properties.core import prop
 from autograder.properties.feed_forward import (
     ERROR_HINT,
@@ -90,19 +90,7 @@ def feed_forward_gradients_match_torch(student, d, d_ff, seed, dtype):
     (out * cotangent(out.shape, dtype, seed + 1).double()).sum().backward()
     hint = _("keep the computation in the autograd graph: no .detach(), .data or numpy round trips")
     rtol, atol = (1e-3, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
-    expect(
-        reply.input_grads and reply.input_grads[0] is not None,
-        _("no gradient reached the input x"),
-        hint,
-    )
-    close(
-        reply.input_grads[0],
-        xr.grad,
-        _("d loss / d {name}").format(name="x"),
-        hint,
-        rtol=rtol,
-        atol=atol,
-    )
+    close_input_grad(reply, xr.grad, hint, rtol, atol)
     grads = reply.param_grads or {}
     for name, p in params.items():
         expect(

@@ -328,6 +328,24 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     )
 
 
+def close_input_grad(reply, expected, hint, rtol, atol) -> None:
+    """The gradient that reached the student's input x (reply.input_grads[0], from a Call with a cotangent)
+    equals the expected layer's d loss / d x."""
+    expect(
+        reply.input_grads and reply.input_grads[0] is not None,
+        _("no gradient reached the input x"),
+        hint,
+    )
+    close(
+        reply.input_grads[0],
+        expected,
+        _("d loss / d {name}").format(name="x"),
+        hint,
+        rtol=rtol,
+        atol=atol,
+    )
+
+
 def equal(actual, expected, what: str, hint="") -> None:
     """Exact equality (repeatability, bool masks), NaN checked first: NaN never equals NaN."""
     finite(actual, what, expected)

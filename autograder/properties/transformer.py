@@ -664,26 +664,18 @@ def greedy_decode_equals_witness(student, case, ids, max_len, bias):
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
     ys = decode_call(student, handle, case, max_len, bos, eos)[0]
     expected = expected_greedy_decode(state, case, max_len, bos, eos)
-    if not (ys.shape == expected.shape and torch.equal(ys, expected)):
-        fail(
-            _("greedy_decode gave {got}, expected {expected}").format(
-                got=ys.tolist(), expected=expected.tolist()
-            ),
-            explain_greedy(
-                ys,
-                state,
-                case,
-                max_len,
-                bos,
-                eos,
-                None,
-                _(
-                    "memory = encode(src, src_mask) once; each step: logits = generator(decode(ys, "
-                    "memory, causal_mask(L), src_mask)[:, -1]), next = argmax, append; finished rows "
-                    "get eos_id"
-                ),
-            ),
-        )
+    expect_greedy(
+        ys,
+        expected,
+        state,
+        case,
+        (max_len, bos, eos),
+        _(
+            "memory = encode(src, src_mask) once; each step: logits = generator(decode(ys, "
+            "memory, causal_mask(L), src_mask)[:, -1]), next = argmax, append; finished rows "
+            "get eos_id"
+        ),
+    )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -704,22 +696,14 @@ def greedy_decode_respects_max_len(student, case, max_len):
             _(MAX_LEN_HINT),
         )
     expected = expected_greedy_decode(state, case, max_len, bos, eos)
-    if not torch.equal(ys, expected):
-        fail(
-            _("greedy_decode gave {got}, expected {expected}").format(
-                got=ys.tolist(), expected=expected.tolist()
-            ),
-            explain_greedy(
-                ys,
-                state,
-                case,
-                max_len,
-                bos,
-                eos,
-                None,
-                _("next token = argmax of the last position"),
-            ),
-        )
+    expect_greedy(
+        ys,
+        expected,
+        state,
+        case,
+        (max_len, bos, eos),
+        _("next token = argmax of the last position"),
+    )
 
 
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
@@ -745,6 +729,18 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
         ),
         _("the next token is the argmax of the generator's logits at the last position"),
     )
+
+
+def expect_greedy(ys, expected, state, case, decoding, default_hint):
+    """Fail unless greedy_decode's tokens `ys` are the expected model's; decoding = (max_len, bos, eos). The hint
+    names the first step that went wrong (explain_greedy), else `default_hint`."""
+    if not (ys.shape == expected.shape and torch.equal(ys, expected)):
+        fail(
+            _("greedy_decode gave {got}, expected {expected}").format(
+                got=ys.tolist(), expected=expected.tolist()
+            ),
+            explain_greedy(ys, state, case, *decoding, None, default_hint),
+        )
 
 
 RESTORE_MODE = N_(
