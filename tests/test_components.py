@@ -219,6 +219,7 @@ KIT = (
     "README.md",
     "pyproject.toml",
     "tests/conftest.py",
+    "tests/suite_runs.py",
     "tests/test_components.py",
     "tests/test_suite_meta.py",
 )
