@@ -663,10 +663,8 @@ def greedy_decode_equals_witness(student, case, ids, max_len, bias):
     bos, eos = ids
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
     ys = decode_call(student, handle, case, max_len, bos, eos)[0]
-    expected = expected_greedy_decode(state, case, max_len, bos, eos)
     expect_greedy(
         ys,
-        expected,
         state,
         case,
         (max_len, bos, eos),
@@ -695,14 +693,8 @@ def greedy_decode_respects_max_len(student, case, max_len):
             ).format(max_len=max_len, n=ys.shape[1]),
             _(MAX_LEN_HINT),
         )
-    expected = expected_greedy_decode(state, case, max_len, bos, eos)
     expect_greedy(
-        ys,
-        expected,
-        state,
-        case,
-        (max_len, bos, eos),
-        _("next token = argmax of the last position"),
+        ys, state, case, (max_len, bos, eos), _("next token = argmax of the last position")
     )
 
 
@@ -731,9 +723,10 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     )
 
 
-def expect_greedy(ys, expected, state, case, decoding, default_hint):
+def expect_greedy(ys, state, case, decoding, default_hint):
     """Fail unless greedy_decode's tokens `ys` are the expected model's; decoding = (max_len, bos, eos). The hint
     names the first step that went wrong (explain_greedy), else `default_hint`."""
+    expected = expected_greedy_decode(state, case, *decoding)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
             _("greedy_decode gave {got}, expected {expected}").format(
