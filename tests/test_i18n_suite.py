@@ -98,6 +98,23 @@ def what_a_student_reads(outcome) -> dict[str, str]:
     }
 
 
+# The copy task trains a model for 500 steps (about 3 s a run). In Spanish it runs on the submissions that show
+# each of its outcomes (the reference passes it, the stubs raise, a model trained without the causal mask fails
+# it), not again on every training bug: that kept CI's whole run under its 15 minutes.
+SPANISH_ONLY_ON = {
+    "training::copy_task_is_learned": {
+        "reference",
+        "stubs",
+        "pass-stubs",
+        "training:no_causal_mask_in_training",
+    }
+}
+
+
+def compared(outcomes, label):
+    return [o for o in outcomes if label in SPANISH_ONLY_ON.get(o.property.id, {label})]
+
+
 @pytest.mark.parametrize("component", NAMES)
 def test_every_word_is_translated_and_the_grade_is_the_same(
     component, tmp_path_factory, monkeypatch
@@ -110,10 +127,11 @@ def test_every_word_is_translated_and_the_grade_is_the_same(
         english = core.require_behaviour(suite_runs.english(label, component, tmp_path_factory))
         with i18n.chosen("es"), marked("es") as spanish_catalog:
             code = suite_runs.student(label, tmp_path_factory)
-            spanish = core.require_behaviour(suite_runs.run(code, component))
+            properties = [o.property for o in compared(english, label)]
+            spanish = core.require_behaviour([core.run_property(p, code) for p in properties])
             texts = [what_a_student_reads(o) for o in spanish]
         missing |= spanish_catalog.missing
-        for en, es, text in zip(english, spanish, texts, strict=True):
+        for en, es, text in zip(compared(english, label), spanish, texts, strict=True):
             if en.status != es.status:
                 problems.append(
                     f"{label} {en.property.id}: {en.status} in English, {es.status} in Spanish"
