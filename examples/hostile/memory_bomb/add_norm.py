@@ -4,10 +4,12 @@ import torch.nn as nn
 
 # >>> hostile
 # A memory bomb at import, bounded at 6 GiB (what the machine survives even if the limit failed): the worker's
-# address-space limit makes it fail long before that, with a MemoryError.
+# address-space limit (2 GiB) refuses the first 3 GiB block at once, with a MemoryError. (Blocks of 256 MiB
+# filled up to the limit raced the 3 s CPU limit of an import: zeroing 2 GiB took longer on a loaded machine,
+# and the verdict became a timeout, 0 points either way.)
 _hoard = []
-for _ in range(24):
-    _hoard.append(bytearray(256 << 20))
+for _ in range(2):
+    _hoard.append(bytearray(3 << 30))
 del _hoard
 # <<< hostile
 
