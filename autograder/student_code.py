@@ -110,6 +110,23 @@ class Reply:
     training_seen: tuple[bool, ...] = ()
     macs: int | None = None  # Call(count_macs=True): multiply-adds of the call's matrix products
 
+    def __reduce__(self):
+        """Its fields in order, without the trailing defaults: a plain reply is a third of the opcodes the
+        judge scans and loads from a worker (62 as a dict of every field), on each of ~1500 operations a
+        student."""
+        values = list(self.__dict__.values())  # in field order
+        while values and _is_default(values[-1], _REPLY_DEFAULTS[len(values) - 1]):
+            values.pop()
+        return (Reply, tuple(values))
+
+
+_REPLY_DEFAULTS = tuple(Reply().__dict__.values())
+
+
+def _is_default(value, default) -> bool:
+    """Is a field's value its default (None, or an empty dict or tuple)? Never compares a tensor or an array."""
+    return value is None if default is None else (type(value) is type(default) and not value)
+
 
 @dataclass(frozen=True)
 class Opaque:
@@ -351,10 +368,7 @@ class Executor:
         except ModuleNotFoundError as e:
             missing = (e.name or "").rsplit(".", 1)[-1]
             if e.name and e.name.startswith(self.package):
-                msg = _("{file} is missing from the submission (needed by {where})").format(
-                    file=f"{missing}.py", where=where_text(where)
-                )
-                raise StudentError("missing", msg, where, "ModuleNotFoundError") from None
+                raise missing_file(f"{missing}.py", where) from None
             raise StudentError(
                 "exception",
                 _("ModuleNotFoundError during {where}: {error}").format(
@@ -653,6 +667,14 @@ def _where(op) -> tuple[str, str]:
 
 # ------------------------------------------------------------------------------------ where, as a student reads it
 IMPORT_OF = "import of "  # an Executor's `where` for an import: "import of attention.py" (StudentError.where)
+
+
+def missing_file(file: str, where: str) -> StudentError:
+    """The error of an operation (`where`, an Executor's) that needs `file` of the submission, which has none."""
+    msg = _("{file} is missing from the submission (needed by {where})").format(
+        file=file, where=where_text(where)
+    )
+    return StudentError("missing", msg, where, "ModuleNotFoundError")
 
 
 def where_text(where: str) -> str:

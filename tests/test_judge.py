@@ -310,3 +310,28 @@ def test_sample_class_recipes_are_valid(tmp_path):
             f.name for f in folder.iterdir() if f.read_bytes() != (control / f.name).read_bytes()
         ]
         assert changed, f"{hostile}: the hostile block changes nothing"
+
+
+@pytest.mark.parametrize("component", NAMES)
+def test_a_section_without_its_file_needs_no_worker(component, tmp_path):
+    """The judge grades a section whose own file is missing without a worker (remote.WithoutItsFile): every
+    property's outcome equals a run on the section's real package (the reference dependencies, no file)."""
+    from autograder.judge.remote import WithoutItsFile
+    from autograder.properties import core
+    from autograder.student_code import InProcessStudentCode
+
+    for dep in BY_NAME[component].deps:
+        shutil.copy(KIT / "solutions" / f"{dep}.py", tmp_path / f"{dep}.py")
+    real = InProcessStudentCode(tmp_path, label="real")
+    sources = {dep: (tmp_path / f"{dep}.py").read_text() for dep in BY_NAME[component].deps}
+    shortcut = WithoutItsFile(component, sources)
+    for p in core.load(include_hidden=True, components=[component]):
+        a, b = core.run_property(p, real), core.run_property(p, shortcut)
+        assert a.status != core.Status.PASSED, p.id
+        assert (a.status, a.message, a.hint, a.example, a.detail) == (
+            b.status,
+            b.message,
+            b.hint,
+            b.example,
+            b.detail,
+        ), p.id

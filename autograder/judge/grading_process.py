@@ -214,9 +214,10 @@ class GradingProcess:
         return p
 
     def run(self, section: dict) -> dict:
+        from ..components import NAMES
         from ..properties.core import Status
         from ..student_code import seed_everything
-        from .remote import JudgeError, SandboxedStudentCode
+        from .remote import JudgeError, SandboxedStudentCode, WithoutItsFile
 
         start = time.perf_counter()
         _limit_cpu(section["budget_s"] + GRADER_CPU_MARGIN_S)
@@ -224,14 +225,18 @@ class GradingProcess:
         sources = {
             Path(n).stem: d.decode("utf-8", errors="replace") for n, d in section["files"].items()
         }
-        student = SandboxedStudentCode(
-            self.zygote_factory,
-            sources,
-            self.limits,
-            time.monotonic() + section["budget_s"],
-            section["label"],
-            self.preload,
-        )
+        component = section.get("component")
+        if component in NAMES and component not in sources:
+            student = WithoutItsFile(component, sources)
+        else:
+            student = SandboxedStudentCode(
+                self.zygote_factory,
+                sources,
+                self.limits,
+                time.monotonic() + section["budget_s"],
+                section["label"],
+                self.preload,
+            )
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
         try:
             for spec in section["props"]:

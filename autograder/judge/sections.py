@@ -46,6 +46,7 @@ class Section:
         # for another student with the same files.
         return {
             "key": self.key,
+            "component": self.name,
             "label": _("the {component} section").format(component=self.name),
             "files": self.files,
             "props": self.props,
