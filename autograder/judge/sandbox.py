@@ -8,10 +8,11 @@ property, an oracle or a hidden test, so nothing of the sort can be found in a w
 The zygote is exec'd with an empty environment plus a fixed allowlist (ENVIRONMENT in remote.py), so no
 worker can find the instructor's variables in os.environ, posix.environ or /proc/self/environ.
 
-With namespaces (as root, or in an unprivileged user namespace), the forked child is only a keeper: it enters
-a new PID namespace (and, without root, a new user namespace mapping the judge's own uid and gid), forks the
-worker proper, which is process 1 there and sees only itself in its own /proc, and then waits for it and
-ends the same way (exit status or signal), so the zygote learns how the worker died.
+With namespaces, each worker is process 1 of a PID namespace of its own and sees only itself in its own /proc.
+As root, the zygote forks it straight into a new PID namespace and then returns to its own. Without root, in
+an unprivileged user namespace, the forked child is only a keeper: it enters a new user namespace mapping the
+judge's own uid and gid and a new PID namespace, forks the worker proper, then waits for it and ends the
+same way (exit status or signal), so the zygote learns how the worker died.
 
 A worker, right after the fork and before any student code runs:
   - starts its own session (so its whole process group can be killed) and dies with the zygote;
@@ -122,17 +123,27 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
-def enter_namespaces(mode: str) -> None:
-    """The keeper's part: the next child is process 1 of a new PID namespace; without root, inside a new user
+def enter_user_namespaces() -> None:
+    """The keeper's part, without root: the next child is process 1 of a new PID namespace, inside a new user
     namespace that maps only the judge's own uid and gid (so the worker owns nothing more than the judge)."""
-    if mode == "user":
-        uid, gid = os.geteuid(), os.getegid()
-        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWPID), "unshare")
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{uid} {uid} 1")
-        _write("/proc/self/gid_map", f"{gid} {gid} 1")
-    else:
-        _check(_libc.unshare(CLONE_NEWPID), "unshare")
+    uid, gid = os.geteuid(), os.getegid()
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWPID), "unshare")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def fork_into_new_pid_namespace(own_pidns: int) -> int:
+    """As root: fork a child that is process 1 of a new PID namespace, then put this process's next children
+    back in its own namespace (`own_pidns`, an fd of /proc/self/ns/pid). No keeper: a second fork of this
+    large process cost ~7 ms of the kernel's time a worker."""
+    _check(_libc.unshare(CLONE_NEWPID), "unshare")
+    pid = os.fork()
+    if pid and _libc.setns(own_pidns, CLONE_NEWPID) != 0:
+        # The next worker would be born inside this one's namespace, where this one could see it: stop here.
+        os.kill(pid, signal.SIGKILL)
+        os._exit(70)
+    return pid
 
 
 def keep_until_it_ends(pid: int) -> None:
@@ -444,14 +455,18 @@ def warm_up() -> None:
 
 
 def _probe(mode: str) -> str:
-    """'' if a forked child can do what a worker's keeper and worker do in `mode`, else why not."""
+    """'' if a forked child can do what the zygote (as root) or a worker's keeper (without) and a worker do in
+    `mode`, else why not."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
-            enter_namespaces(mode)
-            inner = os.fork()
+            if mode == "user":
+                enter_user_namespaces()
+                inner = os.fork()
+            else:
+                inner = fork_into_new_pid_namespace(os.open("/proc/self/ns/pid", os.O_RDONLY))
             if inner:
                 keep_until_it_ends(inner)
             _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
@@ -489,6 +504,8 @@ class Zygote:
         self.ctrl, self.cfg, self.spare, self.count = ctrl, None, None, 0
         self.exited: dict[int, int] = {}  # pid -> wait status, the most recent few hundred
         self.dying: set[int] = set()  # killed by us, not yet reaped
+        # this process's own PID namespace, to come back to after forking a worker into a new one (as root)
+        self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
 
     def _record(self, pid: int, st: int) -> None:
         self.exited[pid] = st
@@ -530,7 +547,10 @@ class Zygote:
             cfg["uid"] = cfg["uids"][self.count % len(cfg["uids"])]
         self.count += 1
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        pid = os.fork()
+        if cfg.get("pidns") == "root":
+            pid = fork_into_new_pid_namespace(self.own_pidns)
+        else:
+            pid = os.fork()
         if pid == 0:
             self.ctrl.close()
             ours.close()
@@ -599,10 +619,12 @@ def worker(cfg: dict, sock: socket.socket) -> None:
     """The forked child: (with namespaces, become the keeper of the worker proper in a new PID namespace)
     set up, say so, then serve. Never returns."""
     try:
-        if cfg.get("pidns"):
+        if (
+            cfg.get("pidns") == "user"
+        ):  # as root, the zygote forked this process into its namespace already
             os.setsid()  # the zygote's killpg reaches the keeper
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            enter_namespaces(cfg["pidns"])
+            enter_user_namespaces()
             inner = os.fork()
             if inner:
                 sock.close()
