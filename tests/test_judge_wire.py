@@ -54,6 +54,24 @@ def test_replies_and_errors_round_trip():
     )
     back = wire.loads(wire.dumps(reply))
     assert torch.equal(back.value["w"], torch.ones(2)) and back.grad_enabled_seen == (True,)
+    # A reply travels as its fields in order, trailing defaults left out: each field set alone comes back.
+    for name, value in (
+        ("value", 0),
+        ("attrs", {"a": 1}),
+        ("attrs_require_grad", {"a": True}),
+        ("training_seen", (True,)),
+        ("macs", 12),
+    ):
+        back = wire.loads(wire.dumps(Reply(**{name: value})))
+        assert back == Reply(**{name: value}), name
+    assert wire.loads(wire.dumps(Reply())) == Reply()
+
+    class Forged:  # a reply with more fields than a Reply has: a malformed frame, never a reply
+        def __reduce__(self):
+            return (Reply, tuple(range(20)))
+
+    with pytest.raises(wire.WireError):
+        wire.loads(pickle.dumps(Forged(), protocol=5))
     err = wire.loads(wire.dumps(StudentError("timeout", "timed out", "attention.softmax")))
     assert err.kind == "timeout" and err.where == "attention.softmax"
     assert wire.loads(wire.dumps(Handle(3, "multi_head", "MultiHeadAttention"))).id == 3
