@@ -491,9 +491,8 @@ class WithoutItsFile(StudentCode):
         self.component, self.sources, self.stats = component, sources, WorkerStats()
 
     def run(self, op):
-        if isinstance(
-            op, Source
-        ):  # as in a worker's section: answered from the files the judge wrote
+        # as in a worker's section: answered from the files the judge wrote
+        if isinstance(op, Source):
             return Reply(self.sources.get(op.component))
         raise missing_file(f"{self.component}.py", f"{IMPORT_OF}{self.component}.py")
 

@@ -619,9 +619,8 @@ def worker(cfg: dict, sock: socket.socket) -> None:
     """The forked child: (with namespaces, become the keeper of the worker proper in a new PID namespace)
     set up, say so, then serve. Never returns."""
     try:
-        if (
-            cfg.get("pidns") == "user"
-        ):  # as root, the zygote forked this process into its namespace already
+        # as root, the zygote forked this process into its namespace already
+        if cfg.get("pidns") == "user":
             os.setsid()  # the zygote's killpg reaches the keeper
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             enter_user_namespaces()
