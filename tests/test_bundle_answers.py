@@ -1,0 +1,135 @@
+"""What a student receives gives no answer away (issue 18, docs/bundle.md).
+
+Two leaks these tests would have caught: notebooks whose solution cells still held the reference (the old test
+read the .ipynb as raw JSON, where a line of code never stands alone), and a checker whose functions computed the
+exercises' results by hand. Both are checked on the bundles `release` builds, English and Spanish.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder import release, stubs
+from autograder.components import NAMES
+from autograder.notebooks import cells
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Answers that the exercise's own docstring states as a closed form: restating the formula is no leak
+# (issue 18). Each is (component, function).
+CLOSED_FORMS = {
+    ("mask", "causal_mask"),
+    ("positional_encoding", "sinusoidal_encoding"),
+    ("training", "learning_rate"),
+    ("training", "shift_right"),
+}
+
+
+def normalised(line: str) -> str:
+    return re.sub(r"\s+", " ", line.split("#")[0]).strip()
+
+
+def telling(line: str) -> bool:
+    """A line that says something of its own: not `return x`, `super().__init__()` or a signature."""
+    return len(line) >= 25 and not line.startswith(("return", "raise", "def ", "class ", "super()"))
+
+
+def enclosing_functions(tree) -> list[tuple[int, int, str]]:
+    return [
+        (node.lineno, node.end_lineno, node.name)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+
+def solution_lines() -> dict[str, str]:
+    """normalised line -> where: every telling line inside a solution region of solutions/, less the closed forms
+    and less whatever line the stubs themselves hold."""
+    found = {}
+    for name in NAMES:
+        source = (ROOT / "solutions" / f"{name}.py").read_text()
+        functions = enclosing_functions(ast.parse(source))
+        inside = False
+        for number, line in enumerate(source.splitlines(), 1):
+            if stubs.BEGIN in line:
+                inside = True
+            elif stubs.END in line:
+                inside = False
+            elif inside and telling(normalised(line)):
+                owner = min(
+                    (f for f in functions if f[0] <= number <= f[1]),
+                    key=lambda f: f[1] - f[0],
+                    default=None,
+                )
+                if owner is None or (name, owner[2]) not in CLOSED_FORMS:
+                    found[normalised(line)] = f"solutions/{name}.py:{number}"
+    said = {normalised(line) for text in stubs.generate().values() for line in text.splitlines()}
+    return {line: where for line, where in found.items() if line not in said}
+
+
+def readable_text(path: Path) -> str:
+    """A file as a student reads it: a notebook as its cells' sources, one after the other."""
+    if path.suffix == ".ipynb":
+        return "\n\n".join(cells.source_text(c) for c in cells.read_notebook(path)["cells"])
+    return path.read_text(errors="replace")
+
+
+@pytest.fixture(scope="module", params=["en", "es"])
+def bundle(request, tmp_path_factory):
+    lang = None if request.param == "en" else request.param
+    return release.build(tmp_path_factory.mktemp(f"bundle_{request.param}") / "bundle", lang)
+
+
+def test_the_measure_sees_a_solution_line_in_a_notebook(tmp_path):
+    """The measure itself can fail: a notebook with the reference in a solution cell is caught."""
+    lines = solution_lines()
+    assert len(lines) > 100, len(lines)
+    nb = release.student_notebooks()["04_multi_head.ipynb"]
+    _, chunks = cells.split_module((ROOT / "solutions" / "multi_head.py").read_text())
+    for cell, chunk in zip(cells.solution_cells(nb), chunks, strict=True):
+        cell["source"] = chunk
+    path = tmp_path / "04_multi_head.ipynb"
+    import json
+
+    path.write_text(json.dumps(nb, indent=1))
+    seen = {normalised(line) for line in readable_text(path).splitlines()}
+    assert len(seen & lines.keys()) >= 5
+
+
+def test_every_notebook_solution_cell_is_a_stub(bundle):
+    """Read as notebooks: each solution cell holds only what exercises/ holds (signatures, docstrings, the stub's
+    raise), never a line of the reference."""
+    for path in sorted((bundle / "notebooks").glob("*.ipynb")):
+        nb = cells.read_notebook(path)
+        for cell in cells.solution_cells(nb):
+            text = cells.source_text(cell)
+            assert stubs.BEGIN not in text and stubs.END not in text, (path.name, text)
+        # the module the notebook stands for is the stub's code: it scores what the stubs score, zero
+        stub = (ROOT / "exercises" / f"{path.stem[3:]}.py").read_text()
+        assert code_of(cells.module_source(nb)) == code_of(stub), path.name
+
+
+def code_of(source: str) -> str:
+    """The module's code without its docstrings (the Spanish bundle translates them)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def test_no_solution_line_anywhere_in_the_bundle(bundle):
+    """No telling line of the reference's solution regions, beyond the closed forms and what the stubs say, in any
+    file of the bundle (code, README, notebooks read as notebooks)."""
+    lines = solution_lines()
+    leaked = {}
+    for path in sorted(bundle.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".md", ".ipynb", ".txt", ".toml", ".json"):
+            hits = lines.keys() & {normalised(line) for line in readable_text(path).splitlines()}
+            if hits:
+                leaked[path.relative_to(bundle).as_posix()] = sorted(lines[h] for h in hits)
+    assert not leaked, leaked
