@@ -195,7 +195,8 @@ def run_suite(
         if progress is not None:
             progress(p)
     outcomes = core.require_behaviour(outcomes)
-    ran = {p.component for p in properties}
+    # a component whose self-check the bundle does not ship (release.GRADED_ONLY) has only pending points
+    ran = {p.component for p in properties} | set(pending)
     found, pending_integration = integration_outcomes(outcomes, integration_shares(), ran)
     if pending_integration:
         pending[results.INTEGRATION] = pending_integration

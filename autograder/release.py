@@ -1,13 +1,15 @@
 """Build the student bundle: stubs, the same exercises as notebooks, the visible properties, a student README
 and pyproject. Nothing else.
 
-Left out on purpose: solutions/, autograder/hidden/ (hidden properties), autograder/bugs/ (quotes the
-solutions), the judge and the instructor's tools. Hidden points and the integration share are shipped as
-numbers only, so the self-check's table adds up to the grade's total.
+Left out on purpose: solutions/, autograder/hidden/ (hidden properties), autograder/oracles/ (the by-hand
+oracles and mistake models: answers), autograder/bugs/ (quotes the solutions), the judge and the instructor's
+tools. Hidden points and the integration share are shipped as numbers only, so the self-check's table adds up to
+the grade's total. What the bundle gives away, and what it does not, is docs/bundle.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -33,12 +35,27 @@ SHIPPED = [
     "glossary.py",
 ]
 NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
+# Components whose visible properties still take expected values from a by-hand answer (the training loop and the
+# label-smoothed loss, beam search written out): their property modules stay out of the bundle, a placeholder stands in,
+# and their visible points are decided at grading with the hidden ones (docs/bundle.md says what remains).
+GRADED_ONLY = ("beam_search", "training")
+PLACEHOLDER = (
+    '"""The self-check of {name} is not in this bundle: its properties are being rewritten so that none of them '
+    "holds a working\nanswer. Its {points:g} visible points are decided at grading, with the hidden ones.\n"
+    '"""\n'
+)
+
+
+def graded_only(p: core.Property) -> bool:
+    """A property the bundle does not run: hidden, or visible in a component of GRADED_ONLY."""
+    return not p.visible or p.component in GRADED_ONLY
 
 
 def hidden_points() -> dict[str, float]:
+    """Points per component that the bundle's self-check does not run (graded_only): decided at grading."""
     points: dict[str, float] = {}
     for p in core.load(include_hidden=True):
-        if not p.visible:
+        if graded_only(p):
             points[p.component] = points.get(p.component, 0.0) + p.points
     return points
 
@@ -76,9 +93,12 @@ def student_notebooks(lang: str | None = None) -> dict[str, dict]:
             for pid, points in shares.items()
             if pid.startswith(f"{c.name}::")
         ]
-        nb = course.notebook(
-            c.name, [p for p in props if p.component == c.name], number, integration, lang
-        )
+        mine = [
+            dataclasses.replace(p, visible=False) if graded_only(p) else p
+            for p in props
+            if p.component == c.name
+        ]  # a property the bundle does not run is a test cell it does not ship, its points in the text
+        nb = course.notebook(c.name, mine, number, integration, lang)
         kept = []
         for cell in nb["cells"]:
             text = cells.source_text(cell)
@@ -121,8 +141,16 @@ def build(dest: Path, lang: str | None = None) -> Path:
     (pkg / "properties").mkdir(parents=True)
     for name in SHIPPED:
         shutil.copy2(PACKAGE / name, pkg / name)
+    visible = {}
+    for p in core.load(include_hidden=True):
+        if p.visible:
+            visible[p.component] = visible.get(p.component, 0.0) + p.points
     for path in sorted((PACKAGE / "properties").glob("*.py")):
-        shutil.copy2(path, pkg / "properties" / path.name)
+        if path.stem in GRADED_ONLY:
+            text = PLACEHOLDER.format(name=path.stem, points=visible.get(path.stem, 0.0))
+            (pkg / "properties" / path.name).write_text(text)
+        else:
+            shutil.copy2(path, pkg / "properties" / path.name)
     # What a course notebook's read-only cells call in the student's kernel (not the course builder, not
     # the grading preprocessor).
     (pkg / "notebooks").mkdir()

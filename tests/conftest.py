@@ -44,6 +44,11 @@ SLOW_TESTS = {
         "test_a_students_kernel_checks_what_was_run",
         "test_a_spanish_course_grades_in_spanish",
     },
+    # 25-60 s each: a fresh process calls every fitting function of a checker on every exercise's inputs
+    "test_bundle_answers.py": {
+        "test_the_probe_finds_the_graded_sides_answers",
+        "test_no_shipped_function_computes_an_exercise",
+    },
     # 30-50 s: a kit copy, stubs, check
     "test_components.py": {"test_a_new_component_needs_only_its_own_files"},
     # 120 s: every component's suite on every bug, in English and in marked Spanish

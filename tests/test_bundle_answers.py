@@ -6,7 +6,11 @@ exercises' results by hand. Both are checked on the bundles `release` builds, En
 """
 
 import ast
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,8 +95,6 @@ def test_the_measure_sees_a_solution_line_in_a_notebook(tmp_path):
     for cell, chunk in zip(cells.solution_cells(nb), chunks, strict=True):
         cell["source"] = chunk
     path = tmp_path / "04_multi_head.ipynb"
-    import json
-
     path.write_text(json.dumps(nb, indent=1))
     seen = {normalised(line) for line in readable_text(path).splitlines()}
     assert len(seen & lines.keys()) >= 5
@@ -133,3 +135,45 @@ def test_no_solution_line_anywhere_in_the_bundle(bundle):
             if hits:
                 leaked[path.relative_to(bundle).as_posix()] = sorted(lines[h] for h in hits)
     assert not leaked, leaked
+
+
+# ------------------------------------------------------------------------------ the checker computes no answer
+def probe(cwd: Path, package: str, out: Path) -> dict:
+    """tests/bundle_probe.py on the checker whose autograder/ is in `cwd`: every function of `package` whose
+    signature fits an exercise function, called on that exercise's inputs (see the script)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "bundle_probe.py"), str(ROOT), package, str(out)],
+        cwd=cwd,
+        env=env | {"TRANSFORMER_KIT_LANG": "en"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_the_probe_finds_the_graded_sides_answers(tmp_path):
+    """The probe can fail: on the graded side's oracles (never shipped) it finds by-hand multi-head attention,
+    LayerNorm, the encoder and decoder layers and the greedy loop, each by its signature alone."""
+    found = {tuple(x) for x in probe(ROOT, "autograder.oracles", tmp_path / "out.json")["leaks"]}
+    for exercise, function in [
+        ("multi_head.MultiHeadAttention.forward", "multi_head.expected_multi_head"),
+        ("add_norm.LayerNorm.forward", "layer_norm.ln_variant"),
+        ("encoder.EncoderLayer.forward", "layers.expected_encoder_layer"),
+        ("decoder.DecoderLayer.forward", "layers.expected_decoder_layer"),
+        ("transformer.greedy_decode", "greedy.expected_greedy_decode"),
+    ]:
+        assert (exercise, f"autograder.oracles.{function}") in found, found
+
+
+def test_no_shipped_function_computes_an_exercise(tmp_path):
+    """Every function and class of the bundle's checker whose signature fits an exercise function, called on the
+    exercise's inputs, reproduces none of the reference's results (beyond the closed forms, which the probe does
+    not ask for), unless it needs the library call the component forbids. (The checker's code is the same in
+    every language: the English bundle stands for all.)"""
+    bundle = release.build(tmp_path / "bundle")
+    result = probe(bundle, "autograder", tmp_path / "out.json")
+    assert not result["leaks"], result["leaks"]
+    assert len(result["fitted"]) > 100  # the probe reached the checker's functions

@@ -7,6 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import _
+from ..oracles.greedy import expected_greedy_decode
 from ..properties.checks import close, consistent, fail, is_close
 from ..properties.core import prop
 from ..properties.decoding import build_model, decoding_cases, fixed_case
@@ -24,7 +25,7 @@ from ..properties.kv_cache import (
     step,
     step_inputs,
 )
-from ..properties.transformer import expect_run_in_eval_and_restored, expected_greedy_decode
+from ..properties.transformer import expect_run_in_eval_and_restored
 
 C = "kv_cache"
 

@@ -7,6 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import _
+from ..oracles.multi_head import expected_multi_head
 from ..properties import expected_values
 from ..properties.checks import close, expect, fail, is_close
 from ..properties.core import prop
@@ -15,7 +16,6 @@ from ..properties.multi_head import (
     build,
     cases,
     check_output,
-    expected_multi_head,
     explain,
     fixed_case,
     forward,

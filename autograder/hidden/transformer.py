@@ -7,6 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import _
+from ..oracles.greedy import expected_greedy_decode
 from ..properties.checks import close, diagnose, expect, fail, is_close, tensor
 from ..properties.core import prop
 from ..properties.expected_values import expected_causal_mask
@@ -21,7 +22,6 @@ from ..properties.transformer import (
     cases,
     decode_call,
     eos_biased,
-    expected_greedy_decode,
     explain_greedy,
     fixed_case,
     forward,

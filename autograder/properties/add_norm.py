@@ -11,15 +11,19 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call
-from . import expected_values
+from . import expected_values, graded
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
+from .graded import matches
 from .strategies import dtypes, norm_state, randn, seeds, tensors
 
 ERROR_HINT = N_(
     "LayerNorm needs parameters named weight and bias of shape (d_model,), AddAndNorm a LayerNorm "
     "named norm; forward must work on any (..., d_model)"
 )
+# LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
+oracle = graded.oracle("layer_norm")
+
 C = "add_norm"
 
 
@@ -64,33 +68,17 @@ def standardized(shape, seed, dtype, std=1.0, mean=0.0):
     return (z * std + mean).to(dtype)
 
 
-def ln_variant(
-    x,
-    weight=None,
-    bias=None,
-    eps=1e-5,
-    ddof=0,
-    eps_outside=False,
-    dim=-1,
-    no_eps=False,
-    var_not_std=False,
-):
-    """LayerNorm in float64, or one of its usual mistakes (dims: an int or a tuple)."""
-    x = x.double()
-    mean = x.mean(dim, keepdim=True)
-    n = 1
-    for i in (dim,) if isinstance(dim, int) else dim:
-        n *= x.shape[i]
-    var = ((x - mean) ** 2).sum(dim, keepdim=True) / (n - ddof)
-    if var_not_std:
-        y = (x - mean) / (var + eps)
-    elif no_eps:
-        y = (x - mean) / var.sqrt()
-    else:
-        y = (x - mean) / (var.sqrt() + eps) if eps_outside else (x - mean) / (var + eps).sqrt()
-    if weight is not None:
-        y = y * weight.double() + bias.double()
-    return y
+def ln_variant(x, weight=None, bias=None, eps=1e-5, **mistake):
+    """LayerNorm in float64 (torch's F.layer_norm), or with the usual mistake named in `mistake`: that one is the
+    graded side's oracle, None in the student bundle (docs/bundle.md)."""
+    if not mistake:
+        return expected_values.layer_norm(
+            x.double(),
+            None if weight is None else weight.double(),
+            None if bias is None else bias.double(),
+            eps,
+        )
+    return None if oracle is None else oracle.ln_variant(x, weight, bias, eps, **mistake)
 
 
 def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
@@ -101,7 +89,7 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
     return diagnose(
         default,
         (
-            lambda: is_close(y, ln_variant(x, w, b, eps, ddof=1), dt),
+            lambda: matches(y, ln_variant(x, w, b, eps, ddof=1), dt),
             _(
                 "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased "
                 "variance mean((x - mean)^2), i.e. x.var(-1, unbiased=False)"
@@ -115,24 +103,24 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
             ),
         ),
         (
-            lambda: is_close(y, ln_variant(x, w, b, eps, eps_outside=True), dt),
+            lambda: matches(y, ln_variant(x, w, b, eps, eps_outside=True), dt),
             _(
                 "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
             ),
         ),
         (
-            lambda: is_close(y, ln_variant(x, w, b, eps, no_eps=True), dt),
+            lambda: matches(y, ln_variant(x, w, b, eps, no_eps=True), dt),
             _("eps is missing: (x - mean) / sqrt(var + eps)"),
         ),
         (
-            lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=0), dt),
+            lambda: x.dim() > 1 and matches(y, ln_variant(x, w, b, eps, dim=0), dt),
             _(
                 "wrong dim: normalised over dim 0 (the batch); mean and variance are over the last "
                 "dim, dim=-1"
             ),
         ),
         (
-            lambda: x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=-2), dt),
+            lambda: x.dim() > 1 and matches(y, ln_variant(x, w, b, eps, dim=-2), dt),
             _(
                 "wrong dim: normalised over dim -2 (the positions); mean and variance are over the last "
                 "dim, dim=-1"
@@ -140,7 +128,7 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
         ),
         (
             lambda: (
-                x.dim() > 1 and is_close(y, ln_variant(x, w, b, eps, dim=tuple(range(x.dim()))), dt)
+                x.dim() > 1 and matches(y, ln_variant(x, w, b, eps, dim=tuple(range(x.dim()))), dt)
             ),
             _(
                 "wrong dim: normalised over the whole tensor; mean and variance are over the last dim "
@@ -148,27 +136,27 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
             ),
         ),
         (
-            lambda: is_close(y, ln_variant(x, w, b, eps, var_not_std=True), dt),
+            lambda: matches(y, ln_variant(x, w, b, eps, var_not_std=True), dt),
             _("divided by the variance: divide by the standard deviation sqrt(var + eps)"),
         ),
         (
-            lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, eps=eps), dt),
+            lambda: not torch.equal(w, ones) and matches(y, ln_variant(x, eps=eps), dt),
             _("weight and bias are not applied: y = normalised * weight + bias"),
         ),
         (
-            lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, b, w, eps), dt),
+            lambda: not torch.equal(w, ones) and matches(y, ln_variant(x, b, w, eps), dt),
             _("weight and bias swapped: y = normalised * weight + bias"),
         ),
         (
-            lambda: not torch.equal(b, zeros) and is_close(y, ln_variant(x, w, zeros, eps), dt),
+            lambda: not torch.equal(b, zeros) and matches(y, ln_variant(x, w, zeros, eps), dt),
             _("the bias is not added: y = normalised * weight + bias"),
         ),
         (
-            lambda: not torch.equal(w, ones) and is_close(y, ln_variant(x, ones, b, eps), dt),
+            lambda: not torch.equal(w, ones) and matches(y, ln_variant(x, ones, b, eps), dt),
             _("the weight is not applied: y = normalised * weight + bias"),
         ),
         (
-            lambda: eps != 1e-5 and is_close(y, ln_variant(x, w, b, 1e-5), dt),
+            lambda: eps != 1e-5 and matches(y, ln_variant(x, w, b, 1e-5), dt),
             _("ignores the eps argument: store it (self.eps = eps) and use it in forward"),
         ),
     )

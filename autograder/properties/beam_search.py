@@ -16,13 +16,15 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
+from ..oracles.greedy import (
+    expected_greedy_decode,  # graded side only: not in the bundle (docs/bundle.md)
+)
 from ..student_code import Call
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
 from .decoding import DecodingCase, build_model, decoding_cases, fixed_case
 from .expected_values import expected_causal_mask
 from .strategies import LabelledCase
-from .transformer import expected_greedy_decode
 
 C = "beam_search"
 ERROR_HINT = N_(

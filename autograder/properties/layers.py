@@ -1,137 +1,19 @@
-"""The checking side's encoder and decoder layers, shared by the encoder and decoder properties (and their hidden
-twins): what a post-norm layer with the kit's weights computes, written the right way or with one of the usual
-mistakes made on purpose (`LayerMistake`), and the diagnoses that compare a submission's output with each.
+"""What the encoder and decoder properties (and their hidden twins) share: the checking side's LayerNorm (torch's),
+the diagnoses' texts and the stack's diagnosis. The layers by hand, right or with a usual mistake made on purpose,
+are the graded side's (autograder/oracles/layers.py): the student bundle does not ship them.
 """
 
 from __future__ import annotations
-
-import enum
 
 import torch.nn.functional as F
 
 from ..i18n import N_, _
 from .checks import diagnose, expect, fail, is_close
-from .multi_head import expected_multi_head
-
-
-class LayerMistake(enum.Flag):
-    """The usual mistakes in an encoder or decoder layer, one flag each."""
-
-    NONE = 0
-    # the residual sub-layer, right: norm(x + sublayer(x))
-    PRE_NORM = enum.auto()  # x + sublayer(norm(x))
-    NORM_INSIDE_RESIDUAL = enum.auto()  # x + norm(sublayer(x))
-    NO_RESIDUAL = enum.auto()  # norm(sublayer(x))
-    # the sub-layers
-    NO_SELF_ATTENTION = enum.auto()
-    NO_CROSS_ATTENTION = enum.auto()
-    NO_FEED_FORWARD = enum.auto()
-    CROSS_ATTENTION_FIRST = enum.auto()  # before the self-attention
-    CROSS_KEYS_FROM_X = enum.auto()  # the cross-attention's keys and values from x, not the memory
-    NORMS_1_2_SWAPPED = enum.auto()
-    NORMS_2_3_SWAPPED = enum.auto()
-    # the masks
-    NO_SELF_MASK = enum.auto()  # the encoder's mask, the decoder's target_mask, not passed on
-    NO_CROSS_MASK = enum.auto()  # memory_mask not passed on
-    SELF_GETS_MEMORY_MASK = enum.auto()
-    CROSS_GETS_TARGET_MASK = enum.auto()
 
 
 # ------------------------------------------------------------------------------------------ checking-side layers
 def expected_layer_norm(x, state, prefix):
     return F.layer_norm(x, (x.shape[-1],), state[f"{prefix}weight"], state[f"{prefix}bias"], 1e-5)
-
-
-def expected_feed_forward_sublayer(x, state, prefix):
-    hidden = F.relu(F.linear(x, state[f"{prefix}linear_1.weight"], state[f"{prefix}linear_1.bias"]))
-    return F.linear(hidden, state[f"{prefix}linear_2.weight"], state[f"{prefix}linear_2.bias"])
-
-
-def expected_sublayer(x, sublayer, norm, mistake=LayerMistake.NONE):
-    """One residual sub-layer, post-norm, or with the residual mistake in `mistake`."""
-    if LayerMistake.PRE_NORM in mistake:
-        return x + sublayer(norm(x))
-    if LayerMistake.NORM_INSIDE_RESIDUAL in mistake:
-        return x + norm(sublayer(x))
-    if LayerMistake.NO_RESIDUAL in mistake:
-        return norm(sublayer(x))
-    return norm(x + sublayer(x))
-
-
-def _expected_layer(state, x, steps, mistake, prefix):
-    """steps: (the mistake that skips it, sub-layer function), in order; step i gets add_norm_(i+1)'s norm."""
-    norms = [1, 2, 3][: len(steps)]
-    if LayerMistake.NORMS_1_2_SWAPPED in mistake:
-        norms[0], norms[1] = norms[1], norms[0]
-    if LayerMistake.NORMS_2_3_SWAPPED in mistake:
-        norms[1], norms[2] = norms[2], norms[1]
-    for (skipped, sublayer), i in zip(steps, norms):
-        if skipped not in mistake:
-            x = expected_sublayer(
-                x,
-                sublayer,
-                lambda y, i=i: expected_layer_norm(y, state, f"{prefix}add_norm_{i}.norm."),
-                mistake,
-            )
-    return x
-
-
-def expected_encoder_layer(state, heads, x, mask=None, mistake=LayerMistake.NONE, prefix=""):
-    """An encoder layer (self-attention, feed-forward) on the checking side, optionally with `mistake`."""
-    m = None if LayerMistake.NO_SELF_MASK in mistake else mask
-
-    def self_attention(y):
-        return expected_multi_head(state, heads, y, y, y, m, prefix=f"{prefix}self_attention.")[0]
-
-    steps = [
-        (LayerMistake.NO_SELF_ATTENTION, self_attention),
-        (
-            LayerMistake.NO_FEED_FORWARD,
-            lambda y: expected_feed_forward_sublayer(y, state, f"{prefix}feed_forward."),
-        ),
-    ]
-    return _expected_layer(state, x, steps, mistake, prefix)
-
-
-def expected_decoder_layer(
-    state,
-    heads,
-    x,
-    memory,
-    target_mask=None,
-    memory_mask=None,
-    mistake=LayerMistake.NONE,
-    prefix="",
-):
-    """A decoder layer (masked self-attention, cross-attention, feed-forward) on the checking side, optionally
-    with `mistake`."""
-    self_mask = memory_mask if LayerMistake.SELF_GETS_MEMORY_MASK in mistake else target_mask
-    cross_mask = target_mask if LayerMistake.CROSS_GETS_TARGET_MASK in mistake else memory_mask
-    self_mask = None if LayerMistake.NO_SELF_MASK in mistake else self_mask
-    cross_mask = None if LayerMistake.NO_CROSS_MASK in mistake else cross_mask
-
-    def self_attention(y):
-        return expected_multi_head(
-            state, heads, y, y, y, self_mask, prefix=f"{prefix}self_attention."
-        )[0]
-
-    def cross_attention(y):
-        kv = y if LayerMistake.CROSS_KEYS_FROM_X in mistake else memory
-        return expected_multi_head(
-            state, heads, y, kv, kv, cross_mask, prefix=f"{prefix}cross_attention."
-        )[0]
-
-    steps = [
-        (LayerMistake.NO_SELF_ATTENTION, self_attention),
-        (LayerMistake.NO_CROSS_ATTENTION, cross_attention),
-        (
-            LayerMistake.NO_FEED_FORWARD,
-            lambda y: expected_feed_forward_sublayer(y, state, f"{prefix}feed_forward."),
-        ),
-    ]
-    if LayerMistake.CROSS_ATTENTION_FIRST in mistake:
-        steps[0], steps[1] = steps[1], steps[0]
-    return _expected_layer(state, x, steps, mistake, prefix)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses

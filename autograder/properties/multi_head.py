@@ -8,9 +8,6 @@ ignored...) and the hint names the mistake whose output matches the submission's
 
 from __future__ import annotations
 
-import enum
-import math
-
 import torch
 import torch.nn.functional as F
 from hypothesis import example, given
@@ -18,7 +15,7 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call, StudentError
-from . import expected_values
+from . import expected_values, graded
 from .checks import (
     close,
     diagnose,
@@ -42,6 +39,9 @@ from .strategies import (
     tensors,
 )
 
+# The mistake models (by-hand multi-head attention): the graded side's; None in the student bundle.
+oracle = graded.oracle("multi_head")
+
 C = "multi_head"
 CLASS = "MultiHeadAttention"
 ERROR = N_(
@@ -49,64 +49,6 @@ ERROR = N_(
     "with its own length as (batch, m, h, d_k), transpose(1, 2); the mask broadcasts against the "
     "(batch, h, m_q, m_k) scores unchanged"
 )
-
-
-# ------------------------------------------------------------------------------------------ checking-side model
-class MhaMistake(enum.Flag):
-    """The usual mistakes in multi-head attention, one flag each; `expected_multi_head` makes them on purpose so
-    that a diagnosis can name the one whose output matches the submission's."""
-
-    NONE = 0
-    # heads viewed as (b, h, m, d_k) directly: positions mixed across heads
-    SPLIT_WITHOUT_TRANSPOSE = enum.auto()
-    SPLIT_STRIDED = enum.auto()  # head i reads columns i::h
-    MERGE_WITHOUT_TRANSPOSE = enum.auto()  # heads merged back with a view and no transpose
-    Q_K_SWAPPED = enum.auto()  # q = w_k(query), k = w_q(key)
-    K_V_SWAPPED = enum.auto()
-    Q_V_SWAPPED = enum.auto()
-    V_FROM_W_K = enum.auto()  # the values projected with w_k
-    NO_W_O = enum.auto()  # the merged heads returned unprojected
-    SCALED_BY_D_MODEL = enum.auto()  # scores divided by sqrt(d_model), not sqrt(d_k)
-
-
-_PROJECTIONS = {
-    MhaMistake.Q_K_SWAPPED: ("w_k", "w_q", "w_v"),
-    MhaMistake.K_V_SWAPPED: ("w_q", "w_v", "w_k"),
-    MhaMistake.Q_V_SWAPPED: ("w_v", "w_k", "w_q"),
-    MhaMistake.V_FROM_W_K: ("w_q", "w_k", "w_k"),
-}
-
-
-def expected_multi_head(
-    state, heads, query, key, value, mask=None, mistake=MhaMistake.NONE, prefix=""
-):
-    """Multi-head attention on the checking side with the weights `state`, optionally with `mistake` made on
-    purpose. Returns (output, weights); fully masked rows give zero weights (the kit's convention)."""
-    b, m_q, d = query.shape
-    m_k, d_k = key.shape[1], d // heads
-    proj = next((names for m, names in _PROJECTIONS.items() if m in mistake), ("w_q", "w_k", "w_v"))
-
-    def linear(x, name):
-        return F.linear(x, state[f"{prefix}{name}.weight"], state.get(f"{prefix}{name}.bias"))
-
-    def split_heads(x, m):
-        if MhaMistake.SPLIT_WITHOUT_TRANSPOSE in mistake:
-            return x.reshape(b, heads, m, d_k)
-        if MhaMistake.SPLIT_STRIDED in mistake:
-            return x.reshape(b, m, d_k, heads).permute(0, 3, 1, 2)
-        return x.reshape(b, m, heads, d_k).transpose(1, 2)
-
-    q = split_heads(linear(query, proj[0]), m_q)
-    k = split_heads(linear(key, proj[1]), m_k)
-    v = split_heads(linear(value, proj[2]), m_k)
-    if MhaMistake.SCALED_BY_D_MODEL in mistake:
-        q = q * math.sqrt(d_k / d)
-    o, w = expected_values.attention(q, k, v, mask)
-    if MhaMistake.MERGE_WITHOUT_TRANSPOSE in mistake:
-        merged = o.reshape(b, m_q, d)
-    else:
-        merged = o.transpose(1, 2).reshape(b, m_q, d)
-    return (merged if MhaMistake.NO_W_O in mistake else linear(merged, "w_o")), w
 
 
 TRANSPOSE_SPLIT = N_(
@@ -124,12 +66,15 @@ STRIDED = N_(
 
 
 def explain(got, state, heads, query, key, value, mask=None, default="", what="output"):
-    """The hint naming the mistake whose checking-side output matches `got`."""
+    """The hint naming the mistake whose checking-side output matches `got` (`default` without the oracles)."""
+    if oracle is None:
+        return default
     i = 0 if what == "output" else 1
+    MhaMistake = oracle.MhaMistake
 
     def same(mistake=MhaMistake.NONE, mask=mask):
         return lambda: is_close(
-            got, expected_multi_head(state, heads, query, key, value, mask, mistake)[i]
+            got, oracle.expected_multi_head(state, heads, query, key, value, mask, mistake)[i]
         )
 
     candidates = [
@@ -510,10 +455,13 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     xp = x[:, perm]
     out_p = forward(student, handle, xp, xp, xp)
 
-    def with_mistake(mistake=MhaMistake.NONE):
-        return expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
+    def with_mistake(name):  # the oracle's mistake model named `name` (none in the student bundle)
+        mistake = getattr(oracle.MhaMistake, name) if oracle is not None else None
+        return mistake is not None and is_close(
+            out, oracle.expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
+        )
 
-    not_constant(out, with_mistake(), _("output"))
+    not_constant(out, expected_values.multi_head(state, d, h, x, x, x)[0], _("output"))
     close(
         out_p,
         out[:, perm],
@@ -526,14 +474,8 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
                 "is a reshape mixing positions and heads? "
                 "view as (batch, m, h, d_k), then transpose(1, 2)"
             ),
-            (
-                lambda: is_close(out, with_mistake(MhaMistake.SPLIT_WITHOUT_TRANSPOSE)),
-                _(TRANSPOSE_SPLIT),
-            ),
-            (
-                lambda: is_close(out, with_mistake(MhaMistake.MERGE_WITHOUT_TRANSPOSE)),
-                _(TRANSPOSE_MERGE),
-            ),
+            (lambda: with_mistake("SPLIT_WITHOUT_TRANSPOSE"), _(TRANSPOSE_SPLIT)),
+            (lambda: with_mistake("MERGE_WITHOUT_TRANSPOSE"), _(TRANSPOSE_MERGE)),
         ),
     )
 
@@ -620,21 +562,16 @@ def multi_head_dropout_is_off_in_eval(student, case):
         "train()/eval(), not F.dropout(..., training=True)"
     )
     equal(again, out, _("two forwards in eval mode"), hint)
-    expected = expected_multi_head(state, h, q, k, v, m)[0]
-    close(
+    check_output(
         out,
-        expected,
+        state,
+        h,
+        q,
+        k,
+        v,
+        m,
         _("output in eval mode with dropout=0.5"),
-        lambda: explain(
-            out,
-            state,
-            h,
-            q,
-            k,
-            v,
-            m,
-            _("in eval mode dropout does nothing: the output is the dropout-free one"),
-        ),
+        _("in eval mode dropout does nothing: the output is the dropout-free one"),
     )
 
 
@@ -661,7 +598,8 @@ def multi_head_stores_weights_before_dropout(student, case):
             _("output in eval mode with dropout=0.5"),
             _("in eval mode dropout does nothing"),
         )
-    expected = expected_multi_head(state, h, q, k, v, m)[1]
+    # torch's weights; a fully masked row is NaN there and zeros in the kit
+    expected = torch.nan_to_num(expected_values.multi_head(state, d, h, q, k, v, m)[1], nan=0.0)
     close(
         w,
         expected,

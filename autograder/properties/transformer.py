@@ -23,7 +23,7 @@ from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
 from ..student_code import Call
-from . import expected_values
+from . import expected_values, graded
 from .checks import (
     close,
     diagnose,
@@ -331,42 +331,46 @@ def explain_forward(got, state, case, target_mask, default=""):
 
 
 # --------------------------------------------------------------------------------------------- greedy decoding
-class GreedyMistake(enum.Flag):
-    """The usual mistakes in the greedy decoding loop, one flag each."""
-
-    NONE = 0
-    NO_STOP = enum.auto()  # goes on after every row has produced eos_id
-    NO_PAD = enum.auto()  # a finished row does not keep eos_id
-    ONE_STEP_MORE = enum.auto()  # max_len + 1 tokens
-    ONE_STEP_LESS = enum.auto()
-    FIRST_POSITION = enum.auto()  # the next token from position 0, not the last
-    NO_SRC_MASK_IN_DECODE = enum.auto()
-    NO_CAUSAL_MASK = enum.auto()
+# The greedy loop by hand is an answer: it is the graded side's (autograder/oracles/greedy.py), None in the
+# student bundle. The visible verdict needs no loop: greedy tokens are a fixed point of one teacher-forced pass.
+oracle = graded.oracle("greedy")
 
 
-def expected_greedy_decode(
-    state, case, max_len, bos_id, eos_id, src_mask=None, mistake=GreedyMistake.NONE
-):
-    """Greedy decoding with the torch-assembled model, optionally with `mistake` made on purpose in the loop."""
+def greedy_fixed_point(ys, state, case, max_len, bos_id, eos_id, src_mask=None):
+    """Why `ys` (batch, L) is not greedy decoding's output on the torch-assembled model, or None when it is.
+
+    One teacher-forced pass over ys itself gives, at every position, the next token greedy decoding would choose
+    after that prefix: ys is greedy's output exactly when each token of a row not yet finished is that argmax,
+    each token after a row's eos_id is eos_id, and ys stops at max_len tokens or once every row has finished."""
+    b, length = ys.shape
+    if length > max_len:
+        return _("{n} tokens, more than max_len={max_len}").format(n=length, max_len=max_len)
+    if length == 0 or not bool((ys[:, 0] == bos_id).all()):
+        return _("every row starts with bos_id={bos_id}").format(bos_id=bos_id)
     model = ExpectedTransformer(state, case)
-    steps = (
-        max_len
-        + (GreedyMistake.ONE_STEP_MORE in mistake)
-        - (GreedyMistake.ONE_STEP_LESS in mistake)
-    )
-    position = 0 if GreedyMistake.FIRST_POSITION in mistake else -1
-    decode_mask = None if GreedyMistake.NO_SRC_MASK_IN_DECODE in mistake else src_mask
     memory = model.encode(case.src, src_mask)
-    ys = torch.full((case.src.shape[0], 1), bos_id, dtype=torch.long)
-    done = torch.zeros(case.src.shape[0], dtype=torch.bool)
-    while ys.shape[1] < steps and not (GreedyMistake.NO_STOP not in mistake and bool(done.all())):
-        tm = None if GreedyMistake.NO_CAUSAL_MASK in mistake else expected_causal_mask(ys.shape[1])
-        nxt = model.generator(model.decode(ys, memory, tm, decode_mask)[:, position]).argmax(-1)
-        if GreedyMistake.NO_PAD not in mistake:
-            nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
-        ys = torch.cat([ys, nxt[:, None]], dim=1)
-        done |= nxt == eos_id
-    return ys
+    choice = model.generator(
+        model.decode(ys, memory, expected_causal_mask(length), src_mask)
+    ).argmax(-1)
+    done = torch.zeros(b, dtype=torch.bool)
+    for t in range(1, length):
+        if bool(done.all()):
+            return _("every row had produced eos_id={eos_id} before position {t}").format(
+                eos_id=eos_id, t=t
+            )
+        want = torch.where(done, torch.full_like(ys[:, t], eos_id), choice[:, t - 1])
+        wrong = (ys[:, t] != want).nonzero().flatten().tolist()
+        if wrong:
+            r = wrong[0]
+            return _(
+                "row {row}, position {t}: {got}, but the greedy choice there is {want}"
+            ).format(row=r, t=t, got=int(ys[r, t]), want=int(want[r]))
+        done |= ys[:, t] == eos_id
+    if length < max_len and not bool(done.all()):
+        return _("{n} tokens, but a row is unfinished and max_len={max_len}").format(
+            n=length, max_len=max_len
+        )
+    return None
 
 
 NO_STOP = N_(
@@ -422,9 +426,14 @@ def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
 
 
 def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, default=""):
+    """The hint naming the loop mistake whose tokens are `got` (`default` without the oracles)."""
+    if oracle is None:
+        return default
+    GreedyMistake = oracle.GreedyMistake
+
     def same(mistake):
         def test():
-            expected = expected_greedy_decode(
+            expected = oracle.expected_greedy_decode(
                 state, case, max_len, bos_id, eos_id, src_mask, mistake
             )
             return expected.shape == got.shape and torch.equal(expected, got)
@@ -725,13 +734,11 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
 
 def expect_greedy(ys, state, case, decoding, default_hint):
     """Fail unless greedy_decode's tokens `ys` are the expected model's; decoding = (max_len, bos, eos). The hint
-    names the first step that went wrong (explain_greedy), else `default_hint`."""
-    expected = expected_greedy_decode(state, case, *decoding)
-    if not (ys.shape == expected.shape and torch.equal(ys, expected)):
+    names the mistake that explains them (explain_greedy, on the graded side), else `default_hint`."""
+    why = greedy_fixed_point(ys, state, case, *decoding)
+    if why is not None:
         fail(
-            _("greedy_decode gave {got}, expected {expected}").format(
-                got=ys.tolist(), expected=expected.tolist()
-            ),
+            _("greedy_decode gave {got}: {why}").format(got=ys.tolist(), why=why),
             explain_greedy(ys, state, case, *decoding, None, default_hint),
         )
 
@@ -779,11 +786,11 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     handle = build(student, case, state=state, dropout=0.5, train=True)[0]
     ys, reply = decode_call(student, handle, case, 5, 1, 2)
     expect_run_in_eval_and_restored(student, handle, reply, "greedy_decode")
-    expected = expected_greedy_decode(state, case, 5, 1, 2)
-    if not (ys.shape == expected.shape and torch.equal(ys, expected)):
+    why = greedy_fixed_point(ys, state, case, 5, 1, 2)
+    if why is not None:
         fail(
-            _("greedy_decode of a model in train mode gave {got}, expected {expected}").format(
-                got=ys.tolist(), expected=expected.tolist()
+            _("greedy_decode of a model in train mode gave {got}: {why}").format(
+                got=ys.tolist(), why=why
             ),
             _(
                 "call model.eval() while decoding (dropout off), then restore the model's train/eval "

@@ -1,0 +1,49 @@
+"""Greedy decoding by hand, with each usual mistake in the loop as a flag (graded side, never shipped): the
+hidden properties' witness and the diagnoses that name the mistake whose tokens match a submission's."""
+
+from __future__ import annotations
+
+import enum
+
+import torch
+
+from ..properties.expected_values import expected_causal_mask
+from ..properties.transformer import ExpectedTransformer
+
+
+class GreedyMistake(enum.Flag):
+    """The usual mistakes in the greedy decoding loop, one flag each."""
+
+    NONE = 0
+    NO_STOP = enum.auto()  # goes on after every row has produced eos_id
+    NO_PAD = enum.auto()  # a finished row does not keep eos_id
+    ONE_STEP_MORE = enum.auto()  # max_len + 1 tokens
+    ONE_STEP_LESS = enum.auto()
+    FIRST_POSITION = enum.auto()  # the next token from position 0, not the last
+    NO_SRC_MASK_IN_DECODE = enum.auto()
+    NO_CAUSAL_MASK = enum.auto()
+
+
+def expected_greedy_decode(
+    state, case, max_len, bos_id, eos_id, src_mask=None, mistake=GreedyMistake.NONE
+):
+    """Greedy decoding with the torch-assembled model, optionally with `mistake` made on purpose in the loop."""
+    model = ExpectedTransformer(state, case)
+    steps = (
+        max_len
+        + (GreedyMistake.ONE_STEP_MORE in mistake)
+        - (GreedyMistake.ONE_STEP_LESS in mistake)
+    )
+    position = 0 if GreedyMistake.FIRST_POSITION in mistake else -1
+    decode_mask = None if GreedyMistake.NO_SRC_MASK_IN_DECODE in mistake else src_mask
+    memory = model.encode(case.src, src_mask)
+    ys = torch.full((case.src.shape[0], 1), bos_id, dtype=torch.long)
+    done = torch.zeros(case.src.shape[0], dtype=torch.bool)
+    while ys.shape[1] < steps and not (GreedyMistake.NO_STOP not in mistake and bool(done.all())):
+        tm = None if GreedyMistake.NO_CAUSAL_MASK in mistake else expected_causal_mask(ys.shape[1])
+        nxt = model.generator(model.decode(ys, memory, tm, decode_mask)[:, position]).argmax(-1)
+        if GreedyMistake.NO_PAD not in mistake:
+            nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
+        ys = torch.cat([ys, nxt[:, None]], dim=1)
+        done |= nxt == eos_id
+    return ys
