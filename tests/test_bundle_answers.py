@@ -177,3 +177,43 @@ def test_no_shipped_function_computes_an_exercise(tmp_path):
     result = probe(bundle, "autograder", tmp_path / "out.json")
     assert not result["leaks"], result["leaks"]
     assert len(result["fitted"]) > 100  # the probe reached the checker's functions
+
+
+# ------------------------------------------------------------------------------ the bundle's diagnoses
+# Bugs the bundle's self-check still names without the oracles (docs/bundle.md): each through a mistake model
+# that is torch's layer with other weights, masks or eps; and the kit's CAUGHT_VISIBLY outside GRADED_ONLY.
+NAMED_WITHOUT_ORACLES = [
+    "multi_head:q_k_projections_swapped",
+    "multi_head:strided_head_split",
+    "multi_head:no_output_projection",
+    "multi_head:mask_not_passed",
+    "multi_head:no_dropout_on_weights",
+    "add_norm:unbiased_variance",
+    "attention_numpy:layer_norm_wrong_axis",
+    "attention_numpy:layer_norm_eps_outside_sqrt",
+    "decoder:norms_1_2_swapped",
+    "positional_encoding:cos_at_next_pair_frequency",
+    "kv_cache:cache_appended_twice",
+]
+
+
+@pytest.mark.parametrize("bug_id", NAMED_WITHOUT_ORACLES)
+def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
+    """With no oracle (as in the bundle), a visible property fails and its hint names the bug."""
+    from autograder import KIT, i18n
+    from autograder.bugs import catalog, make_submission
+    from autograder.properties import core
+    from autograder.student_code import InProcessStudentCode
+
+    bug = next(b for b in catalog() if b.id == bug_id)
+    assert bug.component not in release.GRADED_ONLY
+    properties = [p for p in core.load() if p.visible and p.component == bug.component]
+    for module in {sys.modules[p.fn.__module__] for p in properties}:
+        if hasattr(module, "oracle"):
+            monkeypatch.setattr(module, "oracle", None)
+    student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "s"), bug.id)
+    with i18n.chosen("en"):
+        failed = [o for p in properties for o in [core.run_property(p, student)] if not o.passed]
+    assert any(bug.hint.lower() in o.hint.lower() for o in failed), [
+        (o.property.name, o.hint) for o in failed
+    ]

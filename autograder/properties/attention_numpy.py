@@ -157,11 +157,15 @@ def expected_attention(q, k, v, mask=None, scale=None, axis=-1):
 
 
 def ln_variant(x, eps=1e-5, **mistake):
-    """LayerNorm in float64 (torch's F.layer_norm), or with the usual mistake named in `mistake`: that one is the
-    graded side's oracle, None in the student bundle (docs/bundle.md)."""
+    """LayerNorm in float64 (torch's F.layer_norm), or with the usual mistake named in `mistake`: by hand on the
+    graded side (its oracle), from F.layer_norm in the student bundle (docs/bundle.md)."""
     if not mistake:
         return expected_values.layer_norm(t64(x), eps=eps)
-    return None if oracle is None else oracle.np_ln_variant(t64(x), eps, **mistake)
+    if oracle is not None:
+        return oracle.np_ln_variant(t64(x), eps, **mistake)
+    if "axis" in mistake:
+        mistake["dim"] = mistake.pop("axis")
+    return expected_values.layer_norm_mistake(t64(x), eps, **mistake)
 
 
 EPS_INSIDE = N_(

@@ -35,6 +35,7 @@ from .layers import (
     PRE_NORM,
     explain_stack,
     stack_has_n_distinct_layers,
+    torch_layer_with,
 )
 from .strategies import (
     DecoderInputs,
@@ -77,10 +78,32 @@ NO_TARGET_MASK = N_(
 )
 
 
+NORMS_1_2 = N_(
+    "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the "
+    "self-attention, add_norm_2 the cross-attention, add_norm_3 the "
+    "feed-forward"
+)
+NORMS_2_3 = N_(
+    "add_norm_2 and add_norm_3 swapped: add_norm_2 follows the "
+    "cross-attention, add_norm_3 the feed-forward"
+)
+
+
 def explain_layer(got, state, heads, x, memory, target_mask, memory_mask, default=""):
-    """The hint naming the layer mistake whose output matches `got` (`default` without the oracles)."""
+    """The hint naming the layer mistake whose output matches `got` (in the student bundle, among the mistakes
+    that are torch's layer with other weights or masks)."""
     if oracle is None:
-        return default
+
+        def torch_same(tm=target_mask, mm=memory_mask, swap=None):
+            return lambda: is_close(got, torch_layer_with(state, heads, x, memory, tm, mm, swap))
+
+        return diagnose(
+            default,
+            (torch_same(swap=(1, 2)), _(NORMS_1_2)),
+            (torch_same(swap=(2, 3)), _(NORMS_2_3)),
+            *([(torch_same(tm=None), _(NO_TARGET_MASK))] if target_mask is not None else []),
+            *([(torch_same(mm=None), _(NO_MEMORY_MASK))] if memory_mask is not None else []),
+        )
     LayerMistake = oracle.LayerMistake
 
     def same(mistake):
@@ -106,18 +129,11 @@ def explain_layer(got, state, heads, x, memory, target_mask, memory_mask, defaul
         (same(LayerMistake.NO_CROSS_MASK), _(NO_MEMORY_MASK)),
         (
             same(LayerMistake.NORMS_1_2_SWAPPED),
-            _(
-                "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the "
-                "self-attention, add_norm_2 the cross-attention, add_norm_3 the "
-                "feed-forward"
-            ),
+            _(NORMS_1_2),
         ),
         (
             same(LayerMistake.NORMS_2_3_SWAPPED),
-            _(
-                "add_norm_2 and add_norm_3 swapped: add_norm_2 follows the "
-                "cross-attention, add_norm_3 the feed-forward"
-            ),
+            _(NORMS_2_3),
         ),
         (
             same(LayerMistake.CROSS_ATTENTION_FIRST),

@@ -33,6 +33,7 @@ from .layers import (
     expected_layer_norm,
     explain_stack,
     stack_has_n_distinct_layers,
+    torch_layer_with,
 )
 from .strategies import (
     EncoderInputs,
@@ -68,9 +69,20 @@ NO_MASK = N_("the mask is ignored: pass it to the self-attention, self_attention
 
 
 def explain_layer(got, state, heads, x, mask=None, default=""):
-    """The hint naming the layer mistake whose output matches `got` (`default` without the oracles)."""
+    """The hint naming the layer mistake whose output matches `got` (in the student bundle, among the mistakes
+    that are torch's layer with other weights or masks)."""
     if oracle is None:
-        return default
+        candidates = [
+            (
+                lambda: is_close(got, torch_layer_with(state, heads, x, None, mask, swap=(1, 2))),
+                _(SWAPPED),
+            )
+        ]
+        if mask is not None:
+            candidates.append(
+                (lambda: is_close(got, torch_layer_with(state, heads, x)), _(NO_MASK))
+            )
+        return diagnose(default, *candidates)
     LayerMistake = oracle.LayerMistake
 
     def same(mistake):

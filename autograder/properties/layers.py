@@ -16,6 +16,36 @@ def expected_layer_norm(x, state, prefix):
     return F.layer_norm(x, (x.shape[-1],), state[f"{prefix}weight"], state[f"{prefix}bias"], 1e-5)
 
 
+def torch_layer_with(state, heads, x, memory=None, target_mask=None, memory_mask=None, swap=None):
+    """torch's encoder layer (memory None: target_mask is its mask) or decoder layer with the weights `state`,
+    add_norm_{a} and add_norm_{b} swapped if swap=(a, b): the student bundle's mistake models, each a mistake
+    that is torch's layer with other weights or masks (answer-free: torch's layers are forbidden in encoder.py
+    and decoder.py). The graded side has every mistake by hand (autograder/oracles/layers.py)."""
+    import torch
+
+    from . import expected_values
+
+    if swap is not None:
+        a, b = (f"add_norm_{i}.norm." for i in swap)
+        state = {
+            k.replace(a, "#", 1).replace(b, a, 1).replace("#", b, 1)
+            if k.startswith((a, b))
+            else k: v
+            for k, v in state.items()
+        }
+    n, m, d = x.shape
+    d_ff = state["feed_forward.linear_1.weight"].shape[0]
+    tm = expected_values.to_torch_mask(target_mask, n, heads, m, m)
+    with torch.no_grad():
+        if memory is None:
+            return expected_values.torch_encoder_layer(state, d, heads, d_ff, x.dtype)(
+                x, src_mask=tm
+            )
+        mm = expected_values.to_torch_mask(memory_mask, n, heads, m, memory.shape[1])
+        layer = expected_values.torch_decoder_layer(state, d, heads, d_ff, x.dtype)
+        return layer(x, memory, tgt_mask=tm, memory_mask=mm)
+
+
 # ------------------------------------------------------------------------------------------------- diagnoses
 # Marked N_: translated where they are used, `_(PRE_NORM)`.
 PRE_NORM = N_(
