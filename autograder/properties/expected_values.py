@@ -41,9 +41,9 @@ def expected_causal_mask(size: int) -> torch.Tensor:
 
 def sinusoidal(max_len: int, d_model: int) -> torch.Tensor:
     """The closed form in float64: columns 2i and 2i+1 are sin and cos of p·ω_i, ω_i = 10000^(-2i/d_model)."""
-    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
     omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
-    pairs = torch.stack([torch.sin(position * omega), torch.cos(position * omega)], dim=-1)
+    angles = torch.outer(torch.arange(max_len, dtype=torch.float64), omega)  # p·ω_i
+    pairs = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1)
     return pairs.flatten(1)[:, :d_model]
 
 
