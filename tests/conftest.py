@@ -56,6 +56,7 @@ SLOW_TESTS = {
         "test_no_cache_loses_the_behaviour_points_however_hidden",
         "test_the_same_decoder_in_plain_sight_gets_12",
     },
+    "test_training_task.py": {"test_offline_weights_lose_the_copy_task"},  # 7 s: one copy task
     "test_selfcheck_verdicts.py": {  # 13, 2 and 3 s
         "test_grade_keeps_downstream_full_marks_and_only_integration_drops",
         "test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly",

@@ -79,4 +79,20 @@ BUGS = [
         "            decoder.start(src)\n",
         "src_mask must reach start",
     ),
+    Bug(
+        "kv_cache",
+        "finished_rows_keep_decoding",
+        "a row that produced eos_id goes on decoding while another row is unfinished",
+        "                next_token = next_token.masked_fill(finished, eos_id)\n",
+        "",
+        "a finished row must keep eos_id",
+    ),
+    Bug(
+        "kv_cache",
+        "stops_when_one_row_finishes",
+        "decoding stops as soon as one row has produced eos_id",
+        "if finished.all():",
+        "if finished.any():",
+        "stop once every row has produced eos_id",
+    ),
 ]

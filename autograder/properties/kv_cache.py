@@ -30,7 +30,7 @@ from .core import prop
 from .decoding import DecodingCase, build_model, decoding_cases, fixed_case
 from .expected_values import expected_causal_mask
 from .strategies import LabelledCase
-from .transformer import expected_greedy_decode
+from .transformer import NO_PAD, GreedyMistake, expected_greedy_decode
 
 C = "kv_cache"
 BUILD_ERROR = N_(
@@ -67,6 +67,10 @@ MEMORY_HINT = N_(
 PREFIX_HINT = N_(
     "every step re-projects the whole prefix (or attends over more keys than the prefix has): compute "
     "the keys and values of the new positions only, the earlier ones come from the cache"
+)
+STOP_WHEN_ALL = N_(
+    "decoding stopped while a row was still unfinished: stop once every row has produced eos_id (a finished "
+    "row waits, holding eos_id, while the others decode), or at max_len tokens"
 )
 SNAPSHOT_HINT = N_(
     "the step ran with the weights the model had at start, not the model as it is now: keep the keys and "
@@ -383,8 +387,13 @@ def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
     bias=st.sampled_from([0.0, 1.5, 3.0]),
 )
 @example(case=fixed_case(5, b=3, me=5, lengths=[2, 5, 3]), ids=(0, 3), max_len=7, bias=0.0)
+# rows that finish at different steps (eos first at 1, 2 and 5; at 3 and 1), unlikely to be drawn
+@example(case=fixed_case(13, b=3, me=5, lengths=[2, 5, 3]), ids=(0, 3), max_len=7, bias=2.0)
+@example(case=fixed_case(4, b=2, me=5), ids=(0, 3), max_len=7, bias=1.0)
 def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
-    """cached_greedy_decode gives exactly greedy_decode's tokens (the expected model's greedy sequence)."""
+    """cached_greedy_decode gives exactly greedy_decode's tokens (the expected model's greedy sequence).
+
+    Rows of a batch may finish at different steps: a finished row holds eos_id while another is decoding."""
     bos, eos = ids
     state = case.state(eos, bias)
     model = build_model(student, case, state)[0]
@@ -395,6 +404,14 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
         gave = _("cached_greedy_decode gave {got}, expected {expected}").format(
             got=ys.tolist(), expected=expected.tolist()
         )
+        no_pad = expected_greedy_decode(
+            state, case, max_len, bos, eos, case.src_mask, mistake=GreedyMistake.NO_PAD
+        )
+        if ys.shape == no_pad.shape and torch.equal(ys, no_pad):
+            fail(gave, _(NO_PAD))
+        unfinished = ~(ys == eos).any(dim=1)
+        if ys.shape[1] < expected.shape[1] and bool(unfinished.any()) and bool((~unfinished).any()):
+            fail(gave, _(STOP_WHEN_ALL))
         if case.src_mask is not None and ys.shape == unmasked.shape and torch.equal(ys, unmasked):
             fail(
                 gave,
