@@ -72,6 +72,10 @@ STOP_WHEN_ALL = N_(
     "decoding stopped while a row was still unfinished: stop once every row has produced eos_id (a finished "
     "row waits, holding eos_id, while the others decode), or at max_len tokens"
 )
+INIT_HINT = N_(
+    "__init__ keeps the model and sets memory = memory_mask = None, memory_keys = memory_values = "
+    "self_keys = self_values = [] and length = 0 (see the class docstring); start fills them"
+)
 SNAPSHOT_HINT = N_(
     "the step ran with the weights the model had at start, not the model as it is now: keep the keys and "
     "values (of the memory and of earlier positions) that earlier calls computed, but compute the new "
@@ -252,10 +256,42 @@ def kv_cache_steps_equal_full_decode(student, inputs):
 @given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), mask=False))
 @example(inputs=fixed_steps(4, (1, 1, 2, 1)))
 def kv_cache_grows_one_position_per_step(student, inputs):
-    """After each step of n tokens every layer's self_keys / self_values hold n more positions; length counts them."""
+    """After each step of n tokens every layer's self_keys / self_values hold n more positions; length counts them.
+
+    Before start the decoder holds nothing (memory None, empty lists, length 0); start returns the memory."""
     case = inputs.case
     decoder, _model, state = cached_decoder(student, case)
-    start(student, decoder, case)
+    fields = ("memory", "memory_mask", "memory_keys", "memory_values", "self_keys", "self_values")
+    built = student.run(Call(decoder, "__repr__", read=(*fields, "length"))).attrs
+    empty = (None, None, [], [], [], [])
+    got = {name: built.get(name) for name in fields}
+    expect(
+        all(
+            (v is None and e is None) or (v == [] and e == [])
+            for v, e in zip(got.values(), empty, strict=True)
+        )
+        and built.get("length") == 0,
+        _(
+            "after CachedDecoder(model): length = {length}, memory is {memory}, memory_keys has {keys} "
+            "tensors: expected memory = memory_mask = None, empty lists, length = 0"
+        ).format(
+            length=repr(built.get("length")),
+            memory=type(got["memory"]).__name__,
+            keys=len(got["memory_keys"]) if isinstance(got["memory_keys"], list) else "?",
+        ),
+        _(INIT_HINT),
+    )
+    memory = start(student, decoder, case).value
+    want_memory = case.expected_model(state).encode(case.src, case.src_mask)
+    memory = tensor(memory, _("start(src, src_mask)'s return value"), shape=want_memory.shape)
+    if not is_close(memory, want_memory, case.dtype):
+        close(
+            memory,
+            want_memory,
+            _("start(src, src_mask)'s return value vs the model's encoder output"),
+            _("start returns the memory: model.encode(src, src_mask), (batch, m_E, d_model)"),
+            dtype=case.dtype,
+        )
     b, d_k, done = case.src.shape[0], case.d_model // case.num_heads, 0
     for n in inputs.chunks:
         reply = step(
