@@ -254,8 +254,8 @@ CachedDecoder(model): model, memory, memory_mask, memory_keys, memory_values, se
   -> memory: encodes, computes every layer's cross-attention keys/values of the memory once,
   empties the cache (length 0); step(tokens (batch, n)) -> logits (batch, n, tgt_vocab_size) of
   positions length..length+n-1, equal to the full model's (causal mask, src_mask) at those
-  positions; appends n positions to every layer's self_keys/self_values; the work of a step
-  grows linearly with length (multiply-adds of its matrix products are counted)
+  positions; appends n positions to every layer's self_keys/self_values; what earlier calls
+  computed is kept as it was, even if the model's weights change between steps
 cached_greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None): greedy_decode's tokens
 """,
     ),

@@ -69,7 +69,6 @@ class Call:
     backward: also backpropagate a fixed pseudo-random cotangent from the (first) output and return the
     gradients of the float inputs and of the module's parameters (for a function: of the one module among its
     arguments, if there is exactly one). read: attributes to read after the call.
-    count_macs: also count the multiply-adds of the matrix products the call runs (Reply.macs).
     """
 
     on: str | Handle
@@ -79,7 +78,6 @@ class Call:
     seed: int = 0
     backward: bool = False
     read: tuple[str, ...] = ()
-    count_macs: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,7 +106,6 @@ class Reply:
     attrs_require_grad: dict = field(default_factory=dict)
     grad_enabled_seen: tuple[bool, ...] = ()
     training_seen: tuple[bool, ...] = ()
-    macs: int | None = None  # Call(count_macs=True): multiply-adds of the call's matrix products
 
     def __reduce__(self):
         """Its fields in order, without the trailing defaults: a plain reply is a third of the opcodes the
@@ -475,8 +472,7 @@ class Executor:
             with self._student_context(component, where):
                 fn = getattr(obj if obj is not None else module, op.name)
                 seed_everything(op.seed)
-                counter = MacCounter() if op.count_macs else contextlib.nullcontext()
-                with torch.enable_grad() if op.backward else contextlib.nullcontext(), counter:
+                with torch.enable_grad() if op.backward else contextlib.nullcontext():
                     value = fn(*args, **kwargs)
                     if op.backward:
                         out = _first_tensor(value)
@@ -514,8 +510,6 @@ class Executor:
             if module is not None:
                 reply.param_grads = {n: export(p.grad) for n, p in module.named_parameters()}
         reply.grad_enabled_seen, reply.training_seen = tuple(seen_grad), tuple(seen_train)
-        if op.count_macs:
-            reply.macs = counter.macs
         return reply
 
     def _inspect(self, op: Inspect) -> Reply:
@@ -535,47 +529,6 @@ class Executor:
                 "module_types": {n: type(m).__name__ for n, m in obj.named_modules()},
             }
         return Reply(info)
-
-
-# ------------------------------------------------------------------------------- work counted at the dispatcher
-class MacCounter(torch.utils._python_dispatch.TorchDispatchMode):
-    """Counts the multiply-adds of every matrix product that runs while it is active, at torch's dispatcher (after
-    autograd and composite operators are decomposed: nn.Linear, @, einsum and matmul all end in these), however the
-    code spells them. A product written as elementwise multiply and sum is not counted. Entered inside the by-hand
-    guard, so code that pops it changes the dispatch state and fails as forbidden."""
-
-    # operator -> where its left factor is among the arguments. Multiply-adds = output elements x the contracted
-    # length: the left factor's last dim (dot: its length; addbmm also sums over the batch).
-    PRODUCTS = {
-        "mm": 0,
-        "bmm": 0,
-        "mv": 0,
-        "dot": 0,
-        "vdot": 0,
-        "addmm": 1,
-        "baddbmm": 1,
-        "addmv": 1,
-        "addbmm": 1,
-    }
-
-    def __init__(self):
-        super().__init__()
-        self.macs = 0
-
-    @classmethod
-    def _should_skip_dynamo(
-        cls,
-    ) -> bool:  # else torch wraps __torch_dispatch__ and imports torch._dynamo
-        return False
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        name = func.overloadpacket.__name__
-        if name in self.PRODUCTS:
-            left = args[self.PRODUCTS[name]]
-            inner = left.shape[-1] * (left.shape[0] if name == "addbmm" else 1)
-            self.macs += int(out.numel()) * int(inner)
-        return out
 
 
 def _requires_grad(value):

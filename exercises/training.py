@@ -24,6 +24,11 @@ def label_smoothed_cross_entropy(logits, target, smoothing=0.1, pad_id=0):
     loss = sum of loss_position over positions with target != pad_id / their count (0.0 if there are none).
     With smoothing = 0 this is the ordinary cross-entropy with padding ignored.
 
+    Numerics: compute log softmax(logits) with torch.log_softmax, never log(softmax(...)): a probability that
+    underflows to 0 (logits far apart, e.g. 0 and -200 in float32) would give -inf or NaN where log_softmax stays
+    finite. A term with q[v] = 0 counts as 0 (0 * log 0 = 0): with smoothing = 0 the logits may be -inf at every
+    token but the target, and the loss and its gradient stay finite (the cross-entropy of the target).
+
     Args:
         logits: float tensor (..., V), e.g. (batch, m, V).
         target: LongTensor (...) of token ids, e.g. (batch, m); positions holding pad_id are ignored.

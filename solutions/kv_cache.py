@@ -11,7 +11,9 @@ positions never change once computed. The cache keeps them, per layer, and a ste
                   self_keys[i] = self_values[i] = empty                                   (batch, h, 0, d_k)
 
     step(tokens): n new tokens at positions t..t+n-1 (t = length, the positions already cached)
-                  x = dropout(tgt_embedding(tokens) + PE[t : t+n])                        (batch, n, d_model)
+                  x = dropout(tgt_embedding(tokens) + pe[:, t : t+n])                     (batch, n, d_model)
+                      pe and dropout are the model's positional_encoding.pe (the buffer, (1, max_len, d_model))
+                      and positional_encoding.dropout: positional_encoding(x) itself would add rows 0..n-1
                   for every layer i:
                       self_keys[i]   = cat(self_keys[i],   split_heads(self_attention.w_k(x)))   (batch, h, t+n, d_k)
                       self_values[i] = cat(self_values[i], split_heads(self_attention.w_v(x)))   (batch, h, t+n, d_k)
@@ -25,6 +27,12 @@ positions never change once computed. The cache keeps them, per layer, and a ste
 The logits equal model(src, tgt, src_mask, causal_mask) at the same positions. One single-token step costs
 O(d_model^2) per layer for the new position's projections and feed-forward, plus O(t * d_model) for its attention
 over the t cached positions: linear in t, where recomputing the prefix costs O(t * d_model^2 + t^2 * d_model).
+
+How the check knows the cache is used: it changes the model's weights between calls (model.load_state_dict), as a
+training step would. What start computed (the memory, its keys and values) and what earlier steps computed (their
+keys and values) must stay as they were; each step computes its new positions with the model's weights as they
+are now. Recomputing the prefix or the memory follows the new weights, a copy of the model taken at start misses
+them: both lose those points. No work is counted or timed.
 """
 import torch
 
@@ -69,7 +77,9 @@ def attend(mha, query, keys, values, mask=None):
 
     q = split_heads(mha.w_q(query)); weights = softmax(q keys^T / sqrt(d_k)) (masked where mask is False);
     output = mha.w_o(merge_heads(mha.dropout(weights) @ values)). Equals mha(query, K, V, mask) when
-    keys = split_heads(mha.w_k(K)) and values = split_heads(mha.w_v(V)).
+    keys = split_heads(mha.w_k(K)) and values = split_heads(mha.w_v(V)). Use your own
+    scaled_dot_product_attention (attention.py) for the weights. attend does not store the weights:
+    mha.attention_weights is left as it was (nothing reads it during cached decoding).
 
     Args:
         mha: a MultiHeadAttention (its w_q, w_o, num_heads, dropout are used).
@@ -121,7 +131,8 @@ class CachedDecoder:
 
     def start(self, src, src_mask=None):
         """Encode a new batch of sequences and reset the cache: compute every layer's memory keys and values once,
-        empty the self-attention cache, length = 0.
+        here (not lazily in the first step: the check may change the model's weights right after start), empty the
+        self-attention cache, length = 0.
 
         Args:
             src: LongTensor of source ids, (batch, m_E).
@@ -148,6 +159,11 @@ class CachedDecoder:
     def step(self, tokens):
         """Decode the next n target tokens (positions length..length+n-1), append their keys and values to the
         cache, and return their logits.
+
+        The new tokens get tgt_embedding, then the rows length..length+n-1 of model.positional_encoding.pe and
+        model.positional_encoding.dropout (see the module docstring). Only the new positions are computed, with
+        the model's weights as they are now; the cached keys and values are used as they were stored, even if
+        the weights changed since (the check does change them between steps).
 
         Args:
             tokens: LongTensor of target ids, (batch, n), n >= 1 (the first step usually holds bos).

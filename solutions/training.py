@@ -24,6 +24,11 @@ def label_smoothed_cross_entropy(logits, target, smoothing=0.1, pad_id=0):
     loss = sum of loss_position over positions with target != pad_id / their count (0.0 if there are none).
     With smoothing = 0 this is the ordinary cross-entropy with padding ignored.
 
+    Numerics: compute log softmax(logits) with torch.log_softmax, never log(softmax(...)): a probability that
+    underflows to 0 (logits far apart, e.g. 0 and -200 in float32) would give -inf or NaN where log_softmax stays
+    finite. A term with q[v] = 0 counts as 0 (0 * log 0 = 0): with smoothing = 0 the logits may be -inf at every
+    token but the target, and the loss and its gradient stay finite (the cross-entropy of the target).
+
     Args:
         logits: float tensor (..., V), e.g. (batch, m, V).
         target: LongTensor (...) of token ids, e.g. (batch, m); positions holding pad_id are ignored.
@@ -38,7 +43,8 @@ def label_smoothed_cross_entropy(logits, target, smoothing=0.1, pad_id=0):
     true_dist = torch.full_like(log_probs, smoothing / (logits.size(-1) - 2))
     true_dist.scatter_(-1, target.unsqueeze(-1), 1.0 - smoothing)
     true_dist[..., pad_id] = 0.0
-    per_position = -(true_dist * log_probs).sum(dim=-1)  # (...)
+    # 0 * log 0 counts as 0: with smoothing = 0 a logit may be -inf where q is 0 (0 * -inf would be NaN)
+    per_position = -torch.where(true_dist > 0, true_dist * log_probs, 0.0).sum(dim=-1)  # (...)
     real = target != pad_id
     return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)
     ### END SOLUTION

@@ -58,6 +58,11 @@ SLOW_TESTS = {
         "test_check_lang_es_on_the_stubs_prints_a_spanish_table",
         "test_a_spanish_bundle_speaks_spanish_by_default_and_english_when_asked",
     },
+    "test_kv_cache_behaviour.py": {  # 8 s of CPU together: six kv_cache sections in-process
+        "test_no_cache_loses_the_behaviour_points_however_hidden",
+        "test_the_same_decoder_in_plain_sight_gets_12",
+    },
+    "test_training_task.py": {"test_offline_weights_lose_the_copy_task"},  # 7 s: one copy task
     "test_selfcheck_verdicts.py": {  # 13, 2 and 3 s
         "test_grade_keeps_downstream_full_marks_and_only_integration_drops",
         "test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly",

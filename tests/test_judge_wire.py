@@ -60,7 +60,7 @@ def test_replies_and_errors_round_trip():
         ("attrs", {"a": 1}),
         ("attrs_require_grad", {"a": True}),
         ("training_seen", (True,)),
-        ("macs", 12),
+        ("param_grads", {"p": torch.ones(1)}),
     ):
         back = wire.loads(wire.dumps(Reply(**{name: value})))
         assert back == Reply(**{name: value}), name

@@ -51,13 +51,25 @@ BUGS = [
     Bug(
         "kv_cache",
         "prefix_recomputed_every_step",
-        "every step recomputes the keys/values of the whole prefix",
-        "            k, v = split_heads(own.w_k(x), own.num_heads), split_heads(own.w_v(x), own.num_heads)\n",
+        "every step re-projects the keys/values of the whole prefix from each layer's cached inputs",
         "            k, v = split_heads(own.w_k(x), own.num_heads), split_heads(own.w_v(x), own.num_heads)\n"
-        "            if t:  # recompute the prefix's keys and values, then keep only the new ones\n"
-        "                prefix = x.new_zeros(x.size(0), t, x.size(2))\n"
-        "                own.w_k(prefix), own.w_v(prefix)\n",
+        "            self.self_keys[i] = torch.cat([self.self_keys[i], k], dim=2)  # (batch, h, t+n, d_k)\n"
+        "            self.self_values[i] = torch.cat([self.self_values[i], v], dim=2)\n",
+        "            if t == 0 and i == 0:\n"
+        "                self.inputs = [x[:, :0]] * len(self.model.decoder.layers)\n"
+        "            self.inputs[i] = torch.cat([self.inputs[i], x], dim=1)  # every position's input, re-projected\n"
+        "            self.self_keys[i] = split_heads(own.w_k(self.inputs[i]), own.num_heads)\n"
+        "            self.self_values[i] = split_heads(own.w_v(self.inputs[i]), own.num_heads)\n",
         "re-projects the whole prefix",
+    ),
+    Bug(
+        "kv_cache",
+        "memory_keys_projected_in_step",
+        "the memory's keys/values are projected in step (from the kept memory), not once in start",
+        "self.memory_keys[i], self.memory_values[i],\n",
+        "split_heads(layer.cross_attention.w_k(self.memory), own.num_heads),\n"
+        "                                           split_heads(layer.cross_attention.w_v(self.memory), own.num_heads),\n",
+        "projected again at every step",
     ),
     Bug(
         "kv_cache",
@@ -66,5 +78,21 @@ BUGS = [
         "            decoder.start(src, src_mask)\n",
         "            decoder.start(src)\n",
         "src_mask must reach start",
+    ),
+    Bug(
+        "kv_cache",
+        "finished_rows_keep_decoding",
+        "a row that produced eos_id goes on decoding while another row is unfinished",
+        "                next_token = next_token.masked_fill(finished, eos_id)\n",
+        "",
+        "a finished row must keep eos_id",
+    ),
+    Bug(
+        "kv_cache",
+        "stops_when_one_row_finishes",
+        "decoding stops as soon as one row has produced eos_id",
+        "if finished.all():",
+        "if finished.any():",
+        "stop once every row has produced eos_id",
     ),
 ]

@@ -2,25 +2,34 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
+import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import _
 from ..oracles.greedy import expected_greedy_decode
-from ..properties.checks import close, consistent, fail, is_close
+from ..properties.checks import close, consistent, diagnose, fail, is_close
 from ..properties.core import prop
 from ..properties.decoding import build_model, decoding_cases, fixed_case
+from ..properties.expected_values import expected_causal_mask
 from ..properties.kv_cache import (
     BUILD_ERROR,
     DEFAULT_HINT,
+    PREFIX_HINT,
     SHARED_HINT,
+    SNAPSHOT_HINT,
     StepInputs,
     cached_decoder,
+    changed_weights,
     decode_in_steps,
     fixed_steps,
     full_logits,
     greedy_call,
+    load_weights,
+    memory_side,
     start,
     step,
     step_inputs,
@@ -135,3 +144,136 @@ def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
                 "train/eval mode"
             ),
         )
+
+
+# ------------------------------------------------------------------- the cache's semantics, weights changing
+# A by-hand decoder (graded side only, issue 18): what a cache computes when the model's weights change between
+# steps. The keys and values of a position are those of the weights it was stepped with; the memory's those of
+# start. With weights that never change it equals the expected model (tests/test_kv_cache_behaviour.py).
+def _linear(s, name, x):
+    return F.linear(x, s[name + ".weight"], s[name + ".bias"])
+
+
+def _heads(x, h):
+    b, m, d = x.shape
+    return x.view(b, m, h, d // h).transpose(1, 2)
+
+
+def _attend(s, name, h, x, keys, values, mask):
+    q = _heads(_linear(s, name + ".w_q", x), h)
+    scores = q @ keys.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    out = (scores.softmax(-1) @ values).transpose(1, 2)
+    return _linear(s, name + ".w_o", out.reshape(*x.shape[:2], -1))
+
+
+def _norm(s, name, x):
+    return F.layer_norm(x, x.shape[-1:], s[name + ".norm.weight"], s[name + ".norm.bias"], 1e-5)
+
+
+class ExpectedCache:
+    """start(state) then step(state, tokens) with any state at each step: logits (batch, n, vocab).
+
+    reproject: the mistake that caches each layer's inputs and projects them again at every step."""
+
+    def __init__(self, case, state, reproject=False):
+        self.reproject, self.inputs = reproject, [None] * case.num_layers
+        self.case, h = case, case.num_heads
+        memory = case.expected_model(state).encode(case.src, case.src_mask)
+        self.memory = [
+            tuple(
+                _heads(_linear(state, f"decoder.layers.{i}.cross_attention.{w}", memory), h)
+                for w in ("w_k", "w_v")
+            )
+            for i in range(case.num_layers)
+        ]
+        self.keys = [None] * case.num_layers
+        self.values = [None] * case.num_layers
+        self.length = 0
+
+    def step(self, s, tokens):
+        case, h, t, n = self.case, self.case.num_heads, self.length, tokens.shape[1]
+        x = F.embedding(tokens, s["tgt_embedding.embedding.weight"]) * math.sqrt(case.d_model)
+        x = x + s["positional_encoding.pe"][:, t : t + n].to(x.dtype)
+        mask = expected_causal_mask(t + n)[t:]
+        for i in range(case.num_layers):
+            p = f"decoder.layers.{i}."
+            if self.reproject:
+                self.inputs[i] = x if t == 0 else torch.cat([self.inputs[i], x], 1)
+            seen = self.inputs[i] if self.reproject else x
+            k = _heads(_linear(s, p + "self_attention.w_k", seen), h)
+            v = _heads(_linear(s, p + "self_attention.w_v", seen), h)
+            if t and not self.reproject:
+                k, v = torch.cat([self.keys[i], k], 2), torch.cat([self.values[i], v], 2)
+            self.keys[i], self.values[i] = k, v
+            x = _norm(s, p + "add_norm_1", x + _attend(s, p + "self_attention", h, x, k, v, mask))
+            mk, mv = self.memory[i]
+            attended = _attend(s, p + "cross_attention", h, x, mk, mv, self.case.src_mask)
+            x = _norm(s, p + "add_norm_2", x + attended)
+            ff = _linear(
+                s, p + "feed_forward.linear_2", _linear(s, p + "feed_forward.linear_1", x).relu()
+            )
+            x = _norm(s, p + "add_norm_3", x + ff)
+        self.length = t + n
+        return _linear(s, "generator", x)
+
+
+def target_side(state) -> list[str]:
+    """Every weight a step uses on the new positions, but none that reaches it only through the memory."""
+    memory = set(memory_side(state))
+    return [
+        n
+        for n in state
+        if n not in memory
+        and n
+        != "positional_encoding.pe"  # shared with the encoder: changing it would re-charge the memory
+        and n.startswith(("decoder.", "tgt_embedding.", "generator."))
+    ]
+
+
+@prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
+@given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), batch=(1, 2)), seed=st.integers(0, 2**16))
+@example(inputs=fixed_steps(8, (2, 1, 1), b=2, me=3, d=4, h=2, n=2), seed=3)
+def kv_cache_keeps_the_keys_of_earlier_steps(student, inputs, seed):
+    """Before every step but the first, every decoder weight changes (embedding, each layer, generator): the
+    keys and values cached at earlier steps stay as they were computed, the new positions use the new weights.
+
+    A recomputation of the prefix, or a cache of each layer's inputs re-projected at every step, follows the
+    new weights; a copy of the model taken earlier misses them. Checked by the logits, never by counting."""
+    case = inputs.case
+    decoder, model, state = cached_decoder(student, case)
+    start(student, decoder, case)
+    expected, snapshot = ExpectedCache(case, state), ExpectedCache(case, state)
+    reprojected = ExpectedCache(case, state, reproject=True)
+    names, now, done = target_side(state), state, 0
+    for number, n in enumerate(inputs.chunks):
+        if number:
+            now = {**state, **changed_weights(state, names, seed + number)}
+            load_weights(student, model, now)
+        tokens = inputs.tgt[:, done : done + n]
+        got = step(student, decoder, case, tokens).value
+        want, old = expected.step(now, tokens), snapshot.step(state, tokens)
+        again = reprojected.step(now, tokens)
+        if not is_close(got, want, case.dtype):
+
+            def explain(got=got, now=now, old=old, again=again, done=done, n=n):
+                full = full_logits(case, now, inputs.tgt[:, : done + n])[:, done:]
+                return diagnose(
+                    _(DEFAULT_HINT),
+                    (lambda: is_close(got, full, case.dtype), _(PREFIX_HINT)),
+                    (lambda: is_close(got, again, case.dtype), _(PREFIX_HINT)),
+                    (lambda: is_close(got, old, case.dtype), _(SNAPSHOT_HINT)),
+                )
+
+            close(
+                got,
+                want,
+                _(
+                    "the step at positions {first}..{last}, after the decoder's weights changed (the keys "
+                    "and values of earlier steps must be kept as they were computed)"
+                ).format(first=done, last=done + n - 1),
+                explain,
+                dtype=case.dtype,
+            )
+        done += n

@@ -511,8 +511,7 @@ def _malformed(reply) -> str:
         "training_seen": tuple,
         "input_grads": (list, type(None)),
         "param_grads": (dict, type(None)),
-        "macs": (int, type(None)),
-    }  # macs: issue 10 (kvbeam)
+    }
     for name, kinds in fields.items():
         if not isinstance(getattr(reply, name, None), kinds):
             kind = kinds.__name__ if isinstance(kinds, type) else kinds[0].__name__
