@@ -135,6 +135,9 @@ def gradescope(
                 "output": outcome_text(o),
                 "visibility": "visible" if o.property.visible else hidden_visibility,
                 "tags": [row_of(o)],
+                # Gradescope keeps extra_data without showing it: the verdict's kind (output has it only
+                # translated, and `status` only passed/failed) and the hint alone, for the class report.
+                "extra_data": {"status": str(o.status), "hint": o.hint},
             }
         )
     result = {"score": sum(o.score for o in outcomes), "tests": tests}

@@ -74,6 +74,12 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="another folder workers must not see",
     )
+    p.add_argument(
+        "--report",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write OUT/report.html, the class report, when grading ends (default: yes)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     add_lang_argument(p)
 
@@ -162,6 +168,10 @@ def main(args) -> int:
     graded = grade(submissions, out, options, console if not args.quiet else None)
     wall = time.perf_counter() - start
     render_gradebook(graded, core.load(options.include_hidden), console)
+    if args.report:
+        from ..report import write
+
+        console.print(f"class report: {write(out, submissions, args.lang)}")
     errors = [e for r in graded.values() for e in r.errors]
     console.print(
         f"{len(graded)} submissions graded in {wall:.1f} s with --jobs {options.jobs}; "
