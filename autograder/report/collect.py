@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from ..i18n import _
-from ..results import INTEGRATION, ROWS
+from ..results import ROWS
 from .model import ClassResults, Student, Test
 
 LOGS = "logs"  # the judge's instructor logs (outputs.write_student): not a student
@@ -120,6 +120,3 @@ def _maximum(out: Path, students: list[Student]) -> dict[str, float]:
     except (OSError, ValueError, csv.Error):
         pass
     return best
-
-
-__all__ = ["INTEGRATION", "read"]

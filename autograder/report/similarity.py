@@ -37,7 +37,9 @@ K = 25  # copydetect's noise threshold: a match shorter than 25 normalised chara
 WINDOW = 4  # winnowing window: a match of K + WINDOW - 1 = 28 characters is always found
 COMMON_SHARE = 0.5
 COMMON_MIN_FILES = 10
-MIN_SHARED = 60  # normalised characters (names, strings, spaces gone): about two lines of one's own code
+MIN_SHARED = (
+    60  # normalised characters (names, strings, spaces gone): about two lines of one's own code
+)
 THRESHOLD = 0.8  # independent students with the same bug and alike helpers reached 0.7 in the synthetic class
 MAX_BYTES = 200_000  # a bigger file is not a student's solution: left out
 SHOWN_PER_COMPONENT = 5  # pairs shown side by side (all flagged pairs are listed)
@@ -102,13 +104,14 @@ def compare(
     submissions: Path,
     solutions: Path = KIT / "solutions",
     stubs: Path = KIT / "exercises",
+    components: tuple[str, ...] = NAMES,
 ) -> Similarity:
     logging.getLogger().setLevel(
         max(logging.getLogger().level, logging.ERROR)
     )  # copydetect warns per file
     started = time.perf_counter()
     result = Similarity()
-    for component in NAMES:
+    for component in components:
         stub = _read(stubs / f"{component}.py") or ""
         boilerplate = _boilerplate(stub)
         sources = {REFERENCE: _read(solutions / f"{component}.py")}

@@ -19,7 +19,14 @@ from pathlib import Path
 from .. import KIT
 from ..components import NAMES
 
-HOSTILE_NAMES = ("<img src=x onerror=alert(1)>", "=1+2", "+cmd|'calc'!A0", "@sum(1)", "-2", 'a"quote\'&amp;')  # no "/": a folder's name
+HOSTILE_NAMES = (
+    "<img src=x onerror=alert(1)>",
+    "=1+2",
+    "+cmd|'calc'!A0",
+    "@sum(1)",
+    "-2",
+    "a\"quote'&amp;",
+)  # no "/": a folder's name
 
 
 @dataclass
