@@ -108,15 +108,18 @@ def _judge_errors(log: Path) -> list[str]:
 def _maximum(out: Path, students: list[Student]) -> dict[str, float]:
     """Points possible per column: the gradebook's (max) row, the judge's own statement; else the most any
     student's results offered (a student whose grading failed somewhere was offered fewer)."""
-    best = {
-        r: max((sum(t.max_score for t in s.tests if t.row == r) for s in students), default=0.0)
-        for r in ROWS
-    }
     try:
         with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
             for row in csv.DictReader(f):
                 if row.get("student") == "(max)":
-                    return {r: float(row.get(r) or best[r]) for r in ROWS}
-    except (OSError, ValueError, csv.Error):
+                    return {r: float(row[r]) for r in ROWS}
+    except (OSError, ValueError, KeyError, TypeError, csv.Error):
         pass
+    best = {r: 0.0 for r in ROWS}
+    for s in students:
+        offered: dict[str, float] = {}
+        for t in s.tests:
+            offered[t.row] = offered.get(t.row, 0.0) + t.max_score
+        for r in ROWS:
+            best[r] = max(best[r], offered.get(r, 0.0))
     return best

@@ -27,13 +27,14 @@ TEXT_ID = "text:"  # the id of a hint no catalog message matches
 @dataclass(frozen=True)
 class Template:
     msgid: str
-    pattern: re.Pattern
+    text: str  # the msgid or a translation of it
     literal: int  # characters outside placeholders: the more, the more specific
 
-
-def _compile(text: str) -> re.Pattern:
-    parts = PLACEHOLDER.split(text)
-    return re.compile("(?:.+?)".join(re.escape(p) for p in parts), re.S)
+    @functools.cached_property
+    def pattern(self) -> re.Pattern:
+        """Compiled when first tried (compiling all ~2 600 took 1.6 s; a class tries a few hundred)."""
+        parts = PLACEHOLDER.split(self.text)
+        return re.compile("(?:.+?)".join(re.escape(p) for p in parts), re.S)
 
 
 @functools.cache
@@ -53,7 +54,7 @@ def _index() -> tuple[dict[str, list[Template]], list[Template]]:
         for text in {*ids, *(s for s in strings if s)}:
             if "{" not in text and len(text) < 12:
                 continue  # a word ("failed", "points"): not a hint
-            t = Template(ids[0], _compile(text), len(PLACEHOLDER.sub("", text)))
+            t = Template(ids[0], text, len(PLACEHOLDER.sub("", text)))
             head = PLACEHOLDER.split(text)[0]
             if len(head) >= PREFIX:
                 by_prefix.setdefault(head[:PREFIX], []).append(t)

@@ -146,7 +146,8 @@ def _deps(component: str) -> set[str]:
 
 
 def _helper(rng: random.Random) -> str:
-    """A few lines of the student's own (a helper nobody else writes the same)."""
+    """Six to ten lines of the student's own (a helper nobody else writes the same): what makes independent
+    students differ beyond their bugs, where the rest is the reference."""
     ops = [
         "x + {a}",
         "x * {a}",
@@ -159,7 +160,7 @@ def _helper(rng: random.Random) -> str:
     body = [
         f"    y{i} = "
         + rng.choice(ops).format(a=rng.randint(2, 99)).replace("x", f"y{i - 1}" if i else "x")
-        for i in range(rng.randint(4, 7))
+        for i in range(rng.randint(6, 10))
     ]
     return "\n\ndef _my_helper(x):\n" + "\n".join(body) + f"\n    return y{len(body) - 1}\n"
 
