@@ -6,6 +6,7 @@ screenshot is kept (the test's tmp folder)."""
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 
@@ -70,6 +71,11 @@ def test_the_report_renders_its_charts_and_counts_in_a_browser(page):
 
 def test_a_students_link_opens_their_feedback(page):
     tab, plan, base = page
+    # every student link (hostile names included) points at an existing feedback page
+    hrefs = tab.eval_on_selector_all("a.student", "links => links.map(a => a.href)")
+    targets = {Path(unquote(urlparse(h).path)) for h in hrefs}
+    assert targets == {base / "out" / name / "feedback.html" for name in plan.results}
+    assert all(t.is_file() for t in targets)
     link = tab.locator("#student-table a.student").first
     name = link.inner_text()
     assert name in plan.results

@@ -99,12 +99,13 @@ def distribution(row: str, maximum: float, values: list[float]) -> Distribution:
 def summarize(data: ClassResults) -> Summary:
     students = data.students
     s = Summary(len(students))
+    # the total first: the page's first chart
+    s.distributions.append(distribution("total", data.total_maximum, [st.total for st in students]))
     for row in ROWS:
         if data.maximum.get(row):
             s.distributions.append(
                 distribution(row, data.maximum[row], [st.points(row) for st in students])
             )
-    s.distributions.append(distribution("total", data.total_maximum, [st.total for st in students]))
     s.seconds = [st.seconds for st in students if st.seconds is not None]
     s.mistakes, s.not_written, s.unexplained = _mistakes(data)
     s.items = _items(data)
