@@ -54,9 +54,9 @@ def run(base: Path, n: int, screenshot: bool) -> list[str]:
     plan = synthetic.make_class(out, n, submissions=subs, copies=COPIES)
     generated = time.perf_counter() - start
     with i18n.chosen("en"):
-        start = time.perf_counter()
+        cpu0, start = cpu(), time.perf_counter()
         write(out)  # without similarity: what `report OUT` costs
-        report = time.perf_counter() - start
+        report, report_cpu = time.perf_counter() - start, cpu() - cpu0
         data = collect.read(out)
         cpu0 = cpu()
         start = time.perf_counter()
@@ -71,7 +71,8 @@ def run(base: Path, n: int, screenshot: bool) -> list[str]:
     return [
         f"| class report, {n} synthetic students (generated in {generated:.0f} s) | value | target |",
         "|---|---:|---:|",
-        f"| `report OUT` (no similarity): read, figures, page, exports | {report:.2f} s | ≤ 5 s |",
+        f"| `report OUT` (no similarity): read, figures, page, exports: wall | {report:.2f} s | ≤ 5 s |",
+        f"| the same: CPU time (one process) | {report_cpu:.2f} s | |",
         f"| similarity, {sum(found.files.values())} files of 13 components: wall | {sim:.1f} s | |",
         f"| the same: CPU time of all its processes / 2 cores (quiet-machine wall) | {sim_cpu / 2:.1f} s "
         "| ≤ 60 s |",

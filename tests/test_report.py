@@ -128,7 +128,7 @@ def test_correct_solutions_of_a_small_class_are_not_flagged(tmp_path):
     assert found.pairs == []
 
 
-@pytest.mark.parametrize("damage", ["missing", "malformed", "wrong_shape"])
+@pytest.mark.parametrize("damage", ["missing", "malformed", "wrong_shape", "no_gradebook"])
 def test_a_bad_results_json_is_named_and_the_rest_reported(tmp_path, damage):
     synthetic.make_class(tmp_path, 3, seed=1)
     path = tmp_path / "student001" / "results.json"
@@ -136,10 +136,18 @@ def test_a_bad_results_json_is_named_and_the_rest_reported(tmp_path, damage):
         path.unlink()
     elif damage == "malformed":
         path.write_text("{not json")
-    else:
+    elif damage == "wrong_shape":
         path.write_text(json.dumps({"tests": [{"name": 3}]}))
+    else:  # points possible then come from the results themselves
+        maximum = (tmp_path / "gradebook.csv").read_text().splitlines()[1].split(",")
+        (tmp_path / "gradebook.csv").unlink()
     assert main(["report", str(tmp_path), "--lang", "en"]) == 0
     data = json.loads((tmp_path / REPORT_JSON).read_text())
+    if damage == "no_gradebook":
+        assert [f"{v:g}" for v in data["maximum"].values()] == maximum[1:-1] and not data[
+            "problems"
+        ]
+        return
     assert [s["name"] for s in data["students"]] == ["student000", "student002"]
     assert len(data["problems"]) == 1 and data["problems"][0].startswith("student001: ")
     assert "student001: " in (tmp_path / REPORT_HTML).read_text()
