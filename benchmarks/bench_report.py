@@ -79,7 +79,7 @@ def run(base: Path, n: int, screenshot: bool) -> list[str]:
         f"| planted copies found / other pairs flagged | {len(planted & flagged)} of {len(planted)} / "
         f"{len(flagged - planted)} | |",
         f"| report.html with similarity | {size / 1e6:.2f} MB | < 5 MB |",
-        f"| headless chromium: open the file until `load` | {opened:.2f} s | < 2 s |",
+        f"| headless chromium: open the file until `load` (median of 3) | {opened:.2f} s | < 2 s |",
     ]
 
 
@@ -98,10 +98,13 @@ def open_in_browser(path: Path, screenshot: Path | None) -> float:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium")
         tab = browser.new_page(viewport={"width": 1280, "height": 900})
-        tab.goto("about:blank")
-        start = time.perf_counter()
-        tab.goto(path.as_uri(), wait_until="load")
-        seconds = time.perf_counter() - start
+        times = []
+        for _ in range(3):  # the median of 3: one open on a loaded machine varied 0.4-2.7 s
+            tab.goto("about:blank")
+            start = time.perf_counter()
+            tab.goto(path.as_uri(), wait_until="load")
+            times.append(time.perf_counter() - start)
+        seconds = sorted(times)[1]
         if screenshot is not None:
             tab.screenshot(path=str(screenshot))
         browser.close()
