@@ -134,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_grade_arguments(p)
     p = sub.add_parser(
+        "report", help="the class report of a graded OUT folder: report.html, report.json, LMS CSVs"
+    )
+    p.add_argument("out", type=Path, help="the folder `grade --out` wrote")
+    p.add_argument(
+        "--submissions", type=Path, help="the students' folders, for the similarity section"
+    )
+    p.add_argument("--lang", choices=i18n.LANGUAGES, help="the report's language (as grade's)")
+    p = sub.add_parser(
         "gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)"
     )
     add_gradescope_arguments(p)
@@ -202,6 +210,11 @@ def main(argv=None) -> int:
         from . import catalogs
 
         return catalogs.main(args.action)
+    if args.command == "report":
+        from .report import write
+
+        print(f"class report written to {write(args.out, args.submissions, args.lang)}")
+        return 0
     if args.command in ("grade", "gradescope"):
         from .judge.cli import main as judge
 

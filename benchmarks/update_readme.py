@@ -28,6 +28,7 @@ FILES = (
     KIT / "autograder" / "student" / "README.es.md",
     KIT / "docs" / "judge.md",
     KIT / "docs" / "nbgrader.md",
+    KIT / "docs" / "report.md",
 )
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)",

@@ -30,6 +30,8 @@ SLOW_FIXTURES = {
     "test_judge_trust.py": {"graded"},  # 78 s
     "test_nbgrader.py": {"graded"},  # 130 s
     "test_free_points.py": {"judged"},  # 12 s
+    "test_report.py": {"built"},  # 5 s: a synthetic class of 14 and its report
+    "test_report_browser.py": {"page"},  # 16 s: a class of 12, its report, chromium's start
 }
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.

@@ -335,3 +335,28 @@ def test_a_section_without_its_file_needs_no_worker(component, tmp_path):
             b.example,
             b.detail,
         ), p.id
+
+
+def test_grade_writes_the_class_report_from_real_results(runs):
+    """The report of a really graded class (run 1, through the command line): the planted bugs are counted
+    as the mistakes their hints name, in their own component; the stubs are "not written"."""
+    import json
+
+    from autograder.bugs import catalog
+
+    report = json.loads((runs["out1"] / "report.json").read_text())
+    assert (runs["out1"] / "report.html").is_file() and report["size"] == len(CLASS)
+    names = runs["names1"]
+    for label, bug_id in (
+        ("scale", "attention:missing_scale"),
+        ("merge", "multi_head:merge_without_transpose"),
+    ):
+        bug = next(b for b in catalog() if b.id == bug_id)
+        named = [
+            m
+            for m in report["mistakes"]
+            if m["row"] == bug.component and names[label] in m["students"]
+        ]
+        assert any(bug.hint.lower() in m["label"].lower() for m in named), named
+    assert names["stubs"] in report["not_written"]["attention"]
+    assert report["similarity"]["files"]["attention"] >= 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from ..i18n import LANGUAGES
@@ -73,6 +74,12 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="DIR",
         help="another folder workers must not see",
+    )
+    p.add_argument(
+        "--report",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write OUT/report.html, the class report, when grading ends (default: yes)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     add_lang_argument(p)
@@ -162,6 +169,13 @@ def main(args) -> int:
     graded = grade(submissions, out, options, console if not args.quiet else None)
     wall = time.perf_counter() - start
     render_gradebook(graded, core.load(options.include_hidden), console)
+    if args.report:  # after the grades are written: a report that fails costs no grade
+        from ..report import write
+
+        try:
+            console.print(f"class report: {write(out, submissions, args.lang)}")
+        except Exception as exc:  # noqa: BLE001 - said (even with --quiet); `report OUT` can retry
+            print(f"the class report failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     errors = [e for r in graded.values() for e in r.errors]
     console.print(
         f"{len(graded)} submissions graded in {wall:.1f} s with --jobs {options.jobs}; "

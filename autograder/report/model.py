@@ -1,0 +1,57 @@
+"""The report's records: what it read from OUT_DIR, typed."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Test:
+    """One property's result for one student, as results.json holds it."""
+
+    id: str  # component::name, or component::integration::name
+    row: str  # the gradebook column it counts in: a component, or `integration`
+    score: float
+    max_score: float
+    status: str  # core.Status: passed, failed, error, not_implemented, forbidden, timeout, crashed
+    hint: str  # the hint as the student read it (translated), or ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass
+class Student:
+    name: str  # the folder's name: student-originated, escaped wherever it is written
+    tests: list[Test] = field(default_factory=list)
+    seconds: float | None = None  # grading time (timing.json, else results.json's execution_time)
+    judge_errors: list[str] = field(default_factory=list)  # from the judge's own log
+
+    def points(self, row: str) -> float:
+        return self.by_row.get(row, 0.0)
+
+    @functools.cached_property
+    def by_row(self) -> dict[str, float]:
+        """Points per gradebook column, summed once (the page asks ~30 times per student)."""
+        by: dict[str, float] = {}
+        for t in self.tests:
+            by[t.row] = by.get(t.row, 0.0) + t.score
+        return by
+
+    @functools.cached_property
+    def total(self) -> float:
+        return sum(t.score for t in self.tests)
+
+
+@dataclass
+class ClassResults:
+    out: str
+    students: list[Student]  # those whose results.json could be read, by name
+    maximum: dict[str, float]  # points possible per gradebook column (results.ROWS)
+    problems: list[str] = field(default_factory=list)  # what could not be read, one sentence each
+
+    @property
+    def total_maximum(self) -> float:
+        return sum(self.maximum.values())

@@ -1,0 +1,346 @@
+"""The page: one self-contained HTML file (inline CSS and SVG, no script but one that opens the lists for
+printing), every word through the catalogs, every student-originated string escaped.
+
+Every `_()` stands outside an f-string: Babel's extractor does not look inside one."""
+
+from __future__ import annotations
+
+from html import escape
+from statistics import fmean, median
+from urllib.parse import quote
+
+from ..i18n import N_, _, current_language, ngettext
+from ..results import row_title, status_text
+from . import CANVAS_CSV, MOODLE_CSV, REPORT_JSON, svg
+from .model import ClassResults
+from .similarity import REFERENCE, Similarity
+from .stats import Summary
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:72em;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{border-bottom:2px solid #ccc;margin-top:1.8em}h3{margin-bottom:.3em}
+table{border-collapse:collapse;margin:.5em 0}
+td,th{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0;width:320px}figcaption{font-size:.9em;color:#444}
+svg.chart rect.bar{fill:#4a7ab7}svg.chart line.median{stroke:#c33;stroke-width:2}
+svg.chart line.mean{stroke:#2a2;stroke-width:2;stroke-dasharray:4 2}svg.chart line.axis{stroke:#555}
+svg.chart text{font-size:10px;fill:#333}
+.note{background:#fff6d6;border-left:4px solid #e0b000;padding:.5em 1em}
+.problem{background:#fde8e8;border-left:4px solid #c33;padding:.5em 1em}
+.flag{color:#a40;font-weight:600}.muted{color:#666}
+.side{display:grid;grid-template-columns:1fr 1fr;gap:.5em}
+.side pre{font-size:11px;max-height:28em;overflow:auto;background:#f6f6f6;padding:.5em;white-space:pre-wrap}
+mark{background:#ffd54f}
+@media print{body{max-width:none;font-size:11px}.side pre{max-height:none}h2{break-after:avoid}
+table,figure{break-inside:avoid}}
+"""
+# <details> lists stay closed on screen; printing opens them so that the paper has every name.
+SCRIPT = "addEventListener('beforeprint',()=>document.querySelectorAll('details').forEach(d=>d.open=true))"
+# Headings and sentences that sit inside f-strings, where Babel's extractor cannot see a _().
+CLASS_REPORT = N_("Class report")
+COULD_NOT_BE_READ = N_("Could not be read:")
+SCORES = N_("Scores")
+MISTAKES = N_("Mistakes")
+NO_FAILURE_IN_THIS_CLASS = N_("No failure in this class.")
+NOT_WRITTEN_THE_STUB_LEFT_AS = N_("not written (the stub left as released)")
+ITEM_ANALYSIS = N_("Item analysis")
+THE_REFERENCE = N_("the reference")
+SIMILARITY = N_("Similarity")
+NO_PAIR_OF_SUBMISSIONS_LOOKS = N_("No pair of submissions looks suspiciously alike.")
+CLUSTER = N_("Cluster:")
+JUDGE_HEALTH = N_("Judge health")
+NO_TIME_LIMIT_CRASH_JUDGE_ER = N_("No time limit, crash, judge error or by-hand violation.")
+STUDENTS = N_("Students")
+STUDENT = N_("student")
+EXPORTS = N_("Exports")
+MAX_LISTED = 100  # flagged pairs listed per component; the JSON export has them all
+FLAGS = {
+    "all_pass": N_("every student passes: it tells nothing apart"),
+    "all_fail": N_("every student fails: too hard, or broken?"),
+    "low_discrimination": N_(
+        "failing it does not go with a lower total: a test that may be broken"
+    ),
+}
+
+
+def e(text) -> str:
+    return escape(str(text), quote=True)
+
+
+def link(name: str) -> str:
+    """A student's feedback page, relative to the report (the folder beside it)."""
+    return f'<a class="student" href="{quote(name, safe="")}/feedback.html">{e(name)}</a>'
+
+
+def students(names: list[str]) -> str:
+    if not names:
+        return ""
+    count = ngettext("{n} student", "{n} students", len(names)).format(n=len(names))
+    return f"<details><summary>{e(count)}</summary>{', '.join(link(n) for n in names)}</details>"
+
+
+def pct(n: int, size: int) -> str:
+    return f"{100 * n / size:.0f} %" if size else "–"
+
+
+def header(*cells: str, numeric_from: int = 99) -> str:
+    return (
+        "<tr>"
+        + "".join(
+            f"<th{' class=n' if i >= numeric_from else ''}>{e(c)}</th>" for i, c in enumerate(cells)
+        )
+        + "</tr>"
+    )
+
+
+def render(data: ClassResults, summary: Summary, similar: Similarity | None) -> str:
+    size = summary.size
+    graded = ngettext(
+        "{n} student graded in {folder}.", "{n} students graded in {folder}.", size
+    ).format(n=size, folder=data.out)
+    body = [f"<h1>{e(_(CLASS_REPORT))}</h1>", f"<p>{e(graded)}</p>", _nav()]
+    if data.problems:
+        body.append(
+            f'<div class="problem" id="problems"><strong>{e(_(COULD_NOT_BE_READ))}</strong><ul>'
+        )
+        body += [f"<li>{e(p)}</li>" for p in data.problems]
+        body.append("</ul></div>")
+    body += _scores(summary)
+    body += _mistakes(summary)
+    body += _items(summary)
+    body += _similarity(similar)
+    body += _health(summary)
+    body += _students(data)
+    body += _exports()
+    title = e(_("Class report"))
+    return (
+        f'<!DOCTYPE html><html lang="{current_language()}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{title}</title><style>{CSS}</style><script>{SCRIPT}</script></head>"
+        f"<body>{''.join(body)}</body></html>\n"
+    )
+
+
+def _nav() -> str:
+    parts = [
+        ("scores", _("Scores")),
+        ("mistakes", _("Mistakes")),
+        ("items", _("Item analysis")),
+        ("similarity", _("Similarity")),
+        ("health", _("Judge health")),
+        ("students", _("Students")),
+        ("exports", _("Exports")),
+    ]
+    return "<nav>" + " · ".join(f'<a href="#{i}">{e(label)}</a>' for i, label in parts) + "</nav>"
+
+
+def _title(row: str) -> str:
+    return _("total") if row == "total" else f"{row}: {row_title(row)}"
+
+
+def _scores(s: Summary) -> list[str]:
+    legend = e(_("Red line: median; green dashes: mean."))
+    out = [
+        f'<h2 id="scores">{e(_(SCORES))}</h2>',
+        f'<p class="muted">{legend}</p><div class="charts">',
+    ]
+    for d in s.distributions:
+        title = _title(d.row)
+        chart = svg.histogram(d.values, d.maximum, title, d.median, d.mean)
+        out.append(
+            f'<figure data-row="{e(d.row)}">{chart}<figcaption>{e(title)}</figcaption></figure>'
+        )
+    cells = (
+        _("column"),
+        _("points possible"),
+        _("median"),
+        _("mean"),
+        _("at zero"),
+        _("full marks"),
+    )
+    out.append('</div><table id="score-table">' + header(*cells, numeric_from=1))
+    for d in s.distributions:
+        out.append(
+            f'<tr data-row="{e(d.row)}"><td>{e(_title(d.row))}</td><td class=n>{d.maximum:g}</td>'
+            f"<td class=n>{d.median:.3g}</td><td class=n>{d.mean:.3g}</td>"
+            f'<td class="n at-zero">{d.at_zero}</td><td class="n at-full">{d.at_full}</td></tr>'
+        )
+    out.append("</table>")
+    if s.seconds:
+        top, mid, mean = max(s.seconds), median(s.seconds), fmean(s.seconds)
+        title = _("grading time per student (s)")
+        caption = _("median {median:.1f} s, mean {mean:.1f} s, longest {top:.1f} s").format(
+            median=mid, mean=mean, top=top
+        )
+        chart = svg.histogram(s.seconds, top, title, mid, mean, " s")
+        out.append(
+            f'<h3>{e(title)}</h3><div class="charts"><figure data-row="seconds">{chart}'
+            f"<figcaption>{e(caption)}</figcaption></figure></div>"
+        )
+    return out
+
+
+def _count_row(cls: str, label: str, names: list[str], size: int, attrs: str = "") -> str:
+    return (
+        f'<tr class="{cls}"{attrs}><td>{label}</td><td class="n count">{len(names)}</td>'
+        f"<td class=n>{pct(len(names), size)}</td><td>{students(names)}</td></tr>"
+    )
+
+
+def _mistakes(s: Summary) -> list[str]:
+    intro = e(
+        _(
+            "What the hints diagnosed, per component, most frequent first; a student counts once per mistake."
+        )
+    )
+    out = [f'<h2 id="mistakes">{e(_(MISTAKES))}</h2>', f"<p>{intro}</p>"]
+    order = [d.row for d in s.distributions]
+    rows = {m.row for m in s.mistakes} | set(s.not_written) | {u.row for u in s.unexplained}
+    if not rows:
+        out.append(f"<p>{e(_(NO_FAILURE_IN_THIS_CLASS))}</p>")
+    for row in sorted(rows, key=lambda r: order.index(r) if r in order else len(order)):
+        out.append(f'<h3>{e(_title(row))}</h3><table class="mistakes" data-row="{e(row)}">')
+        for m in (m for m in s.mistakes if m.row == row):
+            attrs = f' data-hint="{e(m.hint_id)}"'
+            out.append(_count_row("mistake", e(m.label), m.students, s.size, attrs))
+        if row in s.not_written:
+            label = f"<em>{e(_(NOT_WRITTEN_THE_STUB_LEFT_AS))}</em>"
+            out.append(_count_row("not-written", label, s.not_written[row], s.size))
+        unexplained = [u for u in s.unexplained if u.row == row]
+        if unexplained:
+            head = e(
+                _("Failures no hint named, by property (what the catalog does not yet explain):")
+            )
+            out.append(f'<tr><th colspan="4">{head}</th></tr>')
+        for u in unexplained:
+            attrs = f' data-test="{e(u.test)}"'
+            out.append(
+                _count_row("unexplained", f"<code>{e(u.test)}</code>", u.students, s.size, attrs)
+            )
+        out.append("</table>")
+    return out
+
+
+def _items(s: Summary) -> list[str]:
+    intro = e(
+        _(
+            "Per property: the share of students who pass it, and its discrimination, the correlation of "
+            "passing it with the rest of the score (below 0.1: flagged)."
+        )
+    )
+    cells = (
+        _("property"),
+        _("points"),
+        _("graded"),
+        _("pass rate"),
+        _("discrimination"),
+        _("flag"),
+    )
+    out = [f'<h2 id="items">{e(_(ITEM_ANALYSIS))}</h2>', f"<p>{intro}</p>"]
+    out.append('<table id="item-table">' + header(*cells))
+    for it in s.items:
+        flag = e(_(FLAGS[it.flag])) if it.flag else ""
+        disc = "–" if it.discrimination is None else f"{it.discrimination:.2f}"
+        out.append(
+            f'<tr class="item" data-test="{e(it.test)}" data-flag="{it.flag}"><td><code>{e(it.test)}</code>'
+            f"</td><td class=n>{it.points:g}</td><td class=n>{it.students}</td>"
+            f'<td class=n>{100 * it.pass_rate:.0f} %</td><td class=n>{disc}</td><td class="flag">{flag}</td></tr>'
+        )
+    out.append("</table>")
+    return out
+
+
+def _name(n: str) -> str:
+    return f"<em>{e(_(THE_REFERENCE))}</em>" if n == REFERENCE else link(n)
+
+
+def _similarity(sim: Similarity | None) -> list[str]:
+    note = e(
+        _(
+            "A pointer for a human, never a verdict: code that looks alike may have been written alike. The "
+            "released stubs are left out, the reference counts as a source, and what most of the class wrote "
+            "alike is left out too (docs/report.md)."
+        )
+    )
+    out = [f'<h2 id="similarity">{e(_(SIMILARITY))}</h2>', f'<p class="note">{note}</p>']
+    if sim is None:
+        missing = e(
+            _("Not computed: the submissions folder was not given (report OUT --submissions DIR).")
+        )
+        out.append(f"<p>{missing}</p>")
+        return out
+    compared = _("{files} files compared in {seconds:.1f} s.").format(
+        files=sum(sim.files.values()), seconds=sim.seconds
+    )
+    out.append(f'<p class="muted">{e(compared)}</p>')
+    if not sim.pairs:
+        out.append(f"<p>{e(_(NO_PAIR_OF_SUBMISSIONS_LOOKS))}</p>")
+        return out
+    cells = (_("submission"), _("submission"), _("alike (share of each)"), _("shared characters"))
+    for component in dict.fromkeys(p.component for p in sim.pairs):
+        mine = [p for p in sim.pairs if p.component == component]
+        out.append(
+            f'<h3>{e(_title(component))}</h3><table class="pairs" data-row="{e(component)}">'
+            + header(*cells)
+        )
+        for p in mine[:MAX_LISTED]:
+            out.append(
+                f'<tr class="pair"><td>{_name(p.a)}</td><td>{_name(p.b)}</td><td class=n>'
+                f"{100 * p.similarity_a:.0f} % / {100 * p.similarity_b:.0f} %</td><td class=n>{p.shared}</td></tr>"
+            )
+        out.append("</table>")
+        for members in (m for c, m in sim.clusters if c == component):
+            out.append(f"<p>{e(_(CLUSTER))} " + ", ".join(_name(n) for n in members) + "</p>")
+        for p in (p for p in mine if p.marked_a):
+            out.append(
+                f'<div class="side"><div>{_name(p.a)}<pre>{p.marked_a}</pre></div>'
+                f"<div>{_name(p.b)}<pre>{p.marked_b}</pre></div></div>"
+            )
+    return out
+
+
+def _health(s: Summary) -> list[str]:
+    out = [f'<h2 id="health">{e(_(JUDGE_HEALTH))}</h2>']
+    if not s.health:
+        out.append(f"<p>{e(_(NO_TIME_LIMIT_CRASH_JUDGE_ER))}</p>")
+        return out
+    out.append('<table id="health-table">' + header(_("student"), _("what happened"), _("where")))
+    for h in s.health:
+        kind = _("judge error") if h.kind == "judge_error" else status_text(h.kind)
+        where = "<br>".join(f"<code>{e(w)}</code>" for w in h.where[:20])
+        out.append(
+            f'<tr class="health" data-kind="{h.kind}"><td>{link(h.student)}</td><td>{e(kind)}</td>'
+            f"<td>{where}</td></tr>"
+        )
+    out.append("</table>")
+    return out
+
+
+def _students(data: ClassResults) -> list[str]:
+    rows = [r for r, m in data.maximum.items() if m]
+    head = "".join(
+        f"<th class=n>{e(r)}<br><span class=muted>{data.maximum[r]:g}</span></th>" for r in rows
+    )
+    total = e(_("total"))
+    out = [
+        f'<h2 id="students">{e(_(STUDENTS))}</h2><table id="student-table"><tr><th>{e(_(STUDENT))}</th>'
+        f"{head}<th class=n>{total}<br><span class=muted>{data.total_maximum:g}</span></th></tr>"
+    ]
+    for st in data.students:
+        cells = "".join(f"<td class=n>{st.points(r):g}</td>" for r in rows)
+        out.append(
+            f'<tr class="student-row"><td>{link(st.name)}</td>{cells}<td class="n total">{st.total:g}</td></tr>'
+        )
+    out.append("</table>")
+    return out
+
+
+def _exports() -> list[str]:
+    items = (
+        (REPORT_JSON, _("everything on this page, for scripting")),
+        (CANVAS_CSV, _("the gradebook for Canvas (with its Points Possible row)")),
+        (MOODLE_CSV, _("the gradebook for Moodle (a username column)")),
+    )
+    lines = "".join(f'<li><a href="{f}">{f}</a>: {e(what)}</li>' for f, what in items)
+    return [f'<h2 id="exports">{e(_(EXPORTS))}</h2><ul>{lines}</ul>']
