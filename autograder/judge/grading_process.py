@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import random
 import re
 import resource
 import shutil
@@ -238,8 +239,13 @@ class GradingProcess:
                 self.preload,
             )
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
+        # The by-hand guard is probed before a property drawn here (the student's code cannot know which) and
+        # after the last one; found switched off, the section earns nothing (docs/byhand.md).
+        probe_at, still_allowed = random.SystemRandom().randrange(len(section["props"]) + 1), []
         try:
-            for spec in section["props"]:
+            for index, spec in enumerate(section["props"]):
+                if index == probe_at and getattr(student, "pid", None) is not None:
+                    still_allowed = still_allowed or self.core.probe_rules(student, component)
                 p = self.property_for(spec)
                 if timeouts >= limits.max_timeouts:
                     outcomes.append(
@@ -262,6 +268,12 @@ class GradingProcess:
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
                 timeouts += o.status == Status.TIMEOUT
                 outcomes.append(o)
+            if isinstance(
+                student, SandboxedStudentCode
+            ):  # a lost worker's successor imports the file again
+                still_allowed = still_allowed or self.core.probe_rules(student, component)
+            if still_allowed:
+                self.core.rules_switched_off(outcomes, component, still_allowed)
             if section.get("picture"):
                 picture = self.picture(student)
         except JudgeError as e:
