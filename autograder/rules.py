@@ -706,6 +706,11 @@ _NAME_TAKING = frozenset(
         "__import__",
         "find_spec",
         "__getattribute__",
+        "run_path",
+        "run_module",
+        "spec_from_file_location",
+        "SourceFileLoader",
+        "load_source",
     }
 )
 # Always reported when called: code from strings, namespaces as dictionaries.
@@ -941,11 +946,31 @@ def _callee(node: ast.Call) -> str:
     )
 
 
+# Findings that void the whole component, not only its by-hand point: a route to the guard's state or to the
+# interpreter's insides, or code whose names cannot be read. No correct solution needs one (the reference, the
+# bug catalog and honest variants are checked in tests/test_rules.py), and a student who uses one can have
+# switched the rules off for the length of a call, so nothing the component ran is trusted.
+_MILD_ATTRS = frozenset(
+    {"modules", "__traceback__"}
+)  # nn.Module.modules(), exception chaining: honest uses
+_VOIDING_MODULES = frozenset(
+    {"ctypes", "_ctypes", "gc", "inspect", "builtins", "autograder", "pickle", "_pickle", "marshal"}
+    | {"copyreg", "dill"}
+)
+_VOIDING_CALLS = frozenset({"eval", "exec", "compile"})
+
+
+def _voids(part: str) -> bool:
+    """Does a name (an attribute, a string's part) reach the guard's state or the kit?"""
+    return bool(_KIT.search(part)) or (part in _TAMPERING_ATTRS and part not in _MILD_ATTRS)
+
+
 @dataclass(frozen=True)
 class Finding:
     line: int
     what: str
     file: str = ""
+    voids: bool = False  # tampering: the whole component earns nothing (core.require_behaviour)
 
     def __str__(self) -> str:
         return (_("{file}, line {line}: {what}") if self.file else _("line {line}: {what}")).format(
@@ -954,19 +979,27 @@ class Finding:
 
 
 def scan_source(
-    component: str, source: str, file: str = "", names: frozenset | None = None
+    component: str,
+    source: str,
+    file: str = "",
+    names: frozenset | None = None,
+    voiding: bool = True,
 ) -> list[Finding]:
     """Static by-hand check: forbidden library names and the tricks that hide them or tamper with the rules.
 
-    `names`: the library names refused (the component's, by default); a helper module that the component's file
-    does not import is scanned with none (`frozenset()`): only for tampering, which no component needs."""
+    `names`: the library names refused (the component's, by default); a helper module that nothing the
+    component loads names is scanned with none (`frozenset()`) and `voiding=False`: only for tampering, which
+    costs the by-hand point (it cannot run in the component's process: nothing loads it)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the import itself reports the syntax error
     names = STATIC[component] if names is None else names
     found: list[Finding] = []
-    add = lambda node, what: found.append(Finding(node.lineno, what, file))  # noqa: E731
+
+    def add(node, what, voids=False):
+        found.append(Finding(node.lineno, what, file, voids and voiding))
+
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     constants = _constant_bindings(tree)
 
@@ -979,29 +1012,42 @@ def scan_source(
                 ),
             )
         elif name in _TAMPERING_ATTRS:
+            on_sys = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            on_sys = on_sys and node.value.id == "sys"
             add(
                 node,
                 _("uses {name}, which reaches into the checker or torch's dispatcher").format(
                     name=f".{name}"
                 ),
+                _voids(name) or on_sys,  # sys.modules: every module, the kit's among them
             )
 
     def module(node, path):
         parts = path.split(".")
         if parts[0] in _HIDING_MODULES:
-            add(node, _("imports {name}, which this kit does not allow").format(name=path))
+            add(
+                node,
+                _("imports {name}, which this kit does not allow").format(name=path),
+                parts[0] in _VOIDING_MODULES,
+            )
         elif set(parts) & _TAMPERING_ATTRS:
             add(
                 node,
                 _("imports {name}, which reaches into the checker or torch's dispatcher").format(
                     name=path
                 ),
+                any(_voids(part) for part in parts),
             )
         elif set(parts) & names:
             add(
                 node,
                 _("uses {name}, a library function this exercise does by hand").format(name=path),
             )
+
+    def string(node, text):
+        hit = _named_in(text, names)
+        if hit:
+            add(node, _("names {text} in a string").format(text=repr(text)), _voids(hit))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
@@ -1031,6 +1077,7 @@ def scan_source(
                         _("imports {name} from {module}").format(
                             name=alias.name, module=node.module
                         ),
+                        _voids(alias.name),
                     )
                 elif alias.name in _NAME_TAKING | _HIDING_CALLS and node.module != "operator":
                     add(
@@ -1052,15 +1099,12 @@ def scan_source(
                 _("calls {name}(...) with a computed name, which can hide a forbidden call").format(
                     name=_callee(node)
                 ),
+                _callee(node) in _VOIDING_CALLS,
             )
         elif isinstance(node, ast.Call) and _callee(node) in _NAME_TAKING:
             # the name argument: getattr(obj, NAME), attrgetter(NAME, ...), import_module(NAME)...
             takes_object = _callee(node) in ("getattr", "setattr", "delattr", "getattr_static")
-            args = (
-                node.args[1:2]
-                if takes_object and _callee(node) != "__getattribute__"
-                else node.args
-            )
+            args = node.args[1:2] if takes_object else node.args
             if _callee(node) == "__getattribute__":
                 args = node.args[-1:]
             texts = [t for a in args for t in _values(a, constants)]
@@ -1070,11 +1114,11 @@ def scan_source(
                     _(
                         "calls {name}(...) with a computed name, which can hide a forbidden call"
                     ).format(name=_callee(node)),
+                    True,
                 )
             for text in texts:
-                hit = text and _named_in(text, names)
-                if hit:
-                    add(node, _("names {text} in a string").format(text=repr(text)))
+                if text:
+                    string(node, text)
         elif (
             isinstance(node, ast.Name)
             and node.id in _NAME_TAKING | _HIDING_CALLS
@@ -1085,12 +1129,30 @@ def scan_source(
                 _("passes {name} along as a value, which can hide a forbidden call").format(
                     name=node.id
                 ),
+                True,
             )
         if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)):
             text = _folded(node)  # a string, written whole or built from constants
-            if text and _named_in(text, names):
-                add(node, _("names {text} in a string").format(text=repr(text)))
-    return sorted(set(found), key=lambda f: (f.file, f.line))
+            if text:
+                string(node, text)
+    return sorted(set(found), key=lambda f: (f.file, f.line, f.what))
+
+
+def named_helpers(source: str, modules) -> list[str]:
+    """The submission's modules a file names in a string ('.switch', 'pkg.switch', 'switch.py'): what
+    importlib, pkgutil or runpy could load with a constant name."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    modules, found = set(modules), []
+    for node in ast.walk(tree):
+        text = _folded(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) else None
+        if text:
+            for part in re.split(r"[./\\]", text):
+                if part in modules:
+                    found.append(part)
+    return list(dict.fromkeys(found))
 
 
 def imported_helpers(source: str) -> list[str]:
@@ -1113,16 +1175,17 @@ def imported_helpers(source: str) -> list[str]:
 
 
 def scan_submission(component: str, read, modules=()) -> list[Finding]:
-    """scan_source over the component's file and every helper module of the submission it imports, directly or
-    through other helpers, under the component's rules; then every other helper module of the submission (a .py
-    file that is not a component's), whatever loads it, for tampering. `read(name)` is a module's text, or None
-    if the submission has no such file; `modules` names the submission's modules. Other components' files are
-    not followed: their own check covers them, so one mistake costs one point."""
+    """scan_source over the component's file and every helper module of the submission it loads, directly or
+    through other helpers (an import statement, or a string naming the module: importlib, pkgutil, runpy), under
+    the component's rules; then every other helper module of the submission (a .py file that is not a
+    component's), which nothing the component loads names, for tampering. `read(name)` is a module's text, or
+    None if the submission has no such file; `modules` names the submission's modules. Other components' files
+    are not followed: their own check covers them, so one mistake costs one point."""
     source = read(component)
     if source is None:
         return []
     found = scan_source(component, source)
-    seen, todo = {component}, imported_helpers(source)
+    seen, todo = {component}, imported_helpers(source) + named_helpers(source, modules)
     while todo:
         name = todo.pop(0)
         if name in seen or name in NAMES:
@@ -1132,9 +1195,9 @@ def scan_submission(component: str, read, modules=()) -> list[Finding]:
         if text is None:  # a library (torch, numpy...), not a file of the submission
             continue
         found += scan_source(component, text, f"{name}.py")
-        todo += imported_helpers(text)
+        todo += imported_helpers(text) + named_helpers(text, modules)
     for name in sorted(set(modules) - seen - set(NAMES)):
         text = read(name)
-        if text is not None:  # loaded by no import statement of the component: read for tampering
-            found += scan_source(component, text, f"{name}.py", names=frozenset())
+        if text is not None:  # loaded by nothing the component loads: read for tampering
+            found += scan_source(component, text, f"{name}.py", names=frozenset(), voiding=False)
     return found

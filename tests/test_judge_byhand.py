@@ -29,6 +29,8 @@ ATTACKS = {
     ),
     # issue 20: the rules switched off from a helper loaded by pkgutil.resolve_name; library siblings
     "switch_off_rules": ({"attention": "by-hand", "add_norm": "by-hand"}, "", True),
+    # the guard's per-call state flipped off and back inside the call: caught by the scan alone, which voids
+    "frame_flip": ({"attention": "tampering"}, "_getframe", False),
     "logcumsumexp_softmax": ({"attention": "logcumsumexp"}, "logcumsumexp", False),
     "logaddexp_softmax": (
         {"attention": "logaddexp", "attention_numpy": "logaddexp"},

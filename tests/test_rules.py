@@ -798,3 +798,76 @@ def test_local_response_norm_is_a_layer_norm_and_refused():
     with pytest.raises(ForbiddenCall, match="local_response_norm"):
         with rules.guard("add_norm"):
             torch.nn.LocalResponseNorm(3)(centred.unsqueeze(-1))
+
+
+NOT_VOIDING = {"runpy"}  # a constant path: the file it names is scanned under the component's rules
+
+
+@pytest.mark.parametrize("trick", sorted(set(DYNAMIC) - NOT_VOIDING))
+def test_tampering_voids_the_component_not_only_its_by_hand_point(trick):
+    found = rules.scan_source("feed_forward", DYNAMIC[trick])
+    assert any(f.voids for f in found), (trick, [str(f) for f in found])
+    files = {"feed_forward": "import torch\n", "loaded_somehow": DYNAMIC[trick]}
+    orphan = rules.scan_submission("feed_forward", files.get, list(files))
+    assert orphan and not any(f.voids for f in orphan), "nothing loads it: the by-hand point only"
+
+
+def test_a_helper_named_in_a_string_is_scanned_as_if_imported():
+    files = {
+        "attention": "import importlib\nm = importlib.import_module('.switch', __package__)\n",
+        "switch": "import sys\nf = sys._getframe(1)\n",
+    }
+    found = rules.scan_submission("attention", files.get, list(files))
+    assert any(f.voids and f.file == "switch.py" for f in found), found
+
+
+def test_library_names_and_mild_attributes_do_not_void():
+    for source in (
+        "y = torch.softmax(x, -1)",
+        "for m in self.modules():\n    pass",
+        "raise ValueError().with_traceback(e.__traceback__)",
+        "import importlib\nF = importlib.import_module('torch.nn.functional')",
+    ):
+        found = rules.scan_source("attention", source)
+        assert not any(f.voids for f in found), (source, found)
+
+
+def test_a_forbidden_static_outcome_voids_the_component():
+    props = [p for p in core.load() if p.component == "attention"]
+    static = next(p for p in props if core.is_static(p))
+    other = next(p for p in props if not core.is_static(p))
+    neighbour = next(p for p in core.load() if p.component == "mask")
+    outcomes = [
+        core.Outcome(other, core.Status.PASSED),
+        core.Outcome(static, core.Status.FORBIDDEN, "tampering in attention.py"),
+        core.Outcome(neighbour, core.Status.PASSED),
+    ]
+    core.require_behaviour(outcomes)
+    assert outcomes[0].status == core.Status.FORBIDDEN and "tampering" in outcomes[0].message
+    assert outcomes[2].passed
+
+
+def test_switching_the_rules_off_from_a_helper_earns_nothing_in_process(tmp_path):
+    from autograder.judge import sample
+
+    sample.make("hostile:switch_off_rules", tmp_path / "s")
+    script = (
+        "import sys\nfrom pathlib import Path\nfrom autograder.properties import core\n"
+        "from autograder.student_code import InProcessStudentCode\n"
+        "student = InProcessStudentCode(Path(sys.argv[1]))\n"
+        "props = [p for p in core.load() if p.component in ('attention', 'add_norm')]\n"
+        "outcomes = core.require_behaviour([core.run_property(p, student) for p in props])\n"
+        "print(sum(o.score for o in outcomes), sorted({o.status.value for o in outcomes}))\n"
+    )
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "0.0 ['forbidden']", run.stdout

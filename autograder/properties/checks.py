@@ -419,6 +419,16 @@ def written_by_hand(student, component: str, hint: str) -> None:
         lambda name: src if name == component else student.source(name),
         student.run(Modules()).value,
     )
+    tampering = [f for f in findings if f.voids]
+    if tampering:  # a route to the guard's state: nothing the component ran is trusted (core.require_behaviour)
+        raise StudentError(
+            "forbidden",
+            _(
+                "tampering in {file} or a helper module it loads: {findings}: none of {component}'s "
+                "properties is awarded"
+            ).format(file=file, findings="; ".join(map(str, tampering[:3])), component=component),
+            component,
+        )
     expect(
         not findings,
         _("forbidden in {file} or a helper module of the submission: {findings}").format(

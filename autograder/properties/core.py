@@ -370,8 +370,19 @@ def rules_switched_off(outcomes: list[Outcome], component: str, still_allowed: l
 
 
 def require_behaviour(outcomes: list[Outcome]) -> list[Outcome]:
-    """A passed static property of a component with no passed behavioural property becomes failed, saying why.
+    """A passed static property of a component with no passed behavioural property becomes failed, saying why;
+    a component whose static property is forbidden (the by-hand rules tampered with or switched off, found by
+    the scan or a probe) has every passed property forbidden too: nothing it ran can be trusted (issue 20).
     Changes the outcomes in place and returns them."""
+    voided = {
+        o.property.component: o.message
+        for o in outcomes
+        if is_static(o.property) and o.status == Status.FORBIDDEN
+    }
+    for o in outcomes:
+        if o.passed and o.property.component in voided:
+            o.status, o.hint = Status.FORBIDDEN, ""
+            o.message = _("not awarded: {reason}").format(reason=voided[o.property.component])
     behaving = {o.property.component for o in outcomes if o.passed and not is_static(o.property)}
     for o in outcomes:
         if o.passed and is_static(o.property) and o.property.component not in behaving:
