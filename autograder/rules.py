@@ -18,7 +18,7 @@ After every call the guard also checks that torch's dispatch state (the thread's
 keys, the dispatch mode stack) is what it was before, and that its own kernels are still registered: a call
 that changed either fails as forbidden. A forbidden call the student catches still fails the call. An audit
 hook (which cannot be removed) refuses, during a call, the routes to the guard's state (gc's walkers, ctypes,
-tracing, traceback and generator frames, replacing code objects) and the import of torch's compilers
+tracing, generator frames, replacing code objects) and the import of torch's compilers
 (torch.compile generates its own softmax kernel). `probe()` lets the checking side verify that the guard still
 refuses (a Probe operation).
 
@@ -420,8 +420,10 @@ def _make_guard():
             "sys.addaudithook",
         }
     )
-    frame_attributes = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
-    code_attributes = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__closure__"})
+    # (not tb_frame: traceback.format_exc() reads it, in honest code too; the scan names it)
+    frame_attributes = frozenset({"gi_frame", "cr_frame", "ag_frame"})
+    # (not __defaults__: namedtuple sets it on the classes it makes, which torch does lazily during a call)
+    code_attributes = frozenset({"__code__"})
 
     def audit(event, args):
         if state[0] is None:
