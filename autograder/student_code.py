@@ -94,6 +94,28 @@ class Source:
     component: str
 
 
+@dataclass(frozen=True)
+class Modules:
+    """The names of the submission's modules (its .py files, stems, sorted): the static scan reads every one."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Call one forbidden operator of each of `families` under `component`'s by-hand guard, made by the kit;
+    Reply.value: the families that were not refused (empty while the guard is intact). Sent by the checking
+    side, which knows the component's families, at points the student's code cannot predict."""
+
+    component: str
+    families: tuple[str, ...]
+
+
+def from_files(op, sources: dict[str, str | None]) -> Reply:
+    """A Source or Modules operation answered from a submission's files (name -> text), never by a worker."""
+    if isinstance(op, Modules):
+        return Reply(sorted(name for name, text in sources.items() if text is not None))
+    return Reply(sources.get(op.component))
+
+
 @dataclass
 class Reply:
     value: Any = None
@@ -425,6 +447,10 @@ class Executor:
             path = self.root / f"{op.component}.py"
             ok = op.component.isidentifier() and path.is_file()
             return Reply(path.read_text(errors="replace") if ok else None)
+        if isinstance(op, Modules):
+            return Reply(sorted(p.stem for p in self.root.glob("*.py") if p.stem.isidentifier()))
+        if isinstance(op, Probe):
+            return Reply(rules.probe(self._guard, op.component, tuple(op.families)))
         raise TypeError(f"unknown operation {op!r}")
 
     def _build(self, op: Build) -> Reply:

@@ -16,18 +16,47 @@ from autograder.judge.outputs import maxima
 from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
 
-# name -> (components attacked, words the runtime message must contain, the helper module)
+# name -> (components attacked -> words the runtime message must contain, words the static message must contain,
+# whether a helper module no import names tampers: it costs every component its static point)
 ATTACKS = {
-    "disable_dispatch": ({"attention": "softmax", "add_norm": "layer_norm"}, "fastpath.py"),
-    "clear_guard_config": ({"attention": "softmax"}, "quiet.py"),
-    "sparse_softmax": ({"attention": "_sparse_softmax"}, "sparse_tricks.py"),
-    "library_equivalents": ({"attention": "logsumexp", "add_norm": "group_norm"}, "equivalents.py"),
+    "disable_dispatch": ({"attention": "softmax", "add_norm": "layer_norm"}, "fastpath.py", True),
+    "clear_guard_config": ({"attention": "softmax"}, "quiet.py", True),
+    "sparse_softmax": ({"attention": "_sparse_softmax"}, "sparse_tricks.py", False),
+    "library_equivalents": (
+        {"attention": "logsumexp", "add_norm": "group_norm"},
+        "equivalents.py",
+        False,
+    ),
+    # issue 20: the rules switched off from a helper loaded by pkgutil.resolve_name; library siblings
+    "switch_off_rules": ({"attention": "by-hand", "add_norm": "by-hand"}, "", True),
+    # the guard's per-call state flipped off and back inside the call: caught by the scan alone, which voids
+    "frame_flip": ({"attention": "tampering"}, "_getframe", False),
+    "logcumsumexp_softmax": ({"attention": "logcumsumexp"}, "logcumsumexp", False),
+    "logaddexp_softmax": (
+        {"attention": "logaddexp", "attention_numpy": "logaddexp"},
+        "logaddexp",
+        False,
+    ),
+    "distributions_loss": ({"training": "kl_divergence"}, "Categorical", False),
+    "poisson_loss": ({"training": "poisson_nll_loss"}, "poisson_nll_loss", False),
 }
 PLAIN = {  # the same library calls, made plainly in the component file
     "attention": "\n\ndef softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n",
     "add_norm": (
         "\n\nclass LayerNorm(LayerNorm):\n    def forward(self, x):\n"
         "        return torch.nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)\n"
+    ),
+    # issue 20: F.kl_div earned 4/23 where torch.distributions earned 23/23
+    "training": (
+        "\n\ndef label_smoothed_cross_entropy(logits, target, smoothing=0.1, pad_id=0):\n"
+        "    log_probs = torch.log_softmax(logits, -1)\n"
+        "    q = torch.full_like(log_probs, smoothing / (logits.size(-1) - 2))\n"
+        "    q.scatter_(-1, target.unsqueeze(-1), 1.0 - smoothing)\n"
+        "    q[..., pad_id] = 0.0\n"
+        "    per_position = torch.nn.functional.kl_div(log_probs, q, reduction='none').sum(-1)\n"
+        "    per_position = per_position - (q * torch.log(q.clamp(min=1e-30))).sum(-1)\n"
+        "    real = target != pad_id\n"
+        "    return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)\n"
     ),
 }
 
@@ -60,33 +89,32 @@ def test_the_honest_neighbour_gets_full_marks(graded):
 
 @pytest.mark.parametrize("name", ATTACKS)
 def test_a_bypass_is_forbidden_and_earns_no_more_than_the_plain_calls(graded, name):
-    attacked, helper = ATTACKS[name]
-    result, plain = graded[f"h-{name}"], graded["plain"]
+    attacked, static_words, tampering_helper = ATTACKS[name]
+    result, plain, reference = graded[f"h-{name}"], graded["plain"], graded["reference"]
     assert not result.errors, result.errors
-    mine, theirs = result.points(), plain.points()
+    mine, theirs, full = result.points(), plain.points(), reference.points()
     for component, call in attacked.items():
-        assert mine[component] <= theirs[component], (
-            name,
-            component,
-            mine[component],
-            theirs[component],
-        )
+        ceiling = theirs[component] if component in PLAIN else full[component] - 1
+        assert mine[component] <= ceiling, (name, component, mine[component], ceiling)
         outcomes = [o for o in result.outcomes if o.property.component == component]
         forbidden = [o for o in outcomes if o.status == "forbidden"]
         assert forbidden, (name, component, [(o.status, o.message) for o in outcomes])
         assert any(call in o.message for o in forbidden), [o.message for o in forbidden]
         static = next(o for o in outcomes if core.is_static(o.property))
-        assert not static.passed and helper in static.message, static.message
+        assert not static.passed and static_words in static.message, static.message
     for component in (
         set(NAMES) - set(attacked) - {"multi_head", "encoder", "decoder", "transformer"}
     ):
-        assert mine[component] == graded["reference"].points()[component], (name, component)
+        if tampering_helper:  # read for tampering whatever loads it: the static point only
+            assert full[component] - 1 <= mine[component] <= full[component], (name, component)
+        else:
+            assert mine[component] == full[component], (name, component)
 
 
 def test_the_plain_calls_lose_the_by_hand_points(graded):
     full = maxima(core.load(include_hidden=True))
     points = graded["plain"].points()
-    assert points["attention"] < full["attention"] and points["add_norm"] < full["add_norm"]
+    assert all(points[c] < full[c] for c in PLAIN), points
 
 
 def test_a_stub_that_does_nothing_scores_zero(graded):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import random
 import re
 import resource
 import shutil
@@ -238,8 +239,13 @@ class GradingProcess:
                 self.preload,
             )
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
+        # The by-hand guard is probed before a property drawn here (the student's code cannot know which) and
+        # after the last one; found switched off, the section earns nothing (docs/byhand.md).
+        probe_at, still_allowed = random.SystemRandom().randrange(len(section["props"]) + 1), []
         try:
-            for spec in section["props"]:
+            for index, spec in enumerate(section["props"]):
+                if index == probe_at and getattr(student, "pid", None) is not None:
+                    still_allowed = still_allowed or self.probe_rules(student, component)
                 p = self.property_for(spec)
                 if timeouts >= limits.max_timeouts:
                     outcomes.append(
@@ -262,6 +268,12 @@ class GradingProcess:
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
                 timeouts += o.status == Status.TIMEOUT
                 outcomes.append(o)
+            if isinstance(
+                student, SandboxedStudentCode
+            ):  # a lost worker's successor imports the file again
+                still_allowed = still_allowed or self.probe_rules(student, component)
+            if still_allowed:
+                self.core.rules_switched_off(outcomes, component, still_allowed)
             if section.get("picture"):
                 picture = self.picture(student)
         except JudgeError as e:
@@ -290,6 +302,22 @@ class GradingProcess:
                 "ops": stats.ops,
             },
         }
+
+    def probe_rules(self, student, component) -> list[str]:
+        """The families the section's by-hand guard no longer refuses; [] if intact. A live worker with time
+        left that does not answer the probe (a few microsecond calls) refused nothing: all its families."""
+        from ..components import BY_NAME
+        from .remote import WorkerLost
+
+        if student.budget_left() < 1.0:  # no time left to answer: not the student's doing
+            return []
+        live = student.pid is not None
+        try:
+            return self.core.probe_rules(student, component)
+        except WorkerLost:
+            return (
+                list(BY_NAME[component].forbidden_families) if live and component in BY_NAME else []
+            )
 
     def run_property(self, p, student):
         from ..properties.core import Status

@@ -29,11 +29,14 @@ from ..student_code import (
     Call,
     Handle,
     Inspect,
+    Modules,
+    Probe,
     Reply,
     Source,
     StudentCode,
     StudentError,
     during_import,
+    from_files,
     in_call,
     missing_file,
 )
@@ -163,7 +166,7 @@ def component_of(op) -> str:
         return op.on.component if isinstance(op.on, Handle) else op.on
     if isinstance(op, Inspect):
         return op.handle.component
-    if isinstance(op, Import):
+    if isinstance(op, (Import, Probe)):  # a probe of the guard comes after the component's import
         return op.component
     return ""
 
@@ -403,8 +406,10 @@ class SandboxedStudentCode(StudentCode):
 
     # -- operations
     def run(self, op):
-        if isinstance(op, Source):  # answered from the files the judge wrote, never by the worker
-            return Reply(self.sources.get(op.component))
+        if isinstance(
+            op, (Source, Modules)
+        ):  # answered from the files the judge wrote, never by the worker
+            return from_files(op, self.sources)
         if self.pid is None:
             self._start()
         component = component_of(op)
@@ -492,8 +497,8 @@ class WithoutItsFile(StudentCode):
 
     def run(self, op):
         # as in a worker's section: answered from the files the judge wrote
-        if isinstance(op, Source):
-            return Reply(self.sources.get(op.component))
+        if isinstance(op, (Source, Modules)):
+            return from_files(op, self.sources)
         raise missing_file(f"{self.component}.py", f"{IMPORT_OF}{self.component}.py")
 
     def close(self) -> None:

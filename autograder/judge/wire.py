@@ -156,7 +156,17 @@ _ALLOWED = {
     ("autograder.judge.wire", "_npdtype"),
     *(
         ("autograder.student_code", n)
-        for n in ("Reply", "Handle", "Opaque", "StudentError", "Build", "Call", "Inspect", "Source")
+        for n in (
+            "Reply",
+            "Handle",
+            "Opaque",
+            "StudentError",
+            "Build",
+            "Call",
+            "Inspect",
+            "Source",
+            "Probe",
+        )
     ),
     *(("autograder.judge.sandbox", n) for n in ("Import", "Bye")),
 }

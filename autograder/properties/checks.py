@@ -380,8 +380,9 @@ def diagnose(default: str, *candidates) -> str:
 
 def written_by_hand(student, component: str, hint: str) -> None:
     """The static half of the by-hand rule; a file that is still a stub earns nothing here either."""
+    from ..components import BY_NAME
     from ..rules import scan_submission
-    from ..student_code import StudentError
+    from ..student_code import Modules, Probe, StudentError
 
     src = student.source(component)
     file = f"{component}.py"
@@ -398,14 +399,39 @@ def written_by_hand(student, component: str, hint: str) -> None:
     # Import the module too (its __dir__, through the narrow interface): a file that cannot be imported,
     # or that exits or crashes on import, earns nothing here either.
     student.call(component, "__dir__")
-    # The component's file and every helper module of the submission that it imports (read by the checking
-    # side: in the judge, from its own copy of the files).
+    # The by-hand guard still refuses what this component forbids, once its file is loaded: a file that
+    # switched the rules off earns nothing here (the judge also probes at other points, see docs/byhand.md).
+    families = BY_NAME[component].forbidden_families
+    still_allowed = student.run(Probe(component, families)).value if families else []
+    if still_allowed:
+        raise StudentError(
+            "forbidden",
+            _(
+                "the by-hand rules were switched off after {file} was loaded: {families} no longer "
+                "refused"
+            ).format(file=file, families=", ".join(map(str, still_allowed))[:200]),
+            component,
+        )
+    # The component's file and every helper module of the submission that it imports, then every other helper
+    # module for tampering (read by the checking side: in the judge, from its own copy of the files).
     findings = scan_submission(
-        component, lambda name: src if name == component else student.source(name)
+        component,
+        lambda name: src if name == component else student.source(name),
+        student.run(Modules()).value,
     )
+    tampering = [f for f in findings if f.voids]
+    if tampering:  # a route to the guard's state: nothing the component ran is trusted (core.require_behaviour)
+        raise StudentError(
+            "forbidden",
+            _(
+                "tampering in {file} or a helper module it loads: {findings}: none of {component}'s "
+                "properties is awarded"
+            ).format(file=file, findings="; ".join(map(str, tampering[:3])), component=component),
+            component,
+        )
     expect(
         not findings,
-        _("forbidden in {file} or a helper it imports: {findings}").format(
+        _("forbidden in {file} or a helper module of the submission: {findings}").format(
             file=file, findings="; ".join(map(str, findings[:3]))
         ),
         hint,

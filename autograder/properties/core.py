@@ -340,9 +340,49 @@ def is_static(p: Property) -> bool:
     return p.name.endswith(STATIC_SUFFIX)
 
 
+def probe_rules(student: StudentCode, component: str) -> list[str]:
+    """The forbidden families of `component` that its by-hand guard no longer refuses in the student's process
+    (a Probe operation: the kit's own call of each, under the guard); [] while intact, or when the process
+    could not answer (a lost worker is reported by the properties themselves)."""
+    from ..components import BY_NAME
+    from ..student_code import Probe
+
+    families = BY_NAME[component].forbidden_families if component in BY_NAME else ()
+    if not families:
+        return []
+    try:
+        still_allowed = student.run(Probe(component, families)).value
+    except Exception:  # noqa: BLE001 - a worker lost on the probe: its properties say why
+        return []
+    return list(still_allowed) if isinstance(still_allowed, list) else list(families)
+
+
+def rules_switched_off(outcomes: list[Outcome], component: str, still_allowed: list[str]) -> None:
+    """Every outcome of `component` becomes forbidden: its guard was found switched off, so nothing it ran
+    can be trusted to be the student's own work (issue 20)."""
+    message = _(
+        "the by-hand rules were switched off while {component} was graded ({families} no longer "
+        "refused): none of its properties is awarded"
+    ).format(component=component, families=", ".join(map(str, still_allowed))[:200])
+    for o in outcomes:
+        if o.property.component == component:
+            o.status, o.message, o.hint = Status.FORBIDDEN, message, ""
+
+
 def require_behaviour(outcomes: list[Outcome]) -> list[Outcome]:
-    """A passed static property of a component with no passed behavioural property becomes failed, saying why.
+    """A passed static property of a component with no passed behavioural property becomes failed, saying why;
+    a component whose static property is forbidden (the by-hand rules tampered with or switched off, found by
+    the scan or a probe) has every passed property forbidden too: nothing it ran can be trusted (issue 20).
     Changes the outcomes in place and returns them."""
+    voided = {
+        o.property.component: o.message
+        for o in outcomes
+        if is_static(o.property) and o.status == Status.FORBIDDEN
+    }
+    for o in outcomes:
+        if o.passed and o.property.component in voided:
+            o.status, o.hint = Status.FORBIDDEN, ""
+            o.message = _("not awarded: {reason}").format(reason=voided[o.property.component])
     behaving = {o.property.component for o in outcomes if o.passed and not is_static(o.property)}
     for o in outcomes:
         if o.passed and is_static(o.property) and o.property.component not in behaving:
