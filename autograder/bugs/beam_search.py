@@ -58,3 +58,123 @@ BUGS = [
         "length penalty is applied twice",
     ),
 ]
+
+# Issue 21: every rule of the search, each with its own diagnosis (the length penalty's final choice and stopping
+# rule, the length of a finished hypothesis, eos handling, the first step's empty beams, beams wider than the
+# vocabulary) and every field of the contract's return value.
+BUGS += [
+    Bug(
+        "beam_search",
+        "final_choice_by_raw_logp",
+        "each row returns the hypothesis with the best raw log-probability, not the best score",
+        "best = scores.argmax(dim=-1)",
+        "best = logp.argmax(dim=-1)",
+        "the highest score logp / T ** length_penalty",
+    ),
+    Bug(
+        "beam_search",
+        "final_choice_finished_only",
+        "each row returns its best finished hypothesis, an unfinished one only when none has finished",
+        "best = scores.argmax(dim=-1)",
+        "best = scores.masked_fill(~finished, float('-inf')).argmax(dim=-1)",
+        "finished or not",
+    ),
+    Bug(
+        "beam_search",
+        "stops_when_top_finished",
+        "decoding stops once each row's top hypothesis has finished",
+        "while ys.size(1) < max_len and not finished.all():",
+        "while ys.size(1) < max_len and not finished[:, 0].all():",
+        "a longer hypothesis can still overtake",
+    ),
+    Bug(
+        "beam_search",
+        "stops_when_one_finished",
+        "decoding stops once every row has one finished hypothesis",
+        "while ys.size(1) < max_len and not finished.all():",
+        "while ys.size(1) < max_len and not finished.any(dim=-1).all():",
+        "a longer hypothesis can still overtake",
+    ),
+    Bug(
+        "beam_search",
+        "finished_length_grows",
+        "a finished hypothesis's length T keeps growing with every step",
+        "new_lengths = (lengths + (~finished).long()).unsqueeze(-1)",
+        "new_lengths = (lengths + 1).unsqueeze(-1)",
+        "length T stops growing at its eos",
+    ),
+    Bug(
+        "beam_search",
+        "length_counts_bos",
+        "the length T counts the bos token",
+        "lengths = torch.zeros(batch, beam_size, dtype=torch.long, device=device)",
+        "lengths = torch.ones(batch, beam_size, dtype=torch.long, device=device)",
+        "bos not counted",
+    ),
+    Bug(
+        "beam_search",
+        "ranked_without_penalty",
+        "the candidates are ranked by their raw log-probability; the penalty only at the end",
+        "ranked = candidates / new_lengths.to(candidates.dtype) ** length_penalty",
+        "ranked = candidates",
+        "rank the candidates by logp / T ** length_penalty",
+    ),
+    Bug(
+        "beam_search",
+        "returns_raw_logp",
+        "the returned score is the raw log-probability, not divided by T ** length_penalty",
+        "return ys.view(batch, beam_size, -1)[picked, best], scores[picked, best]",
+        "return ys.view(batch, beam_size, -1)[picked, best], logp[picked, best]",
+        "not the raw log-probability",
+    ),
+    Bug(
+        "beam_search",
+        "every_beam_starts_at_zero",
+        "every beam starts as [bos] with logp 0 (the same hypothesis beam_size times)",
+        "logp[:, 0] = 0.0  # one real hypothesis per row to start with",
+        "logp[:] = 0.0",
+        "empty slots",
+    ),
+    Bug(
+        "beam_search",
+        "finished_held_at_a_cost",
+        "a finished hypothesis pays eos's log-probability again at every step it is held",
+        "hold[..., eos_id] = 0.0",
+        "hold[..., eos_id] = log_probs[..., eos_id]",
+        "at no cost",
+    ),
+    Bug(
+        "beam_search",
+        "finished_padded_with_zero",
+        "a finished hypothesis is held with token 0 instead of eos_id",
+        "hold[..., eos_id] = 0.0",
+        "hold[..., 0] = 0.0",
+        "padded with eos_id",
+    ),
+    Bug(
+        "beam_search",
+        "topk_per_beam_first",
+        "a top-k per beam, then per row (beam_size tokens of each beam: fails when beam_size > vocab)",
+        "_, index = ranked.view(batch, beam_size * vocab).topk(beam_size, dim=-1)",
+        "top, tokens = ranked.topk(beam_size, dim=-1)\n"
+        "                _, pick = top.view(batch, -1).topk(beam_size, dim=-1)\n"
+        "                index = pick // beam_size * vocab + tokens.view(batch, -1).gather(1, pick)",
+        "larger than the vocabulary",
+    ),
+    Bug(
+        "beam_search",
+        "scores_in_float64",
+        "the scores are kept in float64 whatever the model's dtype",
+        'logp = torch.full((batch, beam_size), float("-inf"), dtype=memory.dtype, device=device)',
+        'logp = torch.full((batch, beam_size), float("-inf"), dtype=torch.float64, device=device)',
+        "in the model's dtype",
+    ),
+    Bug(
+        "beam_search",
+        "returns_scores_first",
+        "returned (scores, sequences) instead of (sequences, scores)",
+        "return ys.view(batch, beam_size, -1)[picked, best], scores[picked, best]",
+        "return scores[picked, best], ys.view(batch, beam_size, -1)[picked, best]",
+        "return (sequences, scores)",
+    ),
+]
