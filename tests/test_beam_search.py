@@ -47,7 +47,7 @@ def test_the_enumeration_draws_beams_narrower_than_the_old_signature():
 
 def test_greedy_unless_the_beam_is_enumerable_earns_what_plain_greedy_earns(tmp_path):
     """examples/hostile/greedy_unless_enumerable: the real search only where beam_size >= vocab ** (max_len - 1),
-    greedy decoding elsewhere. It earns exactly its control's (greedy alone) 6 of 15 points."""
+    greedy decoding elsewhere. It earns exactly its control's (greedy alone) 6 of 14 points."""
     hostile = outcomes(sample.make("hostile:greedy_unless_enumerable", tmp_path / "h"))
     control = outcomes(sample.make("control:greedy_unless_enumerable", tmp_path / "c"))
     scored = [sum(o.score for o in out) for out in (hostile, control)]

@@ -153,6 +153,22 @@ BUGS += [
     ),
     Bug(
         "beam_search",
+        "score_divides_by_zero_length",
+        "the final score divides by T ** length_penalty with T = 0 for [bos] alone (max_len=1: NaN)",
+        "scores = logp / lengths.clamp(min=1).to(logp.dtype) ** length_penalty",
+        "scores = logp / lengths.to(logp.dtype) ** length_penalty",
+        "max_len=1 runs no step",
+    ),
+    Bug(
+        "beam_search",
+        "src_mask_tiled",
+        "the memory is repeated per beam, the src_mask batch-major: beams read other rows' padding",
+        "beam_mask = None if src_mask is None else src_mask.repeat_interleave(beam_size, dim=0)",
+        "beam_mask = None if src_mask is None else src_mask.repeat(beam_size, 1, 1, 1)",
+        "one copy per beam",
+    ),
+    Bug(
+        "beam_search",
         "topk_per_beam_first",
         "a top-k per beam, then per row (beam_size tokens of each beam: fails when beam_size > vocab)",
         "_, index = ranked.view(batch, beam_size * vocab).topk(beam_size, dim=-1)",

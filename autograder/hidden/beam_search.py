@@ -18,6 +18,7 @@ from ..properties.beam_search import (
     FINISHED_HINT,
     LENGTH_COUNT_HINT,
     LENGTH_GROWS_HINT,
+    MASK_HINT,
     RANK_HINT,
     ROWS_HINT,
     START_HINT,
@@ -55,6 +56,7 @@ class BeamMistake(enum.Flag):
     RANK_RAW = enum.auto()  # ranked by logp; the penalty only in the final choice
     ALL_START_AT_ZERO = enum.auto()  # beam_size copies of [bos] at logp 0
     HOLD_AT_COST = enum.auto()  # a held hypothesis pays eos's log-probability again
+    MASK_TILED = enum.auto()  # src_mask repeated batch-major, the memory per beam
 
 
 RULE_HINTS = {
@@ -67,6 +69,7 @@ RULE_HINTS = {
     BeamMistake.RANK_RAW: RANK_HINT,
     BeamMistake.ALL_START_AT_ZERO: START_HINT,
     BeamMistake.HOLD_AT_COST: FINISHED_HINT,
+    BeamMistake.MASK_TILED: MASK_HINT,
 }
 
 
@@ -75,6 +78,8 @@ def searched_with(w, case, s: BeamSettings, mistake: BeamMistake = BeamMistake.N
     b, k, alpha = case.src.shape[0], s.beam_size, s.length_penalty
     memory = w.encode(case.src, case.src_mask).repeat_interleave(k, dim=0)
     mask = None if case.src_mask is None else case.src_mask.repeat_interleave(k, dim=0)
+    if mask is not None and BeamMistake.MASK_TILED in mistake:
+        mask = case.src_mask.repeat(k, 1, 1, 1)
     ys = torch.full((b * k, 1), s.bos_id, dtype=torch.long)
     logp = torch.full((b, k), float("-inf"), dtype=torch.float64)
     logp[:, : k if BeamMistake.ALL_START_AT_ZERO in mistake else 1] = 0.0

@@ -107,6 +107,10 @@ SCORE_HINT = N_(
     "each returned score is logp / T ** length_penalty of the returned hypothesis: logp the sum of its "
     "tokens' log-probabilities, T its generated tokens (eos included, bos not)"
 )
+MAX_LEN_ONE_HINT = N_(
+    "max_len=1 runs no step: each row returns [bos_id] alone with score 0.0 (T = 0: divide by max(T, 1) ** "
+    "length_penalty, never by 0 ** length_penalty)"
+)
 CONTRACT_HINT = N_(
     "return (sequences, scores): sequences int64 (batch, L), L <= max_len, bos_id first and eos_id after "
     "each eos; scores (batch,) in the model's dtype"
@@ -504,6 +508,7 @@ def check_scores(got_scores, hyps, w, case, s, what, steps=None):
         penalised = s.length_penalty != 0
         return diagnose(
             _(SCORE_HINT),
+            (s.max_len == 1, _(MAX_LEN_ONE_HINT)),
             (penalised and matches(alpha=0.0), _(RAW_SCORE_HINT)),
             (penalised and matches(alpha=s.length_penalty, extra=1), _(LENGTH_COUNT_HINT)),
             (penalised and matches(alpha=s.length_penalty, extra=-1), _(LENGTH_COUNT_HINT)),
