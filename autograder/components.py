@@ -274,9 +274,12 @@ beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, 
   -> (sequences LongTensor (batch, <= max_len), scores (batch,) in the model's dtype): each row's
   best hypothesis, bos first, padded with eos_id after its eos. score = logp / T ** length_penalty,
   logp = sum of the log-probabilities of the T generated tokens (eos included, bos not); finished
-  hypotheses are kept once, not extended; top-k over each row's (beam, vocab) candidates; stops
-  once every hypothesis has finished or at max_len tokens; beam_size=1 is greedy decoding;
-  no gradients; the model's train/eval mode untouched
+  hypotheses are kept once, not extended (their logp and T fixed); top-k over each row's (beam,
+  vocab) candidates, ranked by score; stops once every hypothesis has finished or at max_len
+  tokens (not when the top one has); each row returns its best score, finished or not;
+  beam_size=1 is greedy decoding; max_len=1: [bos_id] with score 0.0; beam_size may exceed the
+  vocabulary (empty beams stay -inf); ties either way; no gradients; the model's train/eval
+  mode untouched
 """,
     ),
     Component(

@@ -4,10 +4,17 @@ A hypothesis y = (bos, y_1, ..., y_T) has T generated tokens (eos included, bos 
     logp(y)  = sum_{t=1..T} log p(y_t | y_<t, src)                 log_softmax of the generator's logits
     score(y) = logp(y) / T ** length_penalty                       length_penalty = 0: the plain sum
 It is finished once y_T = eos_id. Every step, in every row, each unfinished hypothesis of the beam is extended by
-every token w (logp(y + w) = logp(y) + log p(w | y, src)); a finished one is kept as it is, once, not extended. Of
-these candidates (beam_size * vocab per row: (batch, beam_size, vocab)) the beam_size with the highest score make
-the next beam. Decoding stops once every hypothesis of every row has finished, or at max_len tokens; each row
-returns its highest-scoring hypothesis. With beam_size = 1 this is greedy decoding.
+every token w (logp(y + w) = logp(y) + log p(w | y, src)); a finished one is kept as it is, once, not extended: its
+logp and its T stay as they were. Of these candidates (beam_size * vocab per row: (batch, beam_size, vocab)) the
+beam_size with the highest score make the next beam. Decoding stops once every hypothesis of every row has
+finished, or at max_len tokens; a finished top hypothesis is not the end (under a length penalty a longer one can
+still overtake it). Each row returns its highest-scoring hypothesis, finished or not (score, not raw logp). With
+beam_size = 1 this is greedy decoding.
+
+Edge cases: max_len = 1 runs no step: each row returns [bos_id] alone, with score 0.0. beam_size may be larger than
+the vocabulary, or than the number of hypotheses: the beams that have no real candidate keep logp -inf and are
+never chosen while a real one remains (a top-k of beam_size tokens per beam would fail there). Ties between equal
+scores may be broken either way (torch.topk's order); the checks never depend on it.
 
 The beams of all rows are decoded together: beam k of row b is row b * beam_size + k of the (batch * beam_size)
 decoder input, whose memory is row b's (memory.repeat_interleave(beam_size, dim=0)).

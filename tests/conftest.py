@@ -75,6 +75,10 @@ SLOW_TESTS = {
         "test_emptying_the_guards_closures_switches_nothing_off",
         "test_switching_the_rules_off_from_a_helper_earns_nothing_in_process",
     },
+    # 10 s: the beam_search suite on a hostile submission and its control
+    "test_beam_search.py": {
+        "test_greedy_unless_the_beam_is_enumerable_earns_what_plain_greedy_earns"
+    },
     "test_stubs_and_release.py": {  # 2 to 6 s each, 23 s together
         "test_bundle_check_exits_0_at_full_marks_with_points_pending_and_the_totals_add_up",
         "test_bundle_check_command_works_without_the_instructor_tools",

@@ -76,6 +76,10 @@ ONE_DEDUCTION = {
     "attention:returns_weights_first": "attention_shapes_for_cross_attention",
     "multi_head:no_attention_weights_attribute": "multi_head_cross_attention_shape",
     "mask:causal_float_mask": "causal_mask_shape_and_dtype",
+    # issue 21: the fields of beam_search's return value, and its score alone
+    "beam_search:returns_scores_first": "beam_search_returns_sequences_and_scores",
+    "beam_search:scores_in_float64": "beam_search_returns_sequences_and_scores",
+    "beam_search:returns_raw_logp": "beam_search_scores_are_log_prob_sums",
 }
 
 
@@ -98,6 +102,13 @@ CAUGHT_VISIBLY = [
     "kv_cache:memory_projected_every_step",
     "beam_search:rows_mixed",
     "beam_search:length_penalty_twice",
+    # issue 21: each rule of the search under a length penalty, and beams wider than the vocabulary
+    "beam_search:final_choice_by_raw_logp",
+    "beam_search:stops_when_top_finished",
+    "beam_search:finished_length_grows",
+    "beam_search:length_counts_bos",
+    "beam_search:ranked_without_penalty",
+    "beam_search:topk_per_beam_first",
 ]
 
 

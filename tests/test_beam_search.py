@@ -1,0 +1,99 @@
+"""Beam search's rules, one diagnosis each (issues 21 and 22 item 5), and a beam size that is no signature of the
+checking side (issue 20 item 5). About 6 s of CPU: two hostile folders' beam_search suites, five properties."""
+
+import hypothesis
+import pytest
+from hypothesis import strategies as st
+
+from autograder import KIT, i18n
+from autograder.bugs import catalog, make_submission
+from autograder.judge import sample
+from autograder.properties import beam_search, core
+from autograder.student_code import InProcessStudentCode
+
+
+def outcomes(folder, names=None):
+    code = InProcessStudentCode(folder)
+    props = [
+        p
+        for p in core.load(include_hidden=True)
+        if p.component == "beam_search" and (names is None or p.name in names)
+    ]
+    return core.require_behaviour([core.run_property(p, code) for p in props])
+
+
+def test_exact_beam_is_far_narrower_than_every_hypothesis():
+    assert [beam_search.exact_beam(v, 2) for v in (3, 4, 5)] == [1, 1, 1]
+    assert [beam_search.exact_beam(v, 3) for v in (3, 4, 5)] == [3, 4, 5]
+    assert beam_search.exact_beam(3, 4) == 7 < 3**3
+    assert beam_search.exact_beam(4, 4) == 13 < 4**3
+
+
+def test_the_enumeration_draws_beams_narrower_than_the_old_signature():
+    """Issue 20 item 5: the drawn beams include ones below vocab ** (max_len - 1), on several shapes."""
+    seen = set()
+
+    @hypothesis.settings(max_examples=60, database=None, derandomize=True)
+    @hypothesis.given(inputs=beam_search.wide_cases(), data=st.data())
+    def draw(inputs, data):
+        s, v = inputs.settings, inputs.case.tgt_vocab
+        assert beam_search.exact_beam(v, s.max_len) <= s.beam_size
+        seen.add((v, s.max_len, s.beam_size < v ** (s.max_len - 1), s.length_penalty > 0))
+
+    draw()
+    assert {(v, narrow) for v, _, narrow, _ in seen} >= {(3, True), (4, True), (5, True)}
+    assert any(penalised for *_, penalised in seen)
+
+
+def test_greedy_unless_the_beam_is_enumerable_earns_what_plain_greedy_earns(tmp_path):
+    """examples/hostile/greedy_unless_enumerable: the real search only where beam_size >= vocab ** (max_len - 1),
+    greedy decoding elsewhere. It earns exactly its control's (greedy alone) 6 of 14 points."""
+    hostile = outcomes(sample.make("hostile:greedy_unless_enumerable", tmp_path / "h"))
+    control = outcomes(sample.make("control:greedy_unless_enumerable", tmp_path / "c"))
+    scored = [sum(o.score for o in out) for out in (hostile, control)]
+    assert scored == [6.0, 6.0]
+    assert [o.passed for o in hostile] == [o.passed for o in control]
+    failed = {o.property.name for o in hostile if not o.passed}
+    assert "beam_search_finds_best_by_enumeration" in failed
+
+
+# (bug, the visible property whose hint names it from the enumeration or the score formula alone)
+WITHOUT_THE_GRADED_SIDE = [
+    ("final_choice_by_raw_logp", "beam_search_finds_best_by_enumeration"),
+    ("stops_when_top_finished", "beam_search_finds_best_by_enumeration"),
+    ("length_counts_bos", "beam_search_scores_are_log_prob_sums"),
+    ("finished_length_grows", "beam_search_scores_are_log_prob_sums"),
+    ("returns_raw_logp", "beam_search_scores_are_log_prob_sums"),
+]
+
+
+@pytest.mark.parametrize("bug_name, prop_name", WITHOUT_THE_GRADED_SIDE)
+def test_the_bundle_names_each_rule_without_the_mistake_model(
+    bug_name, prop_name, tmp_path, monkeypatch
+):
+    """The student bundle has no graded side (no mistake model of the search): the enumeration and the score
+    formulas still name the rule, in English and in Spanish."""
+    monkeypatch.setattr(beam_search, "graded_diagnosis", lambda *args: set())
+    bug = next(b for b in catalog() if b.id == f"beam_search:{bug_name}")
+    folder = make_submission(bug, KIT / "solutions", tmp_path / "sub")
+    for lang in ("en", "es"):
+        with i18n.chosen(lang):
+            (outcome,) = outcomes(folder, {prop_name})
+            assert not outcome.passed
+            hint = {
+                "final_choice_by_raw_logp": beam_search.FINAL_CHOICE_HINT,
+                "stops_when_top_finished": beam_search.STOP_HINT,
+                "length_counts_bos": beam_search.LENGTH_COUNT_HINT,
+                "finished_length_grows": beam_search.LENGTH_GROWS_HINT,
+                "returns_raw_logp": beam_search.RAW_SCORE_HINT,
+            }[bug_name]
+            assert i18n._(hint) in outcome.hint, (lang, outcome.hint)
+        if lang == "en":
+            assert bug.hint.lower() in outcome.hint.lower()
+
+
+def test_the_docstring_answers_the_edge_cases():
+    """Issue 22 item 10: max_len=1, ties, beam_size larger than the vocabulary."""
+    text = (KIT / "exercises" / "beam_search.py").read_text()
+    for words in ("max_len = 1", "Ties", "larger than\nthe vocabulary", "finished or not"):
+        assert words in text, words
