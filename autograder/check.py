@@ -21,7 +21,7 @@ from . import KIT, glossary, results
 from .components import NAMES, get
 from .i18n import _
 from .properties import core
-from .student_code import InProcessStudentCode
+from .student_code import InProcessStudentCode, StopsAtLoops
 from .timing import DEFAULT_TIMEOUT
 
 
@@ -78,7 +78,7 @@ def integration_outcomes(
     return found, pending
 
 
-_FRAME_FILE = re.compile(r"^\s*(\w+)\.py, line \d+")
+_FRAME_FILE = re.compile(r"^\s*(\w+)\.py, \w+ \d+")  # "line", "línea": a frame in either language
 
 
 def _innermost_file(detail: str) -> str:
@@ -93,7 +93,9 @@ class SelfCheck:
     def __init__(self, path: Path, timeout: float = DEFAULT_TIMEOUT):
         self.path = Path(path)
         folder, self.rename, self.files = submission_folder(self.path)
-        self.student = InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
+        self.student = StopsAtLoops(
+            InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
+        )
         self.rename = lambda o, rename=self.rename: with_glossary(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,8 +196,18 @@ def short_text(o: Outcome) -> str:
     if o.hint:
         lines.append("  " + _("hint: {hint}").format(hint=o.hint))
     if o.detail:
-        lines.append(_indent("\n".join(o.detail.splitlines()[-2:]), "  "))
+        lines.append(_indent(own_frame(o.detail, o.property.component), "  "))
     return "\n".join(line for line in lines if line.strip())
+
+
+def own_frame(detail: str, component: str) -> str:
+    """The traceback's innermost frame in the file under test (its line and code), else its innermost frame: an
+    error raised in multi_head.py by encoder.py's call is encoder.py's mistake (the whole traceback is in `-v`)."""
+    lines = detail.splitlines()
+    for i in range(len(lines) - 2, -1, -1):
+        if re.match(rf"\s*(\d\d_)?{component}\.(py|ipynb),", lines[i]):
+            return "\n".join(lines[i : i + 2])
+    return "\n".join(lines[-2:])
 
 
 def failure_blocks(outcomes: list[Outcome]) -> list[str]:

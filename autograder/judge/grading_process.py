@@ -216,7 +216,7 @@ class GradingProcess:
     def run(self, section: dict) -> dict:
         from ..components import NAMES
         from ..properties.core import Status
-        from ..student_code import seed_everything
+        from ..student_code import StopsAtLoops, seed_everything
         from .remote import JudgeError, SandboxedStudentCode, WithoutItsFile
 
         start = time.perf_counter()
@@ -237,11 +237,14 @@ class GradingProcess:
                 section["label"],
                 self.preload,
             )
+        # a function that timed out is not called again (student_code.StopsAtLoops, as in the self-check)
+        student = StopsAtLoops(student)
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
         try:
             for spec in section["props"]:
                 p = self.property_for(spec)
-                if timeouts >= limits.max_timeouts:
+                # after max_timeouts distinct functions timed out, only the static scan (it calls none) runs
+                if timeouts >= limits.max_timeouts and not self.core.is_static(p):
                     outcomes.append(
                         self.core.Outcome(
                             p,
@@ -260,7 +263,7 @@ class GradingProcess:
                 o = self.run_property(p, student)
                 if out_of_memory(o.message):
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
-                timeouts += o.status == Status.TIMEOUT
+                timeouts = len(student.looped)  # each a time limit spent; a repeat costs nothing
                 outcomes.append(o)
             if section.get("picture"):
                 picture = self.picture(student)

@@ -368,11 +368,12 @@ def _as_tensor(x) -> torch.Tensor:
 
 
 def diagnose(default: str, *candidates) -> str:
-    """The first hint whose test holds: candidates are (callable or bool, hint). Tests that error are skipped."""
+    """The first hint whose test holds: candidates are (callable or bool, hint); a hint may be a callable that
+    returns it (a hint that quotes what the test found). Tests that error are skipped."""
     for test, hint in candidates:
         try:
             if test() if callable(test) else test:
-                return hint
+                return hint_text(hint)
         except Exception:  # noqa: BLE001 - a diagnosis is best effort
             continue
     return default

@@ -1,0 +1,195 @@
+"""Every hint true, in the student's language (issue 22): each class of mistake a course student makes gets the
+hint of that mistake, in English and in Spanish, and no hint whose evidence does not hold.
+
+Each case plants the course's mistake in a copy of the reference and runs one property in-process (a fraction
+of a second each); the loop case runs one component with a 0.3 s limit."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+from autograder import KIT, i18n, results
+from autograder.check import run_suite
+from autograder.properties import core, error_hints
+from autograder.student_code import InProcessStudentCode, StopsAtLoops
+
+ROOT = KIT
+
+
+@pytest.fixture(params=["en", "es"])
+def lang(request, monkeypatch):
+    for name in (i18n.ENV, *i18n.LOCALE_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(i18n, "REMEMBERED", ROOT / "no-such-file")
+    i18n.set_language(request.param)
+    yield request.param
+    i18n.set_language(None)
+
+
+def planted(tmp_path, *edits):
+    folder = tmp_path / "sub"
+    shutil.copytree(ROOT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for component, old, new in edits:
+        path = folder / f"{component}.py"
+        source = path.read_text()
+        assert source.count(old) == 1, (component, old)
+        path.write_text(source.replace(old, new))
+    return folder
+
+
+def outcome(folder, pid: str) -> core.Outcome:
+    core.load()
+    student = StopsAtLoops(InProcessStudentCode(folder))
+    return core.run_property(core.REGISTRY[pid], student)
+
+
+SDPA = "_, weights = scaled_dot_product_attention(q, k, v, mask)"
+SHAPE_HINT_WORDS = {"en": "a shape error", "es": "error de forma"}
+
+# (edits, property, what the hint must say in English, in Spanish)
+PYTHON_ERRORS = {
+    "unbound_local": (
+        [
+            (
+                "multi_head",
+                SDPA,
+                "scaled_dot_product_attention = scaled_dot_product_attention(q, k, v, mask)\n"
+                "        weights = scaled_dot_product_attention[1]",
+            )
+        ],
+        "multi_head::multi_head_equals_torch",
+        "is assigned somewhere in this function",
+        "se asigna en algún punto de esta función",
+    ),
+    "tuple_not_unpacked": (
+        [
+            (
+                "multi_head",
+                "heads = self.dropout(weights) @ v",
+                "heads = scaled_dot_product_attention(q, k, v, mask).transpose(1, 1)",
+            )
+        ],
+        "multi_head::multi_head_equals_torch",
+        "a `tuple` arrived where a tensor was expected",
+        "llegó un `tuple` donde se esperaba un tensor",
+    ),
+    "missing_attribute": (
+        [("multi_head", "return self.w_o(merged)", "return self.attention(merged)")],
+        "multi_head::multi_head_cross_attention_shape",
+        "your code reads `attention` of a `MultiHeadAttention`",
+        "tu código lee `attention` de un `MultiHeadAttention`",
+    ),
+    "name_error": (
+        [("multi_head", "heads = self.dropout(weights) @ v", "heads = dropout(weights) @ v")],
+        "multi_head::multi_head_equals_torch",
+        "`dropout` is not defined where it is used",
+        "`dropout` no está definido donde se usa",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", PYTHON_ERRORS)
+def test_a_python_error_gets_a_hint_about_that_error_never_a_shape_hint(tmp_path, lang, case):
+    edits, pid, english, spanish = PYTHON_ERRORS[case]
+    o = outcome(planted(tmp_path, *edits), pid)
+    assert o.status == "error", (o.status, o.message)
+    assert (english if lang == "en" else spanish) in o.hint, o.hint
+    assert SHAPE_HINT_WORDS[lang] not in o.hint
+
+
+def test_a_shape_hint_speaks_only_on_a_shape_error(lang):
+    hint = "a shape error? query is (batch, m_q, d_model)"  # a property's error_hint (a msgid)
+    assert error_hints.hint_for(
+        "RuntimeError", "shape '[2, 4]' is invalid for input of size 6", "", hint
+    )
+    assert (
+        error_hints.hint_for(
+            "RuntimeError", "expected scalar type Float but found Double", "", hint
+        )
+        == ""
+    )
+    # a hint that is not about shapes (a contract's names) keeps speaking on other errors
+    names = "EncoderLayer(d_model, num_heads, d_ff, dropout) / Encoder(num_layers, ...) must build"
+    assert error_hints.hint_for("KeyError", "'x'", "", names)
+    arguments = error_hints.hint_for(
+        "TypeError", "Foo.__init__() got an unexpected keyword argument 'd_model'", "", hint
+    )
+    assert ("Foo.__init__()" in arguments) and SHAPE_HINT_WORDS[lang] not in arguments
+
+
+def test_heads_first_in_an_encoder_layer_is_named_and_blamed_on_encoder_py(tmp_path, lang):
+    folder = planted(
+        tmp_path,
+        (
+            "encoder",
+            "self.self_attention = MultiHeadAttention(d_model, num_heads, dropout)",
+            "self.self_attention = MultiHeadAttention(num_heads, d_model, dropout)",
+        ),
+    )
+    o = outcome(folder, "encoder::encoder_layer_equals_torch")
+    assert o.status == "error"
+    assert "MultiHeadAttention(num_heads, d_model, ...)" in o.hint
+    assert ("d_model first" if lang == "en" else "d_model primero") in o.hint
+    # the short block shows the line in encoder.py, not multi_head.py's own ValueError
+    shown = results.short_text(o)
+    assert "encoder.py, " in shown and "multi_head.py, " not in shown, shown
+
+
+def test_key_first_cross_attention_is_named_and_blamed_on_decoder_py(tmp_path, lang):
+    folder = planted(
+        tmp_path,
+        (
+            "decoder",
+            "self.cross_attention(x, memory, memory, memory_mask)",
+            "self.cross_attention(memory, memory, x, memory_mask)",
+        ),
+    )
+    o = outcome(folder, "decoder::decoder_layer_equals_torch")
+    assert o.status == "error", (o.status, o.message)
+    assert "cross_attention(memory, ...)" in o.hint
+    assert ("the query comes first" if lang == "en" else "la consulta va primero") in o.hint
+    shown = results.short_text(o)
+    assert "decoder.py, " in shown and "multi_head.py, " not in shown, shown
+
+
+def test_a_different_eps_is_named_with_the_value_the_contract_wants(tmp_path, lang):
+    folder = planted(
+        tmp_path,
+        (
+            "add_norm",
+            "def __init__(self, d_model, eps=1e-5):",
+            "def __init__(self, d_model, eps=1e-6):",
+        ),
+    )
+    o = outcome(folder, "add_norm::layer_norm_equals_torch")
+    assert o.status == "failed"
+    assert "eps = 1e-6" in o.hint and "eps=1e-5" in o.hint, o.hint
+    assert ("with another value" if lang == "en" else "con otro valor") in o.hint
+    assert "missing" not in o.hint and "falta" not in o.hint
+
+
+def test_a_loop_stops_early_gives_the_loop_hint_and_charges_only_what_it_touched(tmp_path, lang):
+    folder = planted(
+        tmp_path,
+        (
+            "add_norm",
+            "        return self.norm(x + self.dropout(sublayer_output))",
+            "        while True:\n            pass",
+        ),
+    )
+    start = time.perf_counter()
+    outcomes, _ = run_suite(folder, ["add_norm"], timeout=0.3)
+    seconds = time.perf_counter() - start
+    timed_out = [o for o in outcomes if o.status == "timeout"]
+    assert timed_out and all(o.property.name.startswith("add_and_norm") for o in timed_out)
+    # every other property (LayerNorm's, the static scan, the hidden ones) ran and passed
+    assert all(o.passed for o in outcomes if o not in timed_out)
+    loop = "an endless loop" if lang == "en" else "un bucle infinito"
+    assert all(loop in o.hint for o in timed_out), [o.hint for o in timed_out]
+    # one time limit spent, the repeats answered at once (0.3 s scaled by this machine's speed, each)
+    fresh = [o for o in timed_out if "0.3 s" in o.message]
+    assert len(fresh) == 1, [o.message for o in timed_out]
+    assert seconds < 60
