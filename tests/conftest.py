@@ -52,6 +52,7 @@ SLOW_TESTS = {
         "test_check_lang_es_on_the_stubs_prints_a_spanish_table",
         "test_a_spanish_bundle_speaks_spanish_by_default_and_english_when_asked",
     },
+    "test_hints.py": {"test_grade_charges_a_loop_as_check_does"},  # 16 s: a class of one graded
     "test_selfcheck_verdicts.py": {  # 13, 2 and 3 s
         "test_grade_keeps_downstream_full_marks_and_only_integration_drops",
         "test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly",

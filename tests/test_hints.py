@@ -171,15 +171,15 @@ def test_a_different_eps_is_named_with_the_value_the_contract_wants(tmp_path, la
     assert "missing" not in o.hint and "falta" not in o.hint
 
 
+LOOP = (
+    "add_norm",
+    "        return self.norm(x + self.dropout(sublayer_output))",
+    "        while True:\n            pass",
+)
+
+
 def test_a_loop_stops_early_gives_the_loop_hint_and_charges_only_what_it_touched(tmp_path, lang):
-    folder = planted(
-        tmp_path,
-        (
-            "add_norm",
-            "        return self.norm(x + self.dropout(sublayer_output))",
-            "        while True:\n            pass",
-        ),
-    )
+    folder = planted(tmp_path, LOOP)
     start = time.perf_counter()
     outcomes, _ = run_suite(folder, ["add_norm"], timeout=0.3)
     seconds = time.perf_counter() - start
@@ -193,3 +193,22 @@ def test_a_loop_stops_early_gives_the_loop_hint_and_charges_only_what_it_touched
     fresh = [o for o in timed_out if "0.3 s" in o.message]
     assert len(fresh) == 1, [o.message for o in timed_out]
     assert seconds < 60
+
+
+def test_grade_charges_a_loop_as_check_does(tmp_path):
+    """The judge route: the same per-property verdicts as the self-check for a looping AddAndNorm (before, grade
+    stopped the section after two timeouts and lost the static scan and the hidden LayerNorm properties)."""
+    from autograder.judge.limits import Limits
+    from autograder.judge.scheduler import Options, grade
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    folder = planted(tmp_path, LOOP)
+    shutil.move(folder, subs / "looping")
+    checked, _ = run_suite(subs / "looping", ["add_norm"], timeout=0.5)
+    graded = grade(subs, tmp_path / "out", Options(jobs=1, limits=Limits(op_timeout=0.5)))
+    judge = [o for o in graded["looping"].outcomes if o.property.component == "add_norm"]
+    assert {o.property.name: o.score for o in checked} == {o.property.name: o.score for o in judge}
+    assert {o.property.name: o.status for o in checked} == {
+        o.property.name: o.status for o in judge
+    }
