@@ -91,6 +91,29 @@ PYTHON_ERRORS = {
 }
 
 
+SWAP = "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)"
+PYTHON_ERRORS |= {
+    "numpy_dot_T_on_a_batch": (
+        [("attention_numpy", SWAP, "scores = q @ k.T / math.sqrt(d_k)")],
+        "attention_numpy::np_attention_equals_oracle",
+        "`.T` reverses every axis of a batched array",
+        "`.T` invierte todos los ejes de un arreglo con lotes",
+    ),
+    "numpy_elementwise_product": (
+        [("attention_numpy", "return weights @ v, weights", "return weights * v, weights")],
+        "attention_numpy::np_attention_equals_oracle",
+        "`*` multiplies element by element",
+        "`*` multiplica elemento a elemento",
+    ),
+    "scipy_import": (
+        [("attention_numpy", "import math\n", "import math\nimport scipy.special\n")],
+        "attention_numpy::np_softmax_rows_sum_to_one",
+        "`scipy` is not available where your code is checked",
+        "`scipy` no está disponible donde se comprueba tu código",
+    ),
+}
+
+
 @pytest.mark.parametrize("case", PYTHON_ERRORS)
 def test_a_python_error_gets_a_hint_about_that_error_never_a_shape_hint(tmp_path, lang, case):
     edits, pid, english, spanish = PYTHON_ERRORS[case]
@@ -212,3 +235,25 @@ def test_grade_charges_a_loop_as_check_does(tmp_path):
     assert {o.property.name: o.status for o in checked} == {
         o.property.name: o.status for o in judge
     }
+
+
+def test_a_numpy_property_prints_its_failing_input_as_numpy_code(tmp_path):
+    folder = planted(
+        tmp_path,
+        (
+            "attention_numpy",
+            "return weights @ v, weights",
+            "return weights * v, weights",
+        ),
+    )
+    o = outcome(folder, "attention_numpy::np_attention_shapes_and_dtype")
+    assert "`*` multiplies element by element" in o.hint
+    o = outcome(
+        planted(
+            tmp_path / "axis",
+            ("attention_numpy", "total = np.sum(exp, axis=axis", "total = np.sum(exp, axis=0"),
+        ),
+        "attention_numpy::np_softmax_respects_axis",
+    )
+    assert o.example.startswith("x=np.array("), o.example
+    assert "torch" not in o.example

@@ -43,6 +43,26 @@ _HEADS_FIRST = re.compile(
 )
 _MEMORY_FIRST = re.compile(r"\w*attention\w*\(\s*(?:self\.)?(memory|memoria|\w*enc\w*)\s*,")
 
+# The NumPy habits of the course's first notebook, read from the code line of the frame that raised.
+_DOT_T = re.compile(r"[\w)\]]\.T\b")
+_ELEMENTWISE = re.compile(r"[\w)\]]\s*\*(?!\*)\s*[\w(]")
+_BROADCAST = re.compile(
+    r"could not be broadcast|must match the size|mismatch in its core dimension"
+)
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+
+DOT_T_HINT = N_(
+    "`.T` reverses every axis of a batched array, (batch, m, d) -> (d, m, batch): swap only the last two, "
+    "np.swapaxes(k, -1, -2) (torch: k.transpose(-2, -1))"
+)
+ELEMENTWISE_HINT = N_(
+    "`*` multiplies element by element; mixing the value rows by the weights is a matrix product: "
+    "weights @ v"
+)
+NO_MODULE_HINT = N_(
+    "`{module}` is not available where your code is checked (only the standard library, NumPy and torch "
+    "are): write it yourself, e.g. softmax with np.exp, max and sum"
+)
 UNBOUND_HINT = N_(
     "`{name}` is assigned somewhere in this function, so Python treats it as a local variable in the whole "
     "function, and it was read before that assignment. If `{name}` is also a function you call (the course "
@@ -115,6 +135,20 @@ def argument_order(detail: str) -> str:
     return ""
 
 
+def numpy_habit(exc_type: str, text: str, detail: str) -> str:
+    """The hint of a NumPy habit (`.T` on a batched array, `*` for a matrix product, scipy), else ""."""
+    m = _NO_MODULE.search(text)
+    if exc_type == "ModuleNotFoundError" and m:
+        return _(NO_MODULE_HINT).format(module=m[1].split(".")[0])
+    frames = _frames(detail)
+    code = frames[-1][1] if frames else ""
+    if _DOT_T.search(code) and _SHAPE_WORDS.search(text):
+        return _(DOT_T_HINT)
+    if _ELEMENTWISE.search(code) and _BROADCAST.search(text) and "@" not in code:
+        return _(ELEMENTWISE_HINT)
+    return ""
+
+
 def python_error(exc_type: str, text: str) -> str:
     """The hint of a plain Python mistake, from the exception's type and text, else ""."""
     if exc_type in ("UnboundLocalError", "NameError") or _UNBOUND.search(text):
@@ -150,7 +184,11 @@ def hint_for(exc_type: str, message: str, detail: str, error_hint: str) -> str:
     # a call's arguments: the property's own hint (its function's signature) knows better, unless about shapes
     if exc_type == "TypeError" and _ARGUMENTS.search(message) and error_hint and not shape_hint:
         return argument_order(detail) or _(error_hint)
-    found = argument_order(detail) or python_error(exc_type, message)
+    found = (
+        argument_order(detail)
+        or numpy_habit(exc_type, message, detail)
+        or python_error(exc_type, message)
+    )
     if found:
         return found
     if not error_hint or (shape_hint and not _SHAPE_WORDS.search(message)):
