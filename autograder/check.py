@@ -138,14 +138,17 @@ class SelfCheck:
             "",
             o.property.component,
         )
-        return replace(o, message=f"{sentence} {o.message}".strip(), hint=o.hint if own else "")
+        return replace(o, message=results.after(sentence, o.message), hint=o.hint if own else "")
 
 
 def with_glossary(o: core.Outcome) -> core.Outcome:
     """A failure whose error names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
-    says the kit's name for it first in its hint (autograder/glossary.py)."""
+    says the kit's name for it first in its hint (autograder/glossary.py). core.run_property does it for every
+    route; here it is idempotent (an outcome renamed to a notebook's cell keeps its sentence once)."""
     sentence = "" if o.passed else glossary.explain(o.message)
-    return replace(o, hint=f"{sentence} {o.hint}".strip()) if sentence else o
+    if not sentence or sentence in o.hint:
+        return o
+    return replace(o, hint=results.after(sentence, o.hint))
 
 
 def submission_folder(path: Path):
@@ -212,6 +215,13 @@ def main(args) -> int:
     from rich.text import Text
 
     console = Console()
+    if not Path(args.path).is_dir():  # a mistyped folder: one line, not a missing file per property
+        console.print(
+            Text(_("no such folder: {path}").format(path=args.path), style="bold red"),
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 2
     components = [args.component] if args.component else None
     start, blocked = time.perf_counter(), {}
     columns = (

@@ -16,6 +16,9 @@ HIDDEN_VISIBILITY = "after_due_date"  # Gradescope: hidden results show once the
 # dependencies) is its own row and column, so that each component's points depend on that component alone.
 INTEGRATION = "integration"
 INTEGRATION_TITLE = N_("your pieces together")
+INTEGRATION_LABEL = N_(
+    "integration"
+)  # the row's name in the table, where the others are file names
 ROWS: tuple[str, ...] = (*NAMES, INTEGRATION)
 
 
@@ -150,6 +153,14 @@ def write_json(data: dict, path: Path) -> None:
     Path(path).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def after(sentence: str, text: str) -> str:
+    """`text` after a whole sentence: a text that starts in lower case (most hints and messages do, to follow a
+    colon) starts with a capital after the sentence's full stop."""
+    if sentence.rstrip().endswith((".", "!", "?")) and text[:1].islower():
+        text = text[0].upper() + text[1:]
+    return f"{sentence} {text}".strip()
+
+
 def dependency_sentence(
     component: str, failing: dict[str, int], files: dict[str, str] | None = None
 ) -> str:
@@ -232,6 +243,9 @@ def failure_blocks(outcomes: list[Outcome]) -> list[str]:
     return blocks
 
 
+NARROW = 100  # columns
+
+
 def render_table(
     rows: list[ComponentSummary],
     title: str | None = None,
@@ -245,8 +259,11 @@ def render_table(
     from rich.text import Text
 
     console = console or Console()
+    # A terminal under NARROW columns (80 is common) drops the components' titles: the component column keeps
+    # the file names (at most 19 characters), the hints get the rest of the width.
+    narrow = console.is_terminal and console.width < NARROW  # a pipe keeps the full layout
     table = Table(title=Text(_("Transformer kit") if title is None else title), show_lines=False)
-    table.add_column(_("component"), max_width=34)
+    table.add_column(_("component"), max_width=20 if narrow else 34)
     table.add_column(_("points"), justify="right")
     table.add_column(_("first failing property and hint"), overflow="fold")
     for r in rows:
@@ -266,8 +283,9 @@ def render_table(
             note.append(f"{o.property.name}: {o.message}")
             if o.hint:
                 note.append(f"\n→ {o.hint}")
-        label = Text(r.component)
-        label.append(f"\n{row_title(r.component)}", style="dim")
+        label = Text(_(INTEGRATION_LABEL) if r.component == INTEGRATION else r.component)
+        if not narrow:
+            label.append(f"\n{row_title(r.component)}", style="dim")
         table.add_row(label, Text(points, style=style), note)
     earned = sum(r.earned for r in rows)
     available = sum(r.available for r in rows)
@@ -284,13 +302,27 @@ def render_table(
         visible = available - sum(r.available for r in rows if r.component == INTEGRATION)
         hidden = sum(r.pending for r in rows if r.component != INTEGRATION)
         total = total_points if total_points is not None else available + pending
+        not_run = sum(r.pending for r in rows if r.component == INTEGRATION)
+        # say only what is pending: every integration property ran, or no hidden point waits
+        if not_run and hidden:
+            sentence = _(
+                "{pending} more points are decided at grading (hidden properties, integration "
+                "properties not run here): {visible} visible + {hidden} hidden + {integration} "
+                "integration = {total} points in all."
+            )
+        elif hidden:
+            sentence = _(
+                "{pending} more points are decided at grading (hidden properties): {visible} visible + "
+                "{hidden} hidden + {integration} integration = {total} points in all."
+            )
+        else:
+            sentence = _(
+                "{pending} more points are decided at grading (integration properties not run here): "
+                "{visible} visible + {hidden} hidden + {integration} integration = {total} points in all."
+            )
         console.print(
             Text(
-                _(
-                    "{pending} more points are decided at grading (hidden properties, integration "
-                    "properties not run here): {visible} visible + {hidden} hidden + {integration} "
-                    "integration = {total} points in all."
-                ).format(
+                sentence.format(
                     pending=f"{pending:g}",
                     visible=f"{visible:g}",
                     hidden=f"{hidden:g}",
@@ -298,5 +330,5 @@ def render_table(
                     total=f"{total:g}",
                 )
             ),
-            soft_wrap=True,
+            soft_wrap=not narrow,  # wide: one line a test or a pipe can grep; narrow: wrapped
         )

@@ -720,9 +720,14 @@ IMPORT_OF = "import of "  # an Executor's `where` for an import: "import of atte
 
 def missing_file(file: str, where: str) -> StudentError:
     """The error of an operation (`where`, an Executor's) that needs `file` of the submission, which has none."""
-    msg = _("{file} is missing from the submission (needed by {where})").format(
-        file=file, where=where_text(where)
-    )
+    if (
+        where == f"{IMPORT_OF}{file}"
+    ):  # its own import: "needed by the import of attention.py" says nothing
+        msg = _("{file} is missing from the submission").format(file=file)
+    else:
+        msg = _("{file} is missing from the submission (needed by {where})").format(
+            file=file, where=where_text(where)
+        )
     return StudentError("missing", msg, where, "ModuleNotFoundError")
 
 

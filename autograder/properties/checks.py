@@ -314,6 +314,13 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     diff = (a64 - e64).abs().nan_to_num(nan=float("inf"))
     flat = int(torch.argmax(diff))
     idx = tuple(int(i) for i in np.unravel_index(flat, tuple(a.shape))) if a.dim() else ()
+    if not idx:  # a scalar has no index to name
+        fail(
+            _("{what}: got {got}, expected {expected} (a scalar)").format(
+                what=what, got=f"{a64.item():.6g}", expected=f"{e64.item():.6g}"
+            ),
+            hint,
+        )
     fail(
         _(
             "{what}: at index {index} got {got}, expected {expected} (max abs difference {difference})"
