@@ -412,3 +412,34 @@ def test_the_gradebook_reads_at_80_columns():
     text = console.export_text()
     assert "maria_garcia_lopez" in text and "…" not in text  # nothing cut
     assert re.search(r"attn \d+/\d+", text.replace("\u00a0", " ")), text
+
+
+# ------------------------------------------------------------------------------------------------ words
+def test_the_spanish_notebooks_contract_and_setup_comment_are_spanish():
+    from autograder.release import student_notebooks
+
+    def first_cells(lang):
+        nb = student_notebooks(lang)["02_attention.ipynb"]
+        return "".join(nb["cells"][0]["source"]), "".join(nb["cells"][1]["source"])
+
+    intro, setup = first_cells("es")
+    assert "softmax(x, dim=-1)  (a mano, numéricamente estable)" in intro
+    assert "# la carpeta del paquete, que contiene el comprobador (autograder/)" in setup
+    intro, setup = first_cells(None)
+    assert "softmax(x, dim=-1)  (by hand, numerically stable)" in intro
+    assert "# the bundle's folder, which holds the checker (autograder/)" in setup
+
+
+def test_the_spanish_words_the_trial_found(lang):
+    from autograder import catalogs
+    from autograder.judge.remote import _brief
+
+    po = catalogs.po_path("es").read_text()
+    assert "entero -inf" not in po and "tus propios {files}" not in po
+    assert "tgt[:, t - 1] para t >= 1" in po
+    import torch
+
+    brief = _brief(torch.zeros(2, 5))
+    assert brief == (
+        "tensor of shape (2, 5), float32" if lang == "en" else "tensor de forma (2, 5), float32"
+    )
