@@ -21,7 +21,7 @@ from . import KIT, glossary, results
 from .components import NAMES, get
 from .i18n import _
 from .properties import core
-from .student_code import InProcessStudentCode
+from .student_code import InProcessStudentCode, StopsAtLoops
 from .timing import DEFAULT_TIMEOUT
 
 
@@ -78,7 +78,7 @@ def integration_outcomes(
     return found, pending
 
 
-_FRAME_FILE = re.compile(r"^\s*(\w+)\.py, line \d+")
+_FRAME_FILE = re.compile(r"^\s*(\w+)\.py, \w+ \d+")  # "line", "línea": a frame in either language
 
 
 def _innermost_file(detail: str) -> str:
@@ -93,7 +93,9 @@ class SelfCheck:
     def __init__(self, path: Path, timeout: float = DEFAULT_TIMEOUT):
         self.path = Path(path)
         folder, self.rename, self.files = submission_folder(self.path)
-        self.student = InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
+        self.student = StopsAtLoops(
+            InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
+        )
         self.rename = lambda o, rename=self.rename: with_glossary(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
 
@@ -136,14 +138,17 @@ class SelfCheck:
             "",
             o.property.component,
         )
-        return replace(o, message=f"{sentence} {o.message}".strip(), hint=o.hint if own else "")
+        return replace(o, message=results.after(sentence, o.message), hint=o.hint if own else "")
 
 
 def with_glossary(o: core.Outcome) -> core.Outcome:
     """A failure whose error names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
-    says the kit's name for it first in its hint (autograder/glossary.py)."""
+    says the kit's name for it first in its hint (autograder/glossary.py). core.run_property does it for every
+    route; here it is idempotent (an outcome renamed to a notebook's cell keeps its sentence once)."""
     sentence = "" if o.passed else glossary.explain(o.message)
-    return replace(o, hint=f"{sentence} {o.hint}".strip()) if sentence else o
+    if not sentence or sentence in o.hint:
+        return o
+    return replace(o, hint=results.after(sentence, o.hint))
 
 
 def submission_folder(path: Path):
@@ -211,6 +216,13 @@ def main(args) -> int:
     from rich.text import Text
 
     console = Console()
+    if not Path(args.path).is_dir():  # a mistyped folder: one line, not a missing file per property
+        console.print(
+            Text(_("no such folder: {path}").format(path=args.path), style="bold red"),
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 2
     components = [args.component] if args.component else None
     start, blocked = time.perf_counter(), {}
     columns = (

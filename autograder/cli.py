@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=Path("exercises"),
         help=_("a folder of <component>.py files, or of the course notebooks (default: exercises)"),
     )
-    p.add_argument("--component", choices=NAMES)
+    p.add_argument("--component", choices=NAMES, help=_("check this component only"))
     p.add_argument("--json", metavar="FILE", help=_("also write Gradescope results.json"))
     p.add_argument("--no-hidden", action="store_true", help=_("visible properties only"))
     p.add_argument("-v", "--verbose", action="store_true", help=_("print every failure in full"))
@@ -204,7 +204,8 @@ def main(argv=None) -> int:
     if args.command == "release":
         from .release import build
 
-        print(f"student bundle written to {build(args.dest, args.lang)}")
+        # in the bundle's language (--lang, which also chose this process's): the instructor chose it
+        print(_("student bundle written to {path}").format(path=build(args.dest, args.lang)))
         return 0
     if args.command == "i18n":
         from . import catalogs

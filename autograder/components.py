@@ -90,10 +90,12 @@ COMPONENTS: tuple[Component, ...] = (
         deps=(),
         forbidden_families=("softmax", "attention", "norm"),
         forbidden_names=("softmax", "attention", "norm"),
-        contract="""\
+        contract=N_(
+            """\
 softmax(x, axis=-1); scaled_dot_product_attention(q, k, v, mask=None) -> (output, weights);
 layer_norm(x, eps=1e-5)  (last axis, biased variance, no affine)          -- NumPy arrays
-""",
+"""
+        ),
     ),
     Component(
         name="attention",
@@ -103,12 +105,14 @@ layer_norm(x, eps=1e-5)  (last axis, biased variance, no affine)          -- Num
         deps=(),
         forbidden_families=("softmax", "attention"),
         forbidden_names=("softmax", "attention", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 softmax(x, dim=-1)  (by hand, numerically stable)
 scaled_dot_product_attention(query, key, value, mask=None) -> (output, weights)
   query (..., m_q, d_k), key (..., m_k, d_k), value (..., m_k, d_v);
   output (..., m_q, d_v), weights (..., m_q, m_k); scale 1/sqrt(d_k)
-""",
+"""
+        ),
     ),
     Component(
         name="mask",
@@ -118,10 +122,12 @@ scaled_dot_product_attention(query, key, value, mask=None) -> (output, weights)
         deps=(),
         forbidden_families=(),
         forbidden_names=(),
-        contract="""\
+        contract=N_(
+            """\
 causal_mask(size, device=None) -> bool (size, size), True on and below the diagonal
 padding_mask(tokens, pad_id) -> bool (batch, 1, 1, seq), True where tokens != pad_id
-""",
+"""
+        ),
     ),
     Component(
         name="multi_head",
@@ -131,13 +137,15 @@ padding_mask(tokens, pad_id) -> bool (batch, 1, 1, seq), True where tokens != pa
         deps=("attention",),
         forbidden_families=("softmax", "attention"),
         forbidden_names=("softmax", "attention", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True)
   w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias); head h reads columns
   h*d_k:(h+1)*d_k of each projection; forward(query, key, value, mask=None) -> (batch, m_q, d_model);
   dropout acts on the attention weights; attention_weights: the last forward's weights
   before dropout (batch, num_heads, m_q, m_k), detached; ValueError when d_model % num_heads != 0
-""",
+"""
+        ),
     ),
     Component(
         name="add_norm",
@@ -147,10 +155,12 @@ MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True)
         deps=(),
         forbidden_families=("norm",),
         forbidden_names=("norm", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 LayerNorm(d_model, eps=1e-5): parameters weight (ones), bias (zeros); last dim, biased variance; by hand
 AddAndNorm(d_model, dropout=0.0): norm; forward(x, sublayer_output) = norm(x + dropout(sublayer_output))
-""",
+"""
+        ),
     ),
     Component(
         name="feed_forward",
@@ -160,9 +170,11 @@ AddAndNorm(d_model, dropout=0.0): norm; forward(x, sublayer_output) = norm(x + d
         deps=(),
         forbidden_families=(),
         forbidden_names=("transformer",),
-        contract="""\
+        contract=N_(
+            """\
 FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(dropout(relu(linear_1(x))))
-""",
+"""
+        ),
     ),
     Component(
         name="positional_encoding",
@@ -173,13 +185,15 @@ FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(
         forbidden_families=(),
         forbidden_names=("transformer",),
         slow_hint=N_("vectorise: build the table with arange and broadcasting, not a Python loop"),
-        contract="""\
+        contract=N_(
+            """\
 sinusoidal_encoding(max_len, d_model) -> (max_len, d_model):
   PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(p / 10000^(2i/d_model)); odd d_model allowed
 PositionalEncoding(d_model, max_len=5000, dropout=0.0): buffer pe (1, max_len, d_model);
   forward(x) = dropout(x + pe[:, :seq])
 TokenEmbedding(vocab_size, d_model): embedding (nn.Embedding); forward = embedding(tokens) * sqrt(d_model)
-""",
+"""
+        ),
     ),
     Component(
         name="encoder",
@@ -189,11 +203,13 @@ TokenEmbedding(vocab_size, d_model): embedding (nn.Embedding); forward = embeddi
         deps=("attention", "multi_head", "add_norm", "feed_forward"),
         forbidden_families=("softmax", "attention", "norm"),
         forbidden_names=("softmax", "attention", "norm", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 EncoderLayer(d_model, num_heads, d_ff, dropout=0.0): self_attention, add_norm_1, feed_forward, add_norm_2;
   forward(x, mask=None): x = add_norm_1(x, self_attention(x, x, x, mask)); return add_norm_2(x, feed_forward(x))
 Encoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers (nn.ModuleList); forward(x, mask=None)
-""",
+"""
+        ),
     ),
     Component(
         name="decoder",
@@ -204,7 +220,8 @@ Encoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers (nn.ModuleLis
         deps=("attention", "multi_head", "add_norm", "feed_forward"),
         forbidden_families=("softmax", "attention", "norm"),
         forbidden_names=("softmax", "attention", "norm", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 DecoderLayer(d_model, num_heads, d_ff, dropout=0.0): self_attention, add_norm_1, cross_attention,
   add_norm_2, feed_forward, add_norm_3; forward(x, memory, target_mask=None, memory_mask=None):
     x = add_norm_1(x, self_attention(x, x, x, target_mask))
@@ -212,7 +229,8 @@ DecoderLayer(d_model, num_heads, d_ff, dropout=0.0): self_attention, add_norm_1,
     return add_norm_3(x, feed_forward(x))
   x (batch, m_D, d_model), memory (batch, m_E, d_model), m_E != m_D allowed -> (batch, m_D, d_model)
 Decoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers; forward(x, memory, target_mask=None, memory_mask=None)
-""",
+"""
+        ),
     ),
     Component(
         name="transformer",
@@ -223,7 +241,8 @@ Decoder(num_layers, d_model, num_heads, d_ff, dropout=0.0): layers; forward(x, m
         # Softmax stays allowed here: a greedy decoder may take it before argmax, harmlessly.
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 Transformer(src_vocab_size, tgt_vocab_size, d_model=512, num_heads=8, num_layers=6, d_ff=2048,
   dropout=0.1, max_len=5000): src_embedding, tgt_embedding, positional_encoding, encoder,
   decoder, generator (nn.Linear(d_model, tgt_vocab_size)); encode(src, src_mask=None) -> memory;
@@ -233,7 +252,8 @@ Transformer(src_vocab_size, tgt_vocab_size, d_model=512, num_heads=8, num_layers
 greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None) -> LongTensor (batch, <= max_len):
   starts with bos_id, stops once every row has produced eos_id (or at max_len tokens), a row
   that has finished holds eos_id after it; no gradients; the model's train/eval mode untouched
-""",
+"""
+        ),
     ),
     Component(
         name="kv_cache",

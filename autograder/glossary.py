@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .i18n import _
+from .i18n import N_, _
 
 # Their name -> the kit's name (docs/contract.md).
 GLOSSARY = {
@@ -20,9 +20,44 @@ GLOSSARY = {
     "proyection_Q": "w_q",
     "proyection_K": "w_k",
     "proyection_V": "w_v",
+    "attention": "w_o",
+    "dim_proyection": "d_k",
     "Nx": "num_layers",
+    "increment": "d_ff",
+    "normalization": "norm",
+    "encoder_layers": "layers",
+    "ScaledDotProductAttention": "scaled_dot_product_attention",
+    "create_mask": "causal_mask, padding_mask",
+    "positional_encoding": "pe",
 }
-KIT_NAMES = {ours: theirs for theirs, ours in GLOSSARY.items()}
+# The names that are more than a rename: their own sentence.
+SENTENCES = {
+    "increment": N_(
+        "`increment` multiplies d_model in the course notebooks; the kit takes the width itself: "
+        "`d_ff` = increment * d_model (4 * 512 = 2048)."
+    ),
+    "ScaledDotProductAttention": N_(
+        "The course's `ScaledDotProductAttention` class is a function here: "
+        "`scaled_dot_product_attention(query, key, value, mask)` returns (output, weights)."
+    ),
+    "create_mask": N_(
+        "The course's `create_mask` is two functions here: `causal_mask(size)` and "
+        "`padding_mask(tokens, pad_id)`."
+    ),
+    "positional_encoding": N_(
+        'The course\'s `positional_encoding` buffer is `pe` here (register_buffer("pe", ...)); '
+        "`positional_encoding` is the Transformer's PositionalEncoding module."
+    ),
+}
+# The kit's names told back as the course's (`w_o` is what the course calls `attention`): plain renames only
+# (`layers` is also the decoder's, `d_ff` is not `increment`).
+KIT_NAMES = {
+    ours: theirs
+    for theirs, ours in GLOSSARY.items()
+    if theirs not in SENTENCES and ours != "layers"
+}
+# An import error names a module, never one of these (`No module named 'attention'`).
+_MODULE = re.compile(r"No module named '[\w.]+'|module '[\w.]+'")
 
 # Where a Python error names an identifier: 'quoted' (TypeError, AttributeError), and the parameter lists of a
 # weight load ("expected parameters/buffers named w_k.bias, ...; the module has proyection_K.bias, ...").
@@ -42,10 +77,12 @@ def explain(error: str) -> str:
 
     explain("__init__() got an unexpected keyword argument 'dim_embedding'") -> "`dim_embedding` is `d_model` here."
     """
-    names = _identifiers(error)
+    names = _identifiers(_MODULE.sub("", error))
     sentences = []
     for name in names:
-        if name in GLOSSARY:
+        if name in SENTENCES:
+            sentences.append(_(SENTENCES[name]))
+        elif name in GLOSSARY:
             sentences.append(
                 _("`{theirs}` is `{ours}` here.").format(theirs=name, ours=GLOSSARY[name])
             )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import i18n, stubs
 from .components import COMPONENTS
+from .i18n import N_, _
 from .properties import core
 
 PACKAGE = Path(__file__).resolve().parent
@@ -72,10 +73,8 @@ def integration_points() -> dict[str, float]:
 
 
 # The bundle's notebooks live in notebooks/, beside the checker's folder: the setup cell puts it on the path.
-NOTEBOOK_SETUP = (
-    'import os, sys\nsys.path.insert(0, os.path.abspath(".."))  # the bundle\'s folder, which holds '
-    "the checker (autograder/)\n"
-)
+NOTEBOOK_SETUP = 'import os, sys\nsys.path.insert(0, os.path.abspath(".."))  # {comment}\n'
+NOTEBOOK_SETUP_COMMENT = N_("the bundle's folder, which holds the checker (autograder/)")
 
 
 def student_notebooks(lang: str | None = None) -> dict[str, dict]:
@@ -107,9 +106,12 @@ def student_notebooks(lang: str | None = None) -> dict[str, dict]:
             if cells.is_solution(cell):
                 cell["source"] = stubs.strip_solutions(text, lang or i18n.SOURCE_LANGUAGE)
             elif cell["metadata"].get("nbgrader", {}).get("grade_id") == "setup":
+                # its comment in the course's language
+                with i18n.chosen(lang or i18n.SOURCE_LANGUAGE):
+                    setup = NOTEBOOK_SETUP.format(comment=_(NOTEBOOK_SETUP_COMMENT))
                 cell["source"] = text.replace(
                     "import autograder.notebooks.kernel",
-                    NOTEBOOK_SETUP + "import autograder.notebooks.kernel",
+                    setup + "import autograder.notebooks.kernel",
                     1,
                 )
             kept.append(cell)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,9 @@ HIDDEN_VISIBILITY = "after_due_date"  # Gradescope: hidden results show once the
 # dependencies) is its own row and column, so that each component's points depend on that component alone.
 INTEGRATION = "integration"
 INTEGRATION_TITLE = N_("your pieces together")
+INTEGRATION_LABEL = N_(
+    "integration"
+)  # the row's name in the table, where the others are file names
 ROWS: tuple[str, ...] = (*NAMES, INTEGRATION)
 
 
@@ -157,6 +161,14 @@ def write_json(data: dict, path: Path) -> None:
     Path(path).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def after(sentence: str, text: str) -> str:
+    """`text` after a whole sentence: a text that starts in lower case (most hints and messages do, to follow a
+    colon) starts with a capital after the sentence's full stop."""
+    if sentence.rstrip().endswith((".", "!", "?")) and text[:1].islower():
+        text = text[0].upper() + text[1:]
+    return f"{sentence} {text}".strip()
+
+
 def dependency_sentence(
     component: str, failing: dict[str, int], files: dict[str, str] | None = None
 ) -> str:
@@ -203,8 +215,18 @@ def short_text(o: Outcome) -> str:
     if o.hint:
         lines.append("  " + _("hint: {hint}").format(hint=o.hint))
     if o.detail:
-        lines.append(_indent("\n".join(o.detail.splitlines()[-2:]), "  "))
+        lines.append(_indent(own_frame(o.detail, o.property.component), "  "))
     return "\n".join(line for line in lines if line.strip())
+
+
+def own_frame(detail: str, component: str) -> str:
+    """The traceback's innermost frame in the file under test (its line and code), else its innermost frame: an
+    error raised in multi_head.py by encoder.py's call is encoder.py's mistake (the whole traceback is in `-v`)."""
+    lines = detail.splitlines()
+    for i in range(len(lines) - 2, -1, -1):
+        if re.match(rf"\s*(\d\d_)?{component}\.(py|ipynb),", lines[i]):
+            return "\n".join(lines[i : i + 2])
+    return "\n".join(lines[-2:])
 
 
 def failure_blocks(outcomes: list[Outcome]) -> list[str]:
@@ -229,6 +251,9 @@ def failure_blocks(outcomes: list[Outcome]) -> list[str]:
     return blocks
 
 
+NARROW = 100  # columns
+
+
 def render_table(
     rows: list[ComponentSummary],
     title: str | None = None,
@@ -242,8 +267,11 @@ def render_table(
     from rich.text import Text
 
     console = console or Console()
+    # A terminal under NARROW columns (80 is common) drops the components' titles: the component column keeps
+    # the file names (at most 19 characters), the hints get the rest of the width.
+    narrow = console.is_terminal and console.width < NARROW  # a pipe keeps the full layout
     table = Table(title=Text(_("Transformer kit") if title is None else title), show_lines=False)
-    table.add_column(_("component"), max_width=34)
+    table.add_column(_("component"), max_width=20 if narrow else 34)
     table.add_column(_("points"), justify="right")
     table.add_column(_("first failing property and hint"), overflow="fold")
     for r in rows:
@@ -263,8 +291,9 @@ def render_table(
             note.append(f"{o.property.name}: {o.message}")
             if o.hint:
                 note.append(f"\n→ {o.hint}")
-        label = Text(r.component)
-        label.append(f"\n{row_title(r.component)}", style="dim")
+        label = Text(_(INTEGRATION_LABEL) if r.component == INTEGRATION else r.component)
+        if not narrow:
+            label.append(f"\n{row_title(r.component)}", style="dim")
         table.add_row(label, Text(points, style=style), note)
     earned = sum(r.earned for r in rows)
     available = sum(r.available for r in rows)
@@ -281,13 +310,27 @@ def render_table(
         visible = available - sum(r.available for r in rows if r.component == INTEGRATION)
         hidden = sum(r.pending for r in rows if r.component != INTEGRATION)
         total = total_points if total_points is not None else available + pending
+        not_run = sum(r.pending for r in rows if r.component == INTEGRATION)
+        # say only what is pending: every integration property ran, or no hidden point waits
+        if not_run and hidden:
+            sentence = _(
+                "{pending} more points are decided at grading (hidden properties, integration "
+                "properties not run here): {visible} visible + {hidden} hidden + {integration} "
+                "integration = {total} points in all."
+            )
+        elif hidden:
+            sentence = _(
+                "{pending} more points are decided at grading (hidden properties): {visible} visible + "
+                "{hidden} hidden + {integration} integration = {total} points in all."
+            )
+        else:
+            sentence = _(
+                "{pending} more points are decided at grading (integration properties not run here): "
+                "{visible} visible + {hidden} hidden + {integration} integration = {total} points in all."
+            )
         console.print(
             Text(
-                _(
-                    "{pending} more points are decided at grading (hidden properties, integration "
-                    "properties not run here): {visible} visible + {hidden} hidden + {integration} "
-                    "integration = {total} points in all."
-                ).format(
+                sentence.format(
                     pending=f"{pending:g}",
                     visible=f"{visible:g}",
                     hidden=f"{hidden:g}",
@@ -295,5 +338,5 @@ def render_table(
                     total=f"{total:g}",
                 )
             ),
-            soft_wrap=True,
+            soft_wrap=not narrow,  # wide: one line a test or a pipe can grep; narrow: wrapped
         )

@@ -631,6 +631,55 @@ class InProcessStudentCode(StudentCode):
             ) from None
 
 
+class StopsAtLoops(StudentCode):
+    """A submission as a whole run sees it: a function whose call timed out once (an endless loop, most often) is
+    not called again. Each later operation on it times out at once, so a loop costs one time limit, not one per
+    property (and per Hypothesis example), and only the properties that call it are charged: a static scan, or a
+    property that never calls it, runs as usual. The self-check and the judge wrap their code under test in it,
+    so both give the same verdicts."""
+
+    def __init__(self, student: StudentCode):
+        self.student, self.label = student, student.label
+        # call site ("transformer.Transformer.forward") -> its timeout
+        self.looped: dict[str, StudentError] = {}
+
+    def __getattr__(self, name):  # the wrapped code's own state (the judge's stats, close())
+        return getattr(self.student, name)
+
+    def run(self, op):
+        site = _site(op)
+        if site in self.looped:
+            raise StudentError(
+                "timeout",
+                _("not run: {call} already timed out once in this run (an endless loop?)").format(
+                    call=site
+                ),
+                self.looped[site].where,
+                "Timeout",
+            )
+        try:
+            return self.student.run(op)
+        except BaseException as e:
+            # in-process a StudentError; in the judge the lost worker carries it (judge/remote.WorkerLost)
+            error = e if isinstance(e, StudentError) else getattr(e, "error", None)
+            if site and isinstance(error, StudentError) and error.kind == "timeout":
+                self.looped[site] = error
+            raise
+
+
+def _site(op) -> str:
+    """The function an operation runs ("attention.softmax", "encoder.Encoder.__init__"), or "" (a source read)."""
+    if isinstance(op, Call) and isinstance(op.on, Handle):
+        return f"{op.on.component}.{op.on.name}.{op.name}"
+    if isinstance(op, Call):
+        return f"{op.on}.{op.name}"
+    if isinstance(op, Build):
+        return f"{op.component}.{op.name}.__init__"
+    if isinstance(op, Inspect):
+        return f"{op.handle.component}.{op.handle.name}.state_dict"
+    return ""
+
+
 def _where(op) -> tuple[str, str]:
     """(component, 'in attention.softmax'): where a call ran out of time."""
     if isinstance(op, Call) and isinstance(op.on, Handle):
@@ -650,9 +699,14 @@ IMPORT_OF = "import of "  # an Executor's `where` for an import: "import of atte
 
 def missing_file(file: str, where: str) -> StudentError:
     """The error of an operation (`where`, an Executor's) that needs `file` of the submission, which has none."""
-    msg = _("{file} is missing from the submission (needed by {where})").format(
-        file=file, where=where_text(where)
-    )
+    if (
+        where == f"{IMPORT_OF}{file}"
+    ):  # its own import: "needed by the import of attention.py" says nothing
+        msg = _("{file} is missing from the submission").format(file=file)
+    else:
+        msg = _("{file} is missing from the submission (needed by {where})").format(
+            file=file, where=where_text(where)
+        )
     return StudentError("missing", msg, where, "ModuleNotFoundError")
 
 

@@ -100,3 +100,15 @@ BUGS.append(
         "dropout is never applied",
     )
 )
+
+# issue 22: the course's LayerNorm constant
+BUGS.append(
+    Bug(
+        "add_norm",
+        "eps_1e_6",
+        "used eps=1e-6 (the course's constant) as LayerNorm's default",
+        "def __init__(self, d_model, eps=1e-5):",
+        "def __init__(self, d_model, eps=1e-6):",
+        "eps = 1e-6",
+    )
+)

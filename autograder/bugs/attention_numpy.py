@@ -106,3 +106,23 @@ BUGS.append(
         "keep the input's dtype",
     )
 )
+
+# issue 22: the NumPy habits of the course's first notebook
+BUGS += [
+    Bug(
+        "attention_numpy",
+        "dot_T_on_a_batch",
+        "transposed the keys with .T, which reverses every axis of a batched array",
+        "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)",
+        "scores = q @ k.T / math.sqrt(d_k)",
+        "reverses every axis",
+    ),
+    Bug(
+        "attention_numpy",
+        "elementwise_weights_times_values",
+        "mixed the values with an element-wise product, weights * v",
+        "return weights @ v, weights",
+        "return weights * v, weights",
+        "multiplies element by element",
+    ),
+]

@@ -77,4 +77,13 @@ BUGS = [
         "x = layer(x, memory, target_mask)",
         "every layer",
     ),
+    # issue 22: the cross-attention called key first
+    Bug(
+        "decoder",
+        "cross_attention_memory_first",
+        "called the cross-attention with the encoder's memory as the query",
+        "self.cross_attention(x, memory, memory, memory_mask)",
+        "self.cross_attention(memory, memory, x, memory_mask)",
+        "the query comes first",
+    ),
 ]

@@ -82,4 +82,13 @@ BUGS = [
         "        for i, layer in enumerate(self.layers):\n            x = layer(x, mask if i == 0 else None)\n",
         "every layer",
     ),
+    # issue 22: the course notebooks' order, MultiHeadAttention(heads, dim_embedding)
+    Bug(
+        "encoder",
+        "heads_first",
+        "built the self-attention with the number of heads first, as the course notebooks do",
+        "self.self_attention = MultiHeadAttention(d_model, num_heads, dropout)",
+        "self.self_attention = MultiHeadAttention(num_heads, d_model, dropout)",
+        "d_model first",
+    ),
 ]

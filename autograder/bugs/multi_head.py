@@ -153,4 +153,22 @@ BUGS += [
         "",
         "store the weights in forward",
     ),
+    # issue 22: the course notebooks' own mistakes, each with the hint of its class
+    Bug(
+        "multi_head",
+        "variable_named_like_the_function",
+        "stored the attention's result in a variable named like the function (the course's habit)",
+        "_, weights = scaled_dot_product_attention(q, k, v, mask)",
+        "scaled_dot_product_attention = scaled_dot_product_attention(q, k, v, mask)\n"
+        "        weights = scaled_dot_product_attention[1]",
+        "is assigned somewhere in this function",
+    ),
+    Bug(
+        "multi_head",
+        "pair_not_unpacked",
+        "used the (output, weights) pair of the attention as a tensor",
+        "heads = self.dropout(weights) @ v",
+        "heads = scaled_dot_product_attention(q, k, v, mask).transpose(1, 1)",
+        "arrived where a tensor was expected",
+    ),
 ]

@@ -239,9 +239,18 @@ def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")  # inline markup; block markup cannot start mid-line
 
 
+_CODE_SPAN = re.compile(r"(`[^`<>&]+`)")  # no HTML character inside: none raw in the file
+
+
 def _md_text(text: str) -> str:
-    """Text from a worker as one line of plain Markdown: no markup, no HTML, no line that starts a new block."""
-    return escape(_MD_SPECIAL.sub(r"\\\1", " ".join(text.split())), quote=False)
+    """Text from a worker as one line of plain Markdown: no markup, no HTML, no line that starts a new block. A
+    code span the messages write (`d_model`) stays one: its content is literal in Markdown (no markup, no HTML,
+    and without a backtick inside it cannot end early); everything around it is escaped."""
+    parts = _CODE_SPAN.split(" ".join(text.split()))
+    return "".join(
+        part if i % 2 else escape(_MD_SPECIAL.sub(r"\\\1", part), quote=False)
+        for i, part in enumerate(parts)
+    )
 
 
 def _md_code(text: str) -> str:

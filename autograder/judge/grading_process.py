@@ -217,7 +217,7 @@ class GradingProcess:
     def run(self, section: dict) -> dict:
         from ..components import NAMES
         from ..properties.core import Status
-        from ..student_code import seed_everything
+        from ..student_code import StopsAtLoops, seed_everything
         from .remote import JudgeError, SandboxedStudentCode, WithoutItsFile
 
         start = time.perf_counter()
@@ -238,6 +238,8 @@ class GradingProcess:
                 section["label"],
                 self.preload,
             )
+        # a function that timed out is not called again (student_code.StopsAtLoops, as in the self-check)
+        student = StopsAtLoops(student)
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
         # The by-hand guard is probed before a property drawn here (the student's code cannot know which) and
         # after the last one; found switched off, the section earns nothing (docs/byhand.md).
@@ -247,7 +249,8 @@ class GradingProcess:
                 if index == probe_at and getattr(student, "pid", None) is not None:
                     still_allowed = still_allowed or self.probe_rules(student, component)
                 p = self.property_for(spec)
-                if timeouts >= limits.max_timeouts:
+                # after max_timeouts distinct functions timed out, only the static scan (it calls none) runs
+                if timeouts >= limits.max_timeouts and not self.core.is_static(p):
                     outcomes.append(
                         self.core.Outcome(
                             p,
@@ -266,7 +269,7 @@ class GradingProcess:
                 o = self.run_property(p, student)
                 if out_of_memory(o.message):
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
-                timeouts += o.status == Status.TIMEOUT
+                timeouts = len(student.looped)  # each a time limit spent; a repeat costs nothing
                 outcomes.append(o)
             if isinstance(
                 student, SandboxedStudentCode

@@ -158,6 +158,41 @@ def gradebook_row(r: StudentResult) -> dict[str, str]:
     return {**{n: f"{pts[n]:g}" for n in COLUMNS}, "total": f"{sum(pts.values()):g}"}
 
 
+def _fits(table, console) -> bool:
+    from rich.measure import Measurement
+
+    wide = console.options.update_width(10_000)  # its width unwrapped, not clamped to the console's
+    return Measurement.get(console, wide, table).maximum <= console.width
+
+
+def _gradebook_narrow(results_by: dict[str, StudentResult], maximum: dict, used: list):
+    """The gradebook for a terminal too narrow for a column per component (80 columns hold about 9): a row per
+    student, their total, then each component's points as `short points/maximum`, wrapped."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="gradebook", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    table.add_column("student", overflow="fold", max_width=24)
+    table.add_column(f"total\n{sum(maximum.values()):g}", justify="right", no_wrap=True)
+    table.add_column("per column", overflow="fold")
+    for name in sorted(results_by):
+        r = results_by[name]
+        pts = r.points()
+        cells = Text()
+        for n in used:
+            style = "green" if pts[n] == maximum[n] else ("red" if pts[n] == 0 else "yellow")
+            cells.append(
+                f"{SHORT[n]}\u00a0{pts[n]:g}/{maximum[n]:g}", style=style
+            )  # no break inside
+            cells.append("  ")
+        label = Text(name)
+        if r.errors:
+            label.append(" (judge error)", style="red")
+        table.add_row(label, Text(f"{sum(pts.values()):g}", style="bold"), cells)
+    return table
+
+
 def render_gradebook(results_by: dict[str, StudentResult], props, console) -> None:
     """The class at a glance: a column per component, the integration share, the total. Names are plain text."""
     from rich import box
@@ -186,7 +221,7 @@ def render_gradebook(results_by: dict[str, StudentResult], props, console) -> No
         if r.errors:
             label.append(" (judge error)", style="red")
         table.add_row(label, *cells, Text(f"{sum(pts.values()):g}", style="bold"))
-    console.print(table)
+    console.print(table if _fits(table, console) else _gradebook_narrow(results_by, maximum, used))
     console.print(
         Text(
             ", ".join(f"{SHORT[n]} = {n}" for n in used if n != results.INTEGRATION)

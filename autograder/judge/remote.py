@@ -191,9 +191,11 @@ def _brief(v) -> str:
     import torch
 
     if isinstance(v, torch.Tensor):
-        return f"tensor of shape {tuple(v.shape)}, {str(v.dtype).removeprefix('torch.')}"
+        return _("tensor of shape {shape}, {dtype}").format(
+            shape=tuple(v.shape), dtype=str(v.dtype).removeprefix("torch.")
+        )
     if isinstance(v, np.ndarray):
-        return f"array of shape {v.shape}, {v.dtype}"
+        return _("array of shape {shape}, {dtype}").format(shape=v.shape, dtype=v.dtype)
     if isinstance(v, Handle):
         return f"<{v.name}>"
     if isinstance(v, dict):

@@ -134,7 +134,7 @@ def submission_from_notebooks(folder: Path, dest: Path, components, with_places:
     return (dest, places) if with_places else dest
 
 
-_LINE = re.compile(r"\b(\w+)\.py, line (\d+)")
+_LINE = re.compile(r"\b(\w+)\.py, \w+ (\d+)")  # "line 12", "línea 12": the frame in either language
 
 
 def name_cells(text: str, places: dict) -> str:

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from .. import KIT, i18n, stubs
-from ..components import COMPONENTS, get
+from ..components import COMPONENTS, NAMES, get
 from ..i18n import _, ngettext
 from ..properties import core
 from . import cells
@@ -87,13 +87,29 @@ def reference_source(comp) -> str:
     )
 
 
+# The components whose contract is marked for translation (components.py, N_): the ten first. kv_cache,
+# beam_search and training keep an English contract while their contracts are still being written.
+TRANSLATED_CONTRACTS = frozenset(
+    n for n in NAMES if n not in ("kv_cache", "beam_search", "training")
+)
+
+
+def _contract_block(comp) -> str:
+    """The component's contract in the course's language (its words; the code in it stays as it is)."""
+    from dataclasses import replace
+
+    if comp.name not in TRANSLATED_CONTRACTS:
+        return comp.contract_block
+    return replace(comp, contract=_(comp.contract)).contract_block
+
+
 def intro_markdown(comp, number: int, doc: str) -> str:
     """The notebook's first cell: title, the module docstring, the contract, what to do."""
     # (no `_()` inside an f-string: Babel would not extract it)
     contract, what_to_do, title = _("The contract"), _("What to do"), _(comp.title)
     text = (
         f"# {number}. {title} (`{comp.filename}`)\n\n{doc}\n\n"
-        f"## {contract}\n\n```text\n{comp.contract_block}\n```\n\n"
+        f"## {contract}\n\n```text\n{_contract_block(comp)}\n```\n\n"
         f"## {what_to_do}\n\n"
         + _(
             "Replace each `raise NotImplementedError` below with your code. The cells that hold it (the "

@@ -168,13 +168,16 @@ def _places(component: str, own: bool) -> dict:
 
 
 def _student_code(component: str, own: bool):
-    from ..student_code import InProcessStudentCode
+    from ..student_code import InProcessStudentCode, StopsAtLoops
 
     modules = {**_deps(component, own), component: notebook_module(component)}
     key = hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()[:16]
     if key not in _student_code_by_hash:
         folder = cells.write_package(modules, _workdir() / key)
-        _student_code_by_hash[key] = InProcessStudentCode(folder, label=f"{component}.ipynb")
+        # a looping function times out once per version of the code, as in check and grade
+        _student_code_by_hash[key] = StopsAtLoops(
+            InProcessStudentCode(folder, label=f"{component}.ipynb")
+        )
     return _student_code_by_hash[key]
 
 

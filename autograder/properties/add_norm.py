@@ -84,13 +84,88 @@ def ln_variant(x, weight=None, bias=None, eps=1e-5, **mistake):
     return y if weight is None else y * weight.double() + bias.double()
 
 
+def their_eps(x, y, weight, bias, eps, inside: bool) -> float | None:
+    """The eps that y was computed with, if y is a LayerNorm with eps inside (or outside) the square root and an
+    eps other than the contract's `eps`; else None. Solved per element from y = c / sqrt(var + e) * w + b
+    (c = x - mean), the median taken, then checked: the whole of y must agree with it."""
+    x64, y64, w, b = x.double(), y.double(), weight.double(), bias.double()
+    c = x64 - x64.mean(-1, keepdim=True)
+    var = (c**2).mean(-1, keepdim=True)
+    z = (y64 - b) / torch.where(w.abs() > 1e-3, w, torch.ones_like(w))
+    usable = (w.abs() > 1e-3) & (c.abs() > 1e-3 * var.sqrt()) & (z.abs() > 1e-9)
+    if not bool(usable.any()):
+        return None
+    ratio = (c / z)[usable]
+    e = (
+        (ratio**2 - var.expand_as(c)[usable])
+        if inside
+        else (ratio - var.sqrt().expand_as(c)[usable])
+    )
+    found = float(e.median())
+    if not found > 0 or abs(found - eps) <= 0.05 * eps:
+        return None
+    return (
+        found if is_close(y, ln_variant(x, w, b, found, eps_outside=not inside), y.dtype) else None
+    )
+
+
+DEFAULT_EPS = 1e-5  # LayerNorm's default eps in the contract (solutions/add_norm.py)
+
+
+def _short(value: float) -> str:
+    """1e-06 -> 1e-6, as a student writes it in code."""
+    text = f"{value:.2g}"
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+EPS_VALUE = N_(
+    "your LayerNorm uses eps = {theirs} where the contract's is {ours}: the default is eps={ours} "
+    "(def __init__(self, d_model, eps={ours})), and forward uses self.eps inside the square root; "
+    "eps is there, with another value"
+)
+EPS_EITHER = N_(
+    "your LayerNorm's eps is not the contract's {ours}, or it sits outside the square root: the contract "
+    "is (x - mean) / sqrt(var + eps), with eps={ours} by default (def __init__(self, d_model, eps={ours}))"
+)
+EPS_VALUE_OUTSIDE = N_(
+    "your LayerNorm adds eps = {theirs} outside the square root; the contract adds eps={ours} (the "
+    "default: def __init__(self, d_model, eps={ours})) inside it: (x - mean) / sqrt(var + eps)"
+)
+
+
 def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
     """Name the LayerNorm mistake that explains y, if one does."""
     dt = y.dtype
     w, b = weight, bias
     ones, zeros = torch.ones_like(weight), torch.zeros_like(bias)
+    found = {}  # inside / outside -> the eps y fits, each solved once, on failure only
+
+    def fits(inside: bool):
+        # eps passed explicitly: another value there is the "ignores the eps argument" hint's case
+        if eps != DEFAULT_EPS:
+            return None
+        if inside not in found:
+            found[inside] = their_eps(x, y, w, b, eps, inside)
+        return found[inside]
+
+    # Rows of one variance fit both forms (with two eps): only a form that fits alone is named.
     return diagnose(
         default,
+        (
+            lambda: fits(True) and fits(False),
+            lambda: _(EPS_EITHER).format(ours=_short(eps)),
+        ),
+        (
+            lambda: fits(True),
+            lambda: _(EPS_VALUE).format(theirs=_short(fits(True)), ours=_short(eps)),
+        ),
+        (
+            lambda: fits(False),
+            lambda: _(EPS_VALUE_OUTSIDE).format(theirs=_short(fits(False)), ours=_short(eps)),
+        ),
         (
             lambda: matches(y, ln_variant(x, w, b, eps, ddof=1), dt),
             _(

@@ -30,6 +30,7 @@ from .checks import (
     wrong_shape,
 )
 from .core import prop
+from .error_hints import ELEMENTWISE_HINT
 from .graded import matches
 from .strategies import MaskedAttentionInputs, arrays
 
@@ -124,8 +125,18 @@ def attend(student, q, k, v, mask=None, strict=False):
             _("the scores are (m_q × m_k): q @ k^T, not k @ q^T (q and k swapped?)"),
         )
     w = array(w, "weights", shape=w_shape, dtype=q.dtype, check_dtype=strict, shape_only=strict)
+    if shape_of(o) != o_shape and shape_of(o) == _broadcast(w_shape, v.shape):  # weights * v
+        wrong_shape("output", o_shape, tuple(o.shape), _(ELEMENTWISE_HINT))
     o = array(o, "output", shape=o_shape, dtype=q.dtype, check_dtype=strict, shape_only=strict)
     return o, w
+
+
+def _broadcast(a: tuple, b: tuple):
+    """The shape of an element-wise product of shapes a and b, or None where they do not broadcast."""
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        return None
 
 
 def layer_norm(student, x, eps=None, strict=False):

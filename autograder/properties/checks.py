@@ -314,6 +314,13 @@ def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None
     diff = (a64 - e64).abs().nan_to_num(nan=float("inf"))
     flat = int(torch.argmax(diff))
     idx = tuple(int(i) for i in np.unravel_index(flat, tuple(a.shape))) if a.dim() else ()
+    if not idx:  # a scalar has no index to name
+        fail(
+            _("{what}: got {got}, expected {expected} (a scalar)").format(
+                what=what, got=f"{a64.item():.6g}", expected=f"{e64.item():.6g}"
+            ),
+            hint,
+        )
     fail(
         _(
             "{what}: at index {index} got {got}, expected {expected} (max abs difference {difference})"
@@ -368,11 +375,12 @@ def _as_tensor(x) -> torch.Tensor:
 
 
 def diagnose(default: str, *candidates) -> str:
-    """The first hint whose test holds: candidates are (callable or bool, hint). Tests that error are skipped."""
+    """The first hint whose test holds: candidates are (callable or bool, hint); a hint may be a callable that
+    returns it (a hint that quotes what the test found). Tests that error are skipped."""
     for test, hint in candidates:
         try:
             if test() if callable(test) else test:
-                return hint
+                return hint_text(hint)
         except Exception:  # noqa: BLE001 - a diagnosis is best effort
             continue
     return default

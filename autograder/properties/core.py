@@ -26,6 +26,7 @@ from hypothesis.internal.conjecture import engine as _engine
 from ..components import NAMES
 from ..i18n import N_, _
 from ..student_code import StudentCode, StudentError
+from . import error_hints
 
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
 # loaded 2-core machine made it 3x slower). It also fixes the order of float reductions run to run.
@@ -236,7 +237,9 @@ def _unwrap(exc: BaseException) -> BaseException:
 # Errors no input can change: the file is missing, or cannot be parsed. Every example would fail the same way,
 # so the first one ends the property: generating and shrinking the rest took ~45 ms of a missing component's
 # ~120 ms section in the judge, for the same verdict (and an input that says nothing about the mistake).
-INPUT_INDEPENDENT_KINDS = frozenset({"missing", "syntax"})
+# A timeout ends it too, as in the judge (whose lost worker ends the property): shrinking a loop costs one time
+# limit per try (a looping Transformer cost the self-check ~90 s for one verdict).
+INPUT_INDEPENDENT_KINDS = frozenset({"missing", "syntax", "timeout"})
 
 
 class _EndsTheProperty(BaseException):
@@ -275,7 +278,20 @@ def run_property(p: Property, student: StudentCode) -> Outcome:
     except (Failure, StudentError, Flaky, Exception) as raw:  # noqa: BLE001
         outcome = _outcome_from(p, raw)
     outcome.seconds = time.perf_counter() - start
-    return outcome
+    return with_glossary(outcome)
+
+
+def with_glossary(o: Outcome) -> Outcome:
+    """A failure whose message names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
+    says the kit's name for it first in its hint (autograder/glossary.py). Here, where every route (check,
+    pytest, the notebooks' cells, the judge) makes its outcomes; applied once."""
+    from .. import glossary
+    from ..results import after
+
+    sentence = "" if o.passed else glossary.explain(o.message)
+    if sentence and sentence not in o.hint:
+        o.hint = after(sentence, o.hint)
+    return o
 
 
 # The hint of an error kind that is the same in every property (any other kind takes the property's error_hint).
@@ -284,6 +300,7 @@ ERROR_KIND_HINTS = {
     "forbidden": N_("write it yourself from tensor operations (exp, sum, matmul, mean...)"),
     "missing": N_("submit every exercise file, named as in exercises/"),
     "syntax": N_("fix the syntax error; the file could not be imported"),
+    "timeout": N_("an endless loop, or far too slow? Every call must finish within the time limit"),
 }
 
 
@@ -301,8 +318,13 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
             "timeout": Status.TIMEOUT,
             "crashed": Status.CRASHED,
         }.get(exc.kind, Status.ERROR)
-        hint = ERROR_KIND_HINTS.get(exc.kind, p.error_hint)
-        return Outcome(p, status, exc.message, _(hint) if hint else "", example, exc.detail)
+        if exc.kind in ERROR_KIND_HINTS:
+            hint = _(ERROR_KIND_HINTS[exc.kind])
+        elif exc.kind == "exception":  # the property's hint only where the error's evidence fits it
+            hint = error_hints.hint_for(exc.exc_type, exc.message, exc.detail, p.error_hint)
+        else:
+            hint = _(p.error_hint) if p.error_hint else ""
+        return Outcome(p, status, exc.message, hint, example, exc.detail)
     if isinstance(exc, (Flaky, HypothesisException)):
         return Outcome(
             p,

@@ -131,11 +131,11 @@ def tensors(draw, shape, dtype=torch.float64, lo: float = -3.0, hi: float = 3.0)
     return (ints.to(torch.float64) * step).to(dtype)
 
 
-def arrays(
-    shape, lo: float = -3.0, hi: float = 3.0, dtype=np.float64
-) -> st.SearchStrategy[np.ndarray]:
-    """NumPy twin of `tensors`."""
-    return tensors(shape, torch.float64, lo, hi).map(lambda t: t.numpy().astype(dtype))
+@st.composite
+def arrays(draw, shape, lo: float = -3.0, hi: float = 3.0, dtype=np.float64) -> np.ndarray:
+    """NumPy twin of `tensors` (the same draws). Drawn inside, not mapped: Hypothesis prints a mapped value as
+    the mapping's code (`torch.tensor(...).numpy().astype(dtype)`), a drawn one as the array (np.array(...))."""
+    return draw(tensors(shape, torch.float64, lo, hi)).numpy().astype(dtype)
 
 
 def masks(shape, p_fully_masked_row: bool = True) -> st.SearchStrategy[torch.Tensor]:
