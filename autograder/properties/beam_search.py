@@ -5,6 +5,13 @@ expected model (the torch-assembled model) in two ways: the beam search of the d
 switches for the usual mistakes (which diagnose a mismatch), and, on a tiny vocabulary and length, exhaustive
 enumeration of every hypothesis (which needs no beam at all). A returned hypothesis is compared as the tokens up to
 its first eos; its score is recomputed from the expected model's log-probabilities of those tokens.
+
+Each rule of the search has its own hint (issue 21, issue 22 item 5). A mismatch is named by the one mistake model
+that returns the same hypotheses and scores: the switches here, and the graded side's model of each rule
+(autograder/hidden/beam_search.py, never shipped); where two mistakes return the same, or in the student bundle,
+by evidence that needs no search: the enumeration (the best raw logp, the best of a search stopped after step t)
+and the score formulas (T with bos, T grown to the steps run, the raw logp). One slip, one deduction: the return
+value's order and dtypes are the contract property's, the scores the scores property's.
 """
 
 from __future__ import annotations
