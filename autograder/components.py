@@ -259,13 +259,14 @@ greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None) -> LongTensor 
         name="kv_cache",
         title=N_("Incremental decoding with a KV cache"),
         short="kv",
-        summary="incremental decoding with a KV cache: each step computes only the new positions (the work of a "
-        "step is counted, linear in the prefix)",
+        summary="incremental decoding with a KV cache: each step computes only the new positions (checked by "
+        "behaviour: what earlier steps computed is kept when the weights change)",
         deps=(*TRANSFORMER_FILES, "transformer"),
         # As transformer: softmax allowed (a greedy step may take it before argmax).
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 split_heads(x, num_heads): (batch, m, d_model) -> (batch, h, m, d_k); merge_heads: the inverse
 attend(mha, query, keys, values, mask=None): mha's attention of query (batch, n, d_model) over
   keys/values already projected and split (batch, h, m_k, d_k) -> (batch, n, d_model)
@@ -277,7 +278,8 @@ CachedDecoder(model): model, memory, memory_mask, memory_keys, memory_values, se
   positions; appends n positions to every layer's self_keys/self_values; what earlier calls
   computed is kept as it was, even if the model's weights change between steps
 cached_greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None): greedy_decode's tokens
-""",
+"""
+        ),
     ),
     Component(
         name="beam_search",
@@ -289,7 +291,8 @@ cached_greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None): greedy
         # Softmax allowed: beam search takes log_softmax of the logits, which is not the exercise.
         forbidden_families=("attention", "norm"),
         forbidden_names=("attention", "norm", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, src_mask=None)
   -> (sequences LongTensor (batch, <= max_len), scores (batch,) in the model's dtype): each row's
   best hypothesis, bos first, padded with eos_id after its eos. score = logp / T ** length_penalty,
@@ -300,7 +303,8 @@ beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, 
   beam_size=1 is greedy decoding; max_len=1: [bos_id] with score 0.0; beam_size may exceed the
   vocabulary (empty beams stay -inf); ties either way; no gradients; the model's train/eval
   mode untouched
-""",
+"""
+        ),
     ),
     Component(
         name="training",
@@ -313,7 +317,8 @@ beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, 
         # and softmax by hand is attention.py's exercise, graded there.
         forbidden_families=("loss", "attention", "norm"),
         forbidden_names=("loss", "attention", "norm", "transformer"),
-        contract="""\
+        contract=N_(
+            """\
 label_smoothed_cross_entropy(logits, target, smoothing=0.1, pad_id=0) -> scalar: logits (..., V),
   target (...); q[y] = 1 - smoothing, q[pad_id] = 0, smoothing / (V - 2) elsewhere;
   mean over positions with target != pad_id of -sum(q * log_softmax(logits)) (0.0 if none)
@@ -329,7 +334,8 @@ train(model, src_batches, tgt_batches, d_model, warmup_steps, bos_id, pad_id, sm
   factor=1.0) -> float64 (steps,) losses: model.train(); Adam(betas=(0.9, 0.98), eps=1e-9);
   before step s (from 1) lr = learning_rate(s, ...); batch s - 1 at step s
   (src_batches (steps, batch, m_E), tgt_batches (steps, batch, m))
-""",
+"""
+        ),
         preload=("torch._dynamo",),
         call_limit_factor=3.0,
     ),

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from .. import KIT, i18n, stubs
-from ..components import COMPONENTS, NAMES, get
+from ..components import COMPONENTS, get
 from ..i18n import _, ngettext
 from ..properties import core
 from . import cells
@@ -87,19 +87,10 @@ def reference_source(comp) -> str:
     )
 
 
-# The components whose contract is marked for translation (components.py, N_): the ten first. kv_cache,
-# beam_search and training keep an English contract while their contracts are still being written.
-TRANSLATED_CONTRACTS = frozenset(
-    n for n in NAMES if n not in ("kv_cache", "beam_search", "training")
-)
-
-
 def _contract_block(comp) -> str:
     """The component's contract in the course's language (its words; the code in it stays as it is)."""
     from dataclasses import replace
 
-    if comp.name not in TRANSLATED_CONTRACTS:
-        return comp.contract_block
     return replace(comp, contract=_(comp.contract)).contract_block
 
 
