@@ -271,9 +271,8 @@ class GradingProcess:
                     raise MemoryError  # this process is out of memory: it ends, the section is regraded
                 timeouts = len(student.looped)  # each a time limit spent; a repeat costs nothing
                 outcomes.append(o)
-            if isinstance(
-                student, SandboxedStudentCode
-            ):  # a lost worker's successor imports the file again
+            # after the last property (a lost worker's successor imports the file again)
+            if isinstance(student, SandboxedStudentCode):
                 still_allowed = still_allowed or self.probe_rules(student, component)
             if still_allowed:
                 self.core.rules_switched_off(outcomes, component, still_allowed)

@@ -408,9 +408,8 @@ class SandboxedStudentCode(StudentCode):
 
     # -- operations
     def run(self, op):
-        if isinstance(
-            op, (Source, Modules)
-        ):  # answered from the files the judge wrote, never by the worker
+        # answered from the files the judge wrote, never by the worker
+        if isinstance(op, (Source, Modules)):
             return from_files(op, self.sources)
         if self.pid is None:
             self._start()

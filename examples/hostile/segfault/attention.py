@@ -6,9 +6,14 @@ import torch
 
 def softmax(x, dim=-1):
     # >>> hostile
-    # A segmentation fault through ctypes: reading address 0.
-    import ctypes
-    ctypes.string_at(0)
+    # A segmentation fault: the C stack overflowed by repr of a list nested a million deep, the recursion limit
+    # lifted (ctypes.string_at(0) did it before the by-hand guard refused ctypes during a call).
+    import sys
+    sys.setrecursionlimit(10**8)
+    nested = []
+    for _ in range(10**6):
+        nested = [nested]
+    repr(nested)
     # <<< hostile
     m = x.amax(dim=dim, keepdim=True)
     m = torch.where(m == float("-inf"), torch.zeros_like(m), m)
