@@ -214,6 +214,11 @@ def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> No
                     None,
                     MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | _kept_flags(k),
                 )
+        if (
+            not writable
+        ):  # a cover is read-only once what it must show is bound back (as root, its owner
+            # is not the worker's uid anyway; in a user namespace it would be)
+            _mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, opts)
     for fd in fds.values():
         os.close(fd)
     if own_proc:
@@ -279,8 +284,7 @@ def setup_worker(cfg: dict, sock_fd: int) -> int:
         _drop_capabilities()
         _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the zygote
-    # Nothing of the kit's own folder on the path (it is hidden anyway as root); no .pyc written.
-    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in cfg["unpath"]]
+    # No .pyc written (the kit's folder left sys.path in the zygote: see Zygote.serve).
     sys.dont_write_bytecode = True
     return host_pid
 
@@ -554,6 +558,7 @@ class Zygote:
         if pid == 0:
             self.ctrl.close()
             ours.close()
+            self.cfg = None  # the worker's own copy (cfg) is cleared once it is set up
             worker(cfg, theirs)
         theirs.close()
         self.spare = (pid, ours)
@@ -594,6 +599,7 @@ class Zygote:
                     self.wait_for(pid, block=True)
                 return
             req = wire.loads(msg)
+            msg = None  # a worker forked below must find no frame of the host's configuration
             if req["op"] == "configure":
                 self.cfg = req["cfg"]
                 # The run's language, with its catalog read now: a worker's mounts hide the kit's folder,
@@ -601,9 +607,15 @@ class Zygote:
                 lang = self.cfg.get("lang")
                 i18n.set_language(lang if lang in i18n.LANGUAGES else None)
                 i18n.translation(i18n.current_language())
+                # Nothing of the kit's own folder on the path, here once rather than in each worker (where
+                # it is hidden anyway): the worker's configuration need not name it.
+                unpath = set(self.cfg.pop("unpath", ()))
+                sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in unpath]
+                req = unpath = None
                 self.ctrl.send(wire.dumps({"ok": True}))
                 self.fork_spare()
             elif req["op"] == "take":
+                req = None
                 pid, sock = self.spare
                 socket.send_fds(self.ctrl, [wire.dumps({"pid": pid})], [sock.fileno()])
                 sock.close()
@@ -635,9 +647,13 @@ def worker(cfg: dict, sock: socket.socket) -> None:
             wire.send(sock, {"setup_failed": f"{type(e).__name__}: {e}"[:300]})
         finally:
             os._exit(70)
+    # What the worker needs of its configuration; the rest (the folders it hides and binds) leaves its memory's
+    # reachable objects before any student code runs.
+    root, output_limit = cfg["root"], cfg["output_limit"]
+    cfg.clear()
     try:
         wire.send(sock, {"ready": True, "pid": host_pid})
-        serve(sock, cfg["root"], cfg["output_limit"])
+        serve(sock, root, output_limit)
     finally:
         os._exit(0)
 
