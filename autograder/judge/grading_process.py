@@ -40,18 +40,24 @@ GRADER_CPU_MARGIN_S = (
 # Characters kept of each field of an outcome, whatever a worker sent to build it: the feedback can never
 # carry a file (a reference solution, say) however a worker smuggles it into a message.
 FIELD_LIMITS = {"message": 1200, "example": 2000, "hint": 600, "detail": 3000}
-# Text from the code under test shown per section (UTF-8 bytes of the message and detail of each outcome that
-# did not pass); the submission has a budget of its own (outputs.SUBMISSION_TEXT_BUDGET).
-SECTION_TEXT_BUDGET = 4 << 10
-# What one submission's files may cost this process to load. A file is compiled here (once per section, one
-# file at a time) and its bytecode written beside it for the section's workers: code bigger than this is not
-# loaded (a file of constant expressions folds into a large code object: 1 MiB of source made 231 MB).
+# Text from the code under test shown per section (outputs.text_bytes); the submission has a budget of its own
+# (outputs.SUBMISSION_TEXT_BUDGET).
+SECTION_TEXT_BUDGET = 2 << 10
+# What one submission's files may cost this process to load. A file of at most COMPILE_SOURCE_BYTES is compiled
+# here (one at a time) and its bytecode written beside it for the section's workers; a larger one, or one
+# whose code exceeds MAX_CODE_BYTES, is compiled by the worker itself if it imports it, within the worker's
+# limits and the section's time, and released with the worker. Constant folding multiplies: 1 MiB of
+# `a = "x" * 4096` lines made a 231 MB code object, held for this process's life; 128 KiB of it now cost a
+# transient ~30 MB here at most, and honest files are under 20 KiB (the largest reference file: 11 KiB).
+COMPILE_SOURCE_BYTES = 128 << 10
 MAX_CODE_BYTES = 8 << 20
 # Bytecode kept between sections (a helper shared by a student's sections is compiled once): at most this much,
 # the oldest dropped first; never a student's file bigger than CACHED_CODE_BYTES.
 CODE_CACHE_BYTES, CACHED_CODE_BYTES = 32 << 20, 256 << 10
 
 TIMEOUT_HINT = N_("an endless loop, or far too slow? Every call must finish within the time limit")
+UNCHECKED = ()  # self.syntax's value for a file this process did not compile
+
 CRASH_HINT = N_(
     "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
 )
@@ -136,14 +142,13 @@ class GradingProcess:
         if soft == resource.RLIM_INFINITY or soft > self.as_limit:
             resource.setrlimit(resource.RLIMIT_AS, (self.as_limit, hard))
         self.pictures: dict[str, bytes] = {}
-        # (file name, source) -> marshalled code, oldest first (compiled)
-        self.code: collections.OrderedDict[tuple[str, bytes], bytes | None] = (
-            collections.OrderedDict()
-        )
+        # (file name, source) -> (marshalled code or None, what self.syntax says of it), oldest first (compiled)
+        self.code: collections.OrderedDict[tuple[str, bytes], tuple] = collections.OrderedDict()
         # the reference's bytecode, kept for the process's life (a few files, the same for everyone)
         self.reference_code: dict[tuple[str, bytes], bytes] = {}
-        # file name -> (line, message): the section's files that do not compile, as this process says it
-        self.syntax: dict[str, tuple[int | None, str]] = {}
+        # file name -> (line, message): the section's files that do not compile, as this process says it; or
+        # UNCHECKED: too large to compile here (the worker's word is taken, its text bounded)
+        self.syntax: dict[str, tuple] = {}
         # the section's reference dependencies, as bytecode
         self.preload: list[tuple[str, bytes]] = []
         # The set-up's objects (torch, Hypothesis, the properties: ~250 000) leave the collector's generations:
@@ -219,28 +224,35 @@ class GradingProcess:
 
     def compiled(self, name: str, data: bytes, path: str) -> bytes | None:
         """The file's marshalled code, or None: it does not compile (the worker's import reports it, and
-        self.syntax keeps the judge's own message), or its code is over MAX_CODE_BYTES (the worker's import
-        compiles it within the worker's limits, charged to the section). Kept between sections within
-        CODE_CACHE_BYTES, so one submission's files cost this process at most that much after its section."""
+        self.syntax keeps the judge's own message), or it is too large to compile here (COMPILE_SOURCE_BYTES,
+        MAX_CODE_BYTES: the worker's import compiles it within the worker's limits, charged to the section).
+        Kept between sections within CODE_CACHE_BYTES, so a submission's files cost this process at most that
+        much after its section."""
         import marshal
 
         key = (name, data)
-        if key in self.code:
-            self.code.move_to_end(key)
-            return self.code[key]
-        try:
-            code = marshal.dumps(compile(data, path, "exec", dont_inherit=True))
-        except SyntaxError as e:
-            self.syntax[name] = (e.lineno, str(e.msg))
-            code = None
-        except (ValueError, RecursionError, MemoryError, OverflowError):
-            code = None
-        if code is not None and len(code) > MAX_CODE_BYTES:
-            code = None
-        if code is None or len(code) <= CACHED_CODE_BYTES:
-            self.code[key] = code
-            while sum(len(c or b"") for c in self.code.values()) > CODE_CACHE_BYTES:
-                self.code.popitem(last=False)
+        if key not in self.code:
+            code, syntax = None, None
+            if len(data) > COMPILE_SOURCE_BYTES:
+                syntax = UNCHECKED
+            else:
+                try:
+                    code = marshal.dumps(compile(data, path, "exec", dont_inherit=True))
+                except SyntaxError as e:
+                    syntax = (e.lineno, str(e.msg))
+                except (ValueError, RecursionError, MemoryError, OverflowError):
+                    pass
+                if code is not None and len(code) > MAX_CODE_BYTES:
+                    code, syntax = None, UNCHECKED
+            if code is not None and len(code) > CACHED_CODE_BYTES:
+                return code  # used for this section, never kept (a file too big to compile has no syntax)
+            self.code[key] = (code, syntax)
+        self.code.move_to_end(key)
+        code, syntax = self.code[key]
+        while self.code and sum(len(c or b"") for c, _ in self.code.values()) > CODE_CACHE_BYTES:
+            self.code.popitem(last=False)
+        if syntax is not None:
+            self.syntax[name] = syntax
         return code
 
     def property_for(self, spec):

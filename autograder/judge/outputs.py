@@ -26,11 +26,14 @@ JUDGE_ERROR_LINE = N_(
     "The judge failed on part of your submission (a fault of the judge, not of your code): your instructor "
     "has been told, and the parts concerned are not graded yet."
 )
-# Text from the code under test that the feedback shows (message and detail of each outcome that did not pass,
-# UTF-8 bytes), per submission; each section has its own smaller budget (grading_process.SECTION_TEXT_BUDGET).
-# Past it, an outcome keeps its verdict and a judge-written sentence: whatever a worker holds (reference
-# bytecode beside the student's code) leaves through the feedback at this rate at most (docs/judge.md).
-SUBMISSION_TEXT_BUDGET = 16 << 10
+# Text from the code under test that the feedback shows, per submission: the message and detail (UTF-8 bytes)
+# of each outcome the student's code itself ended (an error, a forbidden call, a timeout, a crash; the words
+# of a failed comparison and of a stub are the judge's own, and a stub shows no traceback). Each section has
+# a smaller budget of its own (grading_process.SECTION_TEXT_BUDGET). Past it, an outcome keeps its verdict and
+# a judge-written sentence: whatever a worker holds (reference bytecode beside the student's code) leaves
+# through the feedback at this rate at most (docs/judge.md, "What can still leave"). An honest error shows
+# ~0.3 KiB of message and ~0.6 KiB of traceback.
+SUBMISSION_TEXT_BUDGET = 8 << 10
 TEXT_OMITTED = N_(
     "The rest of this message is omitted (the feedback shows at most {kib} KiB of text from your "
     "code per submission)"
@@ -54,6 +57,7 @@ class StudentResult:
     log: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     stats: list[dict] = field(default_factory=list)
+    restarts: int = 0  # grading processes that ended while grading this student's sections
 
     def points(self) -> dict[str, float]:
         """Points per gradebook column: each component's own properties, and the integration share apart."""
@@ -109,8 +113,10 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -
 
 
 def text_bytes(record: dict) -> int:
-    """What an outcome that did not pass shows of the code under test's text (message and detail)."""
-    if record["status"] == core.Status.PASSED:
+    """What an outcome shows of the code under test's text (message and detail), if the student's code ended
+    it (a passed or failed property's words are the judge's)."""
+    judges = (core.Status.PASSED, core.Status.FAILED, core.Status.NOT_IMPLEMENTED)
+    if record["status"] in judges or record.get("omitted"):
         return 0
     return sum(len(record[f].encode("utf-8", "backslashreplace")) for f in ("message", "detail"))
 
@@ -119,7 +125,7 @@ def over_budget(record: dict, kib: float, per_section: bool = False) -> dict:
     """The record with a judge-written message in place of the text past the budget."""
     template = TEXT_OMITTED_SECTION if per_section else TEXT_OMITTED
     message = _(template).format(kib=f"{kib:g}")
-    return dict(record, message=message, detail="", example="")
+    return dict(record, message=message, detail="", example="", omitted=True)
 
 
 def within_budget(records: list[dict], budget: int = SUBMISSION_TEXT_BUDGET) -> list[dict]:

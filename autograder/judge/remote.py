@@ -621,6 +621,10 @@ def _kit_error(e: StudentError, op, sources: dict, syntax: dict) -> StudentError
         named = slots.get("file", "")
         own = f"{component_of(op)}.py"
         file = named if named in syntax else own if own in syntax else sorted(syntax)[0]
+        if not syntax[
+            file
+        ]:  # a file too large for the judge to compile: the worker's words, bounded
+            return StudentError("syntax", e.message[:300], where, "SyntaxError")
         line, msg = syntax[file]
         message = _("SyntaxError in {file}, line {line}: {error}").format(
             file=file, line=line, error=msg
@@ -630,7 +634,8 @@ def _kit_error(e: StudentError, op, sources: dict, syntax: dict) -> StudentError
         message = _("{where} is not implemented yet (raises NotImplementedError)").format(
             where=where_text(where)
         )
-        return StudentError("not_implemented", message, where, "NotImplementedError", e.detail)
+        # No traceback: it ends at `raise NotImplementedError` and would carry the student's text unbudgeted.
+        return StudentError("not_implemented", message, where, "NotImplementedError")
     return None
 
 

@@ -326,6 +326,7 @@ class Scheduler:
             t0 = time.monotonic()
             self._restart(slot)
             self.spent[student] += time.monotonic() - t0
+            self.results[student].restarts += 1
             lost = self.deaths[student, section.key] = (
                 self.deaths.get((student, section.key), 0) + 1
             )
