@@ -412,8 +412,13 @@ class Executor:
 
     def _exception(self, e: BaseException, where: str) -> StudentError:
         """An exception of the student's code, as the kit words it: its type, where, its first line."""
-        try:
-            text = str(e).strip()
+        try:  # the kit's own error: its message checked as text first (a bomb is named, never walked)
+            raw = (
+                _error_text(e.__dict__.get("message"), 300)
+                if isinstance(e, StudentError)
+                else str(e)
+            )
+            text = raw.strip()
         except Exception:  # noqa: BLE001 - a __str__ that raises
             text = ""
         text = text.splitlines()[0][:300] if text else ""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from .. import KIT, i18n, results
+from .. import KIT, i18n, results, timing
 from ..components import NAMES
 from ..i18n import _, ngettext
 from ..properties import core
@@ -322,10 +322,10 @@ class Scheduler:
         # the student's own section, even if lost
         self.spent[student] += time.monotonic() - slot.started
         if record is None:
-            # The new grading process's start (~4 s) is charged to the student whose section ended the last.
-            t0 = time.monotonic()
-            self._restart(slot)
-            self.spent[student] += time.monotonic() - t0
+            # The new grading process's start is charged to the student whose section it ended on: its CPU
+            # time (~4 s, the same on a loaded machine, where its wall time may be several times that).
+            fresh = self._restart(slot)
+            self.spent[student] += timing.cpu_seconds(fresh.proc.pid) or 0.0
             self.results[student].restarts += 1
             lost = self.deaths[student, section.key] = (
                 self.deaths.get((student, section.key), 0) + 1
