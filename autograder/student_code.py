@@ -322,6 +322,16 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
 
 
+def _raised_here(e: StudentError) -> bool:
+    """Was `e` raised by the Executor's own code (a call whose result has no autograd graph), rather than by
+    the student's? The frame that raised it runs the kit's code object, which student code cannot run as its
+    own frame."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is Executor._call.__code__
+
+
 class Executor:
     """Carries out operations on one submission folder. Runs in-process or inside a judge worker."""
 
@@ -374,8 +384,12 @@ class Executor:
                 warnings.simplefilter("ignore")
                 with self._guard(component):
                     yield
-        except StudentError:
-            raise
+        except StudentError as e:
+            if _raised_here(e):
+                raise
+            # The student's code raised the kit's own error (of kind "missing", say): it is their exception
+            # like any other, never a verdict of the kit (the judge checks the kit's kinds again).
+            raise self._exception(e, where) from None
         except _ForbiddenCall as e:
             raise StudentError(
                 "forbidden",
@@ -413,13 +427,26 @@ class Executor:
                 student_traceback(e, self.root),
             ) from None
         except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as e:  # noqa: BLE001 - hostile code
-            text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
-            msg = (_("{error} in {where}: {text}") if text else _("{error} in {where}")).format(
-                error=type(e).__name__, where=where_text(where), text=text
+            raise self._exception(e, where) from None
+
+    def _exception(self, e: BaseException, where: str) -> StudentError:
+        """An exception of the student's code, as the kit words it: its type, where, its first line."""
+        try:  # the kit's own error: its message checked as text first (a bomb is named, never walked)
+            raw = (
+                _error_text(e.__dict__.get("message"), 300)
+                if isinstance(e, StudentError)
+                else str(e)
             )
-            raise StudentError(
-                "exception", msg, where, type(e).__name__, student_traceback(e, self.root)
-            ) from None
+            text = raw.strip()
+        except Exception:  # noqa: BLE001 - a __str__ that raises
+            text = ""
+        text = text.splitlines()[0][:300] if text else ""
+        msg = (_("{error} in {where}: {text}") if text else _("{error} in {where}")).format(
+            error=type(e).__name__, where=where_text(where), text=text
+        )
+        return StudentError(
+            "exception", msg, where, type(e).__name__, student_traceback(e, self.root)
+        )
 
     def _forbidden_message(self, e: rules.ForbiddenCall, component: str) -> str:
         """The guard watches the component under test; the call may sit in a file it uses (attention.py's

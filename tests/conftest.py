@@ -29,6 +29,7 @@ SLOW_FIXTURES = {
     "test_judge_i18n.py": {"graded"},  # a class of five graded twice, in Spanish and in English
     "test_judge_isolation.py": {"graded", "user_dir"},  # 24 s; 26 and 28 s for the two as a user
     "test_judge_trust.py": {"graded"},  # 78 s
+    "test_judge_faults.py": {"graded"},  # ~90 s wall: a reference, eight small students, then alone
     "test_nbgrader.py": {"graded"},  # 130 s
     "test_free_points.py": {"judged"},  # 12 s
     "test_report.py": {"built"},  # 5 s: a synthetic class of 14 and its report

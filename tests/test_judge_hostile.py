@@ -24,6 +24,9 @@ from autograder.judge.scheduler import Options, grade
 
 HOSTILE = sample.hostile_names()
 PWNED = Path("/tmp/autograder-hostile-pwned")
+# Folder names a class may hold: one that is not UTF-8 (decoded with surrogateescape), formulas for a spreadsheet.
+SURROGATE_NAME = os.fsdecode(b"bad-\xff-name")
+FORMULA_NAMES = ("=1+2", "@SUM(1+1)", "+cmd", "-2+3")
 ROOT_ISOLATION = os.geteuid() == 0
 
 PROBE = """
@@ -72,6 +75,11 @@ def graded(tmp_path_factory):
         "subs": str(subs),
     }
     (subs / "probe" / "mask.py").write_text((subs / "probe" / "mask.py").read_text() + probe)
+    for name in (
+        SURROGATE_NAME,
+        *FORMULA_NAMES,
+    ):  # byte-identical to the reference: graded once, reused
+        sample.make("reference", subs / name)
     # A decoy results file the forger will look for; the judge overwrites it with the real one.
     (out / "h-forge_results").mkdir(parents=True)
     (out / "h-forge_results" / "results.json").write_text('{"score": 1e9}')
@@ -256,7 +264,7 @@ def test_symlinks_are_not_followed(graded):
 def test_what_a_worker_can_see(graded):
     log = (graded["out"] / "logs" / "probe.txt").read_text()
     report = json.loads(log.split("PROBE", 1)[1].split("END", 1)[0])
-    assert uid_block(os.getpid()) <= report["uid"] < uid_block(os.getpid()) + UIDS_PER_RUN
+    assert uid_block() <= report["uid"] < uid_block() + UIDS_PER_RUN
     assert not report["solutions"] and not report["kit"]
     assert not report["out"] and not report["submissions"]
     assert report["interfaces"] == ["lo"] and not report["fork"]
@@ -272,8 +280,125 @@ def test_no_worker_is_left_behind(graded):
                 uid = proc.stat().st_uid
             except OSError:
                 continue
-            if (
-                uid_block(os.getpid()) <= uid < uid_block(os.getpid()) + UIDS_PER_RUN
-            ):  # this test's judge runs
+            if uid_block() <= uid < uid_block() + UIDS_PER_RUN:  # this test's judge runs
                 stray.append((proc.name, (proc / "stat").read_text(errors="replace")[:120]))
     assert not stray
+
+
+# ------------------------------------------------------------------------------------------ issue 19 (wave 3)
+def _report(graded, student: str, marker: str) -> str:
+    log = (graded["out"] / "logs" / f"{student}.txt").read_text()
+    return log.split(marker, 1)[1].split("END", 1)[0]
+
+
+def test_lone_surrogates_become_text(graded):
+    """A print, an exception message and a folder name that are not valid text: every file is written."""
+    out = graded["out"]
+    data = json.loads((out / "h-surrogate_text" / "results.json").read_text())
+    assert any("\\udcff in an exception message" in t["output"] for t in data["tests"])
+    assert "\\udcff lone surrogate" in (out / "logs" / "h-surrogate_text.txt").read_text()
+    assert (out / SURROGATE_NAME / "results.json").is_file()
+    assert points(graded, SURROGATE_NAME) == points(graded, "reference")
+    gradebook = (out / "gradebook.csv").read_bytes().decode("utf-8")  # valid UTF-8
+    assert "bad-\\udcff-name" in gradebook
+
+
+def test_a_helper_too_long_to_cache_is_ignored_with_a_note(graded):
+    assert points(graded, "h-long_helper_name") == points(graded, "c-long_helper_name")
+    assert (
+        "ignored: not a module name"
+        in (graded["out"] / "logs" / "h-long_helper_name.txt").read_text()
+    )
+
+
+def test_the_kits_own_kinds_are_the_judges_to_give(graded):
+    """A student raising the kit's StudentError of kind missing, syntax or not_implemented: their exception."""
+    statuses = _statuses(graded, "h-kit_error", "attention")
+    assert "error" in statuses and statuses <= {
+        "error",
+        "failed",
+    }  # failed: a property that expects a raise
+    msgs = _messages(graded, "h-kit_error", "attention")
+    assert "StudentError in attention.softmax" in msgs
+    assert "is missing from the submission" not in msgs and "SyntaxError in" not in msgs
+
+
+def test_a_message_like_the_judges_memory_note_restarts_nothing(graded):
+    statuses = _statuses(graded, "h-fake_memory_error", "attention")
+    assert "error" in statuses and statuses <= {"error", "failed"}
+    assert all(r.restarts == 0 for r in graded["results"].values())
+
+
+def test_reference_bytecode_leaves_only_within_the_text_budget(graded):
+    """The transformer section holds the reference's bytecode beside the student's; the student sends it out in
+    numbered chunks. What reaches the feedback is bounded by the budgets of student text (docs/judge.md)."""
+    from autograder.judge.grading_process import SECTION_TEXT_BUDGET
+    from autograder.judge.outputs import SUBMISSION_TEXT_BUDGET
+    from autograder.results import row_of
+
+    def student_text(outcomes) -> int:
+        return sum(
+            len((o.message + o.detail).encode())
+            for o in outcomes
+            if o.status not in ("passed", "failed")
+            and "is omitted (the feedback shows" not in o.message
+        )
+
+    r = graded["results"]["h-exfiltrate_reference"]
+    transformer = [
+        o for o in r.outcomes if row_of(o) == "transformer"
+    ]  # its section, not integration
+    data = json.loads((graded["out"] / "h-exfiltrate_reference" / "results.json").read_text())
+    text = "\n".join(t["output"] for t in data["tests"] if t["tags"] == ["transformer"])
+    chunks = dict(re.findall(r"REF(\d+):([A-Za-z0-9+/=]+)", text))
+    leaked = sum(len(c) for c in chunks.values()) * 3 // 4
+    print(
+        f"reference bytecode out: {leaked} bytes in {len(chunks)} chunks; student text shown: "
+        f"{student_text(transformer)} B in the section, {student_text(r.outcomes)} B in the submission"
+    )
+    assert student_text(r.outcomes) <= SUBMISSION_TEXT_BUDGET
+    assert student_text(transformer) <= SECTION_TEXT_BUDGET
+    assert leaked <= SECTION_TEXT_BUDGET
+
+
+def test_terminal_escapes_never_reach_the_log_raw(graded):
+    for log in (graded["out"] / "logs").iterdir():
+        assert "\x1b" not in log.read_text(errors="replace"), log
+    assert "\\x1b]0;PWNED" in (graded["out"] / "logs" / "h-terminal_escapes.txt").read_text()
+
+
+def test_gradebook_cells_are_never_formulas(graded):
+    import csv
+
+    with open(graded["out"] / "gradebook.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    names = {row[0] for row in rows}
+    assert {"'" + n for n in FORMULA_NAMES} <= names
+    assert not [c for row in rows for c in row if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
+
+
+def test_no_host_path_in_a_workers_reach(graded):
+    """Walking its own stack, a worker finds its own folder and the Python installation, nothing else of the
+    host: not the kit, the submissions or output folders, nor the zygote's configuration. The covers over the
+    host's top-level folders are read-only."""
+    import sys
+
+    found = _report(graded, "h-host_paths", "HOSTPATHS").splitlines()
+    python = tuple(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix))
+    host = [p for p in found if not os.path.realpath(p.split(":")[0]).startswith(python)]
+    subs, out = str(graded["out"].parent / "submissions"), str(graded["out"])
+    assert not [p for p in host if subs in p or out in p or str(KIT) in p], host
+    assert _report(graded, "h-host_paths", "COVERS-WRITABLE") == ""
+
+
+def test_no_nested_user_namespace(graded):
+    """A seccomp filter refuses a worker any new user namespace (x86_64)."""
+    import platform
+
+    report = _report(graded, "h-nested_userns", "USERNS-ATTACK")
+    assert "clone=ok" not in report and "unshare=ok" not in report, report
+    if platform.machine() == "x86_64":
+        assert (
+            "unshare=Operation not permitted" in report
+            and "clone3=Function not implemented" in report
+        )

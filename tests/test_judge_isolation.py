@@ -292,7 +292,7 @@ def processes_of(uid: int) -> list[str]:
 
 def test_as_a_user_with_a_user_namespace(user_dir):
     base = user_dir
-    report = run_as_user(base, True, [*ATTACKS, "fork_storm"])
+    report = run_as_user(base, True, [*ATTACKS, "fork_storm", "host_paths", "nested_userns"])
     assert report["uid"] != 0
     if report["mode"] != "user":
         pytest.skip(f"this kernel gives no unprivileged user namespaces (probe: {report['mode']})")
@@ -324,6 +324,14 @@ def test_as_a_user_with_a_user_namespace(user_dir):
         if "h-read_reference" in path.parts or path.name == "h-read_reference.txt":
             assert not [line for line in lines if line in text], path
     assert not processes_of(65534 if ROOT else os.geteuid())
+    # The covers over the host's top-level folders are read-only in a user namespace too (the worker keeps
+    # the judge's uid there, which owns them); the worker's stack holds no folder of the run.
+    log = (base / "out" / "logs" / "h-host_paths.txt").read_text()
+    assert log.split("COVERS-WRITABLE", 1)[1].split("END", 1)[0] == ""
+    found = log.split("HOSTPATHS", 1)[1].split("ENDPATHS", 1)[0]
+    assert str(base / "submissions") not in found and str(base / "out") not in found
+    userns = (base / "out" / "logs" / "h-nested_userns.txt").read_text()
+    assert "unshare=ok" not in userns and "clone=ok" not in userns, userns
 
 
 def test_as_a_user_without_namespaces_the_daemon_is_ended(user_dir):

@@ -417,3 +417,147 @@ def test_the_merge_bug_is_pictured_truthfully(graded):
     assert "weights match the reference, but your output does not" in r.picture_caption
     for name in ("feedback.html", "feedback.md"):
         assert "your output does not" in (graded["out"] / "merge" / name).read_text()
+
+
+# ------------------------------------------------------------------------------- issue 19 (wave 3), fast
+def test_lone_surrogates_arrive_as_text():
+    frame = wire.dumps(Reply({"k\udcff": ["\ud800", StudentError("exception", "m\udfff")]}))
+    value = wire.loads(frame).value
+    key, (text, error) = next(iter(value)), value["k\\udcff"]
+    assert key == "k\\udcff" and text == "\\ud800" and error.message == "m\\udfff"
+    json.dumps(value["k\\udcff"][0], ensure_ascii=False).encode("utf-8")  # encodable
+    assert wire.loads(wire.dumps(Reply("plain"))).value == "plain"
+
+
+def test_the_kits_kinds_are_checked_and_worded_by_the_judge():
+    from autograder.judge.remote import Import
+    from autograder.student_code import Call
+
+    op = Call("attention", "softmax", (), {})
+    sources = {"attention": "...", "helper": "..."}
+    forged = StudentError("missing", "KIT " * 150, "attention.softmax", "X", "D" * 3000)
+    judged = _tidy(forged, "in attention.softmax", op, sources, {})
+    assert judged.kind == "exception" and judged.message.startswith("X in attention.softmax: KIT")
+    assert len(judged.message) < 400
+    # a real missing file: a module the section lacks, worded by the judge, no detail
+    real = StudentError(
+        "missing",
+        "mask.py is missing from the submission (needed by attention.softmax)",
+        "attention.softmax",
+    )
+    judged = _tidy(real, "in attention.softmax", op, sources, {})
+    assert judged.kind == "missing" and judged.message == real.message and judged.detail == ""
+    # a file the section has is not missing
+    has = StudentError(
+        "missing", "helper.py is missing from the submission (needed by attention.softmax)"
+    )
+    assert _tidy(has, "w", op, sources, {}).kind == "exception"
+    # a syntax error the judge's own compile did not find is the student's exception
+    assert _tidy(
+        StudentError("syntax", "SyntaxError in x.py, line 1: no"), "w", op, sources, {}
+    ).kind == ("exception")
+    found = {"attention.py": (3, "invalid syntax")}
+    syntax = _tidy(StudentError("syntax", "anything"), "w", Import("attention"), sources, found)
+    assert (
+        syntax.kind == "syntax"
+        and syntax.message == "SyntaxError in attention.py, line 3: invalid syntax"
+    )
+
+
+def test_a_student_raised_kit_error_is_their_exception_in_the_worker(tmp_path):
+    (tmp_path / "attention.py").write_text(
+        "from autograder.student_code import StudentError\n"
+        "def softmax(x, dim=-1):\n"
+        "    raise StudentError('missing', 'x.py is missing from the submission', 'w', 'E', 'D' * 3000)\n"
+    )
+    student = InProcessStudentCode(tmp_path)
+    with pytest.raises(StudentError) as info:
+        student.call("attention", "softmax", torch.zeros(2))
+    assert info.value.kind == "exception"
+    assert info.value.message.startswith("StudentError in attention.softmax: x.py is missing")
+
+
+def test_student_text_has_a_budget_per_section_and_per_submission():
+    from autograder.judge.grading_process import SECTION_TEXT_BUDGET, section_budget
+    from autograder.judge.outputs import SUBMISSION_TEXT_BUDGET, text_bytes, within_budget
+
+    def record(status, n):
+        return {
+            "status": status,
+            "message": "m" * n,
+            "detail": "d" * n,
+            "example": "e",
+            "hint": "h",
+        }
+
+    records = [record(core.Status.ERROR, 500) for _ in range(40)] + [
+        record(core.Status.FAILED, 900)
+    ]
+    section = section_budget([dict(r) for r in records])
+    assert sum(text_bytes(r) for r in section) <= SECTION_TEXT_BUDGET
+    assert (
+        section[-1]["message"] == "m" * 900
+    )  # a failed comparison's words are the judge's: not counted
+    assert "omitted" in section[5]["message"] and section[5]["status"] == core.Status.ERROR
+    whole = within_budget([dict(r) for r in records] * 4)
+    assert sum(text_bytes(r) for r in whole) <= SUBMISSION_TEXT_BUDGET
+
+
+def test_gradebook_cells_read_as_text_and_read_back_exactly(tmp_path):
+    from autograder.judge.outputs import csv_cell, read_gradebook, write_gradebook
+
+    assert [csv_cell(c) for c in ("=1+2", "+x", "-y", "@z", "\tq", "\rr", "'s", "ok", "3.5")] == [
+        "'=1+2",
+        "'+x",
+        "'-y",
+        "'@z",
+        "'\tq",
+        "'\rr",
+        "''s",
+        "ok",
+        "3.5",
+    ]
+    rows = {name: {"total": "1"} for name in ("=1+2", "'s", "ok", "bad-\udcff")}
+    write_gradebook(
+        tmp_path / "g.csv", rows, {n: 1.0 for n in __import__("autograder.results").results.ROWS}
+    )
+    back = read_gradebook(tmp_path / "g.csv")
+    assert set(back) == {"=1+2", "'s", "ok", "bad-\\udcff"}
+
+
+def test_the_log_shows_control_characters_as_escapes():
+    from autograder.judge.outputs import plain_log
+
+    assert (
+        plain_log("a\x1b]0;t\x07b\x1b[2J\rc\x9bd\te\nf")
+        == "a\\x1b]0;t\\x07b\\x1b[2J\\rc\\x9bd\te\nf"
+    )
+
+
+def test_module_names_the_judge_loads():
+    from autograder.judge.sections import module_name
+
+    assert module_name("helper.py") and module_name("ayudante_ñ.py")
+    assert not module_name("h" * 245 + ".py") and not module_name("bad-name.py")
+    assert not module_name("x\udcff.py")
+
+
+def test_a_file_too_large_to_compile_here_is_left_to_the_worker(tmp_path, monkeypatch):
+    from autograder.judge import grading_process as gp
+
+    grader = gp.GradingProcess.__new__(gp.GradingProcess)
+    grader.code, grader.syntax = __import__("collections").OrderedDict(), {}
+    big = b'a = "x" * 4096\n' * (gp.COMPILE_SOURCE_BYTES // 15 + 1)
+    assert grader.compiled("big.py", big, str(tmp_path / "big.py")) is None
+    assert grader.syntax["big.py"] == gp.UNCHECKED and not grader.code[("big.py", big)][0]
+    assert grader.compiled("ok.py", b"x = 1\n", str(tmp_path / "ok.py"))
+    assert grader.compiled("bad.py", b"def (:\n", str(tmp_path / "bad.py")) is None
+    assert grader.syntax["bad.py"][0] == 1
+    grader.syntax = {}
+    grader.compiled(
+        "bad.py", b"def (:\n", str(tmp_path / "bad.py")
+    )  # from the cache: the same verdict
+    assert grader.syntax["bad.py"][0] == 1
+    monkeypatch.setattr(gp, "CODE_CACHE_BYTES", 0)
+    grader.compiled("other.py", b"y = 2\n", str(tmp_path / "other.py"))
+    assert sum(len(c or b"") for c, _ in grader.code.values()) == 0

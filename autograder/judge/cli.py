@@ -150,8 +150,9 @@ def main(args) -> int:
 
     from ..properties import core
     from . import sample
-    from .outputs import render_gradebook
+    from .outputs import plain_log, render_gradebook
     from .scheduler import grade
+    from .wire import valid_text
 
     console = Console(quiet=args.quiet)
     submissions, out = args.submissions, args.out
@@ -182,5 +183,5 @@ def main(args) -> int:
         f"results in {out} (gradebook.csv, <student>/results.json, feedback.html)"
     )
     for e in errors:
-        console.print(e, style="red", markup=False)
+        console.print(plain_log(valid_text(e)), style="red", markup=False, highlight=False)
     return 2 if errors else 0

@@ -14,6 +14,7 @@ from html import escape
 from .. import i18n, results
 from ..components import BY_NAME
 from ..i18n import N_, _, ngettext
+from .outputs import JUDGE_ERROR_LINE
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 980px; margin: 2em auto;
@@ -120,6 +121,7 @@ def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
         '<p class="total">'
         + escape(_("Total: {total} points")).format(total=f"<b>{total}</b>")  # numbers: no markup
         + "</p>",
+        *([f'<p class="hint"><b>{escape(_(JUDGE_ERROR_LINE))}</b></p>'] if r.errors else []),
         '<table class="components"><thead><tr>'
         + "".join(
             f"<th>{escape(h)}</th>"
@@ -200,6 +202,7 @@ def markdown(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
         "",
         "**" + _("Total: {total} points").format(total=f"{earned:g} / {available:g}") + "**",
         "",
+        *([f"**{_md_text(_(JUDGE_ERROR_LINE))}**", ""] if r.errors else []),
         "| {} | {} | {} |".format(_("component"), _("points"), _("properties passed")),
         "|---|---:|---:|",
     ]

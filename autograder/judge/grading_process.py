@@ -11,6 +11,7 @@ the machine down; if it dies, the scheduler regrades its section in a fresh one.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import os
@@ -40,8 +41,24 @@ GRADER_CPU_MARGIN_S = (
 # Characters kept of each field of an outcome, whatever a worker sent to build it: the feedback can never
 # carry a file (a reference solution, say) however a worker smuggles it into a message.
 FIELD_LIMITS = {"message": 1200, "example": 2000, "hint": 600, "detail": 3000}
+# Text from the code under test shown per section (outputs.text_bytes); the submission has a budget of its own
+# (outputs.SUBMISSION_TEXT_BUDGET).
+SECTION_TEXT_BUDGET = 2 << 10
+# What one submission's files may cost this process to load. A file of at most COMPILE_SOURCE_BYTES is compiled
+# here (one at a time) and its bytecode written beside it for the section's workers; a larger one, or one
+# whose code exceeds MAX_CODE_BYTES, is compiled by the worker itself if it imports it, within the worker's
+# limits and the section's time, and released with the worker. Constant folding multiplies: 1 MiB of
+# `a = "x" * 4096` lines made a 231 MB code object, held for this process's life; 128 KiB of it now cost a
+# transient ~30 MB here at most, and honest files are under 20 KiB (the largest reference file: 11 KiB).
+COMPILE_SOURCE_BYTES = 128 << 10
+MAX_CODE_BYTES = 8 << 20
+# Bytecode kept between sections (a helper shared by a student's sections is compiled once): at most this much,
+# the oldest dropped first; never a student's file bigger than CACHED_CODE_BYTES.
+CODE_CACHE_BYTES, CACHED_CODE_BYTES = 32 << 20, 256 << 10
 
 TIMEOUT_HINT = N_("an endless loop, or far too slow? Every call must finish within the time limit")
+UNCHECKED = ()  # self.syntax's value for a file this process did not compile
+
 CRASH_HINT = N_(
     "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
 )
@@ -126,8 +143,13 @@ class GradingProcess:
         if soft == resource.RLIM_INFINITY or soft > self.as_limit:
             resource.setrlimit(resource.RLIMIT_AS, (self.as_limit, hard))
         self.pictures: dict[str, bytes] = {}
-        # (file name, source) -> marshalled code
-        self.code: dict[tuple[str, bytes], bytes | None] = {}
+        # (file name, source) -> (marshalled code or None, what self.syntax says of it), oldest first (compiled)
+        self.code: collections.OrderedDict[tuple[str, bytes], tuple] = collections.OrderedDict()
+        # the reference's bytecode, kept for the process's life (a few files, the same for everyone)
+        self.reference_code: dict[tuple[str, bytes], bytes] = {}
+        # file name -> (line, message): the section's files that do not compile, as this process says it; or
+        # UNCHECKED: too large to compile here (the worker's word is taken, its text bounded)
+        self.syntax: dict[str, tuple] = {}
         # the section's reference dependencies, as bytecode
         self.preload: list[tuple[str, bytes]] = []
         # The set-up's objects (torch, Hypothesis, the properties: ~250 000) leave the collector's generations:
@@ -161,7 +183,6 @@ class GradingProcess:
         reference source."""
         import importlib._bootstrap_external as bx
         import importlib.util
-        import marshal
 
         from ..components import NAMES
         from .sandbox import reference_code
@@ -173,36 +194,67 @@ class GradingProcess:
         cache.mkdir(mode=0o755)
         self.preload = []
         for name in sorted(reference, key=lambda n: NAMES.index(n[:-3])):
-            key = ("<reference>" + name, files[name])
-            if key not in self.code:
-                self.code[key] = reference_code(files[name], name)
-            self.preload.append((name[:-3], self.code[key]))
+            key = (name, files[name])
+            if key not in self.reference_code:
+                self.reference_code[key] = reference_code(files[name], name)
+            self.preload.append((name[:-3], self.reference_code[key]))
+        self.syntax = {}
         for name, data in files.items():
             if name in reference:
                 continue
             path = self.pkg / name
             path.write_bytes(data)
             path.chmod(0o644)
-            key = (name, data)
-            if key not in self.code:
-                try:
-                    self.code[key] = marshal.dumps(
-                        compile(data, str(path), "exec", dont_inherit=True)
-                    )
-                except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-                    self.code[key] = None  # the worker's own import reports it
-            if self.code[key] is not None:
-                st = path.stat()
-                pyc = (
-                    bytearray(importlib.util.MAGIC_NUMBER)
-                    + bx._pack_uint32(0)
-                    + bx._pack_uint32(int(st.st_mtime))
-                    + bx._pack_uint32(st.st_size)
-                    + self.code[key]
-                )
-                target = Path(importlib.util.cache_from_source(str(path)))
+            code = self.compiled(name, data, str(path))
+            if code is None:
+                continue
+            st = path.stat()
+            pyc = (
+                bytearray(importlib.util.MAGIC_NUMBER)
+                + bx._pack_uint32(0)
+                + bx._pack_uint32(int(st.st_mtime))
+                + bx._pack_uint32(st.st_size)
+                + code
+            )
+            target = Path(importlib.util.cache_from_source(str(path)))
+            try:  # without it, the worker compiles the file itself (within its own limits)
                 target.write_bytes(pyc)
                 target.chmod(0o644)
+            except OSError:
+                target.unlink(missing_ok=True)
+
+    def compiled(self, name: str, data: bytes, path: str) -> bytes | None:
+        """The file's marshalled code, or None: it does not compile (the worker's import reports it, and
+        self.syntax keeps the judge's own message), or it is too large to compile here (COMPILE_SOURCE_BYTES,
+        MAX_CODE_BYTES: the worker's import compiles it within the worker's limits, charged to the section).
+        Kept between sections within CODE_CACHE_BYTES, so a submission's files cost this process at most that
+        much after its section."""
+        import marshal
+
+        key = (name, data)
+        if key not in self.code:
+            code, syntax = None, None
+            if len(data) > COMPILE_SOURCE_BYTES:
+                syntax = UNCHECKED
+            else:
+                try:
+                    code = marshal.dumps(compile(data, path, "exec", dont_inherit=True))
+                except SyntaxError as e:
+                    syntax = (e.lineno, str(e.msg))
+                except (ValueError, RecursionError, MemoryError, OverflowError):
+                    pass
+                if code is not None and len(code) > MAX_CODE_BYTES:
+                    code, syntax = None, UNCHECKED
+            if code is not None and len(code) > CACHED_CODE_BYTES:
+                return code  # used for this section, never kept (a file too big to compile has no syntax)
+            self.code[key] = (code, syntax)
+        self.code.move_to_end(key)
+        code, syntax = self.code[key]
+        while self.code and sum(len(c or b"") for c, _ in self.code.values()) > CODE_CACHE_BYTES:
+            self.code.popitem(last=False)
+        if syntax is not None:
+            self.syntax[name] = syntax
+        return code
 
     def property_for(self, spec):
         """spec: (property id, points or None). A points override marks an integration re-run."""
@@ -237,6 +289,7 @@ class GradingProcess:
                 time.monotonic() + section["budget_s"],
                 section["label"],
                 self.preload,
+                dict(self.syntax),
             )
         # a function that timed out is not called again (student_code.StopsAtLoops, as in the self-check)
         student = StopsAtLoops(student)
@@ -244,6 +297,7 @@ class GradingProcess:
         # The by-hand guard is probed before a property drawn here (the student's code cannot know which) and
         # after the last one; found switched off, the section earns nothing (docs/byhand.md).
         probe_at, still_allowed = random.SystemRandom().randrange(len(section["props"]) + 1), []
+        judge_errors: list[str] = []
         try:
             for index, spec in enumerate(section["props"]):
                 if index == probe_at and getattr(student, "pid", None) is not None:
@@ -267,22 +321,27 @@ class GradingProcess:
                 # the judge's own randomness: order-independent
                 seed_everything(zlib.crc32(p.id.encode()))
                 o = self.run_property(p, student)
-                if out_of_memory(o.message):
-                    raise MemoryError  # this process is out of memory: it ends, the section is regraded
                 timeouts = len(student.looped)  # each a time limit spent; a repeat costs nothing
                 outcomes.append(o)
             # after the last property (a lost worker's successor imports the file again)
-            if isinstance(student, SandboxedStudentCode):
+            if isinstance(student.student, SandboxedStudentCode):  # under StopsAtLoops
                 still_allowed = still_allowed or self.probe_rules(student, component)
             if still_allowed:
                 self.core.rules_switched_off(outcomes, component, still_allowed)
             if section.get("picture"):
-                picture = self.picture(student)
+                try:
+                    picture = self.picture(student)
+                except (JudgeError, MemoryError):
+                    raise
+                except Exception:  # noqa: BLE001 - the picture only: the section's outcomes stand
+                    judge_errors.append("the picture: " + traceback.format_exc(limit=8))
+                    picture = {"png": None, "caption": ""}
         except JudgeError as e:
             return {"key": section["key"], "error": str(e)}
         finally:
             student.close()
         records = [tidy(outcome_record(o), str(self.pkg), str(self.tmp)) for o in outcomes]
+        records = section_budget(records)
         stats = student.stats
         # Normal: every call answered in time by a live worker. Only such a result may be reused for another
         # student whose section has the same files (a timeout depends on the load and on the time left).
@@ -295,6 +354,7 @@ class GradingProcess:
             "seconds": time.perf_counter() - start,
             "normal": normal,
             "picture": picture,
+            "judge_errors": judge_errors,
             "log": "\n".join(stats.log)[:8000],
             "stats": {
                 "forks": stats.forks,
@@ -327,7 +387,9 @@ class GradingProcess:
 
         t0 = time.perf_counter()
         try:
-            o = self.core.run_property(p, student)
+            # A MemoryError this process raised itself (an object it made, never a worker's text) ends the
+            # process: the scheduler regrades the section in a fresh one, charged to its student.
+            o = self.core.run_property(p, student, reraise=(MemoryError,))
         except (
             WorkerLost
         ) as lost:  # the worker hung or died: this property ends here, the next gets a new one
@@ -359,11 +421,18 @@ class GradingProcess:
 _HEX = re.compile(r"0x[0-9a-fA-F]{6,}")
 
 
-def out_of_memory(message: str) -> bool:
-    """Is this core.run_property's message for a check that ran out of memory (this process's own)? In the
-    language of the moment: the words before the error are the translated template's."""
-    head = _("the result could not be checked: {error}").partition("{error}")[0]
-    return message.startswith(head + "MemoryError")
+def section_budget(records: list[dict]) -> list[dict]:
+    """The section's records with at most SECTION_TEXT_BUDGET bytes of text from the code under test."""
+    from .outputs import over_budget, text_bytes
+
+    left, kept = SECTION_TEXT_BUDGET, []
+    for r in records:
+        cost = text_bytes(r)
+        if cost > left:
+            r, cost = over_budget(r, SECTION_TEXT_BUDGET / 1024, per_section=True), 0
+        left -= cost
+        kept.append(r)
+    return kept
 
 
 def tidy(record: dict, *paths: str) -> dict:
@@ -461,7 +530,20 @@ def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str
         path = "/" + entry
         if path not in system and os.path.isdir(path) and not os.path.islink(path):
             hide.append(path)
-    return sorted({os.path.realpath(h) for h in hide} - system), sorted(keep)
+    hide = {os.path.realpath(h) for h in hide} - system
+    # The outermost suffice: a folder inside another cover (the kit, the solutions, the submissions and output
+    # folders inside /work or /home) is hidden with it, and its path stays out of the worker's configuration;
+    # unless it is inside a folder bound back (the kit installed in the Python installation's site-packages).
+    from .sandbox import MASKED, WRITABLE
+
+    covers = hide | set(MASKED) | set(WRITABLE)
+    hide = {
+        h
+        for h in hide
+        if not any(h.startswith(c + "/") for c in covers)
+        or any(h.startswith(k + "/") for k in keep)
+    }
+    return sorted(hide), sorted(keep)
 
 
 def main() -> None:

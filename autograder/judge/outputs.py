@@ -5,16 +5,43 @@ sections are graded, so a crash of the batch loses nothing."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import results
 from ..components import COMPONENTS, NAMES
+from ..i18n import N_, _
 from ..properties import core
 from .sections import Section, integration_props
+from .wire import valid_text
+
+# The line a student reads where the judge failed on part of their submission (the details are in the
+# instructor's log only: a traceback names the judge's own files).
+JUDGE_ERROR_LINE = N_(
+    "The judge failed on part of your submission (a fault of the judge, not of your code): your instructor "
+    "has been told, and the parts concerned are not graded yet."
+)
+# Text from the code under test that the feedback shows, per submission: the message and detail (UTF-8 bytes)
+# of each outcome the student's code itself ended (an error, a forbidden call, a timeout, a crash; the words
+# of a failed comparison and of a stub are the judge's own, and a stub shows no traceback). Each section has
+# a smaller budget of its own (grading_process.SECTION_TEXT_BUDGET). Past it, an outcome keeps its verdict and
+# a judge-written sentence: whatever a worker holds (reference bytecode beside the student's code) leaves
+# through the feedback at this rate at most (docs/judge.md, "What can still leave"). An honest error shows
+# ~0.3 KiB of message and ~0.6 KiB of traceback.
+SUBMISSION_TEXT_BUDGET = 8 << 10
+TEXT_OMITTED = N_(
+    "The rest of this message is omitted (the feedback shows at most {kib} KiB of text from your "
+    "code per submission)"
+)
+TEXT_OMITTED_SECTION = N_(
+    "The rest of this message is omitted (the feedback shows at most {kib} KiB of text from your "
+    "code per component)"
+)
 
 SHORT = {**{c.name: c.short for c in COMPONENTS}, results.INTEGRATION: "integ"}
 COLUMNS = results.ROWS  # the gradebook's point columns: each component, then the integration share
@@ -30,6 +57,7 @@ class StudentResult:
     log: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     stats: list[dict] = field(default_factory=list)
+    restarts: int = 0  # grading processes that ended while grading this student's sections
 
     def points(self) -> dict[str, float]:
         """Points per gradebook column: each component's own properties, and the integration share apart."""
@@ -68,6 +96,7 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -
         if rec.get("error"):
             r.errors.append(f"JUDGE ERROR in {s.label}: {rec['error']}")
             continue
+        r.errors.extend(f"JUDGE ERROR in {s.label}: {e}" for e in rec.get("judge_errors", ()))
         records.extend(rec["outcomes"])
         r.seconds += rec.get("seconds", 0.0)
         r.stats.append(
@@ -80,36 +109,139 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -
     order = {n: i for i, n in enumerate(NAMES)}
     # stable within each
     records.sort(key=lambda x: (order[x["component"]], "::integration::" in x["id"]))
-    r.outcomes = core.require_behaviour([outcome_from(x) for x in records])
+    r.outcomes = core.require_behaviour([outcome_from(x) for x in within_budget(records)])
+
+
+def text_bytes(record: dict) -> int:
+    """What an outcome shows of the code under test's text (message and detail), if the student's code ended
+    it (a passed or failed property's words are the judge's)."""
+    judges = (core.Status.PASSED, core.Status.FAILED, core.Status.NOT_IMPLEMENTED)
+    if record["status"] in judges or record.get("omitted"):
+        return 0
+    return sum(len(record[f].encode("utf-8", "backslashreplace")) for f in ("message", "detail"))
+
+
+def over_budget(record: dict, kib: float, per_section: bool = False) -> dict:
+    """The record with a judge-written message in place of the text past the budget."""
+    template = TEXT_OMITTED_SECTION if per_section else TEXT_OMITTED
+    message = _(template).format(kib=f"{kib:g}")
+    return dict(record, message=message, detail="", example="", omitted=True)
+
+
+def within_budget(records: list[dict], budget: int = SUBMISSION_TEXT_BUDGET) -> list[dict]:
+    """The records, in order, each one's text shown while the budget lasts (a record never half shown)."""
+    kept = []
+    for x in records:
+        cost = text_bytes(x)
+        if cost > budget:
+            x = over_budget(x, SUBMISSION_TEXT_BUDGET / 1024)
+            cost = 0
+        budget -= cost
+        kept.append(x)
+    return kept
 
 
 # ------------------------------------------------------------------------------------------------ files
 def write_atomic(path: Path, data: bytes | str) -> None:
+    """Written whole or not at all. Text of any origin is written: a lone surrogate (a print of "\\udcff", a
+    file name decoded with surrogateescape) becomes its backslash escape, never an error. The temporary name
+    is short: a student's folder name may be as long as the system allows."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data.encode() if isinstance(data, str) else data)
+    tmp = path.with_name(
+        f".tmp-{os.getpid()}-{hashlib.sha256(path.name.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
+    )
+    tmp.write_bytes(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
     os.replace(tmp, path)
+
+
+def log_path(out: Path, student: str) -> Path:
+    """OUT/logs/<student>.txt; a name too long for ".txt" keeps its start and a hash (NAME_MAX is 255 bytes)."""
+    raw = student.encode("utf-8", "surrogateescape")
+    if len(raw) <= 200:
+        return out / "logs" / f"{student}.txt"
+    short = raw[:180].decode("utf-8", "ignore")
+    return out / "logs" / f"{short}-{hashlib.sha256(raw).hexdigest()[:12]}.txt"
+
+
+# Terminal control: ESC (CSI and OSC sequences start with it), C1 controls, and every C0 control but tab and
+# newline. A student's prints reach the instructor's log, which an instructor may `cat` in a terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain_log(text: str) -> str:
+    """Text safe to print in a terminal: each control character as its escape (ESC as \\x1b)."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def results_json(r: StudentResult, hidden_visibility: str) -> dict:
     rows = results.summarize(r.outcomes)
     lines = [f"{row.component}: {row.earned:g} / {row.available:g}" for row in rows]
+    if r.errors:
+        lines.append(_(JUDGE_ERROR_LINE))
     data = results.gradescope(r.outcomes, r.seconds, hidden_visibility, "\n".join(lines))
     return data
 
 
 def write_student(out: Path, r: StudentResult, hidden_visibility: str) -> None:
+    """Each file on its own: one that cannot be made is a judge error for this student (in the log, and a
+    line in the files that could be written), with a plain version in its place; the others are written."""
     from . import feedback
 
     folder = out / r.name
-    data = results_json(r, hidden_visibility)
-    write_atomic(folder / "results.json", json.dumps(data, indent=2, sort_keys=True) + "\n")
-    write_atomic(folder / "feedback.html", feedback.html(r, hidden_visibility))
-    write_atomic(folder / "feedback.md", feedback.markdown(r, hidden_visibility))
+
+    def results_file():
+        data = results_json(r, hidden_visibility)
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+    def plain_results():  # the judge's line and the score of what was graded, nothing a worker wrote
+        data = {
+            "score": sum(o.score for o in r.outcomes) if _outcomes_ok(r) else 0,
+            "output": _(JUDGE_ERROR_LINE),
+            "tests": [],
+        }
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+    def plain_page():
+        return f"<!doctype html><meta charset=utf-8><p>{_(JUDGE_ERROR_LINE)}</p>\n"
+
+    for name, make, fallback in (
+        ("results.json", results_file, plain_results),
+        ("feedback.html", lambda: feedback.html(r, hidden_visibility), plain_page),
+        (
+            "feedback.md",
+            lambda: feedback.markdown(r, hidden_visibility),
+            lambda: _(JUDGE_ERROR_LINE) + "\n",
+        ),
+    ):
+        _write_or_fallback(r, folder / name, make, fallback)
     if r.picture:
-        write_atomic(folder / "attention_weights.png", r.picture)
-    log = [f"# {r.name}: instructor log (not for students)"] + r.errors + r.log
-    write_atomic(out / "logs" / f"{r.name}.txt", "\n".join(log) + "\n")
+        _write_or_fallback(r, folder / "attention_weights.png", lambda: r.picture, None)
+    log = (
+        [f"# {r.name}: instructor log (not for students)"]
+        + r.errors
+        + [plain_log(x) for x in r.log]
+    )
+    write_atomic(log_path(out, r.name), "\n".join(log) + "\n")
+
+
+def _outcomes_ok(r: StudentResult) -> bool:
+    try:
+        sum(o.score for o in r.outcomes)
+        return True
+    except Exception:  # noqa: BLE001 - a fallback must not fail in turn
+        return False
+
+
+def _write_or_fallback(r: StudentResult, path: Path, make, fallback) -> None:
+    import traceback
+
+    try:
+        write_atomic(path, make())
+        return
+    except Exception:  # noqa: BLE001 - one file of one student: never the batch
+        r.errors.append(f"JUDGE ERROR writing {path.name}: {traceback.format_exc(limit=6)}")
+    if fallback is not None:
+        write_atomic(path, fallback())
 
 
 def write_timing(out: Path, results_by: dict[str, StudentResult]) -> None:
@@ -135,12 +267,9 @@ def maxima(props: list[core.Property]) -> dict[str, float]:
 def read_gradebook(path: Path) -> dict[str, dict[str, str]]:
     if not path.is_file():
         return {}
-    with open(path, newline="") as f:
-        return {
-            row["student"]: row
-            for row in csv.DictReader(f)
-            if row.get("student") and row["student"] != "(max)"
-        }
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+        rows = [{k: csv_value(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    return {row["student"]: row for row in rows if row.get("student") and row["student"] != "(max)"}
 
 
 def write_gradebook(path: Path, rows: dict[str, dict[str, str]], maximum: dict[str, float]) -> None:
@@ -149,8 +278,26 @@ def write_gradebook(path: Path, rows: dict[str, dict[str, str]], maximum: dict[s
     w.writerow(["student", *COLUMNS, "total"])
     w.writerow(["(max)", *(f"{maximum[n]:g}" for n in COLUMNS), f"{sum(maximum.values()):g}"])
     for name in sorted(rows):
-        w.writerow([name, *(rows[name].get(n, "") for n in COLUMNS), rows[name].get("total", "")])
+        cells = [name, *(rows[name].get(n, "") for n in COLUMNS), rows[name].get("total", "")]
+        w.writerow([csv_cell(c) for c in cells])
     write_atomic(path, buf.getvalue())
+
+
+# A spreadsheet reads a cell starting with one of these as a formula (CSV injection): OWASP's advice is to
+# prefix it with a single quote, which the spreadsheet shows and no formula starts with.
+# A cell that starts with the quote itself gets one more, so that reading the file back (--only) is exact.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_cell(value) -> str:
+    """A gradebook cell a spreadsheet reads as text (no score is negative: a leading "-" is a name's)."""
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def csv_value(cell):
+    """A cell as csv_cell was given it."""
+    return cell[1:] if isinstance(cell, str) and cell.startswith("'") else cell
 
 
 def gradebook_row(r: StudentResult) -> dict[str, str]:
@@ -217,7 +364,9 @@ def render_gradebook(results_by: dict[str, StudentResult], props, console) -> No
         for n in used:
             style = "green" if pts[n] == maximum[n] else ("red" if pts[n] == 0 else "yellow")
             cells.append(Text(f"{pts[n]:g}", style=style))
-        label = Text(name)
+        label = Text(
+            valid_text(name)
+        )  # a folder name decoded with surrogateescape prints as its escapes
         if r.errors:
             label.append(" (judge error)", style="red")
         table.add_row(label, *cells, Text(f"{sum(pts.values()):g}", style="bold"))

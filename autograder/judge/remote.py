@@ -10,6 +10,7 @@ fresh worker.
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import socket
@@ -39,20 +40,28 @@ from ..student_code import (
     from_files,
     in_call,
     missing_file,
+    where_text,
 )
 from . import wire
 from .limits import Limits
 from .sandbox import Bye, Import
 
-# As root, the workers of one judge run get uids of their own: a block of UIDS_PER_RUN numbers picked by the
-# orchestrator's pid (unique among running processes), two per grading slot. So a worker can signal no
-# worker of another slot, nor of another judge running at the same time.
-UID_BASE, UIDS_PER_RUN = 2_000_000, 128
+# As root, the workers of one judge run get uids of their own: a block of UIDS_PER_RUN numbers picked at random
+# once per orchestrator (one of UID_BLOCKS: two judges at the same time share a block once in a million), two
+# per grading slot. So a worker can signal no worker of another slot, nor of another judge running at the
+# same time; and its uid says nothing of the host (a block derived from the orchestrator's pid named it).
+UID_BASE, UIDS_PER_RUN, UID_BLOCKS = 2_000_000, 128, 1 << 20
 MAX_JOBS = UIDS_PER_RUN // 2
+_block: list[int] = []
 
 
-def uid_block(pid: int) -> int:
-    return UID_BASE + pid * UIDS_PER_RUN
+def uid_block() -> int:
+    """This orchestrator's block of uids (the same for the life of the process)."""
+    if not _block:
+        import secrets
+
+        _block.append(UID_BASE + secrets.randbelow(UID_BLOCKS) * UIDS_PER_RUN)
+    return _block[0]
 
 
 # The whole environment of a zygote, hence of every worker: no HOME, no token, no path of the host. Set at
@@ -266,11 +275,14 @@ class SandboxedStudentCode(StudentCode):
         deadline: float,
         label: str,
         preload: list | None = None,
+        syntax: dict | None = None,
     ):
         self.zygote_factory, self.zygote = zygote_factory, None
         # [(module, reference bytecode)]: run in each worker before student code
         self.preload = preload or []
         self.sources, self.limits, self.deadline, self.label = sources, limits, deadline, label
+        # file name -> (line, message): the section's files that do not compile, as the judge says it
+        self.syntax = syntax or {}
         self.pid, self.sock, self.imported = None, None, set()
         self.stats = WorkerStats()
         # Budgets count the worker's CPU time (the kernel's accounting, read from here: the student cannot
@@ -465,7 +477,7 @@ class SandboxedStudentCode(StudentCode):
             )
             raise self._lost(error, op, 0) from None
         if isinstance(reply, StudentError):
-            raise _tidy(reply, where)
+            raise _tidy(reply, where, op, self.sources, self.syntax)
         problem = _malformed(reply)
         if problem:
             raise self._lost(
@@ -529,9 +541,18 @@ def _malformed(reply) -> str:
 WORKER_KINDS = ERROR_KINDS - {"timeout", "crashed"}
 
 
-def _tidy(e: StudentError, where: str) -> StudentError:
+def _tidy(
+    e: StudentError,
+    where: str,
+    op=None,
+    sources: dict | None = None,
+    syntax: dict | None = None,
+) -> StudentError:
     """A worker's error, rebuilt from plain bounded text (StudentError checks each field's type and cuts it: a
-    forged frame may carry anything there); name sys.exit as the exit it is."""
+    forged frame may carry anything there); name sys.exit as the exit it is. The kit's own kinds (a missing
+    file, a syntax error, a stub) are claims, checked against what the judge knows (the section's files, its
+    own compile of them, the operation) and their messages written here; a claim that does not hold (a
+    student raising the kit's StudentError of kind "missing") is the student's exception it is."""
     fields = e.__dict__
     e = StudentError(*(fields.get(n) for n in ("kind", "message", "where", "exc_type", "detail")))
     if e.exc_type == "SystemExit":
@@ -546,5 +567,90 @@ def _tidy(e: StudentError, where: str) -> StudentError:
             "SystemExit",
             e.detail,
         )
+    if e.kind in KIT_KINDS and op is not None:
+        return _kit_error(e, op, sources or {}, syntax or {}) or _demoted(e, op)
     kind = e.kind if e.kind in WORKER_KINDS else "exception"
     return StudentError(kind, e.message, e.where, e.exc_type, e.detail)
+
+
+# The kinds whose messages the judge writes: they end a property at once (missing, syntax) or name the kit's
+# own verdict (a stub). "forbidden" keeps the guard's words (an operator's name), bounded like any text.
+KIT_KINDS = frozenset({"missing", "syntax", "not_implemented"})
+
+
+def executor_wheres(op) -> tuple[str, ...]:
+    """Where an Executor may say an operation failed (StudentError.where): the operation itself, or the
+    import of its component's file (an import error is raised again by every later operation)."""
+    component = component_of(op)
+    if isinstance(op, Import):
+        return (f"{IMPORT_OF}{component}.py",)
+    if isinstance(op, Build):
+        own = f"{component}.{op.name}.__init__"
+    elif isinstance(op, Call):
+        own = (
+            f"{component}.{op.on.name}.{op.name}"
+            if isinstance(op.on, Handle)
+            else f"{component}.{op.name}"
+        )
+    elif isinstance(op, Inspect):
+        own = f"{component}.{op.handle.name}.state_dict"
+    else:
+        own = ""
+    return (own, f"{IMPORT_OF}{component}.py")
+
+
+def _slots(template: str, message: str) -> dict | None:
+    """The values of a template's {placeholders} in a message made from it, or None if it was not."""
+    parts = re.split(r"\{(\w+)\}", template)
+    pattern = "".join(re.escape(x) if i % 2 == 0 else f"(?P<{x}>.*?)" for i, x in enumerate(parts))
+    m = re.fullmatch(pattern, message, re.S)
+    return m.groupdict() if m else None
+
+
+def _kit_error(e: StudentError, op, sources: dict, syntax: dict) -> StudentError | None:
+    """The kit's error the worker claims, as the judge writes it; None if the claim does not hold."""
+    wheres = executor_wheres(op)
+    where = e.where if e.where in wheres else wheres[0]
+    if e.kind == "missing":
+        slots = _slots(_("{file} is missing from the submission (needed by {where})"), e.message)
+        file = (slots or {}).get("file", "")
+        module = file.removesuffix(".py")
+        if file.endswith(".py") and module.isidentifier() and len(module) <= 64:
+            if module not in sources:
+                return missing_file(file, where)
+        return None
+    if e.kind == "syntax":
+        if not syntax:
+            return None
+        slots = _slots(_("SyntaxError in {file}, line {line}: {error}"), e.message) or {}
+        named = slots.get("file", "")
+        own = f"{component_of(op)}.py"
+        file = named if named in syntax else own if own in syntax else sorted(syntax)[0]
+        if not syntax[
+            file
+        ]:  # a file too large for the judge to compile: the worker's words, bounded
+            return StudentError("syntax", e.message[:300], where, "SyntaxError")
+        line, msg = syntax[file]
+        message = _("SyntaxError in {file}, line {line}: {error}").format(
+            file=file, line=line, error=msg
+        )
+        return StudentError("syntax", message, where, "SyntaxError")
+    if e.kind == "not_implemented":
+        message = _("{where} is not implemented yet (raises NotImplementedError)").format(
+            where=where_text(where)
+        )
+        # No traceback: it ends at `raise NotImplementedError` and would carry the student's text unbudgeted.
+        return StudentError("not_implemented", message, where, "NotImplementedError")
+    return None
+
+
+def _demoted(e: StudentError, op) -> StudentError:
+    """A kit kind the judge did not confirm: the student's own exception, worded as any other."""
+    where = executor_wheres(op)[0]
+    lines = e.message.strip().splitlines()
+    text = lines[0][:300] if lines else ""
+    error = e.exc_type or "StudentError"
+    msg = (_("{error} in {where}: {text}") if text else _("{error} in {where}")).format(
+        error=error, where=where_text(where), text=text
+    )
+    return StudentError("exception", msg, where, error, e.detail)

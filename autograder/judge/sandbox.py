@@ -118,6 +118,62 @@ def _drop_capabilities() -> None:
     _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl PR_CAP_AMBIENT")
 
 
+# A seccomp filter (classic BPF, loaded with prctl: no library needed) that refuses a worker any new user
+# namespace: unshare or clone with CLONE_NEWUSER fail with EPERM, clone3 (whose flags sit in memory a filter
+# cannot read) with ENOSYS, on which the C library falls back to clone. The x32 ABI's numbers are refused too.
+# It removes the kernel's user-namespace code from what a worker can reach (no escape was found through it).
+# x86_64 only: elsewhere no filter is loaded and docs/judge.md says so.
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+_AUDIT_ARCH_X86_64, _X32_BIT = 0xC000003E, 0x40000000
+_NR_CLONE, _NR_UNSHARE, _NR_CLONE3 = 56, 272, 435
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+# (code, jt, jf, k): a jump skips jt (true) or jf (false) instructions.
+NO_USER_NAMESPACES = (
+    (_LD_ABS, 0, 0, 4),  # 0: the architecture
+    (_JEQ, 0, 7, _AUDIT_ARCH_X86_64),  # 1: another one: allow (9)
+    (_LD_ABS, 0, 0, 0),  # 2: the syscall's number
+    (_JGE, 6, 0, _X32_BIT),  # 3: the x32 ABI: EPERM (10)
+    (_JEQ, 6, 0, _NR_CLONE3),  # 4: clone3: ENOSYS (11)
+    (_JEQ, 1, 0, _NR_UNSHARE),  # 5: unshare: its flags (7)
+    (_JEQ, 0, 2, _NR_CLONE),  # 6: clone: its flags (7); any other call: allow (9)
+    (_LD_ABS, 0, 0, 16),  # 7: the first argument's low 32 bits: the flags
+    (_JSET, 1, 0, CLONE_NEWUSER),  # 8: a new user namespace: EPERM (10); else allow (9)
+    (_RET, 0, 0, _RET_ALLOW),  # 9
+    (_RET, 0, 0, _RET_ERRNO | 1),  # 10: EPERM
+    (_RET, 0, 0, _RET_ERRNO | 38),  # 11: ENOSYS
+)
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def forbid_user_namespaces() -> bool:
+    """Load NO_USER_NAMESPACES for this process and its children (after no_new_privs). False where it is not
+    loaded (not x86_64)."""
+    if os.uname().machine != "x86_64":
+        return False
+    program = (_SockFilter * len(NO_USER_NAMESPACES))(
+        *(_SockFilter(*i) for i in NO_USER_NAMESPACES)
+    )
+    prog = _SockFprog(len(NO_USER_NAMESPACES), program)
+    _check(
+        _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0),
+        "prctl PR_SET_SECCOMP",
+    )
+    return True
+
+
 def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
@@ -214,6 +270,11 @@ def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> No
                     None,
                     MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | _kept_flags(k),
                 )
+        if (
+            not writable
+        ):  # a cover is read-only once what it must show is bound back (as root, its owner
+            # is not the worker's uid anyway; in a user namespace it would be)
+            _mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, opts)
     for fd in fds.values():
         os.close(fd)
     if own_proc:
@@ -279,8 +340,9 @@ def setup_worker(cfg: dict, sock_fd: int) -> int:
         _drop_capabilities()
         _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the zygote
-    # Nothing of the kit's own folder on the path (it is hidden anyway as root); no .pyc written.
-    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in cfg["unpath"]]
+    if cfg["isolate"]:  # last: the keeper and the set-up above made the namespaces this one refuses
+        forbid_user_namespaces()
+    # No .pyc written (the kit's folder left sys.path in the zygote: see Zygote.serve).
     sys.dont_write_bytecode = True
     return host_pid
 
@@ -554,6 +616,7 @@ class Zygote:
         if pid == 0:
             self.ctrl.close()
             ours.close()
+            self.cfg = None  # the worker's own copy (cfg) is cleared once it is set up
             worker(cfg, theirs)
         theirs.close()
         self.spare = (pid, ours)
@@ -594,6 +657,7 @@ class Zygote:
                     self.wait_for(pid, block=True)
                 return
             req = wire.loads(msg)
+            msg = None  # a worker forked below must find no frame of the host's configuration
             if req["op"] == "configure":
                 self.cfg = req["cfg"]
                 # The run's language, with its catalog read now: a worker's mounts hide the kit's folder,
@@ -601,9 +665,15 @@ class Zygote:
                 lang = self.cfg.get("lang")
                 i18n.set_language(lang if lang in i18n.LANGUAGES else None)
                 i18n.translation(i18n.current_language())
+                # Nothing of the kit's own folder on the path, here once rather than in each worker (where
+                # it is hidden anyway): the worker's configuration need not name it.
+                unpath = set(self.cfg.pop("unpath", ()))
+                sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in unpath]
+                req = unpath = None
                 self.ctrl.send(wire.dumps({"ok": True}))
                 self.fork_spare()
             elif req["op"] == "take":
+                req = None
                 pid, sock = self.spare
                 socket.send_fds(self.ctrl, [wire.dumps({"pid": pid})], [sock.fileno()])
                 sock.close()
@@ -635,18 +705,28 @@ def worker(cfg: dict, sock: socket.socket) -> None:
             wire.send(sock, {"setup_failed": f"{type(e).__name__}: {e}"[:300]})
         finally:
             os._exit(70)
+    # What the worker needs of its configuration; the rest (the folders it hides and binds) leaves its memory's
+    # reachable objects before any student code runs.
+    root, output_limit = cfg["root"], cfg["output_limit"]
+    cfg.clear()
     try:
         wire.send(sock, {"ready": True, "pid": host_pid})
-        serve(sock, cfg["root"], cfg["output_limit"])
+        serve(sock, root, output_limit)
     finally:
         os._exit(0)
+
+
+def _vm_kb() -> int:
+    with open("/proc/self/status") as f:
+        return int(f.read().split("VmSize:")[1].split()[0])
 
 
 def zygote(ctrl: socket.socket) -> None:
     warm_up()
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker come back here to be reaped
-    status = open("/proc/self/status").read()
-    vm_kb = int(status.split("VmSize:")[1].split()[0])
+    vm_kb = (
+        _vm_kb()
+    )  # (no local of this frame, which every worker's stack holds, keeps the host's pids)
     mode, problem = probe_isolation()
     # Everything imported so far leaves the collector's generations: a worker's first full collection would
     # otherwise walk torch's ~250 000 objects and copy every page they sit on (a tenth of a worker's CPU time).

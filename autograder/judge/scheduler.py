@@ -16,12 +16,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.markup import escape
 
-from .. import KIT, i18n, results
+from .. import KIT, i18n, results, timing
 from ..components import NAMES
 from ..i18n import _, ngettext
 from ..properties import core
@@ -40,6 +41,7 @@ from .outputs import (
 from .remote import MAX_JOBS, uid_block
 from .sandbox import Reaper
 from .sections import Section, discover, plan, read_files
+from .wire import valid_text
 
 GRADER_TRIES = 3  # a section on which grading processes keep dying is marked crashed (for its student) after this
 STALL_S = 120  # a grading process silent this long past its section's time limit is stuck (a judge bug): killed
@@ -133,9 +135,14 @@ class Scheduler:
         self.results: dict[str, StudentResult] = {}
         self.sections: dict[str, list[Section]] = {}
         for s in self.students:
-            files, notes = read_files(self.submissions / s)
-            self.results[s] = StudentResult(s, log=notes)
-            self.sections[s] = plan(s, files, reference, self.props, salt)
+            self.results[s] = StudentResult(s)
+            try:  # a student whose files cannot be read or planned is a judge error, for them alone
+                files, notes = read_files(self.submissions / s)
+                self.results[s].log.extend(notes)
+                self.sections[s] = plan(s, files, reference, self.props, salt)
+            except Exception:  # noqa: BLE001 - one student: never the batch
+                self.results[s].errors.append(judge_error(f"reading the files of {s}"))
+                self.sections[s] = []
 
         # student -> key -> result record
         self.done: dict[str, dict[str, dict]] = {s: {} for s in self.students}
@@ -177,7 +184,7 @@ class Scheduler:
             "limits": limits,
             "tmp": str(self.tmp),
             "include_hidden": self.options.include_hidden,
-            "uid_base": uid_block(os.getpid()),
+            "uid_base": uid_block(),
             "hide": [str(self.submissions), str(self.out), *limits.hide],
             "lang": i18n.current_language(),
         }
@@ -249,7 +256,7 @@ class Scheduler:
     # -- sections
     def _settle(self, student: str, section: Section, record: dict) -> None:
         self.done[student][section.key] = record
-        self.progress.advance(section.label)
+        self.progress.advance(valid_text(section.label))
 
     def _feed_idle(self) -> None:
         for slot in list(self.slots):
@@ -295,6 +302,10 @@ class Scheduler:
             except (BrokenPipeError, OSError):
                 slot = self._restart(slot)
                 slot.give(section, min(limits.section_timeout, budget), student)
+            except Exception:  # noqa: BLE001 - this section could not be sent: a judge error, its own
+                slot.section = None
+                self._settle(student, section, {"key": section.key, "error": judge_error("")})
+                continue
             self.selector.register(slot.proc.stdout, selectors.EVENT_READ, slot)
             return
         slot.section = None
@@ -311,7 +322,11 @@ class Scheduler:
         # the student's own section, even if lost
         self.spent[student] += time.monotonic() - slot.started
         if record is None:
-            self._restart(slot)
+            # The new grading process's start is charged to the student whose section it ended on: its CPU
+            # time (~4 s, the same on a loaded machine, where its wall time may be several times that).
+            fresh = self._restart(slot)
+            self.spent[student] += timing.cpu_seconds(fresh.proc.pid) or 0.0
+            self.results[student].restarts += 1
             lost = self.deaths[student, section.key] = (
                 self.deaths.get((student, section.key), 0) + 1
             )
@@ -332,28 +347,56 @@ class Scheduler:
                     ),
                 )
             return
-        if record.get("normal") and not record.get("error"):
+        if not isinstance(record, dict) or record.get("key") != section.key:
+            record = {
+                "key": section.key,
+                "error": f"a malformed result record: {type(record).__name__}",
+            }
+        if record.get("normal") and not record.get("error") and not record.get("judge_errors"):
             self.cache[section.key] = record
         self._settle(student, section, record)
 
     # -- outputs
     def _write_finished(self) -> None:
-        """Write every student whose sections are all settled and who is not written yet."""
+        """Write every student whose sections are all settled and who is not written yet. Whatever fails for
+        one student (assembling, a file, the gradebook row) is a judge error for that student alone."""
         for s in self.students:
             if s in self.finished or any(sec.key not in self.done[s] for sec in self.sections[s]):
                 continue
-            assemble(self.results[s], self.sections[s], self.done[s])
-            write_student(self.out, self.results[s], self.options.hidden_visibility)
-            self.gradebook[s] = gradebook_row(self.results[s])
-            write_gradebook(self.out / "gradebook.csv", self.gradebook, self.maximum)
             self.finished.add(s)
+            self._write_one(s, assemble_first=True)
+            write_gradebook(self.out / "gradebook.csv", self.gradebook, self.maximum)
+
+    def _write_one(self, s: str, assemble_first: bool = False) -> None:
+        r = self.results[s]
+        if assemble_first:
+            try:
+                assemble(r, self.sections[s], self.done[s])
+            except Exception:  # noqa: BLE001
+                r.errors.append(judge_error(f"assembling the results of {s}"))
+                r.outcomes = []
+        try:
+            write_student(self.out, r, self.options.hidden_visibility)
+        except Exception:  # noqa: BLE001
+            r.errors.append(judge_error(f"writing the files of {s}"))
+        try:
+            self.gradebook[s] = gradebook_row(r)
+        except Exception:  # noqa: BLE001
+            r.errors.append(judge_error(f"the gradebook row of {s}"))
+            self.gradebook[s] = {"total": "judge error"}
 
     def _write_again(self) -> None:
         """Written again once nothing of the run is left: a leftover process may have changed the files."""
         for s in self.finished:
-            write_student(self.out, self.results[s], self.options.hidden_visibility)
+            self._write_one(s)
         if self.finished:
             write_gradebook(self.out / "gradebook.csv", self.gradebook, self.maximum)
+
+
+def judge_error(what: str) -> str:
+    """The instructor's line for a judge error (the traceback of the exception being handled)."""
+    head = f"JUDGE ERROR {what}: " if what else "JUDGE ERROR: "
+    return head + traceback.format_exc(limit=8)
 
 
 def not_run(section: Section, message: str, status: core.Status = core.Status.TIMEOUT) -> dict:

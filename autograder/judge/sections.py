@@ -28,6 +28,10 @@ INTEGRATION_PROPS = (
 )
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 64
+MAX_SUBMISSION_BYTES = 4 << 20  # all of a submission's files: what it may cost the judge to load
+# A module's file name: an identifier of at most this many UTF-8 bytes. Its bytecode is cached under a name
+# about 20 characters longer (name.cpython-312.pyc), and a file name may have 255 bytes.
+MAX_NAME_BYTES = 100
 
 
 @dataclass
@@ -66,22 +70,47 @@ def discover(submissions: Path) -> list[str]:
 
 def read_files(folder: Path) -> tuple[dict[str, bytes], list[str]]:
     """The student's .py files: regular files only (a symlink could point at the reference), bounded."""
-    files, notes = {}, []
+    files, notes, total = {}, [], 0
     for p in sorted(Path(folder).iterdir()):
         if not p.name.endswith(".py") or p.name == "__init__.py":
             continue
+        shown = ascii(p.name)  # the instructor's log: a name may hold anything but "/"
+        if not module_name(p.name):
+            notes.append(
+                f"{shown} ignored: not a module name (an identifier of at most {MAX_NAME_BYTES} bytes)"
+            )
+            continue
         if p.is_symlink() or not p.is_file():
-            notes.append(f"{p.name} ignored: not a regular file")
+            notes.append(f"{shown} ignored: not a regular file")
             continue
         if len(files) >= MAX_FILES:
-            notes.append(f"{p.name} ignored: more than {MAX_FILES} files")
+            notes.append(f"{shown} ignored: more than {MAX_FILES} files")
+            continue
+        if p.stat().st_size > MAX_FILE_BYTES:
+            notes.append(f"{shown} ignored: larger than {MAX_FILE_BYTES >> 10} KiB")
             continue
         data = p.read_bytes()
         if len(data) > MAX_FILE_BYTES:
-            notes.append(f"{p.name} ignored: larger than {MAX_FILE_BYTES >> 10} KiB")
+            notes.append(f"{shown} ignored: larger than {MAX_FILE_BYTES >> 10} KiB")
             continue
+        if total + len(data) > MAX_SUBMISSION_BYTES:
+            notes.append(
+                f"{shown} ignored: the files past it exceed {MAX_SUBMISSION_BYTES >> 20} MiB"
+            )
+            continue
+        total += len(data)
         files[p.name] = data
     return files, notes
+
+
+def module_name(file: str) -> bool:
+    """Is `file` a module's file name the judge loads: an identifier (valid text) with ".py", short enough?"""
+    stem = file.removesuffix(".py")
+    try:
+        size = len(stem.encode("utf-8"))
+    except UnicodeEncodeError:  # a name decoded with surrogateescape: not valid text
+        return False
+    return stem.isidentifier() and size <= MAX_NAME_BYTES
 
 
 def integration_props(props: list[core.Property]) -> dict[str, list[tuple[str, float]]]:

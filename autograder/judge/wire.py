@@ -15,10 +15,12 @@ unread; a container may not change after it is referenced twice (a cycle, or a c
 
 from __future__ import annotations
 
+import importlib
 import io
 import math
 import pickle
 import pickletools
+import re
 import socket
 import time
 
@@ -168,7 +170,7 @@ class _Loader(pickle.Unpickler):
         if (module, name) in _CHECKED:
             return _CHECKED[module, name]
         if (module, name) in _ALLOWED:
-            return super().find_class(module, name)
+            return getattr(importlib.import_module(module), name)
         if module == "torch" and name in _TORCH_DTYPES:
             return _TORCH_DTYPES[name]
         if module == "numpy" and name in (
@@ -189,6 +191,37 @@ class _Loader(pickle.Unpickler):
         ):
             return getattr(np, name)
         raise WireError(f"refused to load {module}.{name}")
+
+
+# A lone surrogate ("\\udcff" printed, a file name decoded with surrogateescape) cannot be encoded as UTF-8:
+# every later write of it would raise. Text from a worker is made valid where it enters the judge.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """`text` with each lone surrogate as its backslash escape: text every encoder takes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class _TextLoader(pickle._Unpickler):
+    """_Loader's allowlist, for the rare frame with lone surrogates in its strings: the pure-Python unpickler,
+    whose string opcodes can be replaced (the C one's cannot), so that every string it builds is valid."""
+
+    find_class = _Loader.find_class
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+
+def _valid_strings(load):
+    def valid(self):
+        load(self)
+        if isinstance(self.stack[-1], str):
+            self.stack[-1] = valid_text(self.stack[-1])
+
+    return valid
+
+
+for _op in (pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8, pickle.UNICODE):
+    _TextLoader.dispatch[_op[0]] = _valid_strings(pickle._Unpickler.dispatch[_op[0]])
 
 
 class _Dumper(pickle.Pickler):
@@ -278,6 +311,9 @@ class _Scan:
     def __init__(self):
         self.stack: list = []
         self.memo: dict[int, _Node] = {}
+        self.surrogates = (
+            False  # a string holds a lone surrogate: the frame is loaded by _TextLoader
+        )
         self.work = 0
 
     def check(self, node: _Node) -> _Node:
@@ -333,6 +369,8 @@ class _Scan:
             elif name in _TEXT or name in _BYTES:
                 if name in _TEXT and len(arg) > MAX_TEXT:
                     raise WireError(f"a string of more than {MAX_TEXT} characters")
+                if name in _TEXT and not self.surrogates and isinstance(arg, str):
+                    self.surrogates = _SURROGATE.search(arg) is not None
                 stack.append(self.check(_Node(len(arg))))
             elif name in _EMPTY:
                 stack.append(_Node(depth=1))
@@ -380,7 +418,10 @@ def loads(data: bytes, trusted: bool = False):
     operation, 1 ms for a transformer's weights. The allowlist still applies."""
     try:
         if not trusted:
-            _Scan().run(data)
+            scan = _Scan()
+            scan.run(data)
+            if scan.surrogates:
+                return _TextLoader(io.BytesIO(data)).load()
         return _Loader(io.BytesIO(data)).load()
     except WireError:
         raise

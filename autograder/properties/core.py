@@ -266,8 +266,10 @@ class _EndingAtImportErrors(StudentCode):
             raise
 
 
-def run_property(p: Property, student: StudentCode) -> Outcome:
-    """Run one property against the student's code; never raises for anything the student's code does."""
+def run_property(p: Property, student: StudentCode, reraise: tuple = ()) -> Outcome:
+    """Run one property against the student's code; never raises for anything the student's code does.
+    `reraise`: exception types of the checking side itself that the caller handles (the judge's grading
+    process ends on its own MemoryError: an object it made, never a message a worker wrote)."""
     test = p.fn
     start = time.perf_counter()
     try:
@@ -276,6 +278,12 @@ def run_property(p: Property, student: StudentCode) -> Outcome:
     except _EndsTheProperty as ended:
         outcome = _outcome_from(p, ended.error)
     except (Failure, StudentError, Flaky, Exception) as raw:  # noqa: BLE001
+        if (
+            reraise
+            and isinstance(_unwrap(raw), reraise)
+            and not isinstance(_unwrap(raw), StudentError)
+        ):
+            raise _unwrap(raw) from None
         outcome = _outcome_from(p, raw)
     outcome.seconds = time.perf_counter() - start
     return with_glossary(outcome)
