@@ -36,10 +36,10 @@ SHIPPED = [
     "glossary.py",
 ]
 NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
-# Components whose visible properties still take expected values from a by-hand answer (the training loop and the
-# label-smoothed loss, beam search written out): their property modules stay out of the bundle, a placeholder stands in,
+# Components whose visible properties still take expected values from a by-hand answer (beam search written out):
+# their property modules stay out of the bundle, a placeholder stands in,
 # and their visible points are decided at grading with the hidden ones (docs/bundle.md says what remains).
-GRADED_ONLY = ("beam_search", "training")
+GRADED_ONLY = ("beam_search",)
 PLACEHOLDER = (
     '"""The self-check of {name} is not in this bundle: its properties are being rewritten so that none of them '
     "holds a working\nanswer. Its {points:g} visible points are decided at grading, with the hidden ones.\n"

@@ -358,10 +358,34 @@ def call(component, fn, args, kwargs, model_given):
             setattr(owner, name, value)
 
 
-def names_forbidden(component, fn, seen=None) -> bool:
+# What a model runs inside (its layers): where an exercise is given the model (decoding, the loss of a model), a
+# candidate's own model (torch's layers) stands for the student's, so these names are no evidence either way.
+MODEL_INSIDES = ("attention", "norm", "transformer", "softmax")
+
+
+def refused_names(component, model_given):
+    """The library names the static scan refuses: the component's; with a model given, less MODEL_INSIDES (what
+    remains, e.g. training's library losses, is the exercise's own and refused in the student's file)."""
+    from autograder import rules
+    from autograder.components import COMPONENTS
+
+    if not model_given:
+        return None  # the component's, rules.STATIC
+    spec = next(c for c in COMPONENTS if c.name == component)
+    return frozenset().union(
+        *(
+            rules.FORBIDDEN_NAMES[s] | rules._DERIVED.get(s, frozenset())
+            for s in spec.forbidden_names
+            if s not in MODEL_INSIDES
+        )
+    )
+
+
+def names_forbidden(component, fn, seen=None, model_given=False) -> bool:
     """Whether fn's source, or that of a function or class of the checker it refers to by name, names a library
     function the component forbids (the rules' static scan), other than the ingredients a student of the
-    component has by hand: copied into the student's file, it is refused."""
+    component has by hand (and, with a model given, what the model runs inside: MODEL_INSIDES): copied into the
+    student's file, it is refused."""
     import ast
     import textwrap
 
@@ -379,7 +403,9 @@ def names_forbidden(component, fn, seen=None) -> bool:
     excused = {name for _owner, name in ingredients(component)}  # a student has these by hand
     if any(
         not any(f".{name}," in finding.what for name in excused)
-        for finding in rules.scan_source(component, source)
+        for finding in rules.scan_source(
+            component, source, names=refused_names(component, model_given)
+        )
     ):
         return True
     scope = getattr(target, "__globals__", None) or vars(sys.modules.get(target.__module__, sys))
@@ -393,7 +419,7 @@ def names_forbidden(component, fn, seen=None) -> bool:
         if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__.startswith(
             PACKAGE.split(".")[0]
         ):
-            if names_forbidden(component, obj, seen):
+            if names_forbidden(component, obj, seen, model_given):
                 return True
     return False
 
@@ -438,7 +464,7 @@ def main():
                     if same(got, want):
                         verdict = (
                             "names a forbidden library function"
-                            if "model" not in inputs and names_forbidden(component, fn)
+                            if names_forbidden(component, fn, model_given="model" in inputs)
                             else "the answer"
                         )
                     fitted.append([f"{component}.{exercise}", name, verdict])

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ..i18n import _
+from ..oracles.training import smoothed_loss
 from ..properties.checks import close, expect, is_close, tensor
 from ..properties.core import prop
 from ..properties.training import (
@@ -25,7 +26,6 @@ from ..properties.training import (
     padded,
     rate_call,
     schedule,
-    smoothed_loss,
 )
 
 C = "training"

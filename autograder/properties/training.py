@@ -1,11 +1,14 @@
 """Properties of training.py (visible to students): the smoothed loss, the schedule, teacher forcing, learning.
 
-Expected values come from closed forms and from a trainable expected_model (torch's own encoder and decoder layers with
-the kit's weights copied in, autograd on), so a gradient or an Adam step is computed on the checking side and
-compared with the student's. A mismatch is diagnosed by re-running the expected_model with one mistake at a time
-(targets not shifted, no causal mask, padding counted, smoothing mass on the padding token, no zero_grad...).
+Nothing here is an answer (docs/bundle.md): the expected loss is torch's F.cross_entropy(label_smoothing=) through
+an exact identity (library_loss), a call training.py may not make; the schedule is its docstring's closed form,
+driven through torch's LambdaLR; the trainable expected_model is torch's own encoder and decoder layers with the
+kit's weights copied in (autograd on), so a gradient or an Adam step is computed on the checking side and compared
+with the student's. A mismatch is diagnosed by re-running the expected_model with one mistake at a time (targets
+not shifted, no causal mask, smoothing mass on the padding token, no zero_grad...); the one mistake no library
+call reproduces (padding positions counted in the mean) is the graded side's oracle (None in the student bundle).
 The end-to-end property trains the model (built from the checking side's initial weights) on a copy task and reads
-back its weights: the checking side decodes held-out sequences with them.
+back its weights: one teacher-forced pass of them over held-out sequences gives what greedy decoding reproduces.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import torch
 import torch.nn as nn
@@ -22,17 +24,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from ..oracles.greedy import (
-    expected_greedy_decode,  # graded side only: not in the bundle (docs/bundle.md)
-)
 from ..student_code import Call, cotangent
-from . import expected_values
+from . import expected_values, graded
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
 from .expected_values import expected_causal_mask
 from .strategies import LabelledCase, dtypes, seeds, tensors, transformer_state
 
 C = "training"
+# The smoothed loss by hand with its mistakes: the graded side's; None in the student bundle (docs/bundle.md).
+oracle = graded.oracle("training")
 MAX_LEN = 16
 BOS, EOS = 1, 2
 BUILD_ERROR = N_(
@@ -83,50 +84,56 @@ ADAM = N_(
 
 
 # ------------------------------------------------------------------------------------------------- the loss
-def smoothed_distribution(target, vocab, smoothing, pad_id, *, pad_mass=False, torch_style=False):
-    """q for each position (..., V): the closed form, or one of the usual mistakes."""
-    if torch_style:  # F.cross_entropy(label_smoothing=...): (1 - e) one-hot + e / V everywhere
-        return F.one_hot(target, vocab).to(torch.float64) * (1 - smoothing) + smoothing / vocab
-    q = torch.full((*target.shape, vocab), smoothing / (vocab - 2), dtype=torch.float64)
-    q.scatter_(-1, target.unsqueeze(-1), 1.0 - smoothing)
-    if not pad_mass:
-        q[..., pad_id] = 0.0
-    return q
-
-
-def smoothed_loss(
-    logits,
-    target,
-    smoothing,
-    pad_id,
-    *,
-    pad_mass=False,
-    count_pad=False,
-    summed=False,
-    torch_style=False,
+def library_loss(
+    logits, target, smoothing, pad_id, *, pad_mass=False, summed=False, torch_style=False
 ):
-    """The expected loss in float64 (keyword switches: one mistake each)."""
-    log_probs = F.log_softmax(logits.to(torch.float64), dim=-1)
-    q = smoothed_distribution(
-        target, logits.shape[-1], smoothing, pad_id, pad_mass=pad_mass, torch_style=torch_style
-    )
-    per_position = -(q * log_probs).sum(-1)
-    real = torch.ones_like(target, dtype=torch.bool) if count_pad else target != pad_id
-    total = per_position.masked_fill(~real, 0.0).sum()
-    return total if summed else total / real.sum().clamp(min=1)
+    """The contract's loss from torch's own cross-entropy (a library call training.py may not make), float64,
+    differentiable through logits (keyword switches: one mistake each, each a library call too).
+
+    With b = s / (V - 2), k = 1 - s - b + bV and e = bV / k (docs/shared notes, exact to 1e-10 in float64):
+        loss = k * F.cross_entropy(label_smoothing=e, ignore_index=pad) - b * mean(-log p[pad]) over real positions
+    The second term takes the padding token's share back; leaving it in is the mass-on-padding mistake. Terms whose
+    weight is 0 are left out, so -inf logits stay finite where the contract says they do."""
+    x, t = logits.to(torch.float64).flatten(0, -2), target.flatten()
+    vocab, real = x.shape[-1], t != pad_id
+    count = real.sum().clamp(min=1)
+    if torch_style:  # torch's smoothing: (1 - s) one-hot + s / V everywhere
+        total = F.cross_entropy(
+            x, t, ignore_index=pad_id, label_smoothing=smoothing, reduction="sum"
+        )
+        return total if summed else total / count
+    b = smoothing / (vocab - 2)
+    k = 1 - smoothing - b + b * vocab
+    eps = b * vocab / k
+    smooth = {"label_smoothing": eps} if eps else {}
+    total = k * F.cross_entropy(x, t, ignore_index=pad_id, reduction="sum", **smooth)
+    if b and not pad_mass:
+        nll_pad = F.cross_entropy(x, torch.full_like(t, pad_id), reduction="none")
+        total = total - b * torch.where(real, nll_pad, 0.0).sum()
+    return total if summed else total / count
 
 
 def explain_loss(got, logits, target, smoothing, pad_id, default):
     def same(**mistake):
         return lambda: is_close(
-            got, smoothed_loss(logits, target, smoothing, pad_id, **mistake), logits.dtype
+            got, library_loss(logits, target, smoothing, pad_id, **mistake), logits.dtype
+        )
+
+    def by_hand(**mistake):  # the graded side's oracle; no diagnosis in the bundle
+        return lambda: (
+            oracle is not None
+            and is_close(
+                got,
+                oracle.smoothed_loss(logits, target, smoothing, pad_id, **mistake),
+                logits.dtype,
+            )
         )
 
     return diagnose(
         default,
         (same(pad_mass=True), _(PAD_MASS)),
-        (same(count_pad=True), _(PAD_COUNTED)),
-        (same(count_pad=True, pad_mass=True), _(PAD_COUNTED)),
+        (by_hand(count_pad=True), _(PAD_COUNTED)),
+        (by_hand(count_pad=True, pad_mass=True), _(PAD_COUNTED)),
         (same(summed=True), _(NOT_MEAN)),
         (same(torch_style=True), _(TORCH_SMOOTHING)),
     )
@@ -191,22 +198,6 @@ def loss_call(student, inputs, backward=False, nan_hint=None):
     )
     value = tensor(reply.value, what, shape=(), dtype=inputs.logits.dtype, nan_hint=nan_hint)
     return value, reply, what
-
-
-def library_loss(logits, target, smoothing, pad_id):
-    """The contract's loss from torch's own cross-entropy (a library call training.py may not make), float64:
-    loss_position = sum over v of q[v] * F.cross_entropy(logits, v), each class's term finite wherever its
-    logit is. Used where the logits are far apart or -inf."""
-    x, t = logits.to(torch.float64).flatten(0, -2), target.flatten()
-    vocab, real = x.shape[-1], t != pad_id
-    per = (1 - smoothing) * F.cross_entropy(x, t, reduction="none")
-    if smoothing:
-        for v in range(vocab):
-            others = real & (t != v) & (v != pad_id)
-            ce = F.cross_entropy(x, torch.full_like(t, v), reduction="none")
-            per = per + torch.where(others, smoothing / (vocab - 2) * ce, 0.0)
-    per = torch.where(real, per, 0.0)
-    return per.sum() / real.sum().clamp(min=1)
 
 
 UNDERFLOW = N_(
@@ -340,21 +331,18 @@ def expected_loss(
     src_mask=True,
     **loss_mistakes,
 ):
-    """teacher_forcing_loss on the expected_model (keyword switches: one mistake each)."""
+    """teacher_forcing_loss on the expected_model (keyword switches: one mistake each). The loss is library_loss;
+    count_pad=True (padding positions in the mean) is the graded side's oracle, which the bundle lacks."""
     decoder_input = shift(tgt, bos_id) if shifted else tgt
     mask = (src != pad_id)[:, None, None, :] if src_mask else None
     logits = expected_model(
         src, decoder_input, mask, expected_causal_mask(tgt.shape[1]) if causal_mask else None
     )
-    log_probs = F.log_softmax(logits, dim=-1)
-    q = smoothed_distribution(
-        tgt, logits.shape[-1], smoothing, pad_id, pad_mass=loss_mistakes.get("pad_mass", False)
-    ).to(logits.dtype)
-    per_position = -(q * log_probs).sum(-1)
-    real = (
-        torch.ones_like(tgt, dtype=torch.bool) if loss_mistakes.get("count_pad") else tgt != pad_id
-    )
-    return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)
+    if loss_mistakes.pop("count_pad", False):
+        loss = oracle.smoothed_loss(logits, tgt, smoothing, pad_id, count_pad=True, **loss_mistakes)
+    else:
+        loss = library_loss(logits, tgt, smoothing, pad_id, **loss_mistakes)
+    return loss.to(logits.dtype)
 
 
 def expected_gradients(state, case, cotangent=1.0, **mistakes):
@@ -373,7 +361,7 @@ TEACHER_FORCING_MISTAKES = [
     (dict(shifted=False), NOT_SHIFTED),
     (dict(causal_mask=False), NO_CAUSAL),
     (dict(src_mask=False), NO_SRC_MASK),
-    (dict(count_pad=True), PAD_COUNTED),
+    (dict(count_pad=True), PAD_COUNTED),  # the graded side's oracle: skipped in the bundle
     (dict(pad_mass=True), PAD_MASS),
     (dict(shifted=False, causal_mask=False), NOT_SHIFTED),
 ]
@@ -472,24 +460,24 @@ def build_model(student, case, state=None, dtype=torch.float64):
 def expected_train(
     state, case, src_batches, tgt_batches, warmup, factor, *, zero_grad=True, lr=None
 ):
-    """(losses, final kit state) of train() on the expected_model: Adam(betas=(0.9, 0.98), eps=1e-9), the schedule."""
+    """(losses, final kit state) of train() on the expected_model: Adam(betas=(0.9, 0.98), eps=1e-9), and torch's
+    LambdaLR over a base lr of 1 multiplies it by the schedule's closed form before step s (from 1), the notes'
+    recipe (same parameters to 1e-9 in float64). `lr(s)` replaces the schedule (a mistake)."""
     expected_model = TrainableExpectedModel(
         state, case.num_layers, case.d_model, case.num_heads, case.d_ff
     )
-    adam = torch.optim.Adam(expected_model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    adam = torch.optim.Adam(expected_model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    rate = lr or (lambda s: schedule(s, case.d_model, warmup, factor))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(adam, lambda e: rate(e + 1))
     losses = torch.zeros(len(src_batches), dtype=torch.float64)
-    for i in range(len(src_batches)):
-        adam.param_groups[0]["lr"] = (
-            schedule(i + 1, case.d_model, warmup, factor) if lr is None else lr(i + 1)
-        )
+    for i, (src, tgt) in enumerate(zip(src_batches, tgt_batches)):
         if zero_grad:
             adam.zero_grad()
-        loss = expected_loss(
-            expected_model, src_batches[i], tgt_batches[i], BOS, case.pad_id, case.smoothing
-        )
+        loss = expected_loss(expected_model, src, tgt, BOS, case.pad_id, case.smoothing)
         loss.backward()
         losses[i] = loss.item()
         adam.step()
+        scheduler.step()
     return losses, expected_model.kit()
 
 
@@ -533,6 +521,10 @@ class CopyTask:
     0-3); the reference decodes 100 % (99.7 % at seed 3) after 500 steps. A cheaper task loses that margin (the
     reference, seeds 0-3): 250 steps 69-93 %; 300 steps with a warm-up of 50, 68-92 %; batches of 32, 70-96 %;
     4 tokens and 350 steps, 89-97 %.
+
+    `accuracy` bounds greedy_accuracy, the tokens greedy decoding gets right before its first mistake in a row
+    (draws 0-3 of TASK_DRAW: the reference 94.5-100 %, where its token accuracy is 97.9-100 %; a model trained
+    without the causal mask 22-38 %, token accuracy 70-75 %): 0.8 leaves both sides a wide margin.
     """
 
     vocab: int = 10
@@ -549,7 +541,7 @@ class CopyTask:
     seed: int = 0
     held_out: int = 64
     pad_id: int = 0
-    accuracy: float = 0.9
+    accuracy: float = 0.8
     reverse: bool = False
     noise: float = 0.3
 
@@ -604,12 +596,15 @@ class CopyTask:
         return state
 
 
-def token_accuracy(decoded, tgt):
-    """The share of target tokens that decoded[:, 1:] reproduces (a row decoded too short misses the rest)."""
-    got = torch.full_like(tgt, -1)
-    k = min(decoded.shape[1] - 1, tgt.shape[1])
-    got[:, :k] = decoded[:, 1 : 1 + k]
-    return float((got == tgt).double().mean())
+def greedy_accuracy(trained, src, tgt):
+    """The share of target tokens greedy decoding reproduces before its first wrong token in each row, without a
+    decoding loop: one teacher-forced pass (causal mask) gives at every position the token greedy decoding chooses
+    after the right prefix, so a row's tokens up to its first wrong choice are the ones greedy decoding gets right
+    (what it decodes after a mistake counts as missed: a lower bound on its token accuracy)."""
+    with torch.no_grad():
+        logits = trained(src, shift(tgt, BOS), None, expected_causal_mask(tgt.shape[1]))
+    right = (logits.argmax(-1) == tgt).long().cumprod(-1)
+    return float(right.double().mean())
 
 
 def teacher_forced_accuracy(expected_model, src, tgt, *, shifted=True, causal_mask=True):
@@ -650,6 +645,8 @@ def teacher_forcing_gradient_equals_expected(student, case):
 
     def explain():
         for mistake, hint in TEACHER_FORCING_MISTAKES:
+            if "count_pad" in mistake and oracle is None:
+                continue
             try:
                 if is_close(got, expected_gradients(state, case, **mistake)[0]):
                     return _(hint)
@@ -747,9 +744,11 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
 @example(inputs=fixed_loss_inputs(0))
 @example(inputs=fixed_loss_inputs(1, smoothing=0.2, pad_id=2, dtype=torch.float32))
 def smoothed_loss_equals_closed_form(student, inputs):
-    """label_smoothed_cross_entropy = mean over non-padding positions of -sum_v q[v] log softmax(logits)[v]."""
+    """label_smoothed_cross_entropy = mean over non-padding positions of -sum_v q[v] log softmax(logits)[v].
+
+    Compared with torch's F.cross_entropy(label_smoothing=) through an exact identity (library_loss)."""
     got, _reply, what = loss_call(student, inputs)
-    expected = smoothed_loss(inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id)
+    expected = library_loss(inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id)
     if not is_close(got, expected, inputs.logits.dtype):
         close(
             got,
@@ -896,6 +895,17 @@ def smoothing_zero_allows_minus_inf_logits(student, inputs):
     )
 
 
+def minimum_logits(target, vocab, smoothing, pad_id):
+    """log q, the docstring's q (..., V): log(1 - smoothing) at the target, log(smoothing / (V - 2)) elsewhere, and
+    -1e4 (probability 0 here) at pad_id."""
+    logits = torch.full(
+        (*target.shape, vocab), math.log(smoothing / (vocab - 2)), dtype=torch.float64
+    )
+    logits.scatter_(-1, target.unsqueeze(-1), math.log(1.0 - smoothing))
+    logits[..., pad_id] = -1e4
+    return logits
+
+
 def entropy(vocab, smoothing):
     """H(q) of the smoothed distribution: the smallest value of the loss at one position."""
     rest = smoothing / (vocab - 2)
@@ -910,43 +920,21 @@ def entropy(vocab, smoothing):
 def smoothed_distribution_minimises_the_loss(student, inputs):
     """At logits = log q (the smoothed distribution) the loss is its entropy H(q) and its gradient is zero."""
     vocab = inputs.logits.shape[-1]
-    q = smoothed_distribution(inputs.target, vocab, inputs.smoothing, inputs.pad_id)
-    # q[pad] = 0: a logit of -1e4 is probability 0 here
-    logits = q.clamp(min=1e-300).log().clamp(min=-1e4)
+    logits = minimum_logits(inputs.target, vocab, inputs.smoothing, inputs.pad_id)
     inputs = LossInputs(
         logits=logits, target=inputs.target, smoothing=inputs.smoothing, pad_id=inputs.pad_id
     )
     got, reply, what = loss_call(student, inputs, backward=True)
     h = entropy(vocab, inputs.smoothing)
-    hint = diagnose(
+    hint = explain_loss(
+        got,
+        logits,
+        inputs.target,
+        inputs.smoothing,
+        inputs.pad_id,
         _(
             "at logits = log q the loss is the entropy of q: check q (q[y] = 1 - smoothing, "
             "smoothing / (V - 2) elsewhere but q[pad_id] = 0) and the mean over non-padding positions"
-        ),
-        (
-            lambda: is_close(
-                got,
-                smoothed_loss(
-                    logits, inputs.target, inputs.smoothing, inputs.pad_id, pad_mass=True
-                ),
-            ),
-            _(PAD_MASS),
-        ),
-        (
-            lambda: is_close(
-                got,
-                smoothed_loss(
-                    logits, inputs.target, inputs.smoothing, inputs.pad_id, count_pad=True
-                ),
-            ),
-            _(PAD_COUNTED),
-        ),
-        (
-            lambda: is_close(
-                got,
-                smoothed_loss(logits, inputs.target, inputs.smoothing, inputs.pad_id, summed=True),
-            ),
-            _(NOT_MEAN),
         ),
     )
     close(
@@ -1173,8 +1161,10 @@ TASK_DRAW = secrets.randbits(31)
 
 @prop(C, points=3, examples=1, error_hint=BUILD_ERROR)
 def copy_task_is_learned(student):
-    """train() learns the copy task: 90 % token accuracy on 64 held-out sequences under greedy decoding.
+    """train() learns the copy task: 80 % token accuracy on 64 held-out sequences under greedy decoding.
 
+    Tokens counted up to each row's first mistake, from one teacher-forced pass of the trained weights
+    (greedy_accuracy).
     Each token copied through a permutation of the vocabulary drawn at grading time; 500 steps of 64 sequences of
     5 tokens, 30 % of the training target tokens noise, d_model 32, 1 layer. The first step's loss must be
     teacher_forcing_loss of the first batch at the initial weights."""
@@ -1234,21 +1224,13 @@ def copy_task_is_learned(student):
     )
     state = student.inspect(handle)["state"]
     src, tgt = (x[0] for x in task.data(draw + 999, 1, task.held_out, mapping=mapping))
-    sizes = SimpleNamespace(
-        src=src,
-        num_layers=task.num_layers,
-        d_model=task.d_model,
-        num_heads=task.num_heads,
-        d_ff=task.d_ff,
-    )
-    # the trained weights, decoded
-    decoded = expected_greedy_decode(state, sizes, task.length + 2, BOS, EOS)
-    accuracy = token_accuracy(decoded, tgt)
-    if accuracy >= task.accuracy:
-        return
+    # the trained weights, as greedy decoding would use them
     trained = TrainableExpectedModel(
         state, task.num_layers, task.d_model, task.num_heads, task.d_ff
     )
+    accuracy = greedy_accuracy(trained, src, tgt)
+    if accuracy >= task.accuracy:
+        return
     hint = diagnose(
         _(
             "the model did not learn to copy: check train (Adam, the schedule, zero_grad) and "
@@ -1276,8 +1258,9 @@ def copy_task_is_learned(student):
     )
     fail(
         _(
-            "after {steps} steps greedy decoding reproduces {accuracy:.0%} of the held-out tokens, expected "
-            "at least {expected:.0%} (training loss {first:.3f} at step 1, {last:.3f} at step {steps}; task "
+            "after {steps} steps greedy decoding reproduces {accuracy:.0%} of the held-out tokens (up to its "
+            "first mistake in each row), expected at least {expected:.0%} (training loss {first:.3f} at step 1, "
+            "{last:.3f} at step {steps}; task "
             "drawn with {draw})"
         ).format(
             draw=draw,
