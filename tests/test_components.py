@@ -297,8 +297,7 @@ def test_a_new_component_needs_only_its_own_files(tmp_path):
     assert (
         rc == 1
         and "aten::softmax.int (a library softmax: torch.softmax, F.softmax" in out
-        and "is forbidden in temperature"
-        in out
+        and "is forbidden in temperature" in out
     ), out
     # The gradebook's column, the judge's short label, the by-hand rules and the pytest marker follow.
     rc, out = run(
