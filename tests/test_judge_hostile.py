@@ -314,10 +314,8 @@ def test_a_helper_too_long_to_cache_is_ignored_with_a_note(graded):
 def test_the_kits_own_kinds_are_the_judges_to_give(graded):
     """A student raising the kit's StudentError of kind missing, syntax or not_implemented: their exception."""
     statuses = _statuses(graded, "h-kit_error", "attention")
-    assert "error" in statuses and statuses <= {
-        "error",
-        "failed",
-    }  # failed: a property that expects a raise
+    # failed: a property that expects a raise; forbidden: the by-hand scan voids a file that imports the kit
+    assert "error" in statuses and statuses <= {"error", "failed", "forbidden"}
     msgs = _messages(graded, "h-kit_error", "attention")
     assert "StudentError in attention.softmax" in msgs
     assert "is missing from the submission" not in msgs and "SyntaxError in" not in msgs
@@ -325,7 +323,8 @@ def test_the_kits_own_kinds_are_the_judges_to_give(graded):
 
 def test_a_message_like_the_judges_memory_note_restarts_nothing(graded):
     statuses = _statuses(graded, "h-fake_memory_error", "attention")
-    assert "error" in statuses and statuses <= {"error", "failed"}
+    # forbidden: what the by-hand scan voids in a file that names the kit (docs/byhand.md)
+    assert "error" in statuses and statuses <= {"error", "failed", "forbidden"}
     assert all(r.restarts == 0 for r in graded["results"].values())
 
 
@@ -342,6 +341,8 @@ def test_reference_bytecode_leaves_only_within_the_text_budget(graded):
             for o in outcomes
             if o.status not in ("passed", "failed")
             and "is omitted (the feedback shows" not in o.message
+            # the judge's words: a passed property voided by the by-hand scan repeats the scan's finding
+            and not o.message.startswith("not awarded: ")
         )
 
     r = graded["results"]["h-exfiltrate_reference"]
@@ -395,6 +396,12 @@ def test_no_nested_user_namespace(graded):
     """A seccomp filter refuses a worker any new user namespace (x86_64)."""
     import platform
 
+    log = (graded["out"] / "logs" / "h-nested_userns.txt").read_text()
+    if "USERNS-ATTACK" not in log:
+        # The by-hand guard's audit hook refuses ctypes first (docs/byhand.md): the attack never reaches the
+        # kernel, and its component is voided. The filter itself: test_judge_isolation's seccomp test.
+        assert "forbidden" in _statuses(graded, "h-nested_userns", "add_norm")
+        return
     report = _report(graded, "h-nested_userns", "USERNS-ATTACK")
     assert "clone=ok" not in report and "unshare=ok" not in report, report
     if platform.machine() == "x86_64":

@@ -467,3 +467,32 @@ def test_a_slow_loop_gets_the_same_score_from_nbgrader(tmp_path):
     judge = sum(o.score for o in graded["slow"].outcomes if o.property.component == name)
     assert notebook == pytest.approx(judge) == pytest.approx(sum(o.score for o in checked))
     assert judge == full_marks()[name]
+
+
+def test_the_seccomp_filter_refuses_nested_user_namespaces():
+    """The filter a worker loads last (sandbox.forbid_user_namespaces), tested directly in a forked child: the
+    hostile example nested_userns no longer reaches it, since the by-hand guard refuses ctypes first."""
+    import ctypes
+    import errno
+    import platform
+
+    from autograder.judge import sandbox
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the filter is loaded on x86_64 only")
+    pid = os.fork()
+    if (
+        pid == 0
+    ):  # the child: no_new_privs, the filter, then each route; the exit code says what happened
+        code = 1
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+            sandbox.forbid_user_namespaces()
+            unshare = libc.unshare(0x10000000) == -1 and ctypes.get_errno() == errno.EPERM
+            clone3 = libc.syscall(435, 0, 0) == -1 and ctypes.get_errno() == errno.ENOSYS
+            code = 0 if unshare and clone3 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

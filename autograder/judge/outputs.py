@@ -118,6 +118,11 @@ def text_bytes(record: dict) -> int:
     judges = (core.Status.PASSED, core.Status.FAILED, core.Status.NOT_IMPLEMENTED)
     if record["status"] in judges or record.get("omitted"):
         return 0
+    # The static by-hand property's words are the judge's too: its scan reads the judge's own copy of the files
+    # (a Source operation never reaches the worker) and the probe's verdict is the grading process's. Its
+    # message names the tampering, the one thing the budget must never hide.
+    if record["name"].endswith(core.STATIC_SUFFIX):
+        return 0
     return sum(len(record[f].encode("utf-8", "backslashreplace")) for f in ("message", "detail"))
 
 
