@@ -501,6 +501,10 @@ def test_student_text_has_a_budget_per_section_and_per_submission():
     assert "omitted" in section[5]["message"] and section[5]["status"] == core.Status.ERROR
     whole = within_budget([dict(r) for r in records] * 4)
     assert sum(text_bytes(r) for r in whole) <= SUBMISSION_TEXT_BUDGET
+    # the static by-hand property's words are the judge's (its scan reads the judge's copy): never omitted
+    static = dict(record(core.Status.FORBIDDEN, 5000), name="attention" + core.STATIC_SUFFIX)
+    assert text_bytes(static) == 0
+    assert section_budget([dict(r) for r in records] + [static])[-1]["message"] == "m" * 5000
 
 
 def test_gradebook_cells_read_as_text_and_read_back_exactly(tmp_path):

@@ -121,7 +121,7 @@ def text_bytes(record: dict) -> int:
     # The static by-hand property's words are the judge's too: its scan reads the judge's own copy of the files
     # (a Source operation never reaches the worker) and the probe's verdict is the grading process's. Its
     # message names the tampering, the one thing the budget must never hide.
-    if record["name"].endswith(core.STATIC_SUFFIX):
+    if record.get("name", "").endswith(core.STATIC_SUFFIX):
         return 0
     return sum(len(record[f].encode("utf-8", "backslashreplace")) for f in ("message", "detail"))
 
