@@ -539,7 +539,9 @@ class Executor:
                                 where,
                                 "NoGraph",
                             )
-                        (out * cotangent(out.shape, out.dtype, op.seed + 1)).sum().backward()
+                        # drawn on the CPU (the same numbers on every device), then moved to the output's
+                        grad_out = cotangent(out.shape, out.dtype, op.seed + 1).to(out.device)
+                        (out * grad_out).sum().backward()
                 reply.value = export(value)
                 read = {name: getattr(obj, name, None) for name in op.read}
                 reply.attrs = {name: export(v) for name, v in read.items()}
