@@ -3,7 +3,9 @@
 Unlike the judge, the self-check runs each component with the student's own dependencies (the student has
 no reference). So it knows the dependency order (components.py `deps`): when a component's dependencies
 fail in the student's files, each of its failing properties and its table row say so first, naming the
-file, and the component's own hints are held back (they would diagnose the dependency's bug as this one's).
+file, the component's own hints are held back (they would diagnose the dependency's bug as this one's), and
+those failures are not charged: they are pending (Status.BLOCKED), so that check's points never fall below
+grade's for the component's own code (docs/selfcheck.md).
 A dependency that was not selected (`pytest -m multi_head`) has its visible properties run quietly first.
 """
 
@@ -113,6 +115,10 @@ class SelfCheck:
             if p.id not in self.raw:
                 self.raw[p.id] = self.rename(core.run_property(p, self.student))
 
+    def unblamed(self, outcomes: list[core.Outcome]) -> list[core.Outcome]:
+        """The outcomes as run (before blame), in the same order."""
+        return [self.raw.get(o.property.id, o) for o in outcomes]
+
     def failing_dependencies(self, component: str) -> dict[str, int]:
         """The student's dependency files that fail on their own (not because of a file they use in turn):
         file stem -> failing properties."""
@@ -129,16 +135,30 @@ class SelfCheck:
         return results.dependency_sentence(component, failing, self.files) if failing else ""
 
     def blame(self, o: core.Outcome) -> core.Outcome:
-        """A failure of a component whose dependencies fail says so first. Its own hint is held back unless
-        the failure is plainly its own: its code is not written yet."""
-        sentence = "" if o.passed else self.blocked(o.property.component)
+        """A failure of a component whose dependencies fail is not charged: it becomes BLOCKED (pending, its
+        points neither earned nor lost), its message naming the failing file first, its own hint held back
+        (it would diagnose the dependency's bug as this one's). `grade` runs each component with the
+        reference's files, so a charge here would be a second deduction for the dependency's one mistake.
+        Charged still, with the sentence first: a failure plainly its own, whatever the files it uses do:
+        its code not written yet (NotImplementedError raised in its own file), or its by-hand scan forbidden
+        (a scan of its own file). Idempotent (the pipeline blames again after require_behaviour)."""
+        if o.passed or o.status == core.Status.BLOCKED:
+            return o
+        sentence = self.blocked(o.property.component)
         if not sentence:
             return o
-        own = o.status == core.Status.NOT_IMPLEMENTED and _innermost_file(o.detail) in (
-            "",
-            o.property.component,
+        if own_mistake(o):
+            return replace(o, message=results.after(sentence, o.message))
+        return replace(
+            o, status=core.Status.BLOCKED, message=results.after(sentence, o.message), hint=""
         )
-        return replace(o, message=results.after(sentence, o.message), hint=o.hint if own else "")
+
+
+def own_mistake(o: core.Outcome) -> bool:
+    """A failure that the component's own file causes whatever its dependencies do (SelfCheck.blame)."""
+    if o.status == core.Status.NOT_IMPLEMENTED:
+        return _innermost_file(o.detail) in ("", o.property.component)
+    return o.status == core.Status.FORBIDDEN and core.is_static(o.property)
 
 
 def with_glossary(o: core.Outcome) -> core.Outcome:
@@ -199,10 +219,15 @@ def run_suite(
         outcomes.append(session.run(p))
         if progress is not None:
             progress(p)
-    outcomes = core.require_behaviour(outcomes)
+    # the static point follows a behavioural one (core.require_behaviour); a static point refused because every
+    # behavioural property is blocked is blocked too
+    outcomes = [session.blame(o) for o in core.require_behaviour(outcomes)]
     # a component whose self-check the bundle does not ship (release.GRADED_ONLY) has only pending points
     ran = {p.component for p in properties} | set(pending)
-    found, pending_integration = integration_outcomes(outcomes, integration_shares(), ran)
+    # an integration re-run is the judge's verdict on the student's own files together: never blocked
+    found, pending_integration = integration_outcomes(
+        session.unblamed(outcomes), integration_shares(), ran
+    )
     if pending_integration:
         pending[results.INTEGRATION] = pending_integration
     if blocked is not None:

@@ -73,6 +73,10 @@ class Status(StrEnum):
     FORBIDDEN = "forbidden"
     TIMEOUT = "timeout"
     CRASHED = "crashed"
+    # The self-check only: the property failed while a file it uses (components.py `deps`) fails in the
+    # student's own folder. Not charged: its points are pending, as the judge grades it with the reference's
+    # files (check.SelfCheck.blame; docs/selfcheck.md).
+    BLOCKED = "blocked"
 
 
 @dataclass
