@@ -19,7 +19,7 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import KIT, glossary, results
+from . import KIT, passes, results
 from .components import NAMES, get
 from .i18n import _
 from .properties import core
@@ -98,7 +98,7 @@ class SelfCheck:
         self.student = StopsAtLoops(
             InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
         )
-        self.rename = lambda o, rename=self.rename: with_glossary(rename(o))
+        self.rename = lambda o, rename=self.rename: passes.words(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
 
     def run(self, p: core.Property) -> core.Outcome:
@@ -161,16 +161,6 @@ def own_mistake(o: core.Outcome) -> bool:
     return o.status == core.Status.FORBIDDEN and core.is_static(o.property)
 
 
-def with_glossary(o: core.Outcome) -> core.Outcome:
-    """A failure whose error names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
-    says the kit's name for it first in its hint (autograder/glossary.py). core.run_property does it for every
-    route; here it is idempotent (an outcome renamed to a notebook's cell keeps its sentence once)."""
-    sentence = "" if o.passed else glossary.explain(o.message)
-    if not sentence or sentence in o.hint:
-        return o
-    return replace(o, hint=results.after(sentence, o.hint))
-
-
 def submission_folder(path: Path):
     """(folder of <component>.py files, outcome renamer, {component: the file's name for the student}).
 
@@ -219,9 +209,9 @@ def run_suite(
         outcomes.append(session.run(p))
         if progress is not None:
             progress(p)
-    # the static point follows a behavioural one (core.require_behaviour); a static point refused because every
-    # behavioural property is blocked is blocked too
-    outcomes = [session.blame(o) for o in core.require_behaviour(outcomes)]
+    # the pipeline (passes.finish): a static point refused because every behavioural property is blocked is
+    # blocked too
+    outcomes = passes.finish(outcomes, blame=session.blame)
     # a component whose self-check the bundle does not ship (release.GRADED_ONLY) has only pending points
     ran = {p.component for p in properties} | set(pending)
     # an integration re-run is the judge's verdict on the student's own files together: never blocked

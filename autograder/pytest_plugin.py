@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from . import results
+from . import passes, results
 from .check import SelfCheck, integration_outcomes, integration_shares, pending_hidden_points
 from .components import NAMES
 from .i18n import LANGUAGES, _, set_language
@@ -76,12 +76,12 @@ class KitPlugin:
     def check(self, prop: core.Property) -> None:
         outcome = self.session.run(prop)
         self.outcomes.append(outcome)
-        # The static point needs a passed behavioural property: the static test runs last in its component;
-        # then blame again, as check.run_suite does (a static point refused while all else is blocked is blocked)
+        # The pipeline on the component so far, as check.run_suite (passes.finish): the static point needs a
+        # passed behavioural property (its test runs last in its component), and is blocked with the rest
         mine = [i for i, o in enumerate(self.outcomes) if o.property.component == prop.component]
-        core.require_behaviour([self.outcomes[i] for i in mine])
-        for i in mine:
-            self.outcomes[i] = self.session.blame(self.outcomes[i])
+        done = passes.finish([self.outcomes[i] for i in mine], blame=self.session.blame)
+        for i, o in zip(mine, done, strict=True):
+            self.outcomes[i] = o
         outcome = self.outcomes[-1]
         if outcome.status == core.Status.BLOCKED:
             pytest.skip(results.outcome_text(outcome))

@@ -80,6 +80,8 @@ SLOW_TESTS = {
         "test_check_stays_within_grade_and_pending",
         "test_the_bundle_pytest_shows_a_blocked_component_as_pending",
     },
+    # 25 s of CPU: check, a class of one graded, a bundle's pytest and a kernel's check cell on one submission
+    "test_same_words.py": {"test_check_pytest_grade_and_a_notebook_cell_give_the_same_hint"},
     "test_rules.py": {  # 5 and 7 s: the by-hand guard attacked in a fresh process (issue 20)
         "test_emptying_the_guards_closures_switches_nothing_off",
         "test_switching_the_rules_off_from_a_helper_earns_nothing_in_process",

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import results
+from .. import passes, results
 from ..components import COMPONENTS, NAMES
 from ..i18n import N_, _
 from ..properties import core
@@ -109,7 +109,7 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -
     order = {n: i for i, n in enumerate(NAMES)}
     # stable within each
     records.sort(key=lambda x: (order[x["component"]], "::integration::" in x["id"]))
-    r.outcomes = core.require_behaviour([outcome_from(x) for x in within_budget(records)])
+    r.outcomes = passes.finish([outcome_from(x) for x in within_budget(records)])
 
 
 def text_bytes(record: dict) -> int:
