@@ -82,3 +82,29 @@ def test_check_pytest_grade_and_a_notebook_cell_give_the_same_hint(tmp_path, mon
     with pytest.raises(kernel.PropertyFailed) as failed:
         kernel.check("multi_head", p.name)
     assert f"hint: {hint}" in failed.value.text
+
+
+def test_the_judges_outcome_record_crosses_whole():
+    """An Outcome -> OutcomeRecord -> (a trusted pickle, as frames.write_trusted sends it) -> Outcome keeps
+    every field the feedback shows; the record is the one typed home of those fields."""
+    import dataclasses
+    import pickle
+
+    from autograder.judge.records import OutcomeRecord
+
+    p = core.load(include_hidden=False, components=["multi_head"])[0]
+    o = core.Outcome(p, core.Status.ERROR, "message", "hint", "example", "detail", 0.25)
+    back = pickle.loads(pickle.dumps(OutcomeRecord.of(o))).outcome()
+    fields = [f.name for f in dataclasses.fields(core.Outcome) if f.name != "property"]
+    assert [getattr(back, f) for f in fields] == [getattr(o, f) for f in fields]
+    assert (
+        back.property.id,
+        back.property.points,
+        back.property.visible,
+        back.property.summary,
+    ) == (
+        p.id,
+        p.points,
+        p.visible,
+        p.summary,
+    )
