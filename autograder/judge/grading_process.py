@@ -2,7 +2,8 @@
 
 The scheduler (scheduler.py) starts `--jobs` of these and sends each a section at a time over stdin (the files
 of one package folder and the properties to run on it; sections.py). It answers over stdout with outcome
-records (records.OutcomeRecord). It owns one zygote and forks one fresh worker per section (and another after a crash or timeout).
+records (records.OutcomeRecord). It owns one zygote and forks one fresh worker per section (and another after a
+crash or timeout).
 
 It is trusted but not unbounded: it runs with an address-space limit of its own (GRADER_MEMORY_MB above what it
 uses once set up) and a CPU limit per section, so that whatever a student's replies make it do, it cannot take
