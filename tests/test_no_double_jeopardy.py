@@ -121,3 +121,31 @@ def test_the_bundle_pytest_shows_a_blocked_component_as_pending(tmp_path):
     assert "kv_cache uses your add_norm.py" in proc.stdout
     table = proc.stdout[proc.stdout.index("┏") :]
     assert "pending)" in table and "points are pending" in table
+
+
+def test_a_notebook_check_cell_without_the_reference_shows_the_same_pending(
+    tmp_path, monkeypatch, capsys
+):
+    """A student's environment (no reference): multi_head's check cell uses the student's own attention notebook.
+    With attention's Q and K swapped there, the cell prints the failure as pending, naming attention's
+    notebook, and does not raise; attention's own cell still fails."""
+    import json
+
+    from autograder.notebooks import cells, course, kernel
+
+    bug = next(b for b in BUGS if b.id == "attention:q_k_swapped")
+    for number, name in enumerate(("attention", "multi_head")):
+        nb = course.notebook(name, core.load(include_hidden=False, components=[name]), number)
+        if name == bug.component:
+            for c in cells.solution_cells(nb):
+                if bug.find in cells.source_text(c):
+                    c["source"] = bug.apply(cells.source_text(c))
+        (tmp_path / f"{name}.ipynb").write_text(json.dumps(nb))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(kernel, "reference_dir", lambda: None)
+    kernel.check("multi_head", "multi_head_equals_torch")
+    printed = capsys.readouterr().out
+    assert results.status_text("blocked") in printed
+    assert "multi_head uses your attention.ipynb" in printed, printed
+    with pytest.raises(kernel.PropertyFailed):
+        kernel.check("attention", "attention_equals_torch")
