@@ -134,20 +134,31 @@ class SelfCheck:
         failing = self.failing_dependencies(component)
         return results.dependency_sentence(component, failing, self.files) if failing else ""
 
+    def voided(self, component: str) -> bool:
+        """Its by-hand scan found forbidden: the component earns nothing whatever its dependencies do
+        (core.require_behaviour voids its passed properties), so nothing of it is pending."""
+        return any(
+            o.property.component == component
+            and core.is_static(o.property)
+            and o.status == core.Status.FORBIDDEN
+            for o in self.raw.values()
+        )
+
     def blame(self, o: core.Outcome) -> core.Outcome:
         """A failure of a component whose dependencies fail is not charged: it becomes BLOCKED (pending, its
         points neither earned nor lost), its message naming the failing file first, its own hint held back
         (it would diagnose the dependency's bug as this one's). `grade` runs each component with the
         reference's files, so a charge here would be a second deduction for the dependency's one mistake.
         Charged still, with the sentence first: a failure plainly its own, whatever the files it uses do:
-        its code not written yet (NotImplementedError raised in its own file), or its by-hand scan forbidden
-        (a scan of its own file). Idempotent (the pipeline blames again after require_behaviour)."""
+        its code not written yet (NotImplementedError raised in its own file), or what its by-hand scan found
+        in its own file (tampering voids the whole component). Idempotent (the pipeline blames again after
+        require_behaviour)."""
         if o.passed or o.status == core.Status.BLOCKED:
             return o
         sentence = self.blocked(o.property.component)
         if not sentence:
             return o
-        if own_mistake(o):
+        if own_mistake(o) or self.voided(o.property.component):
             return replace(o, message=results.after(sentence, o.message))
         return replace(
             o, status=core.Status.BLOCKED, message=results.after(sentence, o.message), hint=""
@@ -158,7 +169,12 @@ def own_mistake(o: core.Outcome) -> bool:
     """A failure that the component's own file causes whatever its dependencies do (SelfCheck.blame)."""
     if o.status == core.Status.NOT_IMPLEMENTED:
         return _innermost_file(o.detail) in ("", o.property.component)
-    return o.status == core.Status.FORBIDDEN and core.is_static(o.property)
+    if not core.is_static(o.property):
+        return False
+    # the scan of its own file: what it found (a failed check) or tampering (forbidden), not the refusal that
+    # follows its behavioural properties (core.require_behaviour), nor an import that fails in a dependency
+    refusal = _(core.NO_BEHAVIOUR).format(component=o.property.component)
+    return o.status in (core.Status.FAILED, core.Status.FORBIDDEN) and o.message != refusal
 
 
 def submission_folder(path: Path):

@@ -79,6 +79,7 @@ SLOW_TESTS = {
         "test_check_charges_only_the_component_where_the_bug_lives",
         "test_check_stays_within_grade_and_pending",
         "test_the_bundle_pytest_shows_a_blocked_component_as_pending",
+        "test_a_notebook_check_cell_without_the_reference_shows_the_same_pending",  # 1 to 5 s: a kernel's check
     },
     # 25 s of CPU: check, a class of one graded, a bundle's pytest and a kernel's check cell on one submission
     "test_same_words.py": {"test_check_pytest_grade_and_a_notebook_cell_give_the_same_hint"},

@@ -149,3 +149,23 @@ def test_a_notebook_check_cell_without_the_reference_shows_the_same_pending(
     assert "multi_head uses your attention.ipynb" in printed, printed
     with pytest.raises(kernel.PropertyFailed):
         kernel.check("attention", "attention_equals_torch")
+
+
+def test_what_the_by_hand_scan_finds_in_its_own_file_is_charged_not_pending(tmp_path):
+    """multi_head.py calls a library softmax (its by-hand scan fails, as in `grade`) while attention.py fails:
+    the static point is charged with the dependency sentence first; the rest of multi_head is pending."""
+    bug = next(b for b in BUGS if b.id == "attention:q_k_swapped")
+    folder = make_submission(bug, KIT / "solutions", tmp_path / "scanned")
+    path = folder / "multi_head.py"
+    path.write_text(
+        path.read_text().replace(
+            "return self.w_o(merged)",
+            "return self.w_o(nn.functional.softmax(merged, dim=-1) * 0 + merged)",
+        )
+    )
+    outcomes, _ = run_suite(folder, ["multi_head"], include_hidden=False)
+    static = [o for o in own_rows(outcomes) if core.is_static(o.property)]
+    assert len(static) == 1 and static[0].status == core.Status.FAILED, static
+    assert static[0].message.startswith("multi_head uses your attention.py")
+    others = [o for o in own_rows(outcomes) if not o.passed and not core.is_static(o.property)]
+    assert others and all(o.status == core.Status.BLOCKED for o in others)
