@@ -3,7 +3,9 @@
 Unlike the judge, the self-check runs each component with the student's own dependencies (the student has
 no reference). So it knows the dependency order (components.py `deps`): when a component's dependencies
 fail in the student's files, each of its failing properties and its table row say so first, naming the
-file, and the component's own hints are held back (they would diagnose the dependency's bug as this one's).
+file, the component's own hints are held back (they would diagnose the dependency's bug as this one's), and
+those failures are not charged: they are pending (Status.BLOCKED), so that check's points never fall below
+grade's for the component's own code (docs/selfcheck.md).
 A dependency that was not selected (`pytest -m multi_head`) has its visible properties run quietly first.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import KIT, glossary, results
+from . import KIT, passes, results
 from .components import NAMES, get
 from .i18n import _
 from .properties import core
@@ -96,7 +98,7 @@ class SelfCheck:
         self.student = StopsAtLoops(
             InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
         )
-        self.rename = lambda o, rename=self.rename: with_glossary(rename(o))
+        self.rename = lambda o, rename=self.rename: passes.words(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
 
     def run(self, p: core.Property) -> core.Outcome:
@@ -113,6 +115,10 @@ class SelfCheck:
             if p.id not in self.raw:
                 self.raw[p.id] = self.rename(core.run_property(p, self.student))
 
+    def unblamed(self, outcomes: list[core.Outcome]) -> list[core.Outcome]:
+        """The outcomes as run (before blame), in the same order."""
+        return [self.raw.get(o.property.id, o) for o in outcomes]
+
     def failing_dependencies(self, component: str) -> dict[str, int]:
         """The student's dependency files that fail on their own (not because of a file they use in turn):
         file stem -> failing properties."""
@@ -128,27 +134,47 @@ class SelfCheck:
         failing = self.failing_dependencies(component)
         return results.dependency_sentence(component, failing, self.files) if failing else ""
 
+    def voided(self, component: str) -> bool:
+        """Its by-hand scan found forbidden: the component earns nothing whatever its dependencies do
+        (core.require_behaviour voids its passed properties), so nothing of it is pending."""
+        return any(
+            o.property.component == component
+            and core.is_static(o.property)
+            and o.status == core.Status.FORBIDDEN
+            for o in self.raw.values()
+        )
+
     def blame(self, o: core.Outcome) -> core.Outcome:
-        """A failure of a component whose dependencies fail says so first. Its own hint is held back unless
-        the failure is plainly its own: its code is not written yet."""
-        sentence = "" if o.passed else self.blocked(o.property.component)
+        """A failure of a component whose dependencies fail is not charged: it becomes BLOCKED (pending, its
+        points neither earned nor lost), its message naming the failing file first, its own hint held back
+        (it would diagnose the dependency's bug as this one's). `grade` runs each component with the
+        reference's files, so a charge here would be a second deduction for the dependency's one mistake.
+        Charged still, with the sentence first: a failure plainly its own, whatever the files it uses do:
+        its code not written yet (NotImplementedError raised in its own file), or what its by-hand scan found
+        in its own file (tampering voids the whole component). Idempotent (the pipeline blames again after
+        require_behaviour)."""
+        if o.passed or o.status == core.Status.BLOCKED:
+            return o
+        sentence = self.blocked(o.property.component)
         if not sentence:
             return o
-        own = o.status == core.Status.NOT_IMPLEMENTED and _innermost_file(o.detail) in (
-            "",
-            o.property.component,
+        if own_mistake(o) or self.voided(o.property.component):
+            return replace(o, message=results.after(sentence, o.message))
+        return replace(
+            o, status=core.Status.BLOCKED, message=results.after(sentence, o.message), hint=""
         )
-        return replace(o, message=results.after(sentence, o.message), hint=o.hint if own else "")
 
 
-def with_glossary(o: core.Outcome) -> core.Outcome:
-    """A failure whose error names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
-    says the kit's name for it first in its hint (autograder/glossary.py). core.run_property does it for every
-    route; here it is idempotent (an outcome renamed to a notebook's cell keeps its sentence once)."""
-    sentence = "" if o.passed else glossary.explain(o.message)
-    if not sentence or sentence in o.hint:
-        return o
-    return replace(o, hint=results.after(sentence, o.hint))
+def own_mistake(o: core.Outcome) -> bool:
+    """A failure that the component's own file causes whatever its dependencies do (SelfCheck.blame)."""
+    if o.status == core.Status.NOT_IMPLEMENTED:
+        return _innermost_file(o.detail) in ("", o.property.component)
+    if not core.is_static(o.property):
+        return False
+    # the scan of its own file: what it found (a failed check) or tampering (forbidden), not the refusal that
+    # follows its behavioural properties (core.require_behaviour), nor an import that fails in a dependency
+    refusal = _(core.NO_BEHAVIOUR).format(component=o.property.component)
+    return o.status in (core.Status.FAILED, core.Status.FORBIDDEN) and o.message != refusal
 
 
 def submission_folder(path: Path):
@@ -199,10 +225,15 @@ def run_suite(
         outcomes.append(session.run(p))
         if progress is not None:
             progress(p)
-    outcomes = core.require_behaviour(outcomes)
+    # the pipeline (passes.finish): a static point refused because every behavioural property is blocked is
+    # blocked too
+    outcomes = passes.finish(outcomes, blame=session.blame)
     # a component whose self-check the bundle does not ship (release.GRADED_ONLY) has only pending points
     ran = {p.component for p in properties} | set(pending)
-    found, pending_integration = integration_outcomes(outcomes, integration_shares(), ran)
+    # an integration re-run is the judge's verdict on the student's own files together: never blocked
+    found, pending_integration = integration_outcomes(
+        session.unblamed(outcomes), integration_shares(), ran
+    )
     if pending_integration:
         pending[results.INTEGRATION] = pending_integration
     if blocked is not None:

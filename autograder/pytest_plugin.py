@@ -4,23 +4,27 @@
 KIT_SUBMISSION environment variable: KIT_SUBMISSION=notebooks grades the notebooks). `pytest -m attention`
 checks one component; `-k` filters by name. Each failure prints as one short block, the table comes last
 (the bundle's pytest settings turn pytest's own long failure report off: `--tb=no -rN`).
+
+The run's state (the self-check session, the outcomes in order) lives on one KitPlugin object that pytest
+holds (config.pluginmanager, name "kit"); the table is written with the terminal reporter's public `write`.
+A property blocked by a failing file it uses (check.SelfCheck.blame) is a skip: pending, not charged.
 """
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
 
-from . import results
+from . import passes, results
 from .check import SelfCheck, integration_outcomes, integration_shares, pending_hidden_points
 from .components import NAMES
 from .i18n import LANGUAGES, _, set_language
 from .properties import core
 
-_OUTCOMES: list[core.Outcome] = []
-_SESSION: list[SelfCheck] = []
+PLUGIN_NAME = "kit"
 
 
 def submission_root(config) -> Path:
@@ -51,56 +55,89 @@ def pytest_configure(config):
     set_language(config.getoption("lang"))
     for name in NAMES:
         config.addinivalue_line("markers", _("{name}: properties of {name}.py").format(name=name))
+    if not config.pluginmanager.has_plugin(PLUGIN_NAME):
+        config.pluginmanager.register(KitPlugin(config), PLUGIN_NAME)
+
+
+class KitPlugin:
+    """One pytest run's self-check: the session on the submission and every outcome in the order run."""
+
+    def __init__(self, config):
+        self.config = config
+        self.outcomes: list[core.Outcome] = []
+        self._session: SelfCheck | None = None
+
+    @property
+    def session(self) -> SelfCheck:
+        if self._session is None:
+            self._session = SelfCheck(submission_root(self.config))
+        return self._session
+
+    def check(self, prop: core.Property) -> None:
+        outcome = self.session.run(prop)
+        self.outcomes.append(outcome)
+        # The pipeline on the component so far, as check.run_suite (passes.finish): the static point needs a
+        # passed behavioural property (its test runs last in its component), and is blocked with the rest
+        mine = [i for i, o in enumerate(self.outcomes) if o.property.component == prop.component]
+        done = passes.finish([self.outcomes[i] for i in mine], blame=self.session.blame)
+        for i, o in zip(mine, done, strict=True):
+            self.outcomes[i] = o
+        outcome = self.outcomes[-1]
+        if outcome.status == core.Status.BLOCKED:
+            pytest.skip(results.outcome_text(outcome))
+        if not outcome.passed:
+            pytest.fail(results.outcome_text(outcome), pytrace=False)
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        """A pending property is a skip, yet the run is not clean: a file it uses fails (as `check` exits 1)."""
+        if exitstatus == pytest.ExitCode.OK and any(
+            o.status == core.Status.BLOCKED for o in self.outcomes
+        ):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        if not self.outcomes:
+            return
+        from rich.console import Console
+        from rich.text import Text
+
+        ran = {o.property.component for o in self.outcomes}
+        if not config.getoption("markexpr") and not config.getoption("keyword"):
+            # the whole suite: a component whose self-check the bundle does not ship (release.GRADED_ONLY)
+            # shows its points as decided at grading
+            shipped = {p.component for p in core.REGISTRY.values()}
+            ran |= {k for k in pending_hidden_points() if k not in shipped}
+        pending = {k: v for k, v in pending_hidden_points().items() if k in ran}
+        found, pending_integration = integration_outcomes(
+            self.session.unblamed(self.outcomes), integration_shares(), ran
+        )
+        if pending_integration:
+            pending[results.INTEGRATION] = pending_integration
+        blocked = {c: self.session.blocked(c) for c in ran}
+        rows = results.summarize(self.outcomes + found, pending, ran, blocked)
+        text = io.StringIO()
+        console = Console(file=text, force_terminal=terminalreporter.hasmarkup, width=110)
+        # pytest's report is off: ours, one short block each
+        if config.getoption("tbstyle", "auto") == "no":
+            blocks = results.failure_blocks(self.outcomes)
+            if blocks:
+                terminalreporter.write_sep("=", _("failures"))
+            for block in blocks:
+                console.print(Text(block), highlight=False, soft_wrap=True)
+        results.render_table(
+            rows,
+            title=_("points for {folder}/").format(folder=submission_root(config).name),
+            console=console,
+        )
+        terminalreporter.write(text.getvalue())
 
 
 @pytest.fixture(scope="session")
-def kit_target(request):
-    """The self-check session on the submission (named for the tests written before it knew dependencies)."""
-    if not _SESSION:
-        _SESSION.append(SelfCheck(submission_root(request.config)))
-    return _SESSION[0]
+def kit_target(request) -> KitPlugin:
+    """This run's KitPlugin (named for the tests written before it knew dependencies)."""
+    return request.config.pluginmanager.get_plugin(PLUGIN_NAME)
 
 
-def check_property(prop: core.Property, session: SelfCheck) -> None:
-    outcome = session.run(prop)
-    _OUTCOMES.append(outcome)
-    # The static point needs a passed behavioural property: the static test runs last in its component.
-    core.require_behaviour([o for o in _OUTCOMES if o.property.component == prop.component])
-    if not outcome.passed:
-        pytest.fail(results.outcome_text(outcome), pytrace=False)
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if not _OUTCOMES:
-        return
-    from rich.console import Console
-    from rich.text import Text
-
-    ran = {o.property.component for o in _OUTCOMES}
-    if not config.getoption("markexpr") and not config.getoption("keyword"):
-        # the whole suite: a component whose self-check the bundle does not ship (release.GRADED_ONLY) shows
-        # its points as decided at grading
-        shipped = {p.component for p in core.REGISTRY.values()}
-        ran |= {k for k in pending_hidden_points() if k not in shipped}
-    pending = {k: v for k, v in pending_hidden_points().items() if k in ran}
-    found, pending_integration = integration_outcomes(_OUTCOMES, integration_shares(), ran)
-    if pending_integration:
-        pending[results.INTEGRATION] = pending_integration
-    blocked = {c: _SESSION[0].blocked(c) for c in ran} if _SESSION else {}
-    rows = results.summarize(_OUTCOMES + found, pending, ran, blocked)
-    console = Console(
-        file=terminalreporter._tw._file, force_terminal=terminalreporter.hasmarkup, width=110
-    )
-    if (
-        config.getoption("tbstyle", "auto") == "no"
-    ):  # pytest's report is off: ours, one short block each
-        blocks = results.failure_blocks(_OUTCOMES)
-        if blocks:
-            terminalreporter.write_sep("=", _("failures"))
-        for block in blocks:
-            console.print(Text(block), highlight=False, soft_wrap=True)
-    results.render_table(
-        rows,
-        title=_("points for {folder}/").format(folder=submission_root(config).name),
-        console=console,
-    )
+def check_property(prop: core.Property, kit: KitPlugin) -> None:
+    kit.check(prop)

@@ -141,7 +141,7 @@ def excerpt_es() -> str:
     import tempfile
     from pathlib import Path
 
-    from autograder import check, i18n, results
+    from autograder import i18n, passes, results
     from autograder.bugs import catalog, make_submission
     from autograder.properties import core
     from autograder.student_code import InProcessStudentCode
@@ -159,7 +159,7 @@ def excerpt_es() -> str:
                 for p in core.load(include_hidden=False, components=[bug.component]):
                     outcome = core.run_property(p, student)
                     if not outcome.passed:
-                        blocks.append(results.short_text(check.with_glossary(outcome)))
+                        blocks.append(results.short_text(passes.words(outcome)))
                         break
     finally:
         i18n.set_language(None)

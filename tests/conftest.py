@@ -73,6 +73,16 @@ SLOW_TESTS = {
         "test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly",
         "test_pytest_names_it_for_one_selected_component",
     },
+    # issue 21: 55 s of CPU for the seven bug cases' suites; the judge on two folders and their checks; a bundle's
+    # pytest
+    "test_no_double_jeopardy.py": {
+        "test_check_charges_only_the_component_where_the_bug_lives",
+        "test_check_stays_within_grade_and_pending",
+        "test_the_bundle_pytest_shows_a_blocked_component_as_pending",
+        "test_a_notebook_check_cell_without_the_reference_shows_the_same_pending",  # 1 to 5 s: a kernel's check
+    },
+    # 25 s of CPU: check, a class of one graded, a bundle's pytest and a kernel's check cell on one submission
+    "test_same_words.py": {"test_check_pytest_grade_and_a_notebook_cell_give_the_same_hint"},
     "test_rules.py": {  # 5 and 7 s: the by-hand guard attacked in a fresh process (issue 20)
         "test_emptying_the_guards_closures_switches_nothing_off",
         "test_switching_the_rules_off_from_a_helper_earns_nothing_in_process",

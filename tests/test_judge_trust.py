@@ -138,14 +138,19 @@ def test_an_error_is_flat_and_bounded_where_it_is_made_and_where_it_is_read():
 
 
 def test_outcome_fields_are_bounded_in_the_judge():
-    record = {
-        "message": "M" * 10**6,
-        "example": "E" * 10**6,
-        "hint": "H" * 10**6,
-        "detail": "D" * 10**6,
-    }
+    from autograder.judge.records import OutcomeRecord
+
+    record = OutcomeRecord(
+        "p",
+        "attention",
+        1.0,
+        True,
+        "",
+        core.Status.ERROR,
+        *["M" * 10**6, "H" * 10**6, "E" * 10**6, "D" * 10**6],
+    )
     bounded = tidy(record)
-    assert all(len(bounded[f]) <= limit for f, limit in FIELD_LIMITS.items())
+    assert all(len(getattr(bounded, f)) <= limit for f, limit in FIELD_LIMITS.items())
 
 
 # ------------------------------------------------------------------------------------------- the picture
@@ -478,33 +483,30 @@ def test_a_student_raised_kit_error_is_their_exception_in_the_worker(tmp_path):
 
 
 def test_student_text_has_a_budget_per_section_and_per_submission():
+    from dataclasses import replace
+
     from autograder.judge.grading_process import SECTION_TEXT_BUDGET, section_budget
     from autograder.judge.outputs import SUBMISSION_TEXT_BUDGET, text_bytes, within_budget
+    from autograder.judge.records import OutcomeRecord
 
     def record(status, n):
-        return {
-            "status": status,
-            "message": "m" * n,
-            "detail": "d" * n,
-            "example": "e",
-            "hint": "h",
-        }
+        return OutcomeRecord("p", "attention", 1.0, True, "", status, "m" * n, "h", "e", "d" * n)
 
     records = [record(core.Status.ERROR, 500) for _ in range(40)] + [
         record(core.Status.FAILED, 900)
     ]
-    section = section_budget([dict(r) for r in records])
+    section = section_budget([replace(r) for r in records])
     assert sum(text_bytes(r) for r in section) <= SECTION_TEXT_BUDGET
     assert (
-        section[-1]["message"] == "m" * 900
+        section[-1].message == "m" * 900
     )  # a failed comparison's words are the judge's: not counted
-    assert "omitted" in section[5]["message"] and section[5]["status"] == core.Status.ERROR
-    whole = within_budget([dict(r) for r in records] * 4)
+    assert "omitted" in section[5].message and section[5].status == core.Status.ERROR
+    whole = within_budget([replace(r) for r in records] * 4)
     assert sum(text_bytes(r) for r in whole) <= SUBMISSION_TEXT_BUDGET
     # the static by-hand property's words are the judge's (its scan reads the judge's copy): never omitted
-    static = dict(record(core.Status.FORBIDDEN, 5000), name="attention" + core.STATIC_SUFFIX)
+    static = replace(record(core.Status.FORBIDDEN, 5000), name="attention" + core.STATIC_SUFFIX)
     assert text_bytes(static) == 0
-    assert section_budget([dict(r) for r in records] + [static])[-1]["message"] == "m" * 5000
+    assert section_budget([replace(r) for r in records] + [static])[-1].message == "m" * 5000
 
 
 def test_gradebook_cells_read_as_text_and_read_back_exactly(tmp_path):

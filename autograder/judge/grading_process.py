@@ -1,8 +1,9 @@
 """A grading process: trusted, it runs properties (and holds hidden ones) against sandboxed workers.
 
 The scheduler (scheduler.py) starts `--jobs` of these and sends each a section at a time over stdin (the files
-of one package folder and the properties to run on it; sections.py). It answers over stdout with plain outcome
-records. It owns one zygote and forks one fresh worker per section (and another after a crash or timeout).
+of one package folder and the properties to run on it; sections.py). It answers over stdout with outcome
+records (records.OutcomeRecord). It owns one zygote and forks one fresh worker per section (and another after a
+crash or timeout).
 
 It is trusted but not unbounded: it runs with an address-space limit of its own (GRADER_MEMORY_MB above what it
 uses once set up) and a CPU limit per section, so that whatever a student's replies make it do, it cannot take
@@ -62,24 +63,6 @@ UNCHECKED = ()  # self.syntax's value for a file this process did not compile
 CRASH_HINT = N_(
     "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
 )
-
-
-def outcome_record(o) -> dict:
-    p = o.property
-    return {
-        "id": p.id,
-        "name": p.name,
-        "component": p.component,
-        "points": p.points,
-        "visible": p.visible,
-        "summary": p.summary,
-        "status": o.status,
-        "message": o.message,
-        "hint": o.hint,
-        "example": o.example,
-        "detail": o.detail,
-        "seconds": o.seconds,
-    }
 
 
 class GradingProcess:
@@ -340,13 +323,15 @@ class GradingProcess:
             return {"key": section["key"], "error": str(e)}
         finally:
             student.close()
-        records = [tidy(outcome_record(o), str(self.pkg), str(self.tmp)) for o in outcomes]
+        from .records import OutcomeRecord
+
+        records = [tidy(OutcomeRecord.of(o), str(self.pkg), str(self.tmp)) for o in outcomes]
         records = section_budget(records)
         stats = student.stats
         # Normal: every call answered in time by a live worker. Only such a result may be reused for another
         # student whose section has the same files (a timeout depends on the load and on the time left).
         normal = not student.abnormal and not any(
-            r["status"] in (Status.TIMEOUT, Status.CRASHED) for r in records
+            r.status in (Status.TIMEOUT, Status.CRASHED) for r in records
         )
         return {
             "key": section["key"],
@@ -421,8 +406,8 @@ class GradingProcess:
 _HEX = re.compile(r"0x[0-9a-fA-F]{6,}")
 
 
-def section_budget(records: list[dict]) -> list[dict]:
-    """The section's records with at most SECTION_TEXT_BUDGET bytes of text from the code under test."""
+def section_budget(records: list) -> list:
+    """The section's OutcomeRecords with at most SECTION_TEXT_BUDGET bytes of text from the code under test."""
     from .outputs import over_budget, text_bytes
 
     left, kept = SECTION_TEXT_BUDGET, []
@@ -435,15 +420,17 @@ def section_budget(records: list[dict]) -> list[dict]:
     return kept
 
 
-def tidy(record: dict, *paths: str) -> dict:
-    """Same submission, same text: no temp paths, no memory addresses; each field bounded (FIELD_LIMITS)."""
+def tidy(record, *paths: str):
+    """Same submission, same text: no temp paths, no memory addresses; each field bounded (FIELD_LIMITS).
+    Changes the OutcomeRecord in place and returns it."""
     for field, limit in FIELD_LIMITS.items():
-        text = record[field] if isinstance(record[field], str) else ""
-        text = text[: 4 * limit]  # cut before replacing: the text may be long
+        text = getattr(record, field)
+        # cut before replacing: the text may be long
+        text = text[: 4 * limit] if isinstance(text, str) else ""
         for path in paths:
             text = text.replace(path, "<submission>")
         text = _HEX.sub("0x…", text)
-        record[field] = text if len(text) <= limit else text[: limit - 1] + "…"
+        setattr(record, field, text if len(text) <= limit else text[: limit - 1] + "…")
     return record
 
 

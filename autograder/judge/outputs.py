@@ -10,13 +10,14 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import results
+from .. import passes, results
 from ..components import COMPONENTS, NAMES
 from ..i18n import N_, _
 from ..properties import core
+from .records import OutcomeRecord
 from .sections import Section, integration_props
 from .wire import valid_text
 
@@ -67,27 +68,6 @@ class StudentResult:
         return by
 
 
-def outcome_from(record: dict) -> core.Outcome:
-    p = core.Property(
-        record["name"],
-        record["component"],
-        record["points"],
-        record["visible"],
-        0,
-        None,
-        record["summary"],
-    )
-    return core.Outcome(
-        p,
-        core.Status(record["status"]),
-        record["message"],
-        record["hint"],
-        record["example"],
-        record["detail"],
-        record["seconds"],
-    )
-
-
 def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -> None:
     """The student's outcomes in a fixed order: component order, section properties, then integration ones."""
     records = []
@@ -108,32 +88,36 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -
             r.log.append(f"## {s.label}: what the code printed (trimmed)\n{rec['log']}")
     order = {n: i for i, n in enumerate(NAMES)}
     # stable within each
-    records.sort(key=lambda x: (order[x["component"]], "::integration::" in x["id"]))
-    r.outcomes = core.require_behaviour([outcome_from(x) for x in within_budget(records)])
+    records.sort(key=lambda x: (order[x.component], x.integration))
+    r.outcomes = passes.finish([x.outcome() for x in within_budget(records)])
 
 
-def text_bytes(record: dict) -> int:
+def text_bytes(record: OutcomeRecord) -> int:
     """What an outcome shows of the code under test's text (message and detail), if the student's code ended
     it (a passed or failed property's words are the judge's)."""
     judges = (core.Status.PASSED, core.Status.FAILED, core.Status.NOT_IMPLEMENTED)
-    if record["status"] in judges or record.get("omitted"):
+    if record.status in judges or record.omitted:
         return 0
     # The static by-hand property's words are the judge's too: its scan reads the judge's own copy of the files
     # (a Source operation never reaches the worker) and the probe's verdict is the grading process's. Its
     # message names the tampering, the one thing the budget must never hide.
-    if record.get("name", "").endswith(core.STATIC_SUFFIX):
+    if record.name.endswith(core.STATIC_SUFFIX):
         return 0
-    return sum(len(record[f].encode("utf-8", "backslashreplace")) for f in ("message", "detail"))
+    return sum(
+        len(text.encode("utf-8", "backslashreplace")) for text in (record.message, record.detail)
+    )
 
 
-def over_budget(record: dict, kib: float, per_section: bool = False) -> dict:
+def over_budget(record: OutcomeRecord, kib: float, per_section: bool = False) -> OutcomeRecord:
     """The record with a judge-written message in place of the text past the budget."""
     template = TEXT_OMITTED_SECTION if per_section else TEXT_OMITTED
     message = _(template).format(kib=f"{kib:g}")
-    return dict(record, message=message, detail="", example="", omitted=True)
+    return replace(record, message=message, detail="", example="", omitted=True)
 
 
-def within_budget(records: list[dict], budget: int = SUBMISSION_TEXT_BUDGET) -> list[dict]:
+def within_budget(
+    records: list[OutcomeRecord], budget: int = SUBMISSION_TEXT_BUDGET
+) -> list[OutcomeRecord]:
     """The records, in order, each one's text shown while the budget lasts (a record never half shown)."""
     kept = []
     for x in records:

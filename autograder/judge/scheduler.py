@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.markup import escape
@@ -38,6 +38,7 @@ from .outputs import (
     write_student,
     write_timing,
 )
+from .records import INTEGRATION_PREFIX, OutcomeRecord
 from .remote import MAX_JOBS, uid_block
 from .sandbox import Reaper
 from .sections import Section, discover, plan, read_files
@@ -404,23 +405,9 @@ def not_run(section: Section, message: str, status: core.Status = core.Status.TI
     records = []
     for pid, points in section.props:
         p = core.REGISTRY[pid]
-        name = f"integration::{p.name}" if points is not None else p.name
-        records.append(
-            {
-                "id": f"{p.component}::{name}",
-                "name": name,
-                "component": p.component,
-                "points": points if points is not None else p.points,
-                "visible": p.visible,
-                "summary": p.summary,
-                "status": status,
-                "message": message,
-                "hint": "",
-                "example": "",
-                "detail": "",
-                "seconds": 0.0,
-            }
-        )
+        if points is not None:  # an integration re-run (judge/sections.py)
+            p = replace(p, name=f"{INTEGRATION_PREFIX}{p.name}", points=points)
+        records.append(OutcomeRecord.not_run(p, status, message))
     return {
         "key": section.key,
         "outcomes": records,

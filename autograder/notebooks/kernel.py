@@ -36,6 +36,7 @@ _ran: dict[str, str] = {}  # cell id -> source, as last executed in this kernel
 # content hash -> InProcessStudentCode (one import per version of the code)
 _student_code_by_hash: dict[str, object] = {}
 _outcomes: dict[int, dict] = {}  # id(student) -> {property id: its last outcome on that code}
+_sessions: dict[str, object] = {}  # content hash -> check.SelfCheck (a student's environment only)
 _tmp: Path | None = None
 
 
@@ -167,13 +168,21 @@ def _places(component: str, own: bool) -> dict:
     return places
 
 
+def _code_folder(component: str, own: bool) -> tuple[str, Path]:
+    """(a key for this version of the code, the package folder holding this notebook's module and its deps)."""
+    modules = {**_deps(component, own), component: notebook_module(component)}
+    key = hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()[:16]
+    folder = _workdir() / key
+    if not folder.is_dir():
+        cells.write_package(modules, folder)
+    return key, folder
+
+
 def _student_code(component: str, own: bool):
     from ..student_code import InProcessStudentCode, StopsAtLoops
 
-    modules = {**_deps(component, own), component: notebook_module(component)}
-    key = hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()[:16]
+    key, folder = _code_folder(component, own)
     if key not in _student_code_by_hash:
-        folder = cells.write_package(modules, _workdir() / key)
         # a looping function times out once per version of the code, as in check and grade
         _student_code_by_hash[key] = StopsAtLoops(
             InProcessStudentCode(folder, label=f"{component}.ipynb")
@@ -181,11 +190,29 @@ def _student_code(component: str, own: bool):
     return _student_code_by_hash[key]
 
 
+def _self_check(component: str):
+    """Where the dependencies are the student's own earlier notebooks for a self-check cell (a student's
+    environment has no reference): a check.SelfCheck on this version of the code, which runs the dependencies'
+    visible properties once, quietly, to know which of them fail, and blames a failure on them as `check`
+    does (docs/selfcheck.md). None where the reference stands in (as in `grade`: nothing to blame)."""
+    if reference_dir() is not None:
+        return None
+    from ..check import SelfCheck
+
+    key, folder = _code_folder(component, own=True)
+    if key not in _sessions:
+        _sessions[key] = SelfCheck(folder)
+        # the dependency sentence names the student's notebooks ("uses your attention.ipynb")
+        _sessions[key].files = {n: nb for n, (nb, _) in _places(component, True).items()}
+    return _sessions[key]
+
+
 def check(component: str, name: str, integration: bool = False) -> None:
     """Run one property on this notebook's code; print the verdict, or raise PropertyFailed with the same text
     (message, smallest failing input, hint) that pytest and `grade` show. nbgrader counts a raise as 0 points.
     integration=True: with the student's own earlier modules in place of the reference (the judge's
     integration share)."""
+    from .. import passes
     from ..properties import core
     from ..results import outcome_text
 
@@ -195,15 +222,25 @@ def check(component: str, name: str, integration: bool = False) -> None:
         raise LookupError(
             _("no property {id} in this installation of the kit").format(id=f"{component}::{name}")
         )
-    student = _student_code(component, integration)
-    outcome = core.run_property(prop, student)
-    seen = _outcomes.setdefault(id(student), {})
+    session = None if integration else _self_check(component)
+    # the student's own earlier notebooks: blamed where they fail, as in `check`
+    if session is not None:
+        outcome, seen = session.run(prop), _outcomes.setdefault(id(session), {})
+    else:
+        student = _student_code(component, integration)
+        outcome, seen = core.run_property(prop, student), _outcomes.setdefault(id(student), {})
     seen[prop.id] = outcome
-    # the static point needs a passed behavioural cell on this code
-    core.require_behaviour(list(seen.values()))
-    if (
-        not outcome.passed
-    ):  # a line of the student's code is named by its cell, not by the generated file
+    # the pipeline every route shares (passes.finish): the static point needs a passed behavioural cell on
+    # this code, and is blocked with the rest; the cells are named in the text below
+    finished = passes.finish(list(seen.values()), blame=session.blame if session else None)
+    seen.update((o.property.id, o) for o in finished)
+    outcome = seen[prop.id]
+    # pending, not a failure of this notebook: said, not raised
+    if outcome.status == core.Status.BLOCKED:
+        print(cells.name_cells(outcome_text(outcome), _places(component, True)))
+        return
+    # a line of the student's code is named by its cell, not by the generated file
+    if not outcome.passed:
         raise PropertyFailed(
             cells.name_cells(outcome_text(outcome), _places(component, integration))
         )

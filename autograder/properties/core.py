@@ -73,6 +73,10 @@ class Status(StrEnum):
     FORBIDDEN = "forbidden"
     TIMEOUT = "timeout"
     CRASHED = "crashed"
+    # The self-check only: the property failed while a file it uses (components.py `deps`) fails in the
+    # student's own folder. Not charged: its points are pending, as the judge grades it with the reference's
+    # files (check.SelfCheck.blame; docs/selfcheck.md).
+    BLOCKED = "blocked"
 
 
 @dataclass
@@ -290,16 +294,10 @@ def run_property(p: Property, student: StudentCode, reraise: tuple = ()) -> Outc
 
 
 def with_glossary(o: Outcome) -> Outcome:
-    """A failure whose message names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
-    says the kit's name for it first in its hint (autograder/glossary.py). Here, where every route (check,
-    pytest, the notebooks' cells, the judge) makes its outcomes; applied once."""
-    from .. import glossary
-    from ..results import after
+    """The glossary pass (autograder/passes.py, `words`), applied where every route makes its outcomes."""
+    from ..passes import words
 
-    sentence = "" if o.passed else glossary.explain(o.message)
-    if sentence and sentence not in o.hint:
-        o.hint = after(sentence, o.hint)
-    return o
+    return words(o)
 
 
 # The hint of an error kind that is the same in every property (any other kind takes the property's error_hint).

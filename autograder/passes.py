@@ -1,0 +1,46 @@
+"""The passes that turn outcomes as run into what a student reads: one pipeline, in one order, for every route
+(`check`, the bundle's pytest, the judge's feedback and results.json, the notebooks' check cells), so that each
+route gives a student the same words (issue 25).
+
+1. names: a line of a module built from notebooks named by its notebook cell (check.submission_folder; the
+   kernel names its cells in the text it prints).
+2. words: the glossary sentence ("`dim_embedding` is `d_model` here") before the hint. Applied where every
+   outcome is made (core.run_property), and again here after the names: idempotent.
+3. require_behaviour: the scoring rule across a component (a static by-hand point needs a behavioural one; a
+   forbidden scan voids the component).
+4. blame: the self-check only (check.SelfCheck.blame): a failure while a file it uses fails is pending.
+
+Tidying (temporary paths, memory addresses, each field's limit) is the judge's, in the grading process before an
+outcome crosses to the scheduler (judge/grading_process.tidy): only there do paths of the judge's own folders
+appear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import glossary
+from .properties import core
+
+Pass = Callable[[core.Outcome], core.Outcome]
+
+
+def words(o: core.Outcome) -> core.Outcome:
+    """A failure whose message names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
+    says the kit's name for it first in its hint (autograder/glossary.py); once, however often applied."""
+    from .results import after
+
+    sentence = "" if o.passed else glossary.explain(o.message)
+    if sentence and sentence not in o.hint:
+        o.hint = after(sentence, o.hint)
+    return o
+
+
+def finish(
+    outcomes: list[core.Outcome], names: Pass | None = None, blame: Pass | None = None
+) -> list[core.Outcome]:
+    """The outcomes of one submission (a component's at least) through the passes, in order; a new list (the
+    outcomes themselves may be changed in place)."""
+    outcomes = [words(names(o) if names else o) for o in outcomes]
+    outcomes = core.require_behaviour(outcomes)
+    return [blame(o) for o in outcomes] if blame else outcomes
