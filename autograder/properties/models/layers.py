@@ -1,0 +1,104 @@
+"""torch's encoder and decoder layers with the kit's weights, alone or in a stack, right or with one of the
+mistakes that torch's layer can make with other weights or masks (answer-free: the layers are forbidden in
+encoder.py and decoder.py). A case is an EncoderInputs (x, mask) or a DecoderInputs (x, memory, target_mask,
+memory_mask); the layer by hand with every mistake is the graded side's (autograder/oracles/layers.py)."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import expected_values
+from ..strategies import EncoderInputs
+
+
+def swapped_norms(state: dict, swap: tuple[int, int]) -> dict:
+    """state with add_norm_{a} and add_norm_{b}'s weights exchanged: the norms-swapped mistake."""
+    a, b = (f"add_norm_{i}.norm." for i in swap)
+    return {
+        k.replace(a, "#", 1).replace(b, a, 1).replace("#", b, 1) if k.startswith((a, b)) else k: v
+        for k, v in state.items()
+    }
+
+
+def torch_layer(state: dict, case, swap: tuple[int, int] | None = None):
+    """torch's encoder layer (an EncoderInputs case: its mask) or decoder layer (a DecoderInputs case: its
+    target_mask and memory_mask) with the weights `state` on the case's inputs; add_norm_{a} and add_norm_{b}
+    swapped if swap=(a, b). A mask left out is `dataclasses.replace(case, mask=None)`."""
+    state = state if swap is None else swapped_norms(state, swap)
+    x, heads = case.x, case.num_heads
+    n, m, d = x.shape
+    d_ff = state["feed_forward.linear_1.weight"].shape[0]
+    with torch.no_grad():
+        if isinstance(case, EncoderInputs):
+            mask = expected_values.to_torch_mask(case.mask, n, heads, m, m)
+            return expected_values.torch_encoder_layer(state, d, heads, d_ff, x.dtype)(
+                x, src_mask=mask
+            )
+        m_e = case.memory.shape[1]
+        tm = expected_values.to_torch_mask(case.target_mask, n, heads, m, m)
+        mm = expected_values.to_torch_mask(case.memory_mask, n, heads, m, m_e)
+        layer = expected_values.torch_decoder_layer(state, d, heads, d_ff, x.dtype)
+        return layer(x, case.memory, tgt_mask=tm, memory_mask=mm)
+
+
+def torch_stack(state: dict, case, n: int, **mistake):
+    """n torch layers of the case's kind in a row (no final norm), on the case's inputs; `mistake`: the stack's
+    usual mistakes, as encoder_stack's and decoder_stack's order, masked and target_masked."""
+    if isinstance(case, EncoderInputs):
+        return encoder_stack(state, n, case.num_heads, case.x, case.mask, **mistake)
+    return decoder_stack(
+        state, n, case.num_heads, case.x, case.memory, case.target_mask, case.memory_mask, **mistake
+    )
+
+
+def encoder_stack(state, n, heads, x, mask=None, prefix="", order=None, masked=None):
+    """torch encoder layers `{prefix}layers.{i}.` in a row: layer `order[i]` at step i (default 0..n-1), the mask
+    (kit polarity, broadcastable to (b, 1|h, m, m)) given at the steps in `masked` (default all)."""
+    order = range(n) if order is None else order
+    masked = range(n) if masked is None else masked
+    b, m, d = x.shape
+    d_ff = state[f"{prefix}layers.0.feed_forward.linear_1.weight"].shape[0]
+    torch_mask = expected_values.to_torch_mask(mask, b, heads, m, m)
+    with torch.no_grad():
+        for step, i in enumerate(order):
+            layer = expected_values.torch_encoder_layer(
+                state, d, heads, d_ff, x.dtype, f"{prefix}layers.{i}."
+            )
+            x = layer(x, src_mask=torch_mask if step in masked else None)
+    return x
+
+
+def decoder_stack(
+    state,
+    n,
+    heads,
+    x,
+    memory,
+    target_mask=None,
+    memory_mask=None,
+    prefix="",
+    order=None,
+    masked=None,
+    target_masked=None,
+):
+    """torch decoder layers `{prefix}layers.{i}.` in a row: layer `order[i]` at step i (default 0..n-1),
+    memory_mask given at the steps in `masked`, target_mask at those in `target_masked` (default all)."""
+    order = range(n) if order is None else order
+    masked = range(n) if masked is None else masked
+    target_masked = range(n) if target_masked is None else target_masked
+    b, m_d, d = x.shape
+    d_ff = state[f"{prefix}layers.0.feed_forward.linear_1.weight"].shape[0]
+    tgt = expected_values.to_torch_mask(target_mask, b, heads, m_d, m_d)
+    mem = expected_values.to_torch_mask(memory_mask, b, heads, m_d, memory.shape[1])
+    with torch.no_grad():
+        for step, i in enumerate(order):
+            layer = expected_values.torch_decoder_layer(
+                state, d, heads, d_ff, x.dtype, f"{prefix}layers.{i}."
+            )
+            x = layer(
+                x,
+                memory,
+                tgt_mask=tgt if step in target_masked else None,
+                memory_mask=mem if step in masked else None,
+            )
+    return x
