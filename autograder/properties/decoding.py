@@ -1,25 +1,22 @@
 """What the decoding properties (kv_cache, beam_search) share: a tiny model with a batch to decode, its expected model.
 
 The model is built from transformer.py (the student's own in the self-check, the reference in the judge) with
-weights from strategies.transformer_state, in float64 unless the case says float32. The expected model is
-expected_values.TorchTransformer, the same model assembled from torch's own layers; every expected value is computed
-from it on the checking side.
+the weights of the case's config (models.transformer.TransformerConfig), in float64 unless the case says float32.
+The expected model is models.transformer.ExpectedTransformer, the same model assembled from torch's own layers;
+every expected value is computed from it on the checking side.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from . import expected_values
-from .expected_values import expected_causal_mask
-from .strategies import LabelledCase, seeds, transformer_state
+from .models.transformer import ExpectedTransformer, TransformerConfig
+from .strategies import LabelledCase, seeds
 
 MAX_LEN = 32  # the positional encoding's table: longer than any decoded sequence here
 SRC_VOCAB = 5
@@ -40,39 +37,26 @@ class DecodingCase(LabelledCase):
     dtype: torch.dtype = torch.float64
     d_ff: int = 8
 
-    def kwargs(self, dropout=0.0) -> dict:
-        return dict(
-            src_vocab_size=SRC_VOCAB,
-            tgt_vocab_size=self.tgt_vocab,
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            num_layers=self.num_layers,
-            d_ff=self.d_ff,
-            dropout=dropout,
-            max_len=MAX_LEN,
-        )
-
-    def state(self, eos_id=None, eos_bias=0.0) -> dict:
-        """The weights; eos_bias is added to the generator's bias at eos_id (> 0: rows finish early)."""
-        s = transformer_state(
+    @property
+    def config(self) -> TransformerConfig:
+        return TransformerConfig(
             SRC_VOCAB,
             self.tgt_vocab,
             self.d_model,
-            self.d_ff,
+            self.num_heads,
             self.num_layers,
             self.seed,
-            torch.float64,
             MAX_LEN,
+            self.d_ff,
         )
-        if eos_id is not None and eos_bias:
-            s["generator.bias"] = s["generator.bias"].clone()
-            s["generator.bias"][eos_id] += eos_bias
-        return s
 
-    def expected_model(self, state) -> ExpectedDecodingModel:
-        return ExpectedDecodingModel(
-            state, self.num_layers, self.d_model, self.num_heads, self.d_ff
-        )
+    # The two shorthands beam_search.py calls (its answer-free rewrite is under way elsewhere: it can call
+    # case.config.state() and ExpectedTransformer(state, case.config) itself, and these two go).
+    def state(self, eos_id=None, eos_bias=0.0) -> dict:
+        return self.config.state(eos_id, eos_bias)
+
+    def expected_model(self, state) -> ExpectedTransformer:
+        return ExpectedTransformer(state, self.config)
 
     def replace(self, **changes) -> DecodingCase:
         return dataclasses.replace(self, **changes)
@@ -127,33 +111,13 @@ def fixed_case(
 
 def build_model(student, case: DecodingCase, state=None, dropout=0.0, train=False):
     """The Transformer under the kit's names, built through the interface; returns (handle, state)."""
-    state = case.state() if state is None else state
+    state = case.config.state() if state is None else state
     handle = student.build(
         "transformer",
         "Transformer",
         state=state,
         train=train,
         dtype=case.dtype,
-        **case.kwargs(dropout),
+        **case.config.kwargs(dropout),
     )
     return handle, state
-
-
-class ExpectedDecodingModel(expected_values.TorchTransformer):
-    """TorchTransformer whose target positions may be given (a positional encoding restarted per step)."""
-
-    def decode_at(self, tgt, positions, memory, target_mask=None, memory_mask=None):
-        """decode with the target token at index p given the positional encoding of positions[p]."""
-        x = F.embedding(tgt, self.s["tgt_embedding.embedding.weight"]) * math.sqrt(self.d)
-        x = x + self.s["positional_encoding.pe"][0, positions].to(x.dtype)
-        return expected_values.decoder(
-            self.s, self.n, self.d, self.h, self.f, x, memory, target_mask, memory_mask, "decoder."
-        )
-
-    def log_probs(self, src, ys, src_mask=None, memory=None):
-        """log p(next token | ys[:, :t+1], src) for every t: (batch, L, vocab), float64."""
-        memory = self.encode(src, src_mask) if memory is None else memory
-        logits = self.generator(
-            self.decode(ys, memory, expected_causal_mask(ys.shape[1]), src_mask)
-        )
-        return torch.log_softmax(logits.to(torch.float64), dim=-1)

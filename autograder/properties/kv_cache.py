@@ -29,6 +29,7 @@ from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_
 from .core import prop
 from .decoding import DecodingCase, build_model, decoding_cases, fixed_case
 from .expected_values import expected_causal_mask
+from .models.transformer import ExpectedTransformer
 from .strategies import LabelledCase
 from .transformer import NO_PAD, greedy_fixed_point
 
@@ -149,13 +150,13 @@ def full_logits(
     case: DecodingCase, state, tgt, positions=None, target_mask=None, shared_memory=False
 ):
     """The expected model's logits for every target position, recomputed from scratch (optionally with one mistake)."""
-    w = case.expected_model(state)
+    w = ExpectedTransformer(state, case.config)
     memory = w.encode(case.src, case.src_mask)
     if shared_memory:
         memory = memory[:1].expand_as(memory)
     positions = torch.arange(tgt.shape[1]) if positions is None else positions
     mask = expected_causal_mask(tgt.shape[1]) if target_mask is None else target_mask
-    return w.generator(w.decode_at(tgt, positions, memory, mask, case.src_mask))
+    return w.generator(w.decode(tgt, memory, mask, case.src_mask, positions))
 
 
 def first_layer_keys(case: DecodingCase, state, tgt):
@@ -282,7 +283,7 @@ def kv_cache_grows_one_position_per_step(student, inputs):
         _(INIT_HINT),
     )
     memory = start(student, decoder, case).value
-    want_memory = case.expected_model(state).encode(case.src, case.src_mask)
+    want_memory = ExpectedTransformer(state, case.config).encode(case.src, case.src_mask)
     memory = tensor(memory, _("start(src, src_mask)'s return value"), shape=want_memory.shape)
     if not is_close(memory, want_memory, case.dtype):
         close(
@@ -431,7 +432,7 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
 
     Rows of a batch may finish at different steps: a finished row holds eos_id while another is decoding."""
     bos, eos = ids
-    state = case.state(eos, bias)
+    state = case.config.state(eos, bias)
     model = build_model(student, case, state)[0]
     ys = greedy_call(student, model, case, max_len, bos, eos, case.src_mask)[0]
     # greedy's tokens are a fixed point of one teacher-forced pass: no decoding loop on the checking side
