@@ -32,6 +32,7 @@ from .checks import (
 from .core import prop
 from .error_hints import ELEMENTWISE_HINT
 from .graded import matches
+from .models.layer_norm import NormMistake, layer_norm_model
 from .strategies import MaskedAttentionInputs, arrays
 
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
@@ -167,16 +168,10 @@ def expected_attention(q, k, v, mask=None, scale=None, axis=-1):
     return w @ v, w
 
 
-def ln_variant(x, eps=1e-5, **mistake):
-    """LayerNorm in float64 (torch's F.layer_norm), or with the usual mistake named in `mistake`: by hand on the
-    graded side (its oracle), from F.layer_norm in the student bundle (docs/bundle.md)."""
-    if not mistake:
-        return expected_values.layer_norm(t64(x), eps=eps)
-    if oracle is not None:
-        return oracle.np_ln_variant(t64(x), eps, **mistake)
-    if "axis" in mistake:
-        mistake["dim"] = mistake.pop("axis")
-    return expected_values.layer_norm_mistake(t64(x), eps, **mistake)
+def ln_variant(x, eps=1e-5, mistake=NormMistake.NONE, axis=-1):
+    """models.layer_norm's LayerNorm of the array x in float64, with this module's oracle (None in the student
+    bundle)."""
+    return layer_norm_model(t64(x), eps=eps, mistake=mistake, dim=axis, oracle=oracle)
 
 
 EPS_INSIDE = N_(
@@ -195,11 +190,11 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
             ),
         ),
         (
-            lambda: matches(y, ln_variant(x, eps, ddof=1), y.dtype),
+            lambda: matches(y, ln_variant(x, eps, NormMistake.UNBIASED), y.dtype),
             _("unbiased variance (ddof=1): LayerNorm uses the biased variance mean((x - mean)^2)"),
         ),
         (
-            lambda: matches(y, ln_variant(x, eps, eps_outside=True), y.dtype),
+            lambda: matches(y, ln_variant(x, eps, NormMistake.EPS_OUTSIDE), y.dtype),
             _(EPS_INSIDE),
         ),
         (
@@ -210,7 +205,7 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
             ),
         ),
         (
-            lambda: matches(y, ln_variant(x, eps, var_not_std=True), y.dtype),
+            lambda: matches(y, ln_variant(x, eps, NormMistake.VAR_NOT_STD), y.dtype),
             _("divided by the variance: divide by the standard deviation sqrt(var + eps)"),
         ),
         (
@@ -355,10 +350,11 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
     lead = draw(st.lists(st.integers(1, 2), min_size=0, max_size=2)) if lead is None else list(lead)
     m_q = draw(st.integers(1, 3))
     m_k = draw(st.integers(1, 4).filter(lambda m: m != m_q))
+    # The tuple's order shows.
     d_k, d_v = (
         draw(st.integers(1, 3)),
         draw(st.integers(1, 3).filter(lambda d: d != m_k)),
-    )  # the tuple's order shows
+    )
     q = draw(arrays((*lead, m_q, d_k))).astype(dtype)
     k = draw(arrays((*lead, m_k, d_k))).astype(dtype)
     v = draw(arrays((*lead, m_k, d_v))).astype(dtype)

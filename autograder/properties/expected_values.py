@@ -133,31 +133,6 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5):
     return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
 
 
-def layer_norm_mistake(
-    x, eps=1e-5, dim=-1, ddof=0, eps_outside=False, no_eps=False, var_not_std=False
-):
-    """A usual LayerNorm mistake (no affine), from torch's F.layer_norm, which the LayerNorm exercises forbid:
-    the mistake models of the student bundle's diagnoses (the graded side has them by hand, autograder/oracles/).
-    dim: an int, or every dim of x as a tuple."""
-    whole = isinstance(dim, tuple)
-    y = x if whole else x.movedim(dim, -1)
-    shape = tuple(y.shape) if whole else (y.shape[-1],)
-    n = math.prod(shape)
-    axes = tuple(range(-len(shape), 0))
-    var = y.var(axes, unbiased=False, keepdim=True)
-    if ddof:  # the unbiased variance n/(n-1)·var: the same norm of a rescaled eps, rescaled
-        out = math.sqrt((n - ddof) / n) * F.layer_norm(y, shape, eps=eps * (n - ddof) / n)
-    elif eps_outside:
-        out = F.layer_norm(y, shape, eps=0.0) * var.sqrt() / (var.sqrt() + eps)
-    elif no_eps:
-        out = F.layer_norm(y, shape, eps=0.0)
-    elif var_not_std:
-        out = F.layer_norm(y, shape, eps=eps) / (var + eps).sqrt()
-    else:
-        out = F.layer_norm(y, shape, eps=eps)
-    return out if whole else out.movedim(-1, dim)
-
-
 def torch_encoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=False):
     """nn.TransformerEncoderLayer with the kit's weights, in eval mode. Cached (see _cached) unless `fresh`: a
     caller that trains the layer or changes its mode needs a layer of its own."""
