@@ -95,11 +95,12 @@ def student_notebooks(lang: str | None = None) -> dict[str, dict]:
             for pid, points in shares.items()
             if pid.startswith(f"{c.name}::")
         ]
+        # A property the bundle does not run is a test cell it does not ship, its points in the text.
         mine = [
             dataclasses.replace(p, visible=False) if graded_only(p) else p
             for p in props
             if p.component == c.name
-        ]  # a property the bundle does not run is a test cell it does not ship, its points in the text
+        ]
         nb = course.notebook(c.name, mine, number, integration, lang)
         kept = []
         for cell in nb["cells"]:
