@@ -34,11 +34,12 @@ from .layers import (
     build_layer,
     build_stack,
     expected_layer_norm,
+    explain_layer_with,
     explain_stack,
     run_layer,
     stack_has_n_distinct_layers,
 )
-from .models.layers import torch_layer, torch_stack
+from .models.layers import LayerMistake, torch_layer, torch_stack
 from .strategies import (
     EncoderInputs,
     dtypes,
@@ -74,32 +75,23 @@ NO_MASK = N_("the mask is ignored: pass it to the self-attention, self_attention
 def explain_layer(got, state, case, default=""):
     """The hint naming the layer mistake whose output matches `got` on the case's inputs (in the student bundle,
     among the mistakes that are torch's layer with other weights or masks)."""
-    mask = case.mask
-    if oracle is None:
-        candidates = [(lambda: is_close(got, torch_layer(state, case, swap=(1, 2))), _(SWAPPED))]
-        if mask is not None:
-            candidates.append(
-                (lambda: is_close(got, torch_layer(state, replace(case, mask=None))), _(NO_MASK))
-            )
-        return diagnose(default, *candidates)
-    LayerMistake = oracle.LayerMistake
-
-    def same(mistake):
-        return lambda: is_close(
-            got, oracle.expected_encoder_layer(state, case.num_heads, case.x, mask, mistake)
-        )
-
     candidates = [
-        (same(LayerMistake.PRE_NORM), _(PRE_NORM)),
-        (same(LayerMistake.NORM_INSIDE_RESIDUAL), _(AFTER_NORM)),
-        (same(LayerMistake.NO_RESIDUAL), _(NO_RESIDUAL)),
-        (same(LayerMistake.NO_FEED_FORWARD), _(NO_FFN)),
-        (same(LayerMistake.NO_SELF_ATTENTION), _(NO_ATTENTION)),
-        (same(LayerMistake.NORMS_1_2_SWAPPED), _(SWAPPED)),
+        (LayerMistake.PRE_NORM, _(PRE_NORM)),
+        (LayerMistake.NORM_INSIDE_RESIDUAL, _(AFTER_NORM)),
+        (LayerMistake.NO_RESIDUAL, _(NO_RESIDUAL)),
+        (LayerMistake.NO_FEED_FORWARD, _(NO_FFN)),
+        (LayerMistake.NO_SELF_ATTENTION, _(NO_ATTENTION)),
+        (LayerMistake.NORMS_1_2_SWAPPED, _(SWAPPED)),
     ]
-    if mask is not None:
-        candidates.append((same(LayerMistake.NO_SELF_MASK), _(NO_MASK)))
-    return diagnose(default, *candidates)
+    if case.mask is not None:
+        candidates.append((LayerMistake.NO_SELF_MASK, _(NO_MASK)))
+    by_hand = None
+    if oracle is not None:
+
+        def by_hand(mistake):
+            return oracle.expected_encoder_layer(state, case.num_heads, case.x, case.mask, mistake)
+
+    return explain_layer_with(got, state, case, candidates, default, by_hand)
 
 
 MASK_EVERY_LAYER = N_("the mask must reach every layer: x = layer(x, mask) inside the loop")

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from ..i18n import N_, _
 from .checks import diagnose, expect, fail, is_close, tensor
+from .models.layers import TORCH_MISTAKES, torch_layer
 from .strategies import (
     DecoderInputs,
     EncoderInputs,
@@ -86,6 +87,22 @@ def run_layer(student, handle, case, what=None, strict=False):
             memory_shape=tuple(memory.shape),
         ),
         like=x,
+    )
+
+
+def explain_layer_with(got, state, case, candidates, default, oracle_layer=None) -> str:
+    """The hint of the first (mistake, hint) candidate whose layer, recomputed with that LayerMistake, gives
+    `got`: the graded side's layer by hand (oracle_layer(mistake)), or in the student bundle (None) torch's layer
+    for the mistakes it can make (models.layers.TORCH_MISTAKES); `default` when none does."""
+    if oracle_layer is None:
+        candidates = [(m, hint) for m, hint in candidates if m in TORCH_MISTAKES]
+
+        def oracle_layer(mistake):
+            return torch_layer(state, case, mistake)
+
+    return diagnose(
+        default,
+        *[(lambda m=m: is_close(got, oracle_layer(m)), hint) for m, hint in candidates],
     )
 
 

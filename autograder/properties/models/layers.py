@@ -1,9 +1,13 @@
 """torch's encoder and decoder layers with the kit's weights, alone or in a stack, right or with one of the
 mistakes that torch's layer can make with other weights or masks (answer-free: the layers are forbidden in
 encoder.py and decoder.py). A case is an EncoderInputs (x, mask) or a DecoderInputs (x, memory, target_mask,
-memory_mask); the layer by hand with every mistake is the graded side's (autograder/oracles/layers.py)."""
+memory_mask). LayerMistake names every usual mistake of a layer; the layer by hand with each of them is the graded
+side's (autograder/oracles/layers.py)."""
 
 from __future__ import annotations
+
+import enum
+from dataclasses import replace
 
 import torch
 
@@ -11,20 +15,61 @@ from .. import expected_values
 from ..strategies import EncoderInputs
 
 
-def swapped_norms(state: dict, swap: tuple[int, int]) -> dict:
+class LayerMistake(enum.Flag):
+    """The usual mistakes in an encoder or decoder layer, one flag each."""
+
+    NONE = 0
+    # the residual sub-layer, right: norm(x + sublayer(x))
+    PRE_NORM = enum.auto()  # x + sublayer(norm(x))
+    NORM_INSIDE_RESIDUAL = enum.auto()  # x + norm(sublayer(x))
+    NO_RESIDUAL = enum.auto()  # norm(sublayer(x))
+    # the sub-layers
+    NO_SELF_ATTENTION = enum.auto()
+    NO_CROSS_ATTENTION = enum.auto()
+    NO_FEED_FORWARD = enum.auto()
+    CROSS_ATTENTION_FIRST = enum.auto()  # before the self-attention
+    CROSS_KEYS_FROM_X = enum.auto()  # the cross-attention's keys and values from x, not the memory
+    NORMS_1_2_SWAPPED = enum.auto()
+    NORMS_2_3_SWAPPED = enum.auto()
+    # the masks
+    NO_SELF_MASK = enum.auto()  # the encoder's mask, the decoder's target_mask, not passed on
+    NO_CROSS_MASK = enum.auto()  # memory_mask not passed on
+    SELF_GETS_MEMORY_MASK = enum.auto()
+    CROSS_GETS_TARGET_MASK = enum.auto()
+
+
+# The mistakes that are torch's layer with other weights or masks: the student bundle's layer mistake models
+# (the graded side has every mistake by hand, autograder/oracles/layers.py).
+TORCH_MISTAKES = (
+    LayerMistake.NORMS_1_2_SWAPPED
+    | LayerMistake.NORMS_2_3_SWAPPED
+    | LayerMistake.NO_SELF_MASK
+    | LayerMistake.NO_CROSS_MASK
+)
+
+
+def swapped_norms(state: dict, a: int, b: int) -> dict:
     """state with add_norm_{a} and add_norm_{b}'s weights exchanged: the norms-swapped mistake."""
-    a, b = (f"add_norm_{i}.norm." for i in swap)
+    a, b = f"add_norm_{a}.norm.", f"add_norm_{b}.norm."
     return {
         k.replace(a, "#", 1).replace(b, a, 1).replace("#", b, 1) if k.startswith((a, b)) else k: v
         for k, v in state.items()
     }
 
 
-def torch_layer(state: dict, case, swap: tuple[int, int] | None = None):
+def torch_layer(state: dict, case, mistake=LayerMistake.NONE):
     """torch's encoder layer (an EncoderInputs case: its mask) or decoder layer (a DecoderInputs case: its
-    target_mask and memory_mask) with the weights `state` on the case's inputs; add_norm_{a} and add_norm_{b}
-    swapped if swap=(a, b). A mask left out is `dataclasses.replace(case, mask=None)`."""
-    state = state if swap is None else swapped_norms(state, swap)
+    target_mask and memory_mask) with the weights `state` on the case's inputs, with `mistake` (within
+    TORCH_MISTAKES)."""
+    assert mistake in TORCH_MISTAKES, mistake
+    if LayerMistake.NORMS_1_2_SWAPPED in mistake:
+        state = swapped_norms(state, 1, 2)
+    if LayerMistake.NORMS_2_3_SWAPPED in mistake:
+        state = swapped_norms(state, 2, 3)
+    if LayerMistake.NO_SELF_MASK in mistake:
+        case = replace(case, **{"mask" if isinstance(case, EncoderInputs) else "target_mask": None})
+    if LayerMistake.NO_CROSS_MASK in mistake:
+        case = replace(case, memory_mask=None)
     x, heads = case.x, case.num_heads
     n, m, d = x.shape
     d_ff = state["feed_forward.linear_1.weight"].shape[0]
