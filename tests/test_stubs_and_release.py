@@ -209,7 +209,13 @@ def test_bundle_ships_the_checking_sides_models_and_no_oracle(bundle):
         for p in (bundle / "autograder" / "properties" / "models").rglob("*")
         if p.is_file()
     )
-    assert shipped == ["__init__.py", "layer_norm.py", "layers.py", "transformer.py"]
+    assert shipped == [
+        "__init__.py",
+        "layer_norm.py",
+        "layers.py",
+        "multi_head.py",
+        "transformer.py",
+    ]
     assert not (bundle / "autograder" / "oracles").exists()
 
 
