@@ -294,15 +294,14 @@ def encoder_stack_equals_torch(student, case, n):
         _("Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row").format(n=n),
         lambda: explain_stack(
             out,
+            state,
+            case,
             n,
-            lambda **kw: torch_stack(state, case, n, **kw),
             _(
                 "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
                 "EncoderLayer properties fail too, fix the layer first"
             ),
             _(MASK_EVERY_LAYER),
-            "EncoderLayer",
-            masked=case.mask is not None,
         ),
         **stack_tolerance(case.x.dtype, n),
     )

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from ..i18n import N_, _
 from .checks import diagnose, expect, fail, is_close, tensor
-from .models.layers import TORCH_MISTAKES, torch_layer
+from .models.layers import TORCH_MISTAKES, StackMistake, torch_layer, torch_stack
 from .strategies import (
     DecoderInputs,
     EncoderInputs,
@@ -135,29 +135,37 @@ def same_layer_hint(cls="EncoderLayer"):
     ).format(cls=cls)
 
 
-def explain_stack(got, n, expected_stack, default, masks_hint, cls, masked=True):
-    """expected_stack(order=..., masked=...) recomputes the stack with layer order[i] at step i, masks at the steps
-    in `masked`."""
-
-    def same(**kw):
-        return lambda: is_close(got, expected_stack(**kw))
-
+def explain_stack(got, state, case, n, default, masks_hint):
+    """The hint naming the stack mistake (StackMistake) whose output, torch's layers in a row on the case's
+    inputs, matches `got`; masks_hint for a mask that does not reach every layer."""
     candidates = [
-        (same(order=[0] * n), _(LAYER_0)),
-        (same(order=[n - 1] * n), same_layer_hint(cls)),
+        (StackMistake.FIRST_LAYER_EVERY_STEP, _(LAYER_0)),
+        (StackMistake.LAST_LAYER_EVERY_STEP, same_layer_hint(KINDS[type(case)].layer)),
+        (StackMistake.REVERSED, _("the layers run in reverse order: layers[0] comes first")),
         (
-            same(order=list(range(n))[::-1]),
-            _("the layers run in reverse order: layers[0] comes first"),
-        ),
-        (
-            same(order=[n - 1]),
+            StackMistake.ONLY_LAST,
             _("only the last layer is applied: each layer's output feeds the next one"),
         ),
-        (same(order=[0]), _("only the first layer is applied: loop over all of self.layers")),
+        (
+            StackMistake.ONLY_FIRST,
+            _("only the first layer is applied: loop over all of self.layers"),
+        ),
     ]
-    if masked:
-        candidates += [(same(masked=()), masks_hint), (same(masked=(0,)), masks_hint)]
-    return diagnose(default, *candidates)
+    decoder = isinstance(case, DecoderInputs)
+    if (case.memory_mask if decoder else case.mask) is not None:
+        candidates += [
+            (StackMistake.NO_MASK, masks_hint),
+            (StackMistake.MASK_AT_FIRST_ONLY, masks_hint),
+        ]
+    if decoder:
+        candidates += [
+            (StackMistake.NO_TARGET_MASK, masks_hint),
+            (StackMistake.TARGET_MASK_AT_FIRST_ONLY, masks_hint),
+        ]
+    return diagnose(
+        default,
+        *[(lambda m=m: is_close(got, torch_stack(state, case, n, m)), h) for m, h in candidates],
+    )
 
 
 def stack_has_n_distinct_layers(student, component: str, stack: str, layer: str, n: int) -> None:

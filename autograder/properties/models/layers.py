@@ -86,13 +86,49 @@ def torch_layer(state: dict, case, mistake=LayerMistake.NONE):
         return layer(x, case.memory, tgt_mask=tm, memory_mask=mm)
 
 
-def torch_stack(state: dict, case, n: int, **mistake):
-    """n torch layers of the case's kind in a row (no final norm), on the case's inputs; `mistake`: the stack's
-    usual mistakes, as encoder_stack's and decoder_stack's order, masked and target_masked."""
+class StackMistake(enum.Flag):
+    """The usual mistakes in a stack of layers (Encoder, Decoder), one flag each."""
+
+    NONE = 0
+    FIRST_LAYER_EVERY_STEP = enum.auto()  # layers[0] applied n times
+    LAST_LAYER_EVERY_STEP = enum.auto()  # one module listed n times: the same layer at every step
+    REVERSED = enum.auto()
+    ONLY_LAST = enum.auto()
+    ONLY_FIRST = enum.auto()
+    NO_MASK = enum.auto()  # the mask (a decoder's memory_mask) reaches no layer
+    MASK_AT_FIRST_ONLY = enum.auto()
+    NO_TARGET_MASK = enum.auto()  # a decoder's target_mask reaches no layer
+    TARGET_MASK_AT_FIRST_ONLY = enum.auto()
+
+
+def torch_stack(state: dict, case, n: int, mistake=StackMistake.NONE):
+    """n torch layers of the case's kind in a row (no final norm), on the case's inputs, with `mistake`."""
+    order = {
+        StackMistake.FIRST_LAYER_EVERY_STEP: [0] * n,
+        StackMistake.LAST_LAYER_EVERY_STEP: [n - 1] * n,
+        StackMistake.REVERSED: list(range(n))[::-1],
+        StackMistake.ONLY_LAST: [n - 1],
+        StackMistake.ONLY_FIRST: [0],
+    }
+    steps = next((o for m, o in order.items() if m in mistake), range(n))
+    masked = () if StackMistake.NO_MASK in mistake else range(n)
+    masked = (0,) if StackMistake.MASK_AT_FIRST_ONLY in mistake else masked
     if isinstance(case, EncoderInputs):
-        return encoder_stack(state, n, case.num_heads, case.x, case.mask, **mistake)
+        return encoder_stack(state, n, case.num_heads, case.x, case.mask, "", steps, masked)
+    target_masked = () if StackMistake.NO_TARGET_MASK in mistake else range(n)
+    target_masked = (0,) if StackMistake.TARGET_MASK_AT_FIRST_ONLY in mistake else target_masked
     return decoder_stack(
-        state, n, case.num_heads, case.x, case.memory, case.target_mask, case.memory_mask, **mistake
+        state,
+        n,
+        case.num_heads,
+        case.x,
+        case.memory,
+        case.target_mask,
+        case.memory_mask,
+        "",
+        steps,
+        masked,
+        target_masked,
     )
 
 
