@@ -13,7 +13,12 @@ from ..i18n import _
 from ..oracles.greedy import expected_greedy_decode
 from ..properties.checks import close, consistent, diagnose, fail, is_close
 from ..properties.core import prop
-from ..properties.decoding import build_model, decoding_cases, fixed_case
+from ..properties.decoding import (
+    build_model,
+    decoding_cases,
+    expect_run_in_eval_and_restored,
+    fixed_case,
+)
 from ..properties.expected_values import expected_causal_mask
 from ..properties.kv_cache import (
     BUILD_ERROR,
@@ -35,7 +40,6 @@ from ..properties.kv_cache import (
     step_inputs,
 )
 from ..properties.models.transformer import ExpectedTransformer
-from ..properties.transformer import expect_run_in_eval_and_restored
 
 C = "kv_cache"
 

@@ -1,4 +1,6 @@
-"""What the decoding properties (kv_cache, beam_search) share: a tiny model with a batch to decode, its expected model.
+"""What the decoding properties (transformer's greedy_decode, kv_cache, beam_search) share: a tiny model with a
+batch to decode, its expected model, greedy decoding's verdict as a fixed point, and the check that a decoding
+function ran the model in eval mode without gradients.
 
 The model is built from transformer.py (the student's own in the self-check, the reference in the judge) with
 the weights of the case's config (models.transformer.TransformerConfig), in float64 unless the case says float32.
@@ -15,6 +17,9 @@ import torch
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from ..i18n import N_, _
+from .checks import expect
+from .expected_values import expected_causal_mask
 from .models.transformer import ExpectedTransformer, TransformerConfig
 from .strategies import LabelledCase, seeds
 
@@ -121,3 +126,74 @@ def build_model(student, case: DecodingCase, state=None, dropout=0.0, train=Fals
         **case.config.kwargs(dropout),
     )
     return handle, state
+
+
+def greedy_fixed_point(ys, state, case, max_len, bos_id, eos_id, src_mask=None):
+    """Why `ys` (batch, L) is not greedy decoding's output on the torch-assembled model, or None when it is.
+
+    One teacher-forced pass over ys itself gives, at every position, the next token greedy decoding would choose
+    after that prefix: ys is greedy's output exactly when each token of a row not yet finished is that argmax,
+    each token after a row's eos_id is eos_id, and ys stops at max_len tokens or once every row has finished."""
+    b, length = ys.shape
+    if length > max_len:
+        return _("{n} tokens, more than max_len={max_len}").format(n=length, max_len=max_len)
+    if length == 0 or not bool((ys[:, 0] == bos_id).all()):
+        return _("every row starts with bos_id={bos_id}").format(bos_id=bos_id)
+    model = ExpectedTransformer(state, case.config)
+    memory = model.encode(case.src, src_mask)
+    choice = model.generator(
+        model.decode(ys, memory, expected_causal_mask(length), src_mask)
+    ).argmax(-1)
+    done = torch.zeros(b, dtype=torch.bool)
+    for t in range(1, length):
+        if bool(done.all()):
+            return _("every row had produced eos_id={eos_id} before position {t}").format(
+                eos_id=eos_id, t=t
+            )
+        want = torch.where(done, torch.full_like(ys[:, t], eos_id), choice[:, t - 1])
+        wrong = (ys[:, t] != want).nonzero().flatten().tolist()
+        if wrong:
+            r = wrong[0]
+            return _(
+                "row {row}, position {t}: {got}, but the greedy choice there is {want}"
+            ).format(row=r, t=t, got=int(ys[r, t]), want=int(want[r]))
+        done |= ys[:, t] == eos_id
+    if length < max_len and not bool(done.all()):
+        return _("{n} tokens, but a row is unfinished and max_len={max_len}").format(
+            n=length, max_len=max_len
+        )
+    return None
+
+
+RESTORE_MODE = N_(
+    "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)"
+)
+IN_EVAL = {
+    False: N_("decode with model.eval() (dropout off), then restore the model's train/eval mode"),
+    True: N_("search with model.eval() (dropout off), then restore the model's train/eval mode"),
+}
+NO_GRAD = {
+    False: N_("decode under torch.no_grad(): no autograd graph is needed"),
+    True: N_("search under torch.no_grad(): no autograd graph is needed"),
+}
+
+
+def expect_run_in_eval_and_restored(student, handle, reply, function: str, search: bool = False):
+    """A decoding function (greedy_decode, kv_cache's cached_greedy_decode, beam_search) called on a model built
+    in train mode: it ran the model in eval mode (reply.training_seen) without gradients, and left it in train
+    mode. Each property then compares the tokens with the dropout-free expected model's."""
+    expect(
+        student.inspect(handle)["training"],
+        _("after {function} the model is no longer in train mode").format(function=function),
+        _(RESTORE_MODE),
+    )
+    expect(
+        not any(reply.training_seen),
+        _("the model ran in train mode during {function}").format(function=function),
+        _(IN_EVAL[search]),
+    )
+    expect(
+        not any(reply.grad_enabled_seen),
+        _("{function} ran the model with gradients enabled").format(function=function),
+        _(NO_GRAD[search]),
+    )

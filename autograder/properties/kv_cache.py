@@ -27,11 +27,11 @@ from ..i18n import N_, _
 from ..student_code import Build, Call
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
-from .decoding import DecodingCase, build_model, decoding_cases, fixed_case
+from .decoding import DecodingCase, build_model, decoding_cases, fixed_case, greedy_fixed_point
 from .expected_values import expected_causal_mask
 from .models.transformer import ExpectedTransformer
 from .strategies import LabelledCase
-from .transformer import NO_PAD, greedy_fixed_point
+from .transformer import NO_PAD
 
 C = "kv_cache"
 BUILD_ERROR = N_(
