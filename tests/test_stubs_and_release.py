@@ -214,6 +214,7 @@ def test_bundle_ships_the_checking_sides_models_and_no_oracle(bundle):
         "layer_norm.py",
         "layers.py",
         "multi_head.py",
+        "positional_encoding.py",
         "transformer.py",
     ]
     assert not (bundle / "autograder" / "oracles").exists()
