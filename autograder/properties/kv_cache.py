@@ -14,6 +14,7 @@ recomputation follows the new weights (issue 20).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 
 import numpy as np
@@ -146,16 +147,30 @@ def step(student, decoder, case: DecodingCase, tokens, read=()):
     return reply
 
 
-def full_logits(
-    case: DecodingCase, state, tgt, positions=None, target_mask=None, shared_memory=False
-):
-    """The expected model's logits for every target position, recomputed from scratch (optionally with one mistake)."""
+class StepMistake(enum.Flag):
+    """The usual mistakes of a cached decoder's steps, one flag each."""
+
+    NONE = 0
+    POSITIONS_RESTARTED = enum.auto()  # each step's positional encoding starts at 0 again
+    STEP_SEES_ITSELF_WHOLE = enum.auto()  # no causal mask within a step: its tokens see one another
+    SHARED_MEMORY = enum.auto()  # every row attends over row 0's memory
+
+
+def full_logits(case: DecodingCase, state, tgt, mistake=StepMistake.NONE, chunks=()):
+    """The expected model's logits for every target position, recomputed from scratch, or with `mistake` made
+    by steps of `chunks` tokens."""
     w = ExpectedTransformer(state, case.config)
     memory = w.encode(case.src, case.src_mask)
-    if shared_memory:
+    if StepMistake.SHARED_MEMORY in mistake:
         memory = memory[:1].expand_as(memory)
-    positions = torch.arange(tgt.shape[1]) if positions is None else positions
-    mask = expected_causal_mask(tgt.shape[1]) if target_mask is None else target_mask
+    length = tgt.shape[1]
+    positions = torch.arange(length)
+    if StepMistake.POSITIONS_RESTARTED in mistake:
+        positions = torch.cat([torch.arange(c) for c in chunks])[:length]
+    mask = expected_causal_mask(length)
+    if StepMistake.STEP_SEES_ITSELF_WHOLE in mistake:
+        ids = chunk_ids(chunks)[:length]
+        mask = ids[None, :] <= ids[:, None]
     return w.generator(w.decode(tgt, memory, mask, case.src_mask, positions))
 
 
@@ -174,20 +189,18 @@ def chunk_ids(chunks) -> torch.Tensor:
 
 def explain_steps(got, inputs: StepInputs, state, done: int, n: int):
     """The mistake that reproduces the logits of the step covering positions done..done+n-1."""
-    ids = chunk_ids(inputs.chunks)[: done + n]
-    tgt = inputs.tgt[:, : done + n]
+    case, tgt = inputs.case, inputs.tgt[:, : done + n]
 
-    def same(**mistake):
+    def same(mistake):
         return lambda: is_close(
-            got, full_logits(inputs.case, state, tgt, **mistake)[:, done:], inputs.case.dtype
+            got, full_logits(case, state, tgt, mistake, inputs.chunks)[:, done:], case.dtype
         )
 
-    restarted = torch.cat([torch.arange(c) for c in inputs.chunks])[: done + n]
     return diagnose(
         _(DEFAULT_HINT),
-        (same(positions=restarted), _(PE_HINT)),
-        (same(target_mask=ids[None, :] <= ids[:, None]), _(STEP_MASK_HINT)),
-        (same(shared_memory=True), _(SHARED_HINT)),
+        (same(StepMistake.POSITIONS_RESTARTED), _(PE_HINT)),
+        (same(StepMistake.STEP_SEES_ITSELF_WHOLE), _(STEP_MASK_HINT)),
+        (same(StepMistake.SHARED_MEMORY), _(SHARED_HINT)),
     )
 
 
