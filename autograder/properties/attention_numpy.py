@@ -6,6 +6,7 @@ checking side, so they do not share code, or mistakes, with a NumPy implementati
 
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -158,12 +159,29 @@ def expected_softmax(x, axis=-1):
     return torch.softmax(t64(x), dim=axis).nan_to_num(0.0)
 
 
-def expected_attention(q, k, v, mask=None, scale=None, axis=-1):
-    """(output, weights) in float64; scale defaults to 1/sqrt(d_k); axis: the softmax axis (variants)."""
+class AttentionMistake(enum.Flag):
+    """The usual mistakes in scaled dot-product attention, one flag each (a mask inverted or ignored is the
+    model's `mask` argument)."""
+
+    NONE = 0
+    NO_SCALE = enum.auto()  # the scores not divided at all
+    SCALED_BY_D_K = enum.auto()  # divided by d_k, not sqrt(d_k)
+    SOFTMAX_OVER_QUERIES = enum.auto()  # softmax over axis -2
+
+
+def expected_attention(q, k, v, mask=None, mistake=AttentionMistake.NONE):
+    """(output, weights) in float64, or with `mistake`."""
     q, k, v = t64(q), t64(k), t64(v)
-    s = q @ k.transpose(-2, -1) * (1 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    d_k = q.shape[-1]
+    scale = 1 / math.sqrt(d_k)
+    if AttentionMistake.NO_SCALE in mistake:
+        scale = 1.0
+    if AttentionMistake.SCALED_BY_D_K in mistake:
+        scale = 1 / d_k
+    s = q @ k.transpose(-2, -1) * scale
     if mask is not None:
         s = s.masked_fill(~t64(mask), float("-inf"))
+    axis = -2 if AttentionMistake.SOFTMAX_OVER_QUERIES in mistake else -1
     w = torch.softmax(s, dim=axis).nan_to_num(0.0)
     return w @ v, w
 
@@ -420,6 +438,10 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
     """Name the attention mistake that explains (out, w), if one does."""
     d_k = q.shape[-1]
     expected_w = expected_attention(q, k, v, m)[1]
+
+    def weights_with(mistake):
+        return expected_attention(q, k, v, m, mistake)[1]
+
     return diagnose(
         default,
         (
@@ -438,17 +460,15 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
             _(MASK_IGNORED),
         ),
         (
-            lambda: d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1.0)[1], q.dtype),
+            lambda: d_k > 1 and is_close(w, weights_with(AttentionMistake.NO_SCALE), q.dtype),
             _(NO_SCALING),
         ),
         (
-            lambda: (
-                d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1 / d_k)[1], q.dtype)
-            ),
+            lambda: d_k > 1 and is_close(w, weights_with(AttentionMistake.SCALED_BY_D_K), q.dtype),
             _(DIVIDED_BY_D_K),
         ),
         (
-            lambda: is_close(w, expected_attention(q, k, v, m, axis=-2)[1], q.dtype),
+            lambda: is_close(w, weights_with(AttentionMistake.SOFTMAX_OVER_QUERIES), q.dtype),
             _(
                 "softmax over the queries (axis -2): each query's weights sum to 1 over the keys "
                 "(axis -1)"
