@@ -37,6 +37,9 @@ SHIPPED = [
     "passes.py",
 ]
 NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
+# The checking side's models (torch's layers with the kit's weights, right or with a mistake as flags): no
+# answer, so they ship, whole; the by-hand oracles (autograder/oracles/) do not.
+MODELS = PACKAGE / "properties" / "models"
 # Components whose visible properties still take expected values from a by-hand answer (beam search written out):
 # their property modules stay out of the bundle, a placeholder stands in,
 # and their visible points are decided at grading with the hidden ones (docs/bundle.md says what remains).
@@ -93,11 +96,12 @@ def student_notebooks(lang: str | None = None) -> dict[str, dict]:
             for pid, points in shares.items()
             if pid.startswith(f"{c.name}::")
         ]
+        # A property the bundle does not run is a test cell it does not ship, its points in the text.
         mine = [
             dataclasses.replace(p, visible=False) if graded_only(p) else p
             for p in props
             if p.component == c.name
-        ]  # a property the bundle does not run is a test cell it does not ship, its points in the text
+        ]
         nb = course.notebook(c.name, mine, number, integration, lang)
         kept = []
         for cell in nb["cells"]:
@@ -154,6 +158,9 @@ def build(dest: Path, lang: str | None = None) -> Path:
             (pkg / "properties" / path.name).write_text(text)
         else:
             shutil.copy2(path, pkg / "properties" / path.name)
+    shutil.copytree(
+        MODELS, pkg / "properties" / "models", ignore=shutil.ignore_patterns("__pycache__")
+    )
     # What a course notebook's read-only cells call in the student's kernel (not the course builder, not
     # the grading preprocessor).
     (pkg / "notebooks").mkdir()

@@ -162,15 +162,11 @@ def targets():
     src = torch.tensor([[1, 2, 3, 4], [2, 3, 1, 0]])
     src_mask = (src != 0)[:, None, None, :]
     tgt = torch.tensor([[1, 3, 4], [1, 2, 5]])
+    sizes = dict(num_layers=n, d_model=d, num_heads=h, d_ff=d_ff)
+    # The checker's cases carry their model's sizes twice: as fields and as `config` (TransformerConfig).
+    config = SimpleNamespace(src_vocab=6, tgt_vocab=7, max_len=32, seed=12, **sizes)
     case = SimpleNamespace(
-        src=src,
-        tgt=tgt,
-        src_mask=src_mask,
-        num_layers=n,
-        d_model=d,
-        num_heads=h,
-        d_ff=d_ff,
-        dtype=torch.float64,
+        src=src, tgt=tgt, src_mask=src_mask, dtype=torch.float64, config=config, **sizes
     )
     ctx = {"state": dict(model.state_dict()), "model": model, "case": case}
     out.append(

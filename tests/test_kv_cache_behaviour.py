@@ -56,7 +56,7 @@ def test_the_same_decoder_in_plain_sight_gets_12(tmp_path):
 def test_the_graded_sides_cache_equals_the_expected_model_when_weights_stay():
     for seed, chunks, layers in ((3, (1, 3, 1, 2), 2), (5, (2, 2), 1)):
         inputs = fixed_steps(seed, chunks, n=layers, lengths=[2, 4])
-        case, state = inputs.case, inputs.case.state()
+        case, state = inputs.case, inputs.case.config.state()
         cache, done = ExpectedCache(case, state), 0
         expected = full_logits(case, state, inputs.tgt)
         for n in chunks:

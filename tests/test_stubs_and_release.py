@@ -201,6 +201,25 @@ def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
     assert sum(points.values()) == sum(p.points for p in graded_only)
 
 
+def test_bundle_ships_the_checking_sides_models_and_no_oracle(bundle):
+    """What ships of the checking side beyond the property modules is one folder, listed here: a model added to
+    it is a decision to ship it (no answer: docs/bundle.md), made by editing this list."""
+    shipped = sorted(
+        p.relative_to(bundle / "autograder" / "properties" / "models").as_posix()
+        for p in (bundle / "autograder" / "properties" / "models").rglob("*")
+        if p.is_file()
+    )
+    assert shipped == [
+        "__init__.py",
+        "layer_norm.py",
+        "layers.py",
+        "multi_head.py",
+        "positional_encoding.py",
+        "transformer.py",
+    ]
+    assert not (bundle / "autograder" / "oracles").exists()
+
+
 def run_bundle_pytest(bundle, *args):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KIT_"))}
     return subprocess.run(

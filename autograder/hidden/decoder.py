@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from hypothesis import example, given
 
 from ..i18n import _
-from ..properties import expected_values
 from ..properties.checks import close, consistent, diagnose, expect, fail, is_close
 from ..properties.core import prop
 from ..properties.decoder import (
@@ -15,13 +16,19 @@ from ..properties.decoder import (
     MASKS_EVERY_LAYER,
     NO_MEMORY_MASK,
     NO_TARGET_MASK,
-    build_layer,
-    build_stack,
     fixed_layer_case,
     layer_cases,
+)
+from ..properties.layers import (
+    AFTER_NORM,
+    NO_RESIDUAL,
+    PRE_NORM,
+    build_layer,
+    build_stack,
+    expected_layer_norm,
     run_layer,
 )
-from ..properties.layers import AFTER_NORM, NO_RESIDUAL, PRE_NORM, expected_layer_norm
+from ..properties.models.layers import torch_stack
 from ..properties.strategies import decoder_layer_state, randn
 from ..student_code import Call
 
@@ -37,7 +44,7 @@ C = "decoder"
 )
 def decoder_layer_post_norm_closed_form(student, case):
     """With both attentions' w_o and linear_2 zeroed, every sub-layer outputs 0: layer(x) = LN3(LN2(LN1(x)))."""
-    x, memory, tm = case.x, case.memory, case.target_mask
+    x = case.x
     d, d_ff, seed = case.d_model, case.d_ff, case.seed
     state = decoder_layer_state("", d, d_ff, seed, x.dtype)
     for name in (
@@ -50,7 +57,7 @@ def decoder_layer_post_norm_closed_form(student, case):
     ):
         state[name] = torch.zeros_like(state[name])
     handle = build_layer(student, case, state=state)[0]
-    out = run_layer(student, handle, x, memory, tm)
+    out = run_layer(student, handle, case)
     n = {
         i: (lambda y, i=i: expected_layer_norm(y, state, f"add_norm_{i}.norm.")) for i in (1, 2, 3)
     }
@@ -78,19 +85,18 @@ def decoder_layer_post_norm_closed_form(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=8))
 def decoder_stack_is_causal(student, case):
     """A 2-layer Decoder with a causal target_mask: changing the last target position changes no earlier output."""
-    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
-    d, h, d_ff, seed = case.d_model, case.num_heads, case.d_ff, case.seed
+    x = case.x
     handle, state = build_stack(student, case, 2)
-    out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
+    out = run_layer(student, handle, case, "Decoder.forward")
     changed = x.clone()
-    changed[:, -1] = randn(changed[:, -1].shape, seed + 6, x.dtype, 2.0)
-    out2 = run_layer(student, handle, changed, memory, tm, mm, "Decoder.forward")
+    changed[:, -1] = randn(changed[:, -1].shape, case.seed + 6, x.dtype, 2.0)
+    out2 = run_layer(student, handle, replace(case, x=changed), "Decoder.forward")
     consistent(
         out2[:, :-1],
         out[:, :-1],
         _("Decoder outputs before the last position after changing the last target"),
         f"{_(NO_TARGET_MASK)}; {_(MASKS_EVERY_LAYER)}",
-        expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm)[:, :-1],
+        expected=torch_stack(state, case, 2)[:, :-1],
     )
 
 
@@ -99,19 +105,20 @@ def decoder_stack_is_causal(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_stack_memory_mask_reaches_every_layer(student, case):
     """In a 2-layer Decoder, changing the memory at positions memory_mask blocks leaves the output unchanged."""
-    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
-    d, h, d_ff, seed = case.d_model, case.num_heads, case.d_ff, case.seed
+    x, memory = case.x, case.memory
     handle, state = build_stack(student, case, 2)
-    padded = ~mm[:, 0, 0]
-    changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
-    out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
-    out2 = run_layer(student, handle, x, changed, tm, mm, "Decoder.forward")
+    padded = ~case.memory_mask[:, 0, 0]
+    changed = torch.where(
+        padded[..., None], randn(memory.shape, case.seed + 4, x.dtype, 2.0), memory
+    )
+    out = run_layer(student, handle, case, "Decoder.forward")
+    out2 = run_layer(student, handle, replace(case, memory=changed), "Decoder.forward")
     consistent(
         out2,
         out,
         _("Decoder output after changing the memory at blocked positions"),
         f"{_(MASKS_EVERY_LAYER)} ({_(NO_MEMORY_MASK)})",
-        expected=expected_values.decoder(state, 2, d, h, d_ff, x, memory, tm, mm),
+        expected=torch_stack(state, case, 2),
     )
 
 

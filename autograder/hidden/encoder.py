@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import _
-from ..properties import expected_values
 from ..properties.checks import close, consistent, expect, fail
 from ..properties.core import prop
 from ..properties.encoder import (
     LAYER_ERROR,
     MASK_EVERY_LAYER,
-    build_layer,
-    build_stack,
     explain_layer,
     fixed_layer_case,
     layer_cases,
-    run_layer,
-    torch_layer,
 )
+from ..properties.layers import build_layer, build_stack, run_layer
+from ..properties.models.layers import torch_layer, torch_stack
 from ..properties.strategies import masks, randn
 from ..student_code import Call
 
@@ -33,18 +32,17 @@ C = "encoder"
 def encoder_stack_mask_reaches_every_layer(student, case, noise):
     """In a 2-layer Encoder, changing the padded positions' inputs leaves the unpadded positions' outputs alone."""
     x, mask = case.x, case.mask
-    d, h, d_ff = case.d_model, case.num_heads, case.d_ff
     handle, state = build_stack(student, case, 2)
-    out = run_layer(student, handle, x, mask, "Encoder.forward(x, mask)")
+    out = run_layer(student, handle, case, "Encoder.forward(x, mask)")
     padded = ~mask[:, 0, 0]
     changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
-    out2 = run_layer(student, handle, changed, mask, "Encoder.forward(x, mask)")
+    out2 = run_layer(student, handle, replace(case, x=changed), "Encoder.forward(x, mask)")
     consistent(
         out2[~padded],
         out[~padded],
         _("Encoder outputs at unpadded positions after changing the padded inputs"),
         _(MASK_EVERY_LAYER),
-        expected=expected_values.encoder(state, 2, d, h, d_ff, x, mask)[~padded],
+        expected=torch_stack(state, case, 2)[~padded],
     )
 
 
@@ -90,11 +88,9 @@ def encoder_layer_gradients_reach_every_parameter(student, case):
 @given(case=layer_cases(mask="maybe"))
 def encoder_layer_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.3 in eval mode, EncoderLayer equals the dropout-free nn.TransformerEncoderLayer."""
-    x, mask = case.x, case.mask
-    h = case.num_heads
     handle, state = build_layer(student, case, dropout=0.3)
-    out = run_layer(student, handle, x, mask)
-    expected = torch_layer(state, case, x, mask)
+    out = run_layer(student, handle, case)
+    expected = torch_layer(state, case)
     close(
         out,
         expected,
@@ -102,9 +98,7 @@ def encoder_layer_dropout_is_off_in_eval(student, case):
         lambda: explain_layer(
             out,
             state,
-            h,
-            x,
-            mask,
+            case,
             _(
                 "pass dropout to the sub-modules (nn.Dropout follows eval()); "
                 "apply no dropout of your own with training=True"
@@ -117,18 +111,15 @@ def encoder_layer_dropout_is_off_in_eval(student, case):
 @given(case=layer_cases(mask=False), data=st.data())
 def encoder_layer_2d_mask_equals_torch(student, case, data):
     """With a 2-D (m, m) mask (every row allows its own position), EncoderLayer equals torch's layer."""
-    x = case.x
-    h = case.num_heads
-    m = x.shape[1]
+    m = case.x.shape[1]
     mask = data.draw(masks((m, m), p_fully_masked_row=False)) | torch.eye(m, dtype=torch.bool)
+    case = replace(case, mask=mask)
     handle, state = build_layer(student, case)
-    out = run_layer(student, handle, x, mask)
-    expected = torch_layer(state, case, x, mask)
+    out = run_layer(student, handle, case)
+    expected = torch_layer(state, case)
     close(
         out,
         expected,
         _("EncoderLayer with an (m, m) mask vs nn.TransformerEncoderLayer"),
-        lambda: explain_layer(
-            out, state, h, x, mask, _("pass the mask to the self-attention as it is")
-        ),
+        lambda: explain_layer(out, state, case, _("pass the mask to the self-attention as it is")),
     )

@@ -13,7 +13,12 @@ from ..i18n import _
 from ..oracles.greedy import expected_greedy_decode
 from ..properties.checks import close, consistent, diagnose, fail, is_close
 from ..properties.core import prop
-from ..properties.decoding import build_model, decoding_cases, fixed_case
+from ..properties.decoding import (
+    build_model,
+    decoding_cases,
+    expect_run_in_eval_and_restored,
+    fixed_case,
+)
 from ..properties.expected_values import expected_causal_mask
 from ..properties.kv_cache import (
     BUILD_ERROR,
@@ -34,7 +39,7 @@ from ..properties.kv_cache import (
     step,
     step_inputs,
 )
-from ..properties.transformer import expect_run_in_eval_and_restored
+from ..properties.models.transformer import ExpectedTransformer
 
 C = "kv_cache"
 
@@ -129,7 +134,7 @@ def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
     """A model in train mode decodes in eval mode, without gradients, and is left in train mode.
 
     With dropout=0.5 the tokens equal the dropout-free expected model's."""
-    state = case.state(2, 0.5)
+    state = case.config.state(2, 0.5)
     model = build_model(student, case, state, dropout=0.5, train=True)[0]
     ys, reply = greedy_call(student, model, case, 5, 1, 2)
     expect_run_in_eval_and_restored(student, model, reply, "cached_greedy_decode")
@@ -180,7 +185,7 @@ class ExpectedCache:
     def __init__(self, case, state, reproject=False):
         self.reproject, self.inputs = reproject, [None] * case.num_layers
         self.case, h = case, case.num_heads
-        memory = case.expected_model(state).encode(case.src, case.src_mask)
+        memory = ExpectedTransformer(state, case.config).encode(case.src, case.src_mask)
         self.memory = [
             tuple(
                 _heads(_linear(state, f"decoder.layers.{i}.cross_attention.{w}", memory), h)

@@ -11,13 +11,12 @@ from ..oracles.greedy import expected_greedy_decode
 from ..properties.checks import close, diagnose, expect, fail, is_close, tensor
 from ..properties.core import prop
 from ..properties.expected_values import expected_causal_mask
+from ..properties.models.transformer import ExpectedTransformer, ModelMistake
 from ..properties.transformer import (
     BUILD_ERROR,
     NO_PAD,
     NO_PE_TGT,
     NO_STOP,
-    ExpectedTransformer,
-    ModelMistake,
     build,
     cases,
     decode_call,
@@ -142,7 +141,7 @@ def greedy_decode_keeps_eval_mode(student, case):
 def transformer_encode_and_decode_equal_torch(student, case):
     """encode(src, src_mask) equals the witness's memory; decode(tgt, memory, causal, src_mask) its hidden states."""
     handle, state = build(student, case)
-    model = ExpectedTransformer(state, case)
+    model = ExpectedTransformer(state, case.config)
     kwargs = {} if case.src_mask is None else {"src_mask": case.src_mask}
     memory = tensor(
         student.method(handle, "encode", case.src, **kwargs),
@@ -170,7 +169,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     expected_hidden = model.decode(case.tgt, expected, tm, case.src_mask)
 
     def decoded_with(mistake):
-        return ExpectedTransformer(state, case, mistake).decode(
+        return ExpectedTransformer(state, case.config, mistake).decode(
             case.tgt, expected, tm, case.src_mask
         )
 

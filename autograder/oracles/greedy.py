@@ -8,7 +8,7 @@ import enum
 import torch
 
 from ..properties.expected_values import expected_causal_mask
-from ..properties.transformer import ExpectedTransformer
+from ..properties.models.transformer import ExpectedTransformer
 
 
 class GreedyMistake(enum.Flag):
@@ -28,7 +28,7 @@ def expected_greedy_decode(
     state, case, max_len, bos_id, eos_id, src_mask=None, mistake=GreedyMistake.NONE
 ):
     """Greedy decoding with the torch-assembled model, optionally with `mistake` made on purpose in the loop."""
-    model = ExpectedTransformer(state, case)
+    model = ExpectedTransformer(state, case.config)
     steps = (
         max_len
         + (GreedyMistake.ONE_STEP_MORE in mistake)

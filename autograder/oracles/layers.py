@@ -3,35 +3,11 @@ diagnoses of the encoder and decoder properties name the mistake whose output ma
 
 from __future__ import annotations
 
-import enum
-
 import torch.nn.functional as F
 
 from ..properties.layers import expected_layer_norm
+from ..properties.models.layers import LayerMistake
 from .multi_head import expected_multi_head
-
-
-class LayerMistake(enum.Flag):
-    """The usual mistakes in an encoder or decoder layer, one flag each."""
-
-    NONE = 0
-    # the residual sub-layer, right: norm(x + sublayer(x))
-    PRE_NORM = enum.auto()  # x + sublayer(norm(x))
-    NORM_INSIDE_RESIDUAL = enum.auto()  # x + norm(sublayer(x))
-    NO_RESIDUAL = enum.auto()  # norm(sublayer(x))
-    # the sub-layers
-    NO_SELF_ATTENTION = enum.auto()
-    NO_CROSS_ATTENTION = enum.auto()
-    NO_FEED_FORWARD = enum.auto()
-    CROSS_ATTENTION_FIRST = enum.auto()  # before the self-attention
-    CROSS_KEYS_FROM_X = enum.auto()  # the cross-attention's keys and values from x, not the memory
-    NORMS_1_2_SWAPPED = enum.auto()
-    NORMS_2_3_SWAPPED = enum.auto()
-    # the masks
-    NO_SELF_MASK = enum.auto()  # the encoder's mask, the decoder's target_mask, not passed on
-    NO_CROSS_MASK = enum.auto()  # memory_mask not passed on
-    SELF_GETS_MEMORY_MASK = enum.auto()
-    CROSS_GETS_TARGET_MASK = enum.auto()
 
 
 def expected_feed_forward_sublayer(x, state, prefix):

@@ -3,30 +3,12 @@ the multi_head properties name the mistake whose output matches a submission's."
 
 from __future__ import annotations
 
-import enum
 import math
 
 import torch.nn.functional as F
 
 from ..properties import expected_values
-
-
-class MhaMistake(enum.Flag):
-    """The usual mistakes in multi-head attention, one flag each; `expected_multi_head` makes them on purpose so
-    that a diagnosis can name the one whose output matches the submission's."""
-
-    NONE = 0
-    # heads viewed as (b, h, m, d_k) directly: positions mixed across heads
-    SPLIT_WITHOUT_TRANSPOSE = enum.auto()
-    SPLIT_STRIDED = enum.auto()  # head i reads columns i::h
-    MERGE_WITHOUT_TRANSPOSE = enum.auto()  # heads merged back with a view and no transpose
-    Q_K_SWAPPED = enum.auto()  # q = w_k(query), k = w_q(key)
-    K_V_SWAPPED = enum.auto()
-    Q_V_SWAPPED = enum.auto()
-    V_FROM_W_K = enum.auto()  # the values projected with w_k
-    NO_W_O = enum.auto()  # the merged heads returned unprojected
-    SCALED_BY_D_MODEL = enum.auto()  # scores divided by sqrt(d_model), not sqrt(d_k)
-
+from ..properties.models.multi_head import MhaMistake
 
 _PROJECTIONS = {
     MhaMistake.Q_K_SWAPPED: ("w_k", "w_q", "w_v"),

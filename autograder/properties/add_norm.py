@@ -15,6 +15,7 @@ from . import expected_values, graded
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
 from .core import prop
 from .graded import matches
+from .models.layer_norm import NormMistake, layer_norm_model
 from .strategies import dtypes, norm_state, randn, seeds, tensors
 
 ERROR_HINT = N_(
@@ -68,20 +69,9 @@ def standardized(shape, seed, dtype, std=1.0, mean=0.0):
     return (z * std + mean).to(dtype)
 
 
-def ln_variant(x, weight=None, bias=None, eps=1e-5, **mistake):
-    """LayerNorm in float64 (torch's F.layer_norm), or with the usual mistake named in `mistake`: by hand on the
-    graded side (its oracle), from F.layer_norm in the student bundle (docs/bundle.md)."""
-    if not mistake:
-        return expected_values.layer_norm(
-            x.double(),
-            None if weight is None else weight.double(),
-            None if bias is None else bias.double(),
-            eps,
-        )
-    if oracle is not None:
-        return oracle.ln_variant(x, weight, bias, eps, **mistake)
-    y = expected_values.layer_norm_mistake(x.double(), eps, **mistake)
-    return y if weight is None else y * weight.double() + bias.double()
+def ln_variant(x, weight=None, bias=None, eps=1e-5, mistake=NormMistake.NONE, dim=-1):
+    """models.layer_norm's LayerNorm in float64, with this module's oracle (None in the student bundle)."""
+    return layer_norm_model(x, weight, bias, eps, mistake, dim, oracle)
 
 
 def their_eps(x, y, weight, bias, eps, inside: bool) -> float | None:
@@ -104,9 +94,8 @@ def their_eps(x, y, weight, bias, eps, inside: bool) -> float | None:
     found = float(e.median())
     if not found > 0 or abs(found - eps) <= 0.05 * eps:
         return None
-    return (
-        found if is_close(y, ln_variant(x, w, b, found, eps_outside=not inside), y.dtype) else None
-    )
+    outside = NormMistake.NONE if inside else NormMistake.EPS_OUTSIDE
+    return found if is_close(y, ln_variant(x, w, b, found, outside), y.dtype) else None
 
 
 DEFAULT_EPS = 1e-5  # LayerNorm's default eps in the contract (solutions/add_norm.py)
@@ -167,7 +156,7 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
             lambda: _(EPS_VALUE_OUTSIDE).format(theirs=_short(fits(False)), ours=_short(eps)),
         ),
         (
-            lambda: matches(y, ln_variant(x, w, b, eps, ddof=1), dt),
+            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.UNBIASED), dt),
             _(
                 "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased "
                 "variance mean((x - mean)^2), i.e. x.var(-1, unbiased=False)"
@@ -181,13 +170,13 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
             ),
         ),
         (
-            lambda: matches(y, ln_variant(x, w, b, eps, eps_outside=True), dt),
+            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.EPS_OUTSIDE), dt),
             _(
                 "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
             ),
         ),
         (
-            lambda: matches(y, ln_variant(x, w, b, eps, no_eps=True), dt),
+            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.NO_EPS), dt),
             _("eps is missing: (x - mean) / sqrt(var + eps)"),
         ),
         (
@@ -214,7 +203,7 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
             ),
         ),
         (
-            lambda: matches(y, ln_variant(x, w, b, eps, var_not_std=True), dt),
+            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.VAR_NOT_STD), dt),
             _("divided by the variance: divide by the standard deviation sqrt(var + eps)"),
         ),
         (
@@ -452,9 +441,8 @@ def add_norm_hint(student, x, s, y, weight, bias, default):
     d, dt = x.shape[-1], y.dtype
     cache = {}
 
-    def ln(
-        z,
-    ):  # the student's LayerNorm, built on first use (a failing build only skips the candidates)
+    # The student's LayerNorm, built on first use (a failing build only skips the candidates).
+    def ln(z):
         if "h" not in cache:
             cache["h"] = build_norm(student, d, dt, {"weight": weight, "bias": bias})
         return student_layer_norm(student, cache["h"], z)

@@ -6,6 +6,7 @@ checking side, so they do not share code, or mistakes, with a NumPy implementati
 
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -32,6 +33,7 @@ from .checks import (
 from .core import prop
 from .error_hints import ELEMENTWISE_HINT
 from .graded import matches
+from .models.layer_norm import NormMistake, layer_norm_model
 from .strategies import MaskedAttentionInputs, arrays
 
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
@@ -157,26 +159,37 @@ def expected_softmax(x, axis=-1):
     return torch.softmax(t64(x), dim=axis).nan_to_num(0.0)
 
 
-def expected_attention(q, k, v, mask=None, scale=None, axis=-1):
-    """(output, weights) in float64; scale defaults to 1/sqrt(d_k); axis: the softmax axis (variants)."""
+class AttentionMistake(enum.Flag):
+    """The usual mistakes in scaled dot-product attention, one flag each (a mask inverted or ignored is the
+    model's `mask` argument)."""
+
+    NONE = 0
+    NO_SCALE = enum.auto()  # the scores not divided at all
+    SCALED_BY_D_K = enum.auto()  # divided by d_k, not sqrt(d_k)
+    SOFTMAX_OVER_QUERIES = enum.auto()  # softmax over axis -2
+
+
+def expected_attention(q, k, v, mask=None, mistake=AttentionMistake.NONE):
+    """(output, weights) in float64, or with `mistake`."""
     q, k, v = t64(q), t64(k), t64(v)
-    s = q @ k.transpose(-2, -1) * (1 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    d_k = q.shape[-1]
+    scale = 1 / math.sqrt(d_k)
+    if AttentionMistake.NO_SCALE in mistake:
+        scale = 1.0
+    if AttentionMistake.SCALED_BY_D_K in mistake:
+        scale = 1 / d_k
+    s = q @ k.transpose(-2, -1) * scale
     if mask is not None:
         s = s.masked_fill(~t64(mask), float("-inf"))
+    axis = -2 if AttentionMistake.SOFTMAX_OVER_QUERIES in mistake else -1
     w = torch.softmax(s, dim=axis).nan_to_num(0.0)
     return w @ v, w
 
 
-def ln_variant(x, eps=1e-5, **mistake):
-    """LayerNorm in float64 (torch's F.layer_norm), or with the usual mistake named in `mistake`: by hand on the
-    graded side (its oracle), from F.layer_norm in the student bundle (docs/bundle.md)."""
-    if not mistake:
-        return expected_values.layer_norm(t64(x), eps=eps)
-    if oracle is not None:
-        return oracle.np_ln_variant(t64(x), eps, **mistake)
-    if "axis" in mistake:
-        mistake["dim"] = mistake.pop("axis")
-    return expected_values.layer_norm_mistake(t64(x), eps, **mistake)
+def ln_variant(x, eps=1e-5, mistake=NormMistake.NONE, axis=-1):
+    """models.layer_norm's LayerNorm of the array x in float64, with this module's oracle (None in the student
+    bundle)."""
+    return layer_norm_model(t64(x), eps=eps, mistake=mistake, dim=axis, oracle=oracle)
 
 
 EPS_INSIDE = N_(
@@ -195,11 +208,11 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
             ),
         ),
         (
-            lambda: matches(y, ln_variant(x, eps, ddof=1), y.dtype),
+            lambda: matches(y, ln_variant(x, eps, NormMistake.UNBIASED), y.dtype),
             _("unbiased variance (ddof=1): LayerNorm uses the biased variance mean((x - mean)^2)"),
         ),
         (
-            lambda: matches(y, ln_variant(x, eps, eps_outside=True), y.dtype),
+            lambda: matches(y, ln_variant(x, eps, NormMistake.EPS_OUTSIDE), y.dtype),
             _(EPS_INSIDE),
         ),
         (
@@ -210,7 +223,7 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
             ),
         ),
         (
-            lambda: matches(y, ln_variant(x, eps, var_not_std=True), y.dtype),
+            lambda: matches(y, ln_variant(x, eps, NormMistake.VAR_NOT_STD), y.dtype),
             _("divided by the variance: divide by the standard deviation sqrt(var + eps)"),
         ),
         (
@@ -355,10 +368,11 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
     lead = draw(st.lists(st.integers(1, 2), min_size=0, max_size=2)) if lead is None else list(lead)
     m_q = draw(st.integers(1, 3))
     m_k = draw(st.integers(1, 4).filter(lambda m: m != m_q))
+    # The tuple's order shows.
     d_k, d_v = (
         draw(st.integers(1, 3)),
         draw(st.integers(1, 3).filter(lambda d: d != m_k)),
-    )  # the tuple's order shows
+    )
     q = draw(arrays((*lead, m_q, d_k))).astype(dtype)
     k = draw(arrays((*lead, m_k, d_k))).astype(dtype)
     v = draw(arrays((*lead, m_k, d_v))).astype(dtype)
@@ -424,6 +438,10 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
     """Name the attention mistake that explains (out, w), if one does."""
     d_k = q.shape[-1]
     expected_w = expected_attention(q, k, v, m)[1]
+
+    def weights_with(mistake):
+        return expected_attention(q, k, v, m, mistake)[1]
+
     return diagnose(
         default,
         (
@@ -442,17 +460,15 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
             _(MASK_IGNORED),
         ),
         (
-            lambda: d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1.0)[1], q.dtype),
+            lambda: d_k > 1 and is_close(w, weights_with(AttentionMistake.NO_SCALE), q.dtype),
             _(NO_SCALING),
         ),
         (
-            lambda: (
-                d_k > 1 and is_close(w, expected_attention(q, k, v, m, scale=1 / d_k)[1], q.dtype)
-            ),
+            lambda: d_k > 1 and is_close(w, weights_with(AttentionMistake.SCALED_BY_D_K), q.dtype),
             _(DIVIDED_BY_D_K),
         ),
         (
-            lambda: is_close(w, expected_attention(q, k, v, m, axis=-2)[1], q.dtype),
+            lambda: is_close(w, weights_with(AttentionMistake.SOFTMAX_OVER_QUERIES), q.dtype),
             _(
                 "softmax over the queries (axis -2): each query's weights sum to 1 over the keys "
                 "(axis -1)"

@@ -9,12 +9,14 @@ mistake at a time.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from . import expected_values, graded
+from . import graded
 from .checks import (
     close,
     consistent,
@@ -33,21 +35,15 @@ from .layers import (
     AFTER_NORM,
     NO_RESIDUAL,
     PRE_NORM,
+    build_layer,
+    build_stack,
+    explain_layer_with,
     explain_stack,
+    run_layer,
     stack_has_n_distinct_layers,
-    torch_layer_with,
 )
-from .strategies import (
-    DecoderInputs,
-    decoder_layer_state,
-    dtypes,
-    masks,
-    model_sizes,
-    randn,
-    seeds,
-    stack_state,
-    tensors,
-)
+from .models.layers import LayerMistake, torch_layer, torch_stack
+from .strategies import DecoderInputs, dtypes, masks, model_sizes, randn, seeds, tensors
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
 oracle = graded.oracle("layers")
@@ -89,110 +85,59 @@ NORMS_2_3 = N_(
 )
 
 
-def explain_layer(got, state, heads, x, memory, target_mask, memory_mask, default=""):
-    """The hint naming the layer mistake whose output matches `got` (in the student bundle, among the mistakes
-    that are torch's layer with other weights or masks)."""
-    if oracle is None:
-
-        def torch_same(tm=target_mask, mm=memory_mask, swap=None):
-            return lambda: is_close(got, torch_layer_with(state, heads, x, memory, tm, mm, swap))
-
-        return diagnose(
-            default,
-            (torch_same(swap=(1, 2)), _(NORMS_1_2)),
-            (torch_same(swap=(2, 3)), _(NORMS_2_3)),
-            *([(torch_same(tm=None), _(NO_TARGET_MASK))] if target_mask is not None else []),
-            *([(torch_same(mm=None), _(NO_MEMORY_MASK))] if memory_mask is not None else []),
-        )
-    LayerMistake = oracle.LayerMistake
-
-    def same(mistake):
-        return lambda: is_close(
-            got,
-            oracle.expected_decoder_layer(
-                state, heads, x, memory, target_mask, memory_mask, mistake
-            ),
-        )
-
+def explain_layer(got, state, case, default=""):
+    """The hint naming the layer mistake whose output matches `got` on the case's inputs (in the student bundle,
+    among the mistakes that are torch's layer with other weights or masks)."""
     candidates = [
-        (same(LayerMistake.CROSS_KEYS_FROM_X), _(KV_FROM_X)),
-        (same(LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK), _(KV_FROM_X)),
-        (same(LayerMistake.CROSS_GETS_TARGET_MASK), _(CROSS_TARGET_MASK)),
+        (LayerMistake.CROSS_KEYS_FROM_X, _(KV_FROM_X)),
+        (LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK, _(KV_FROM_X)),
+        (LayerMistake.CROSS_GETS_TARGET_MASK, _(CROSS_TARGET_MASK)),
         (
-            same(LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK),
+            LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK,
             _(
                 "target_mask and memory_mask swapped: the self-attention takes target_mask, the "
                 "cross-attention memory_mask"
             ),
         ),
-        (same(LayerMistake.NO_SELF_MASK), _(NO_TARGET_MASK)),
-        (same(LayerMistake.NO_CROSS_MASK), _(NO_MEMORY_MASK)),
+        (LayerMistake.NO_SELF_MASK, _(NO_TARGET_MASK)),
+        (LayerMistake.NO_CROSS_MASK, _(NO_MEMORY_MASK)),
+        (LayerMistake.NORMS_1_2_SWAPPED, _(NORMS_1_2)),
+        (LayerMistake.NORMS_2_3_SWAPPED, _(NORMS_2_3)),
         (
-            same(LayerMistake.NORMS_1_2_SWAPPED),
-            _(NORMS_1_2),
-        ),
-        (
-            same(LayerMistake.NORMS_2_3_SWAPPED),
-            _(NORMS_2_3),
-        ),
-        (
-            same(LayerMistake.CROSS_ATTENTION_FIRST),
+            LayerMistake.CROSS_ATTENTION_FIRST,
             _(
                 "the cross-attention runs before the self-attention: the order "
                 "is masked self-attention, cross-attention, feed-forward"
             ),
         ),
-        (same(LayerMistake.PRE_NORM), _(PRE_NORM)),
-        (same(LayerMistake.NORM_INSIDE_RESIDUAL), _(AFTER_NORM)),
-        (same(LayerMistake.NO_RESIDUAL), _(NO_RESIDUAL)),
+        (LayerMistake.PRE_NORM, _(PRE_NORM)),
+        (LayerMistake.NORM_INSIDE_RESIDUAL, _(AFTER_NORM)),
+        (LayerMistake.NO_RESIDUAL, _(NO_RESIDUAL)),
         (
-            same(LayerMistake.NO_CROSS_ATTENTION),
+            LayerMistake.NO_CROSS_ATTENTION,
             _(
                 "the cross-attention sub-layer is skipped: "
                 "x = add_norm_2(x, cross_attention(x, memory, memory, memory_mask))"
             ),
         ),
         (
-            same(LayerMistake.NO_FEED_FORWARD),
+            LayerMistake.NO_FEED_FORWARD,
             _("the feed-forward sub-layer is skipped: return add_norm_3(x, feed_forward(x))"),
         ),
     ]
-    return diagnose(default, *candidates)
+    if case.target_mask is None:  # nothing to leave out
+        candidates = [c for c in candidates if c[0] != LayerMistake.NO_SELF_MASK]
+    if case.memory_mask is None:
+        candidates = [c for c in candidates if c[0] != LayerMistake.NO_CROSS_MASK]
+    by_hand = None if oracle is None else (lambda mistake: oracle_layer(state, case, mistake))
+    return explain_layer_with(got, state, case, candidates, default, by_hand)
 
 
-def expected_decoder(
-    state,
-    n,
-    heads,
-    x,
-    memory,
-    target_mask=None,
-    memory_mask=None,
-    order=None,
-    masked=None,
-    target_masked=None,
-):
-    """The stack of torch decoder layers on the checking side: layer `order[i]` at step i (default 0..N-1),
-    memory_mask given at the steps in `masked`, target_mask at those in `target_masked` (default all)."""
-    order = range(n) if order is None else order
-    masked = range(n) if masked is None else masked
-    target_masked = range(n) if target_masked is None else target_masked
-    b, m_d, d = x.shape
-    m_e, d_ff = memory.shape[1], state["layers.0.feed_forward.linear_1.weight"].shape[0]
-    tgt = expected_values.to_torch_mask(target_mask, b, heads, m_d, m_d)
-    mem = expected_values.to_torch_mask(memory_mask, b, heads, m_d, m_e)
-    with torch.no_grad():
-        for step, i in enumerate(order):
-            layer = expected_values.torch_decoder_layer(
-                state, d, heads, d_ff, x.dtype, f"layers.{i}."
-            )
-            x = layer(
-                x,
-                memory,
-                tgt_mask=tgt if step in target_masked else None,
-                memory_mask=mem if step in masked else None,
-            )
-    return x
+def oracle_layer(state, case, mistake):
+    """The graded side's decoder layer by hand on the case's inputs, with `mistake`."""
+    return oracle.expected_decoder_layer(
+        state, case.num_heads, case.x, case.memory, case.target_mask, case.memory_mask, mistake
+    )
 
 
 MASKS_EVERY_LAYER = N_(
@@ -248,73 +193,6 @@ def fixed_layer_case(
         d_ff=d_ff,
         seed=seed,
     )
-
-
-def build_layer(student, case, state=None, **kw):
-    """The student's DecoderLayer for `case`, in x's dtype, with the case's weights (or `state`)."""
-    dtype = case.x.dtype
-    state = (
-        decoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype)
-        if state is None
-        else state
-    )
-    return student.build(
-        C,
-        "DecoderLayer",
-        state=state,
-        dtype=dtype,
-        d_model=case.d_model,
-        num_heads=case.num_heads,
-        d_ff=case.d_ff,
-        **kw,
-    ), state
-
-
-def build_stack(student, case, n, **kw):
-    """The student's Decoder of n layers for `case`, with the case's weights."""
-    dtype = case.x.dtype
-    state = stack_state(decoder_layer_state, n, case.d_model, case.d_ff, case.seed, dtype)
-    return student.build(
-        C,
-        "Decoder",
-        state=state,
-        dtype=dtype,
-        num_layers=n,
-        d_model=case.d_model,
-        num_heads=case.num_heads,
-        d_ff=case.d_ff,
-        **kw,
-    ), state
-
-
-def run_layer(
-    student, handle, x, memory, target_mask=None, memory_mask=None, what="DecoderLayer.forward"
-):
-    kwargs = {
-        k: v
-        for k, v in (("target_mask", target_mask), ("memory_mask", memory_mask))
-        if v is not None
-    }
-    out = student.method(handle, "forward", x, memory, **kwargs)
-    return tensor(
-        out,
-        _("{call}(x, memory, ...) with x {x_shape}, memory {memory_shape}").format(
-            call=what, x_shape=tuple(x.shape), memory_shape=tuple(memory.shape)
-        ),
-        like=x,
-    )
-
-
-def torch_layer(state, case, x, memory, target_mask, memory_mask):
-    """nn.TransformerDecoderLayer of the case's sizes with the weights `state`, on x, memory and the masks."""
-    b, m_d, m_e, h = x.shape[0], x.shape[1], memory.shape[1], case.num_heads
-    with torch.no_grad():
-        return expected_values.torch_decoder_layer(state, case.d_model, h, case.d_ff, x.dtype)(
-            x,
-            memory,
-            tgt_mask=expected_values.to_torch_mask(target_mask, b, h, m_d, m_d),
-            memory_mask=expected_values.to_torch_mask(memory_mask, b, h, m_d, m_e),
-        )
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -403,11 +281,9 @@ def decoder_layer_output_shape(student, case):
 )
 def decoder_layer_equals_torch(student, case):
     """DecoderLayer equals nn.TransformerDecoderLayer (post-norm, dropout 0): causal target mask, m_E != m_D."""
-    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
-    h = case.num_heads
     handle, state = build_layer(student, case)
-    out = run_layer(student, handle, x, memory, tm, mm)
-    expected = torch_layer(state, case, x, memory, tm, mm)
+    out = run_layer(student, handle, case)
+    expected = torch_layer(state, case)
     close(
         out,
         expected,
@@ -415,11 +291,7 @@ def decoder_layer_equals_torch(student, case):
         lambda: explain_layer(
             out,
             state,
-            h,
-            x,
-            memory,
-            tm,
-            mm,
+            case,
             _(
                 "masked self-attention -> add_norm_1, "
                 "cross-attention on the memory -> add_norm_2, feed-forward -> add_norm_3"
@@ -433,16 +305,15 @@ def decoder_layer_equals_torch(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=3), p=0)
 def decoder_layer_is_causal(student, case, p):
     """With a causal target_mask, changing target positions > p leaves the outputs at positions <= p unchanged."""
-    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
-    h, seed = case.num_heads, case.seed
+    x, seed = case.x, case.seed
     m_d = x.shape[1]
     p = min(p, m_d - 2)
     handle, state = build_layer(student, case)
-    out = run_layer(student, handle, x, memory, tm, mm)
-    not_constant(out, torch_layer(state, case, x, memory, tm, mm), _("DecoderLayer output"))
+    out = run_layer(student, handle, case)
+    not_constant(out, torch_layer(state, case), _("DecoderLayer output"))
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
-    out2 = run_layer(student, handle, changed, memory, tm, mm)
+    out2 = run_layer(student, handle, replace(case, x=changed))
     close(
         out2[:, : p + 1],
         out[:, : p + 1],
@@ -454,13 +325,9 @@ def decoder_layer_is_causal(student, case, p):
                     oracle is not None
                     and is_close(
                         out,
-                        oracle.expected_decoder_layer(
+                        oracle_layer(
                             state,
-                            h,
-                            x,
-                            memory,
-                            tm,
-                            mm,
+                            case,
                             oracle.LayerMistake.SELF_GETS_MEMORY_MASK
                             | oracle.LayerMistake.CROSS_GETS_TARGET_MASK,
                         ),
@@ -481,24 +348,20 @@ def decoder_layer_is_causal(student, case, p):
 )
 def decoder_layer_cross_attention_reads_memory(student, case):
     """Changing the memory changes the output; the layer equals torch's for a memory of another length."""
-    x, memory, tm = case.x, case.memory, case.target_mask
-    h, seed = case.num_heads, case.seed
     handle, state = build_layer(student, case)
-    other = randn(memory.shape, seed + 3, x.dtype, 2.0)
-    out, out2 = run_layer(student, handle, x, memory, tm), run_layer(student, handle, x, other, tm)
+    other = replace(case, memory=randn(case.memory.shape, case.seed + 3, case.x.dtype, 2.0))
+    out, out2 = run_layer(student, handle, case), run_layer(student, handle, other)
     expect(
         not is_close(out, out2),
         _("the output does not change when the memory does"),
         _(KV_FROM_X),
     )
-    expected = torch_layer(state, case, x, other, tm, None)
+    expected = torch_layer(state, other)
     close(
         out2,
         expected,
         _("DecoderLayer vs nn.TransformerDecoderLayer (no memory_mask)"),
-        lambda: explain_layer(
-            out2, state, h, x, other, tm, None, _("keys and values from the encoder memory")
-        ),
+        lambda: explain_layer(out2, state, other, _("keys and values from the encoder memory")),
     )
 
 
@@ -507,21 +370,18 @@ def decoder_layer_cross_attention_reads_memory(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_layer_memory_mask_hides_padding(student, case):
     """Changing the memory at positions that memory_mask blocks leaves the output unchanged."""
-    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
-    seed = case.seed
+    x, memory = case.x, case.memory
     handle, state = build_layer(student, case)
-    padded = ~mm[:, 0, 0]  # (batch, m_E)
-    changed = torch.where(padded[..., None], randn(memory.shape, seed + 4, x.dtype, 2.0), memory)
-    out, out2 = (
-        run_layer(student, handle, x, memory, tm, mm),
-        run_layer(student, handle, x, changed, tm, mm),
-    )
+    padded = ~case.memory_mask[:, 0, 0]  # (batch, m_E)
+    noise = randn(memory.shape, case.seed + 4, x.dtype, 2.0)
+    changed = replace(case, memory=torch.where(padded[..., None], noise, memory))
+    out, out2 = run_layer(student, handle, case), run_layer(student, handle, changed)
     consistent(
         out2,
         out,
         _("output after changing the memory at blocked positions"),
         _(NO_MEMORY_MASK),
-        expected=torch_layer(state, case, x, memory, tm, mm),
+        expected=torch_layer(state, case),
     )
 
 
@@ -530,34 +390,25 @@ def decoder_layer_memory_mask_hides_padding(student, case):
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=9), n=2)
 def decoder_stack_equals_torch(student, case, n):
     """Decoder(N) equals N nn.TransformerDecoderLayer in order, each with its own weights, the memory and masks."""
-    x, memory, tm, mm = case.x, case.memory, case.target_mask, case.memory_mask
-    d, h, d_ff = case.d_model, case.num_heads, case.d_ff
     handle, state = build_stack(student, case, n)
-    out = run_layer(student, handle, x, memory, tm, mm, "Decoder.forward")
-    expected = expected_values.decoder(state, n, d, h, d_ff, x, memory, tm, mm)
-
-    def with_mistake(**kw):
-        return expected_decoder(state, n, h, x, memory, tm, mm, **kw)
-
-    def hint():
-        masks_hint = _(MASKS_EVERY_LAYER)
-        return explain_stack(
-            out, n, with_mistake, "", masks_hint, "DecoderLayer", masked=mm is not None
-        ) or diagnose(
-            _(
-                "for layer in self.layers: x = layer(x, memory, target_mask, memory_mask); return x "
-                "(no final norm); if the DecoderLayer properties fail too, fix the layer first"
-            ),
-            (lambda: is_close(out, with_mistake(target_masked=())), masks_hint),
-            (lambda: is_close(out, with_mistake(target_masked=(0,))), masks_hint),
-        )
-
+    out = run_layer(student, handle, case, "Decoder.forward")
+    expected = torch_stack(state, case, n)
     close(
         out,
         expected,
         _("Decoder({n} layers) vs {n} nn.TransformerDecoderLayer in a row").format(n=n),
-        hint,
-        **stack_tolerance(x.dtype, n),
+        lambda: explain_stack(
+            out,
+            state,
+            case,
+            n,
+            _(
+                "for layer in self.layers: x = layer(x, memory, target_mask, memory_mask); return x "
+                "(no final norm); if the DecoderLayer properties fail too, fix the layer first"
+            ),
+            _(MASKS_EVERY_LAYER),
+        ),
+        **stack_tolerance(case.x.dtype, n),
     )
 
 

@@ -1,25 +1,27 @@
-"""What the decoding properties (kv_cache, beam_search) share: a tiny model with a batch to decode, its expected model.
+"""What the decoding properties (transformer's greedy_decode, kv_cache, beam_search) share: a tiny model with a
+batch to decode, its expected model, greedy decoding's verdict as a fixed point, and the check that a decoding
+function ran the model in eval mode without gradients.
 
 The model is built from transformer.py (the student's own in the self-check, the reference in the judge) with
-weights from strategies.transformer_state, in float64 unless the case says float32. The expected model is
-expected_values.TorchTransformer, the same model assembled from torch's own layers; every expected value is computed
-from it on the checking side.
+the weights of the case's config (models.transformer.TransformerConfig), in float64 unless the case says float32.
+The expected model is models.transformer.ExpectedTransformer, the same model assembled from torch's own layers;
+every expected value is computed from it on the checking side.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from . import expected_values
+from ..i18n import N_, _
+from .checks import expect
 from .expected_values import expected_causal_mask
-from .strategies import LabelledCase, seeds, transformer_state
+from .models.transformer import ExpectedTransformer, TransformerConfig
+from .strategies import LabelledCase, seeds
 
 MAX_LEN = 32  # the positional encoding's table: longer than any decoded sequence here
 SRC_VOCAB = 5
@@ -40,39 +42,26 @@ class DecodingCase(LabelledCase):
     dtype: torch.dtype = torch.float64
     d_ff: int = 8
 
-    def kwargs(self, dropout=0.0) -> dict:
-        return dict(
-            src_vocab_size=SRC_VOCAB,
-            tgt_vocab_size=self.tgt_vocab,
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            num_layers=self.num_layers,
-            d_ff=self.d_ff,
-            dropout=dropout,
-            max_len=MAX_LEN,
-        )
-
-    def state(self, eos_id=None, eos_bias=0.0) -> dict:
-        """The weights; eos_bias is added to the generator's bias at eos_id (> 0: rows finish early)."""
-        s = transformer_state(
+    @property
+    def config(self) -> TransformerConfig:
+        return TransformerConfig(
             SRC_VOCAB,
             self.tgt_vocab,
             self.d_model,
-            self.d_ff,
+            self.num_heads,
             self.num_layers,
             self.seed,
-            torch.float64,
             MAX_LEN,
+            self.d_ff,
         )
-        if eos_id is not None and eos_bias:
-            s["generator.bias"] = s["generator.bias"].clone()
-            s["generator.bias"][eos_id] += eos_bias
-        return s
 
-    def expected_model(self, state) -> ExpectedDecodingModel:
-        return ExpectedDecodingModel(
-            state, self.num_layers, self.d_model, self.num_heads, self.d_ff
-        )
+    # The two shorthands beam_search.py calls (its answer-free rewrite is under way elsewhere: it can call
+    # case.config.state() and ExpectedTransformer(state, case.config) itself, and these two go).
+    def state(self, eos_id=None, eos_bias=0.0) -> dict:
+        return self.config.state(eos_id, eos_bias)
+
+    def expected_model(self, state) -> ExpectedTransformer:
+        return ExpectedTransformer(state, self.config)
 
     def replace(self, **changes) -> DecodingCase:
         return dataclasses.replace(self, **changes)
@@ -127,33 +116,84 @@ def fixed_case(
 
 def build_model(student, case: DecodingCase, state=None, dropout=0.0, train=False):
     """The Transformer under the kit's names, built through the interface; returns (handle, state)."""
-    state = case.state() if state is None else state
+    state = case.config.state() if state is None else state
     handle = student.build(
         "transformer",
         "Transformer",
         state=state,
         train=train,
         dtype=case.dtype,
-        **case.kwargs(dropout),
+        **case.config.kwargs(dropout),
     )
     return handle, state
 
 
-class ExpectedDecodingModel(expected_values.TorchTransformer):
-    """TorchTransformer whose target positions may be given (a positional encoding restarted per step)."""
+def greedy_fixed_point(ys, state, case, max_len, bos_id, eos_id, src_mask=None):
+    """Why `ys` (batch, L) is not greedy decoding's output on the torch-assembled model, or None when it is.
 
-    def decode_at(self, tgt, positions, memory, target_mask=None, memory_mask=None):
-        """decode with the target token at index p given the positional encoding of positions[p]."""
-        x = F.embedding(tgt, self.s["tgt_embedding.embedding.weight"]) * math.sqrt(self.d)
-        x = x + self.s["positional_encoding.pe"][0, positions].to(x.dtype)
-        return expected_values.decoder(
-            self.s, self.n, self.d, self.h, self.f, x, memory, target_mask, memory_mask, "decoder."
+    One teacher-forced pass over ys itself gives, at every position, the next token greedy decoding would choose
+    after that prefix: ys is greedy's output exactly when each token of a row not yet finished is that argmax,
+    each token after a row's eos_id is eos_id, and ys stops at max_len tokens or once every row has finished."""
+    b, length = ys.shape
+    if length > max_len:
+        return _("{n} tokens, more than max_len={max_len}").format(n=length, max_len=max_len)
+    if length == 0 or not bool((ys[:, 0] == bos_id).all()):
+        return _("every row starts with bos_id={bos_id}").format(bos_id=bos_id)
+    model = ExpectedTransformer(state, case.config)
+    memory = model.encode(case.src, src_mask)
+    choice = model.generator(
+        model.decode(ys, memory, expected_causal_mask(length), src_mask)
+    ).argmax(-1)
+    done = torch.zeros(b, dtype=torch.bool)
+    for t in range(1, length):
+        if bool(done.all()):
+            return _("every row had produced eos_id={eos_id} before position {t}").format(
+                eos_id=eos_id, t=t
+            )
+        want = torch.where(done, torch.full_like(ys[:, t], eos_id), choice[:, t - 1])
+        wrong = (ys[:, t] != want).nonzero().flatten().tolist()
+        if wrong:
+            r = wrong[0]
+            return _(
+                "row {row}, position {t}: {got}, but the greedy choice there is {want}"
+            ).format(row=r, t=t, got=int(ys[r, t]), want=int(want[r]))
+        done |= ys[:, t] == eos_id
+    if length < max_len and not bool(done.all()):
+        return _("{n} tokens, but a row is unfinished and max_len={max_len}").format(
+            n=length, max_len=max_len
         )
+    return None
 
-    def log_probs(self, src, ys, src_mask=None, memory=None):
-        """log p(next token | ys[:, :t+1], src) for every t: (batch, L, vocab), float64."""
-        memory = self.encode(src, src_mask) if memory is None else memory
-        logits = self.generator(
-            self.decode(ys, memory, expected_causal_mask(ys.shape[1]), src_mask)
-        )
-        return torch.log_softmax(logits.to(torch.float64), dim=-1)
+
+RESTORE_MODE = N_(
+    "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)"
+)
+IN_EVAL = {
+    False: N_("decode with model.eval() (dropout off), then restore the model's train/eval mode"),
+    True: N_("search with model.eval() (dropout off), then restore the model's train/eval mode"),
+}
+NO_GRAD = {
+    False: N_("decode under torch.no_grad(): no autograd graph is needed"),
+    True: N_("search under torch.no_grad(): no autograd graph is needed"),
+}
+
+
+def expect_run_in_eval_and_restored(student, handle, reply, function: str, search: bool = False):
+    """A decoding function (greedy_decode, kv_cache's cached_greedy_decode, beam_search) called on a model built
+    in train mode: it ran the model in eval mode (reply.training_seen) without gradients, and left it in train
+    mode. Each property then compares the tokens with the dropout-free expected model's."""
+    expect(
+        student.inspect(handle)["training"],
+        _("after {function} the model is no longer in train mode").format(function=function),
+        _(RESTORE_MODE),
+    )
+    expect(
+        not any(reply.training_seen),
+        _("the model ran in train mode during {function}").format(function=function),
+        _(IN_EVAL[search]),
+    )
+    expect(
+        not any(reply.grad_enabled_seen),
+        _("{function} ran the model with gradients enabled").format(function=function),
+        _(NO_GRAD[search]),
+    )

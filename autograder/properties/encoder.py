@@ -9,12 +9,14 @@ the stack, with the layers reused or the mask not passed on.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from . import expected_values, graded
+from . import graded
 from .checks import (
     close,
     consistent,
@@ -22,7 +24,6 @@ from .checks import (
     expect,
     is_close,
     stack_tolerance,
-    tensor,
     written_by_hand,
 )
 from .core import prop
@@ -30,11 +31,15 @@ from .layers import (
     AFTER_NORM,
     NO_RESIDUAL,
     PRE_NORM,
+    build_layer,
+    build_stack,
     expected_layer_norm,
+    explain_layer_with,
     explain_stack,
+    run_layer,
     stack_has_n_distinct_layers,
-    torch_layer_with,
 )
+from .models.layers import LayerMistake, torch_layer, torch_stack
 from .strategies import (
     EncoderInputs,
     dtypes,
@@ -43,7 +48,6 @@ from .strategies import (
     model_sizes,
     randn,
     seeds,
-    stack_state,
     tensors,
 )
 
@@ -68,54 +72,26 @@ SWAPPED = N_(
 NO_MASK = N_("the mask is ignored: pass it to the self-attention, self_attention(x, x, x, mask)")
 
 
-def explain_layer(got, state, heads, x, mask=None, default=""):
-    """The hint naming the layer mistake whose output matches `got` (in the student bundle, among the mistakes
-    that are torch's layer with other weights or masks)."""
-    if oracle is None:
-        candidates = [
-            (
-                lambda: is_close(got, torch_layer_with(state, heads, x, None, mask, swap=(1, 2))),
-                _(SWAPPED),
-            )
-        ]
-        if mask is not None:
-            candidates.append(
-                (lambda: is_close(got, torch_layer_with(state, heads, x)), _(NO_MASK))
-            )
-        return diagnose(default, *candidates)
-    LayerMistake = oracle.LayerMistake
-
-    def same(mistake):
-        return lambda: is_close(got, oracle.expected_encoder_layer(state, heads, x, mask, mistake))
-
+def explain_layer(got, state, case, default=""):
+    """The hint naming the layer mistake whose output matches `got` on the case's inputs (in the student bundle,
+    among the mistakes that are torch's layer with other weights or masks)."""
     candidates = [
-        (same(LayerMistake.PRE_NORM), _(PRE_NORM)),
-        (same(LayerMistake.NORM_INSIDE_RESIDUAL), _(AFTER_NORM)),
-        (same(LayerMistake.NO_RESIDUAL), _(NO_RESIDUAL)),
-        (same(LayerMistake.NO_FEED_FORWARD), _(NO_FFN)),
-        (same(LayerMistake.NO_SELF_ATTENTION), _(NO_ATTENTION)),
-        (same(LayerMistake.NORMS_1_2_SWAPPED), _(SWAPPED)),
+        (LayerMistake.PRE_NORM, _(PRE_NORM)),
+        (LayerMistake.NORM_INSIDE_RESIDUAL, _(AFTER_NORM)),
+        (LayerMistake.NO_RESIDUAL, _(NO_RESIDUAL)),
+        (LayerMistake.NO_FEED_FORWARD, _(NO_FFN)),
+        (LayerMistake.NO_SELF_ATTENTION, _(NO_ATTENTION)),
+        (LayerMistake.NORMS_1_2_SWAPPED, _(SWAPPED)),
     ]
-    if mask is not None:
-        candidates.append((same(LayerMistake.NO_SELF_MASK), _(NO_MASK)))
-    return diagnose(default, *candidates)
+    if case.mask is not None:
+        candidates.append((LayerMistake.NO_SELF_MASK, _(NO_MASK)))
+    by_hand = None
+    if oracle is not None:
 
+        def by_hand(mistake):
+            return oracle.expected_encoder_layer(state, case.num_heads, case.x, case.mask, mistake)
 
-def expected_encoder(state, num_layers, heads, x, mask=None, order=None, masked=None):
-    """The stack of torch encoder layers on the checking side: layer `order[i]` at step i (default 0..N-1), the
-    mask given at the steps in `masked` (default all): the other orders and steps are the stack's usual mistakes."""
-    order = range(num_layers) if order is None else order
-    masked = range(num_layers) if masked is None else masked
-    b, m, d = x.shape
-    d_ff = state["layers.0.feed_forward.linear_1.weight"].shape[0]
-    torch_mask = expected_values.to_torch_mask(mask, b, heads, m, m)
-    with torch.no_grad():
-        for step, i in enumerate(order):
-            layer = expected_values.torch_encoder_layer(
-                state, d, heads, d_ff, x.dtype, f"layers.{i}."
-            )
-            x = layer(x, src_mask=torch_mask if step in masked else None)
-    return x
+    return explain_layer_with(got, state, case, candidates, default, by_hand)
 
 
 MASK_EVERY_LAYER = N_("the mask must reach every layer: x = layer(x, mask) inside the loop")
@@ -156,62 +132,6 @@ def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.
         pad = randn((batch, 1, 1, length), seed + 1) > 0
         pad[..., 0] = True
     return EncoderInputs(x=x, mask=pad, d_model=d_model, num_heads=num_heads, d_ff=d_ff, seed=seed)
-
-
-def build_layer(student, case, state=None, **kw):
-    """The student's EncoderLayer for `case`, in x's dtype, with the case's weights (or `state`)."""
-    dtype = case.x.dtype
-    state = (
-        encoder_layer_state("", case.d_model, case.d_ff, case.seed, dtype)
-        if state is None
-        else state
-    )
-    return student.build(
-        C,
-        "EncoderLayer",
-        state=state,
-        dtype=dtype,
-        d_model=case.d_model,
-        num_heads=case.num_heads,
-        d_ff=case.d_ff,
-        **kw,
-    ), state
-
-
-def build_stack(student, case, n, **kw):
-    """The student's Encoder of n layers for `case`, with the case's weights."""
-    dtype = case.x.dtype
-    state = stack_state(encoder_layer_state, n, case.d_model, case.d_ff, case.seed, dtype)
-    return student.build(
-        C,
-        "Encoder",
-        state=state,
-        dtype=dtype,
-        num_layers=n,
-        d_model=case.d_model,
-        num_heads=case.num_heads,
-        d_ff=case.d_ff,
-        **kw,
-    ), state
-
-
-def run_layer(student, handle, x, mask=None, what="EncoderLayer.forward(x, mask)", strict=False):
-    """strict: the one property that owns the layer's dtype and device (elsewhere values are compared)."""
-    out = (
-        student.method(handle, "forward", x)
-        if mask is None
-        else student.method(handle, "forward", x, mask=mask)
-    )
-    return tensor(out, what, like=x, check_dtype=strict)
-
-
-def torch_layer(state, case, x, mask):
-    """nn.TransformerEncoderLayer of the case's sizes with the weights `state`, on x and mask."""
-    b, m, h = x.shape[0], x.shape[1], case.num_heads
-    with torch.no_grad():
-        return expected_values.torch_encoder_layer(state, case.d_model, h, case.d_ff, x.dtype)(
-            x, src_mask=expected_values.to_torch_mask(mask, b, h, m, m)
-        )
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -272,11 +192,9 @@ def encoder_stack_has_n_distinct_layers(student, n):
 def encoder_layer_equals_torch(student, case):
     """EncoderLayer equals nn.TransformerEncoderLayer (post-norm, ReLU, dropout 0) with the same weights, in x's
     dtype."""
-    x, mask = case.x, case.mask
-    h = case.num_heads
     handle, state = build_layer(student, case)
-    out = run_layer(student, handle, x, mask, strict=True)
-    expected = torch_layer(state, case, x, mask)
+    out = run_layer(student, handle, case, strict=True)
+    expected = torch_layer(state, case)
     close(
         out,
         expected,
@@ -284,9 +202,7 @@ def encoder_layer_equals_torch(student, case):
         lambda: explain_layer(
             out,
             state,
-            h,
-            x,
-            mask,
+            case,
             _(
                 "x = add_norm_1(x, self_attention(x, x, x, mask)); "
                 "return add_norm_2(x, feed_forward(x))"
@@ -313,7 +229,7 @@ def encoder_layer_post_norm_closed_form(student, case):
     ):
         state[name] = torch.zeros_like(state[name])
     handle = build_layer(student, case, state=state)[0]
-    out = run_layer(student, handle, x)
+    out = run_layer(student, handle, case)
     n1 = lambda y: expected_layer_norm(y, state, "add_norm_1.norm.")  # noqa: E731
     n2 = lambda y: expected_layer_norm(y, state, "add_norm_2.norm.")  # noqa: E731
     expected = n2(n1(x))
@@ -344,17 +260,17 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     """With a padding mask, changing the padded positions' inputs leaves the other positions' outputs unchanged."""
     x, mask = case.x, case.mask
     handle, state = build_layer(student, case)
-    out = run_layer(student, handle, x, mask)
+    out = run_layer(student, handle, case)
     padded = ~mask[:, 0, 0]  # (batch, m)
     changed = torch.where(padded[..., None], randn(x.shape, noise, x.dtype, 2.0), x)
-    out2 = run_layer(student, handle, changed, mask)
+    out2 = run_layer(student, handle, replace(case, x=changed))
     keep = ~padded
     consistent(
         out2[keep],
         out[keep],
         _("outputs at unpadded positions after changing the padded positions' inputs"),
         _(NO_MASK),
-        expected=torch_layer(state, case, x, mask)[keep],
+        expected=torch_layer(state, case)[keep],
     )
 
 
@@ -369,28 +285,25 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
 )
 def encoder_stack_equals_torch(student, case, n):
     """Encoder(N) equals N nn.TransformerEncoderLayer applied in order, each with its own weights and the mask."""
-    x, mask = case.x, case.mask
-    d, h, d_ff = case.d_model, case.num_heads, case.d_ff
     handle, state = build_stack(student, case, n)
-    out = run_layer(student, handle, x, mask, "Encoder.forward(x, mask)")
-    expected = expected_values.encoder(state, n, d, h, d_ff, x, mask)
+    out = run_layer(student, handle, case, "Encoder.forward(x, mask)")
+    expected = torch_stack(state, case, n)
     close(
         out,
         expected,
         _("Encoder({n} layers) vs {n} nn.TransformerEncoderLayer in a row").format(n=n),
         lambda: explain_stack(
             out,
+            state,
+            case,
             n,
-            lambda **kw: expected_encoder(state, n, h, x, mask, **kw),
             _(
                 "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
                 "EncoderLayer properties fail too, fix the layer first"
             ),
             _(MASK_EVERY_LAYER),
-            "EncoderLayer",
-            masked=mask is not None,
         ),
-        **stack_tolerance(x.dtype, n),
+        **stack_tolerance(case.x.dtype, n),
     )
 
 

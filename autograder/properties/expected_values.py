@@ -133,31 +133,6 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5):
     return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
 
 
-def layer_norm_mistake(
-    x, eps=1e-5, dim=-1, ddof=0, eps_outside=False, no_eps=False, var_not_std=False
-):
-    """A usual LayerNorm mistake (no affine), from torch's F.layer_norm, which the LayerNorm exercises forbid:
-    the mistake models of the student bundle's diagnoses (the graded side has them by hand, autograder/oracles/).
-    dim: an int, or every dim of x as a tuple."""
-    whole = isinstance(dim, tuple)
-    y = x if whole else x.movedim(dim, -1)
-    shape = tuple(y.shape) if whole else (y.shape[-1],)
-    n = math.prod(shape)
-    axes = tuple(range(-len(shape), 0))
-    var = y.var(axes, unbiased=False, keepdim=True)
-    if ddof:  # the unbiased variance n/(n-1)·var: the same norm of a rescaled eps, rescaled
-        out = math.sqrt((n - ddof) / n) * F.layer_norm(y, shape, eps=eps * (n - ddof) / n)
-    elif eps_outside:
-        out = F.layer_norm(y, shape, eps=0.0) * var.sqrt() / (var.sqrt() + eps)
-    elif no_eps:
-        out = F.layer_norm(y, shape, eps=0.0)
-    elif var_not_std:
-        out = F.layer_norm(y, shape, eps=eps) / (var + eps).sqrt()
-    else:
-        out = F.layer_norm(y, shape, eps=eps)
-    return out if whole else out.movedim(-1, dim)
-
-
 def torch_encoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=False):
     """nn.TransformerEncoderLayer with the kit's weights, in eval mode. Cached (see _cached) unless `fresh`: a
     caller that trains the layer or changes its mode needs a layer of its own."""
@@ -216,74 +191,3 @@ def torch_decoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=Fal
         if fresh
         else _cached("decoder", build, state, prefix, d_model, heads, d_ff, str(dtype))
     )
-
-
-def encoder(state, num_layers, d_model, heads, d_ff, x, mask=None, prefix=""):
-    """A stack of torch encoder layers (no final norm). mask: kit polarity, broadcastable to (b, 1|h, m, m)."""
-    b, m = x.shape[0], x.shape[1]
-    attn_mask = to_torch_mask(mask, b, heads, m, m)
-    with torch.no_grad():
-        for i in range(num_layers):
-            x = torch_encoder_layer(state, d_model, heads, d_ff, x.dtype, f"{prefix}layers.{i}.")(
-                x, src_mask=attn_mask
-            )
-    return x
-
-
-def decoder(
-    state,
-    num_layers,
-    d_model,
-    heads,
-    d_ff,
-    x,
-    memory,
-    target_mask=None,
-    memory_mask=None,
-    prefix="",
-):
-    b, m_d, m_e = x.shape[0], x.shape[1], memory.shape[1]
-    tgt = to_torch_mask(target_mask, b, heads, m_d, m_d)
-    mem = to_torch_mask(memory_mask, b, heads, m_d, m_e)
-    with torch.no_grad():
-        for i in range(num_layers):
-            layer = torch_decoder_layer(
-                state, d_model, heads, d_ff, x.dtype, f"{prefix}layers.{i}."
-            )
-            x = layer(x, memory, tgt_mask=tgt, memory_mask=mem)
-    return x
-
-
-class TorchTransformer:
-    """The kit's Transformer, assembled from torch layers and a given state dict (no dropout)."""
-
-    def __init__(self, state, num_layers, d_model, heads, d_ff):
-        self.s, self.n, self.d, self.h, self.f = state, num_layers, d_model, heads, d_ff
-
-    def embed(self, tokens, table):
-        x = F.embedding(tokens, self.s[table]) * math.sqrt(self.d)
-        return x + self.s["positional_encoding.pe"][:, : tokens.shape[1]].to(x.dtype)
-
-    def encode(self, src, src_mask=None):
-        return encoder(
-            self.s,
-            self.n,
-            self.d,
-            self.h,
-            self.f,
-            self.embed(src, "src_embedding.embedding.weight"),
-            src_mask,
-            "encoder.",
-        )
-
-    def decode(self, tgt, memory, target_mask=None, memory_mask=None):
-        x = self.embed(tgt, "tgt_embedding.embedding.weight")
-        return decoder(
-            self.s, self.n, self.d, self.h, self.f, x, memory, target_mask, memory_mask, "decoder."
-        )
-
-    def generator(self, x):
-        return F.linear(x, self.s["generator.weight"], self.s["generator.bias"])
-
-    def forward(self, src, tgt, src_mask=None, target_mask=None):
-        return self.generator(self.decode(tgt, self.encode(src, src_mask), target_mask, src_mask))

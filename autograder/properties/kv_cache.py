@@ -14,6 +14,7 @@ recomputation follows the new weights (issue 20).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 
 import numpy as np
@@ -27,10 +28,11 @@ from ..i18n import N_, _
 from ..student_code import Build, Call
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
-from .decoding import DecodingCase, build_model, decoding_cases, fixed_case
+from .decoding import DecodingCase, build_model, decoding_cases, fixed_case, greedy_fixed_point
 from .expected_values import expected_causal_mask
+from .models.transformer import ExpectedTransformer
 from .strategies import LabelledCase
-from .transformer import NO_PAD, greedy_fixed_point
+from .transformer import NO_PAD
 
 C = "kv_cache"
 BUILD_ERROR = N_(
@@ -145,17 +147,31 @@ def step(student, decoder, case: DecodingCase, tokens, read=()):
     return reply
 
 
-def full_logits(
-    case: DecodingCase, state, tgt, positions=None, target_mask=None, shared_memory=False
-):
-    """The expected model's logits for every target position, recomputed from scratch (optionally with one mistake)."""
-    w = case.expected_model(state)
+class StepMistake(enum.Flag):
+    """The usual mistakes of a cached decoder's steps, one flag each."""
+
+    NONE = 0
+    POSITIONS_RESTARTED = enum.auto()  # each step's positional encoding starts at 0 again
+    STEP_SEES_ITSELF_WHOLE = enum.auto()  # no causal mask within a step: its tokens see one another
+    SHARED_MEMORY = enum.auto()  # every row attends over row 0's memory
+
+
+def full_logits(case: DecodingCase, state, tgt, mistake=StepMistake.NONE, chunks=()):
+    """The expected model's logits for every target position, recomputed from scratch, or with `mistake` made
+    by steps of `chunks` tokens."""
+    w = ExpectedTransformer(state, case.config)
     memory = w.encode(case.src, case.src_mask)
-    if shared_memory:
+    if StepMistake.SHARED_MEMORY in mistake:
         memory = memory[:1].expand_as(memory)
-    positions = torch.arange(tgt.shape[1]) if positions is None else positions
-    mask = expected_causal_mask(tgt.shape[1]) if target_mask is None else target_mask
-    return w.generator(w.decode_at(tgt, positions, memory, mask, case.src_mask))
+    length = tgt.shape[1]
+    positions = torch.arange(length)
+    if StepMistake.POSITIONS_RESTARTED in mistake:
+        positions = torch.cat([torch.arange(c) for c in chunks])[:length]
+    mask = expected_causal_mask(length)
+    if StepMistake.STEP_SEES_ITSELF_WHOLE in mistake:
+        ids = chunk_ids(chunks)[:length]
+        mask = ids[None, :] <= ids[:, None]
+    return w.generator(w.decode(tgt, memory, mask, case.src_mask, positions))
 
 
 def first_layer_keys(case: DecodingCase, state, tgt):
@@ -173,20 +189,18 @@ def chunk_ids(chunks) -> torch.Tensor:
 
 def explain_steps(got, inputs: StepInputs, state, done: int, n: int):
     """The mistake that reproduces the logits of the step covering positions done..done+n-1."""
-    ids = chunk_ids(inputs.chunks)[: done + n]
-    tgt = inputs.tgt[:, : done + n]
+    case, tgt = inputs.case, inputs.tgt[:, : done + n]
 
-    def same(**mistake):
+    def same(mistake):
         return lambda: is_close(
-            got, full_logits(inputs.case, state, tgt, **mistake)[:, done:], inputs.case.dtype
+            got, full_logits(case, state, tgt, mistake, inputs.chunks)[:, done:], case.dtype
         )
 
-    restarted = torch.cat([torch.arange(c) for c in inputs.chunks])[: done + n]
     return diagnose(
         _(DEFAULT_HINT),
-        (same(positions=restarted), _(PE_HINT)),
-        (same(target_mask=ids[None, :] <= ids[:, None]), _(STEP_MASK_HINT)),
-        (same(shared_memory=True), _(SHARED_HINT)),
+        (same(StepMistake.POSITIONS_RESTARTED), _(PE_HINT)),
+        (same(StepMistake.STEP_SEES_ITSELF_WHOLE), _(STEP_MASK_HINT)),
+        (same(StepMistake.SHARED_MEMORY), _(SHARED_HINT)),
     )
 
 
@@ -282,7 +296,7 @@ def kv_cache_grows_one_position_per_step(student, inputs):
         _(INIT_HINT),
     )
     memory = start(student, decoder, case).value
-    want_memory = case.expected_model(state).encode(case.src, case.src_mask)
+    want_memory = ExpectedTransformer(state, case.config).encode(case.src, case.src_mask)
     memory = tensor(memory, _("start(src, src_mask)'s return value"), shape=want_memory.shape)
     if not is_close(memory, want_memory, case.dtype):
         close(
@@ -431,7 +445,7 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
 
     Rows of a batch may finish at different steps: a finished row holds eos_id while another is decoding."""
     bos, eos = ids
-    state = case.state(eos, bias)
+    state = case.config.state(eos, bias)
     model = build_model(student, case, state)[0]
     ys = greedy_call(student, model, case, max_len, bos, eos, case.src_mask)[0]
     # greedy's tokens are a fixed point of one teacher-forced pass: no decoding loop on the checking side

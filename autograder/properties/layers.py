@@ -1,49 +1,113 @@
-"""What the encoder and decoder properties (and their hidden twins) share: the checking side's LayerNorm (torch's),
-the diagnoses' texts and the stack's diagnosis. The layers by hand, right or with a usual mistake made on purpose,
-are the graded side's (autograder/oracles/layers.py): the student bundle does not ship them.
+"""What the encoder and decoder properties (and their hidden twins) share: building and running the student's
+layer or stack for a case (an EncoderInputs or a DecoderInputs), the checking side's LayerNorm (torch's), the
+diagnoses' texts and the stack's diagnosis. torch's layers with the kit's weights are models/layers.py; the layers
+by hand, right or with a usual mistake made on purpose, are the graded side's (autograder/oracles/layers.py): the
+student bundle does not ship them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch.nn.functional as F
 
 from ..i18n import N_, _
-from .checks import diagnose, expect, fail, is_close
+from .checks import diagnose, expect, fail, is_close, tensor
+from .models.layers import TORCH_MISTAKES, StackMistake, torch_layer, torch_stack
+from .strategies import (
+    DecoderInputs,
+    EncoderInputs,
+    decoder_layer_state,
+    encoder_layer_state,
+    stack_state,
+)
 
 
-# ------------------------------------------------------------------------------------------ checking-side layers
+# ------------------------------------------------------------------------------------------ the student's layers
+@dataclass(frozen=True)
+class LayerKind:
+    """What the encoder's and the decoder's properties build: the component, its layer and stack classes and the
+    weights of one layer (strategies.encoder_layer_state or decoder_layer_state)."""
+
+    component: str
+    layer: str
+    stack: str
+    layer_state: Callable
+
+
+KINDS = {
+    EncoderInputs: LayerKind("encoder", "EncoderLayer", "Encoder", encoder_layer_state),
+    DecoderInputs: LayerKind("decoder", "DecoderLayer", "Decoder", decoder_layer_state),
+}
+
+
+def build_layer(student, case, state=None, **kw):
+    """The student's EncoderLayer or DecoderLayer (the case's kind), in x's dtype, with the case's weights (or
+    `state`); returns (handle, state)."""
+    kind, dtype = KINDS[type(case)], case.x.dtype
+    if state is None:
+        state = kind.layer_state("", case.d_model, case.d_ff, case.seed, dtype)
+    sizes = dict(d_model=case.d_model, num_heads=case.num_heads, d_ff=case.d_ff)
+    return student.build(kind.component, kind.layer, state=state, dtype=dtype, **sizes, **kw), state
+
+
+def build_stack(student, case, n, **kw):
+    """The student's Encoder or Decoder of n layers for `case`, with the case's weights; returns (handle, state)."""
+    kind, dtype = KINDS[type(case)], case.x.dtype
+    state = stack_state(kind.layer_state, n, case.d_model, case.d_ff, case.seed, dtype)
+    sizes = dict(num_layers=n, d_model=case.d_model, num_heads=case.num_heads, d_ff=case.d_ff)
+    return student.build(kind.component, kind.stack, state=state, dtype=dtype, **sizes, **kw), state
+
+
+def run_layer(student, handle, case, what=None, strict=False):
+    """The layer's (or stack's) forward on the case's inputs; what: the call the report names (default the
+    layer's forward). strict: the one property that owns an encoder layer's dtype and device (elsewhere values
+    are compared)."""
+    if isinstance(case, EncoderInputs):
+        x, mask = case.x, case.mask
+        out = (
+            student.method(handle, "forward", x)
+            if mask is None
+            else student.method(handle, "forward", x, mask=mask)
+        )
+        return tensor(out, what or "EncoderLayer.forward(x, mask)", like=x, check_dtype=strict)
+    x, memory = case.x, case.memory
+    kwargs = {
+        k: v
+        for k, v in (("target_mask", case.target_mask), ("memory_mask", case.memory_mask))
+        if v is not None
+    }
+    out = student.method(handle, "forward", x, memory, **kwargs)
+    return tensor(
+        out,
+        _("{call}(x, memory, ...) with x {x_shape}, memory {memory_shape}").format(
+            call=what or "DecoderLayer.forward",
+            x_shape=tuple(x.shape),
+            memory_shape=tuple(memory.shape),
+        ),
+        like=x,
+    )
+
+
+def explain_layer_with(got, state, case, candidates, default, oracle_layer=None) -> str:
+    """The hint of the first (mistake, hint) candidate whose layer, recomputed with that LayerMistake, gives
+    `got`: the graded side's layer by hand (oracle_layer(mistake)), or in the student bundle (None) torch's layer
+    for the mistakes it can make (models.layers.TORCH_MISTAKES); `default` when none does."""
+    if oracle_layer is None:
+        candidates = [(m, hint) for m, hint in candidates if m in TORCH_MISTAKES]
+
+        def oracle_layer(mistake):
+            return torch_layer(state, case, mistake)
+
+    return diagnose(
+        default,
+        *[(lambda m=m: is_close(got, oracle_layer(m)), hint) for m, hint in candidates],
+    )
+
+
 def expected_layer_norm(x, state, prefix):
     return F.layer_norm(x, (x.shape[-1],), state[f"{prefix}weight"], state[f"{prefix}bias"], 1e-5)
-
-
-def torch_layer_with(state, heads, x, memory=None, target_mask=None, memory_mask=None, swap=None):
-    """torch's encoder layer (memory None: target_mask is its mask) or decoder layer with the weights `state`,
-    add_norm_{a} and add_norm_{b} swapped if swap=(a, b): the student bundle's mistake models, each a mistake
-    that is torch's layer with other weights or masks (answer-free: torch's layers are forbidden in encoder.py
-    and decoder.py). The graded side has every mistake by hand (autograder/oracles/layers.py)."""
-    import torch
-
-    from . import expected_values
-
-    if swap is not None:
-        a, b = (f"add_norm_{i}.norm." for i in swap)
-        state = {
-            k.replace(a, "#", 1).replace(b, a, 1).replace("#", b, 1)
-            if k.startswith((a, b))
-            else k: v
-            for k, v in state.items()
-        }
-    n, m, d = x.shape
-    d_ff = state["feed_forward.linear_1.weight"].shape[0]
-    tm = expected_values.to_torch_mask(target_mask, n, heads, m, m)
-    with torch.no_grad():
-        if memory is None:
-            return expected_values.torch_encoder_layer(state, d, heads, d_ff, x.dtype)(
-                x, src_mask=tm
-            )
-        mm = expected_values.to_torch_mask(memory_mask, n, heads, m, memory.shape[1])
-        layer = expected_values.torch_decoder_layer(state, d, heads, d_ff, x.dtype)
-        return layer(x, memory, tgt_mask=tm, memory_mask=mm)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
@@ -71,29 +135,37 @@ def same_layer_hint(cls="EncoderLayer"):
     ).format(cls=cls)
 
 
-def explain_stack(got, n, expected_stack, default, masks_hint, cls, masked=True):
-    """expected_stack(order=..., masked=...) recomputes the stack with layer order[i] at step i, masks at the steps
-    in `masked`."""
-
-    def same(**kw):
-        return lambda: is_close(got, expected_stack(**kw))
-
+def explain_stack(got, state, case, n, default, masks_hint):
+    """The hint naming the stack mistake (StackMistake) whose output, torch's layers in a row on the case's
+    inputs, matches `got`; masks_hint for a mask that does not reach every layer."""
     candidates = [
-        (same(order=[0] * n), _(LAYER_0)),
-        (same(order=[n - 1] * n), same_layer_hint(cls)),
+        (StackMistake.FIRST_LAYER_EVERY_STEP, _(LAYER_0)),
+        (StackMistake.LAST_LAYER_EVERY_STEP, same_layer_hint(KINDS[type(case)].layer)),
+        (StackMistake.REVERSED, _("the layers run in reverse order: layers[0] comes first")),
         (
-            same(order=list(range(n))[::-1]),
-            _("the layers run in reverse order: layers[0] comes first"),
-        ),
-        (
-            same(order=[n - 1]),
+            StackMistake.ONLY_LAST,
             _("only the last layer is applied: each layer's output feeds the next one"),
         ),
-        (same(order=[0]), _("only the first layer is applied: loop over all of self.layers")),
+        (
+            StackMistake.ONLY_FIRST,
+            _("only the first layer is applied: loop over all of self.layers"),
+        ),
     ]
-    if masked:
-        candidates += [(same(masked=()), masks_hint), (same(masked=(0,)), masks_hint)]
-    return diagnose(default, *candidates)
+    decoder = isinstance(case, DecoderInputs)
+    if (case.memory_mask if decoder else case.mask) is not None:
+        candidates += [
+            (StackMistake.NO_MASK, masks_hint),
+            (StackMistake.MASK_AT_FIRST_ONLY, masks_hint),
+        ]
+    if decoder:
+        candidates += [
+            (StackMistake.NO_TARGET_MASK, masks_hint),
+            (StackMistake.TARGET_MASK_AT_FIRST_ONLY, masks_hint),
+        ]
+    return diagnose(
+        default,
+        *[(lambda m=m: is_close(got, torch_stack(state, case, n, m)), h) for m, h in candidates],
+    )
 
 
 def stack_has_n_distinct_layers(student, component: str, stack: str, layer: str, n: int) -> None:

@@ -8,8 +8,6 @@ ignored...) and the hint names the mistake whose output matches the submission's
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from hypothesis import example, given
@@ -30,6 +28,7 @@ from .checks import (
     written_by_hand,
 )
 from .core import prop
+from .models.multi_head import MhaMistake, torch_multi_head
 from .strategies import (
     MultiHeadInputs,
     dtypes,
@@ -67,81 +66,22 @@ STRIDED = N_(
 )
 
 
-def _swapped(state, a, b):
-    s = dict(state)
-    for part in ("weight", "bias"):
-        if f"{a}.{part}" in s:
-            s[f"{a}.{part}"], s[f"{b}.{part}"] = state[f"{b}.{part}"], state[f"{a}.{part}"]
-    return s
-
-
-def _copied(state, into, source):
-    return {
-        **state,
-        **{k.replace(source, into, 1): v for k, v in state.items() if k.startswith(source)},
-    }
-
-
-def _scaled_q(state, heads):
-    d = state["w_q.weight"].shape[0]
-    c = math.sqrt(d // heads / d)
-    return {**state, **{k: v * c for k, v in state.items() if k.startswith("w_q.")}}
-
-
-def _no_w_o(state):
-    w = state["w_o.weight"]
-    out = {**state, "w_o.weight": torch.eye(w.shape[0], dtype=w.dtype)}
-    if "w_o.bias" in state:
-        out["w_o.bias"] = torch.zeros_like(state["w_o.bias"])
-    return out
-
-
-def _strided(state, heads):
-    """Head i reading columns i::h is head i of a layer whose projections' rows are permuted so."""
-    d = state["w_q.weight"].shape[0]
-    perm = [j * heads + i for i in range(heads) for j in range(d // heads)]
-    return {
-        **state,
-        **{k: v[perm] for k, v in state.items() if k.startswith(("w_q.", "w_k.", "w_v."))},
-    }
-
-
-# Mistakes that are torch's layer with other weights: the student bundle's mistake models (answer-free, since
-# nn.MultiheadAttention is forbidden in multi_head.py); the graded side has every mistake by hand (the oracle).
-SURGERY = {
-    "SPLIT_STRIDED": _strided,
-    "Q_K_SWAPPED": lambda s, h: _swapped(s, "w_q", "w_k"),
-    "K_V_SWAPPED": lambda s, h: _swapped(s, "w_k", "w_v"),
-    "Q_V_SWAPPED": lambda s, h: _swapped(s, "w_q", "w_v"),
-    "V_FROM_W_K": lambda s, h: _copied(s, "w_v.", "w_k."),
-    "NO_W_O": lambda s, h: _no_w_o(s),
-    "SCALED_BY_D_MODEL": _scaled_q,
-}
-
-
-def mistaken(state, heads, query, key, value, mask, names, i):
-    """Output (i=0) or weights (i=1) of multi-head attention with the mistakes `names` (MhaMistake's flags):
-    by hand where the graded side's oracle is, else torch's layer with other weights, else None."""
+def mistaken(state, heads, query, key, value, mask, mistake, i):
+    """Output (i=0) or weights (i=1) of multi-head attention with `mistake`: by hand where the graded side's
+    oracle is, else torch's layer with other weights (models.multi_head), else None."""
     if oracle is not None:
-        flag = oracle.MhaMistake.NONE
-        for name in names:
-            flag |= getattr(oracle.MhaMistake, name)
-        return oracle.expected_multi_head(state, heads, query, key, value, mask, flag)[i]
-    if len(names) > 1 or any(name not in SURGERY for name in names):
-        return None
-    s = SURGERY[names[0]](state, heads) if names else state
-    out = expected_values.multi_head(s, query.shape[-1], heads, query, key, value, mask)[i]
-    # torch gives NaN in a fully masked row: zero weights in the kit, an output left out of the comparison
-    return torch.nan_to_num(out, nan=0.0) if i == 1 else out
+        return oracle.expected_multi_head(state, heads, query, key, value, mask, mistake)[i]
+    out = torch_multi_head(state, heads, query, key, value, mask, mistake)
+    return None if out is None else out[i]
 
 
 def explain(got, state, heads, query, key, value, mask=None, default="", what="output"):
     """The hint naming the mistake whose checking-side output matches `got`."""
     i = 0 if what == "output" else 1
 
-    def same(*names, mask=mask):
+    def same(mistake=MhaMistake.NONE, mask=mask):
         def test():
-            expected = mistaken(state, heads, query, key, value, mask, names, i)
+            expected = mistaken(state, heads, query, key, value, mask, mistake, i)
             if expected is None or expected.shape != got.shape:
                 return False
             keep = ~torch.isnan(expected).any(-1) if i == 0 else ...
@@ -150,33 +90,33 @@ def explain(got, state, heads, query, key, value, mask=None, default="", what="o
         return test
 
     candidates = [
-        (same("SPLIT_WITHOUT_TRANSPOSE"), _(TRANSPOSE_SPLIT)),
-        (same("MERGE_WITHOUT_TRANSPOSE"), _(TRANSPOSE_MERGE)),
+        (same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE), _(TRANSPOSE_SPLIT)),
+        (same(MhaMistake.MERGE_WITHOUT_TRANSPOSE), _(TRANSPOSE_MERGE)),
         (
-            same("SPLIT_WITHOUT_TRANSPOSE", "MERGE_WITHOUT_TRANSPOSE"),
+            same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE),
             _(
                 "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then "
                 "transpose(1, 2), and transpose back to merge"
             ),
         ),
-        (same("SPLIT_STRIDED"), _(STRIDED)),
-        (same("SPLIT_STRIDED", "MERGE_WITHOUT_TRANSPOSE"), _(STRIDED)),
+        (same(MhaMistake.SPLIT_STRIDED), _(STRIDED)),
+        (same(MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE), _(STRIDED)),
         (
-            same("Q_K_SWAPPED"),
+            same(MhaMistake.Q_K_SWAPPED),
             _("Q and K projections swapped: q = w_q(query), k = w_k(key)"),
         ),
         (
-            same("K_V_SWAPPED"),
+            same(MhaMistake.K_V_SWAPPED),
             _("K and V projections swapped: k = w_k(key), v = w_v(value)"),
         ),
         (
-            same("Q_V_SWAPPED"),
+            same(MhaMistake.Q_V_SWAPPED),
             _("Q and V projections swapped: q = w_q(query), v = w_v(value)"),
         ),
-        (same("V_FROM_W_K"), _("the values are projected with w_k: v = w_v(value)")),
-        (same("NO_W_O"), _("w_o is missing: project the merged heads with w_o")),
+        (same(MhaMistake.V_FROM_W_K), _("the values are projected with w_k: v = w_v(value)")),
+        (same(MhaMistake.NO_W_O), _("w_o is missing: project the merged heads with w_o")),
         (
-            same("SCALED_BY_D_MODEL"),
+            same(MhaMistake.SCALED_BY_D_MODEL),
             _("scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)"),
         ),
     ]
@@ -527,9 +467,9 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     xp = x[:, perm]
     out_p = forward(student, handle, xp, xp, xp)
 
-    def with_mistake(name):  # the oracle's mistake model named `name` (none in the student bundle)
-        mistake = getattr(oracle.MhaMistake, name) if oracle is not None else None
-        return mistake is not None and is_close(
+    # The oracle's mistake model (none in the student bundle: these mistakes mix positions).
+    def with_mistake(mistake):
+        return oracle is not None and is_close(
             out, oracle.expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
         )
 
@@ -546,8 +486,8 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
                 "is a reshape mixing positions and heads? "
                 "view as (batch, m, h, d_k), then transpose(1, 2)"
             ),
-            (lambda: with_mistake("SPLIT_WITHOUT_TRANSPOSE"), _(TRANSPOSE_SPLIT)),
-            (lambda: with_mistake("MERGE_WITHOUT_TRANSPOSE"), _(TRANSPOSE_MERGE)),
+            (lambda: with_mistake(MhaMistake.SPLIT_WITHOUT_TRANSPOSE), _(TRANSPOSE_SPLIT)),
+            (lambda: with_mistake(MhaMistake.MERGE_WITHOUT_TRANSPOSE), _(TRANSPOSE_MERGE)),
         ),
     )
 

@@ -17,6 +17,7 @@ from ..student_code import Call, StudentError
 from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
 from .core import prop
+from .models.positional_encoding import PeMistake, sinusoid_model
 from .strategies import dtypes, randn, seeds
 
 C = "positional_encoding"
@@ -49,43 +50,6 @@ def table(student, max_len, d, shape_only=False):
     )
 
 
-def pe_variant(
-    max_len,
-    d,
-    base=10000.0,
-    swap=False,
-    cos_own_column=False,
-    pair_index=False,
-    multiply=False,
-    all_sin=False,
-    start=0,
-    doubled=False,
-    cos_offset=0,
-):
-    """The closed form in float64, or one of its usual mistakes.
-
-    doubled: the tutorial loop `for i in range(0, d_model, 2)` with 10000 ** (2 * i / d_model): i already steps
-    by 2, so pair k runs at 10000^(4k/d). cos_offset: the cos column's exponent is shifted by this many columns
-    (2: the next pair's frequency, as in cos(p / 10000 ** (2 * (i + 1) / d_model))).
-    """
-    p = torch.arange(start, start + max_len, dtype=torch.float64)[:, None]
-    cols = torch.arange(d, dtype=torch.float64)
-    expo = (cols // 2) / d if pair_index else (2 * (cols // 2)) / d  # per column: 2i/d (or i/d)
-    if doubled:
-        expo = 2 * expo
-    if cos_offset:
-        expo = expo + torch.where(cols % 2 == 1, float(cos_offset), 0.0) / d
-    if cos_own_column:
-        expo = cols / d  # column j uses 10000^(j/d): the cos of a pair gets another frequency
-    freq = base**expo if multiply else base**-expo
-    angle = p * freq
-    even = cols % 2 == 0
-    first, second = (torch.cos, torch.sin) if swap else (torch.sin, torch.cos)
-    if all_sin:
-        second = torch.sin
-    return torch.where(even, first(angle), second(angle))
-
-
 DOUBLED = N_(
     "the exponent counts the pair index twice: in a loop `for i in range(0, d_model, 2)`, i is already 2i "
     "(the even column), so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model)"
@@ -107,39 +71,39 @@ def pe_hint(pe, max_len, d, default):
     """Name the sinusoidal mistake that explains the table pe, if one does."""
     pe = pe.double()
     atol = pe_atol(max_len)
-    same = lambda **kw: is_close(pe, pe_variant(max_len, d, **kw), rtol=0.0, atol=atol)  # noqa: E731
+    same = lambda m: is_close(pe, sinusoid_model(max_len, d, m), rtol=0.0, atol=atol)  # noqa: E731
     return diagnose(
         default,
+        (lambda: same(PeMistake.SIN_COS_SWAPPED), _(SWAPPED)),
         (
-            lambda: same(swap=True),
-            _(SWAPPED),
-        ),
-        (
-            lambda: same(cos_own_column=True),
+            lambda: same(PeMistake.COS_OWN_COLUMN),
             _(
                 "sin and cos of a pair at different frequencies: both columns 2i and "
                 "2i+1 use the angle p / 10000^(2i/d_model), 2i being the even column"
             ),
         ),
         (
-            lambda: same(pair_index=True),
+            lambda: same(PeMistake.PAIR_INDEX),
             _(
                 "exponent i/d_model: it is 2i/d_model, with 2i the even column index "
                 "(torch.arange(0, d_model, 2))"
             ),
         ),
-        (lambda: same(doubled=True), _(DOUBLED)),
-        (lambda: same(cos_offset=2), _(COS_NEXT_PAIR)),
-        (lambda: same(doubled=True, cos_offset=2), _(DOUBLED_AND_COS_NEXT_PAIR)),
-        (lambda: same(base=1000.0), _("the base is 10000, not 1000")),
+        (lambda: same(PeMistake.DOUBLED_EXPONENT), _(DOUBLED)),
+        (lambda: same(PeMistake.COS_NEXT_PAIR), _(COS_NEXT_PAIR)),
         (
-            lambda: same(multiply=True),
+            lambda: same(PeMistake.DOUBLED_EXPONENT | PeMistake.COS_NEXT_PAIR),
+            _(DOUBLED_AND_COS_NEXT_PAIR),
+        ),
+        (lambda: same(PeMistake.BASE_1000), _("the base is 10000, not 1000")),
+        (
+            lambda: same(PeMistake.MULTIPLIED),
             _("multiplied by 10000^(2i/d_model): divide the position by it"),
         ),
-        (lambda: same(all_sin=True), _("every column is a sin: odd columns are cos")),
-        (lambda: same(start=1), _(STARTS_AT_0)),
+        (lambda: same(PeMistake.ALL_SIN), _("every column is a sin: odd columns are cos")),
+        (lambda: same(PeMistake.POSITIONS_FROM_1), _(STARTS_AT_0)),
         (
-            lambda: d > 1 and is_close(pe.T, pe_variant(d, max_len), rtol=0.0, atol=atol),
+            lambda: d > 1 and is_close(pe.T, sinusoid_model(d, max_len), rtol=0.0, atol=atol),
             _("transposed: the table is (max_len, d_model), positions along dim 0"),
         ),
     )
@@ -197,7 +161,9 @@ def sinusoidal_first_row(student, d):
             _("position 0: every angle is 0, so sin gives 0 and cos gives 1"),
             (lambda: is_close(pe[0], 1 - expected, atol=1e-6), _(SWAPPED)),
             (
-                lambda: is_close(pe[0], pe_variant(1, d, start=1)[0], atol=1e-5),
+                lambda: is_close(
+                    pe[0], sinusoid_model(1, d, PeMistake.POSITIONS_FROM_1)[0], atol=1e-5
+                ),
                 _(STARTS_AT_0),
             ),
         ),

@@ -1,29 +1,25 @@
 """Properties of transformer.Transformer and transformer.greedy_decode (visible to students).
 
 Tiny models (d_model 4-8, 1-2 heads, 1-2 layers, d_ff 8, vocabularies of 5-7, max_len 16) in float64, with the
-weights from strategies.transformer_state. Expected values: expected_values.TorchTransformer, the same model
+weights from strategies.transformer_state. Expected values: models.transformer.ExpectedTransformer, the same model
 assembled from torch's own encoder and decoder layers. Mismatches are diagnosed by re-running it with one
 mistake at a time (src_mask not reaching the cross-attention, no positional encoding on one side, ...); greedy
-decoding is
-diagnosed against variants of the loop (no stop at eos, no eos after a finished row, an extra step...).
+decoding is diagnosed against variants of the loop (no stop at eos, no eos after a finished row, an extra step...).
 """
 
 from __future__ import annotations
 
-import enum
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
 from ..student_code import Call
-from . import expected_values, graded
+from . import graded
 from .checks import (
     close,
     diagnose,
@@ -36,8 +32,10 @@ from .checks import (
     written_by_hand,
 )
 from .core import prop
+from .decoding import expect_run_in_eval_and_restored, greedy_fixed_point
 from .expected_values import expected_causal_mask
-from .strategies import seeds, transformer_state
+from .models.transformer import ExpectedTransformer, ModelMistake, TransformerConfig
+from .strategies import seeds
 
 C = "transformer"
 MAX_LEN = 16
@@ -65,33 +63,18 @@ class Case:
     src_mask: torch.Tensor | None
     d_ff: int = 8
 
-    def kwargs(self, dropout=0.0):
-        return dict(
-            src_vocab_size=self.src_vocab,
-            tgt_vocab_size=self.tgt_vocab,
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            num_layers=self.num_layers,
-            d_ff=self.d_ff,
-            dropout=dropout,
-            max_len=MAX_LEN,
-        )
-
-    def state(self, eos_bias=None, eos_id=None):
-        s = transformer_state(
+    @property
+    def config(self) -> TransformerConfig:
+        return TransformerConfig(
             self.src_vocab,
             self.tgt_vocab,
             self.d_model,
-            self.d_ff,
+            self.num_heads,
             self.num_layers,
             self.seed,
-            torch.float64,
             MAX_LEN,
+            self.d_ff,
         )
-        if eos_bias is not None:
-            s["generator.bias"] = s["generator.bias"].clone()
-            s["generator.bias"][eos_id] += eos_bias
-        return s
 
 
 def _tokens(draw, shape, lo, hi):
@@ -156,9 +139,10 @@ def fixed_case(
 
 # ------------------------------------------------------------------------------------------------- plumbing
 def build(student, case, state=None, dropout=0.0, train=False):
-    state = case.state() if state is None else state
+    config = case.config
+    state = config.state() if state is None else state
     return student.build(
-        C, "Transformer", state=state, train=train, dtype=torch.float64, **case.kwargs(dropout)
+        C, "Transformer", state=state, train=train, dtype=torch.float64, **config.kwargs(dropout)
     ), state
 
 
@@ -209,53 +193,6 @@ def forward(student, handle, case, target_mask=None, seed=0, strict=False):
     )
 
 
-class ModelMistake(enum.Flag):
-    """The usual mistakes in assembling the Transformer, one flag each."""
-
-    NONE = 0
-    NO_PE_SRC = enum.auto()  # no positional encoding on the source
-    NO_PE_TGT = enum.auto()
-    SRC_EMBEDDED_WITH_TGT = enum.auto()  # the source embedded with tgt_embedding
-    TGT_EMBEDDED_WITH_SRC = enum.auto()
-    NO_EMBEDDING_SCALE = enum.auto()  # embeddings not scaled by sqrt(d_model)
-    SOFTMAX_OUTPUT = enum.auto()  # probabilities instead of logits
-    NO_ENCODER_MASK = enum.auto()  # src_mask not passed to the encoder
-    NO_CROSS_MASK = enum.auto()  # src_mask not passed to the cross-attention
-    NO_TARGET_MASK = enum.auto()
-
-
-class ExpectedTransformer(expected_values.TorchTransformer):
-    """The torch-assembled model, optionally with `mistake` made on purpose."""
-
-    def __init__(self, state, case, mistake=ModelMistake.NONE):
-        super().__init__(state, case.num_layers, case.d_model, case.num_heads, case.d_ff)
-        self.mistake = mistake
-
-    def embed(self, tokens, table):
-        source = table.startswith("src")
-        no_pe, other_table = (
-            (ModelMistake.NO_PE_SRC, ModelMistake.SRC_EMBEDDED_WITH_TGT)
-            if source
-            else (ModelMistake.NO_PE_TGT, ModelMistake.TGT_EMBEDDED_WITH_SRC)
-        )
-        if other_table in self.mistake:
-            table = ("tgt" if source else "src") + table[3:]
-        scale = 1.0 if ModelMistake.NO_EMBEDDING_SCALE in self.mistake else math.sqrt(self.d)
-        x = F.embedding(tokens, self.s[table]) * scale
-        if no_pe in self.mistake:
-            return x
-        return x + self.s["positional_encoding.pe"][:, : tokens.shape[1]].to(x.dtype)
-
-    def forward(self, src, tgt, src_mask=None, target_mask=None):
-        memory = self.encode(
-            src, None if ModelMistake.NO_ENCODER_MASK in self.mistake else src_mask
-        )
-        cross = None if ModelMistake.NO_CROSS_MASK in self.mistake else src_mask
-        target = None if ModelMistake.NO_TARGET_MASK in self.mistake else target_mask
-        logits = self.generator(self.decode(tgt, memory, target, cross))
-        return torch.softmax(logits, -1) if ModelMistake.SOFTMAX_OUTPUT in self.mistake else logits
-
-
 CROSS_MASK = N_(
     "src_mask serves both the encoder and the cross-attention: "
     "generator(decode(tgt, encode(src, src_mask), target_mask, src_mask))"
@@ -271,7 +208,7 @@ def explain_forward(got, state, case, target_mask, default=""):
     def same(mistake):
         return lambda: is_close(
             got,
-            ExpectedTransformer(state, case, mistake).forward(
+            ExpectedTransformer(state, case.config, mistake).forward(
                 case.src, case.tgt, case.src_mask, target_mask
             ),
         )
@@ -334,43 +271,6 @@ def explain_forward(got, state, case, target_mask, default=""):
 # The greedy loop by hand is an answer: it is the graded side's (autograder/oracles/greedy.py), None in the
 # student bundle. The visible verdict needs no loop: greedy tokens are a fixed point of one teacher-forced pass.
 oracle = graded.oracle("greedy")
-
-
-def greedy_fixed_point(ys, state, case, max_len, bos_id, eos_id, src_mask=None):
-    """Why `ys` (batch, L) is not greedy decoding's output on the torch-assembled model, or None when it is.
-
-    One teacher-forced pass over ys itself gives, at every position, the next token greedy decoding would choose
-    after that prefix: ys is greedy's output exactly when each token of a row not yet finished is that argmax,
-    each token after a row's eos_id is eos_id, and ys stops at max_len tokens or once every row has finished."""
-    b, length = ys.shape
-    if length > max_len:
-        return _("{n} tokens, more than max_len={max_len}").format(n=length, max_len=max_len)
-    if length == 0 or not bool((ys[:, 0] == bos_id).all()):
-        return _("every row starts with bos_id={bos_id}").format(bos_id=bos_id)
-    model = ExpectedTransformer(state, case)
-    memory = model.encode(case.src, src_mask)
-    choice = model.generator(
-        model.decode(ys, memory, expected_causal_mask(length), src_mask)
-    ).argmax(-1)
-    done = torch.zeros(b, dtype=torch.bool)
-    for t in range(1, length):
-        if bool(done.all()):
-            return _("every row had produced eos_id={eos_id} before position {t}").format(
-                eos_id=eos_id, t=t
-            )
-        want = torch.where(done, torch.full_like(ys[:, t], eos_id), choice[:, t - 1])
-        wrong = (ys[:, t] != want).nonzero().flatten().tolist()
-        if wrong:
-            r = wrong[0]
-            return _(
-                "row {row}, position {t}: {got}, but the greedy choice there is {want}"
-            ).format(row=r, t=t, got=int(ys[r, t]), want=int(want[r]))
-        done |= ys[:, t] == eos_id
-    if length < max_len and not bool(done.all()):
-        return _("{n} tokens, but a row is unfinished and max_len={max_len}").format(
-            n=length, max_len=max_len
-        )
-    return None
 
 
 NO_STOP = N_(
@@ -466,7 +366,7 @@ def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, def
 
 
 def eos_biased(case, eos_id, bias):
-    return case.state(eos_bias=bias, eos_id=eos_id)
+    return case.config.state(eos_id=eos_id, eos_bias=bias)
 
 
 # ------------------------------------------------------------------------------------------------- properties
@@ -548,7 +448,9 @@ def transformer_forward_equals_torch(student, case, use_causal):
     tm = expected_causal_mask(case.tgt.shape[1]) if use_causal else None
     handle, state = build(student, case)
     out = forward(student, handle, case, tm)
-    expected = ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm)
+    expected = ExpectedTransformer(state, case.config).forward(
+        case.src, case.tgt, case.src_mask, tm
+    )
     close(
         out,
         expected,
@@ -583,7 +485,7 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
     out2 = forward(student, handle, changed, tm)
     not_constant(
         out,
-        ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm),
+        ExpectedTransformer(state, case.config).forward(case.src, case.tgt, case.src_mask, tm),
         _("logits"),
     )
     close(
@@ -613,7 +515,9 @@ def transformer_eval_is_deterministic(student, case):
             "F.dropout(training=True)"
         ),
     )
-    expected = ExpectedTransformer(state, case).forward(case.src, case.tgt, case.src_mask, tm)
+    expected = ExpectedTransformer(state, case.config).forward(
+        case.src, case.tgt, case.src_mask, tm
+    )
     close(
         out,
         expected,
@@ -649,9 +553,8 @@ def transformer_gradients_reach_every_parameter(student, case):
             _("{name} has a non-finite gradient").format(name=name),
             _("NaN or inf in the backward pass"),
         )
-        if not name.endswith(
-            "w_k.bias"
-        ):  # the key bias cancels in the softmax: its gradient is 0 by design
+        # The key bias cancels in the softmax: its gradient is 0 by design.
+        if not name.endswith("w_k.bias"):
             expect(
                 g.abs().sum() > 0,
                 _("{name} got an all-zero gradient").format(name=name),
@@ -741,40 +644,6 @@ def expect_greedy(ys, state, case, decoding, default_hint):
             _("greedy_decode gave {got}: {why}").format(got=ys.tolist(), why=why),
             explain_greedy(ys, state, case, *decoding, None, default_hint),
         )
-
-
-RESTORE_MODE = N_(
-    "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)"
-)
-IN_EVAL = {
-    False: N_("decode with model.eval() (dropout off), then restore the model's train/eval mode"),
-    True: N_("search with model.eval() (dropout off), then restore the model's train/eval mode"),
-}
-NO_GRAD = {
-    False: N_("decode under torch.no_grad(): no autograd graph is needed"),
-    True: N_("search under torch.no_grad(): no autograd graph is needed"),
-}
-
-
-def expect_run_in_eval_and_restored(student, handle, reply, function: str, search: bool = False):
-    """A decoding function (greedy_decode, kv_cache's cached_greedy_decode, beam_search) called on a model built
-    in train mode: it ran the model in eval mode (reply.training_seen) without gradients, and left it in train
-    mode. Each property then compares the tokens with the dropout-free expected model's."""
-    expect(
-        student.inspect(handle)["training"],
-        _("after {function} the model is no longer in train mode").format(function=function),
-        _(RESTORE_MODE),
-    )
-    expect(
-        not any(reply.training_seen),
-        _("the model ran in train mode during {function}").format(function=function),
-        _(IN_EVAL[search]),
-    )
-    expect(
-        not any(reply.grad_enabled_seen),
-        _("{function} ran the model with gradients enabled").format(function=function),
-        _(NO_GRAD[search]),
-    )
 
 
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR)

@@ -1,0 +1,54 @@
+"""LayerNorm on the checking side, right or with one of its usual mistakes given as flags: the one model behind
+the add_norm (torch) and attention_numpy (NumPy) diagnoses. Right, it is torch's F.layer_norm; with a mistake it
+is the graded side's LayerNorm by hand (autograder/oracles/layer_norm.py) where the caller has that oracle, and in
+the student bundle the same mistake written with F.layer_norm (a rescaled eps, a moved axis or a factor: equal to
+the by-hand one to 7e-16, docs/bundle.md), which the LayerNorm exercises forbid."""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import torch.nn.functional as F
+
+
+class NormMistake(enum.Flag):
+    """The usual mistakes in writing LayerNorm, one flag each (the wrong axis is the model's `dim`)."""
+
+    NONE = 0
+    UNBIASED = enum.auto()  # the variance divided by n - 1
+    EPS_OUTSIDE = enum.auto()  # (x - mean) / (sqrt(var) + eps)
+    NO_EPS = enum.auto()  # (x - mean) / sqrt(var)
+    VAR_NOT_STD = enum.auto()  # (x - mean) / (var + eps)
+
+
+def layer_norm_model(
+    x, weight=None, bias=None, eps=1e-5, mistake=NormMistake.NONE, dim=-1, oracle=None
+):
+    """LayerNorm of x in float64 over `dim` (an int, or every dim of x as a tuple: anything but -1 is the
+    wrong-axis mistake), with `mistake`; weight and bias (or None) applied after. oracle: the graded side's
+    layer_norm module, or None (the student bundle)."""
+    x = x.double()
+    w = None if weight is None else weight.double()
+    b = None if bias is None else bias.double()
+    if mistake == NormMistake.NONE and dim == -1:
+        return F.layer_norm(x, (x.shape[-1],), w, b, eps)
+    if oracle is not None:
+        return oracle.ln_variant(x, w, b, eps, mistake, dim)
+    whole = isinstance(dim, tuple)
+    y = x if whole else x.movedim(dim, -1)
+    shape = tuple(y.shape) if whole else (y.shape[-1],)
+    n = math.prod(shape)
+    var = y.var(tuple(range(-len(shape), 0)), unbiased=False, keepdim=True)
+    if NormMistake.UNBIASED in mistake:  # n/(n-1)·var: the same norm of a rescaled eps, rescaled
+        out = math.sqrt((n - 1) / n) * F.layer_norm(y, shape, eps=eps * (n - 1) / n)
+    elif NormMistake.EPS_OUTSIDE in mistake:
+        out = F.layer_norm(y, shape, eps=0.0) * var.sqrt() / (var.sqrt() + eps)
+    elif NormMistake.NO_EPS in mistake:
+        out = F.layer_norm(y, shape, eps=0.0)
+    elif NormMistake.VAR_NOT_STD in mistake:
+        out = F.layer_norm(y, shape, eps=eps) / (var + eps).sqrt()
+    else:
+        out = F.layer_norm(y, shape, eps=eps)
+    out = out if whole else out.movedim(-1, dim)
+    return out if w is None else out * w + b

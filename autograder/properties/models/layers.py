@@ -1,0 +1,185 @@
+"""torch's encoder and decoder layers with the kit's weights, alone or in a stack, right or with one of the
+mistakes that torch's layer can make with other weights or masks (answer-free: the layers are forbidden in
+encoder.py and decoder.py). A case is an EncoderInputs (x, mask) or a DecoderInputs (x, memory, target_mask,
+memory_mask). LayerMistake names every usual mistake of a layer; the layer by hand with each of them is the graded
+side's (autograder/oracles/layers.py)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import replace
+
+import torch
+
+from .. import expected_values
+from ..strategies import EncoderInputs
+
+
+class LayerMistake(enum.Flag):
+    """The usual mistakes in an encoder or decoder layer, one flag each."""
+
+    NONE = 0
+    # the residual sub-layer, right: norm(x + sublayer(x))
+    PRE_NORM = enum.auto()  # x + sublayer(norm(x))
+    NORM_INSIDE_RESIDUAL = enum.auto()  # x + norm(sublayer(x))
+    NO_RESIDUAL = enum.auto()  # norm(sublayer(x))
+    # the sub-layers
+    NO_SELF_ATTENTION = enum.auto()
+    NO_CROSS_ATTENTION = enum.auto()
+    NO_FEED_FORWARD = enum.auto()
+    CROSS_ATTENTION_FIRST = enum.auto()  # before the self-attention
+    CROSS_KEYS_FROM_X = enum.auto()  # the cross-attention's keys and values from x, not the memory
+    NORMS_1_2_SWAPPED = enum.auto()
+    NORMS_2_3_SWAPPED = enum.auto()
+    # the masks
+    NO_SELF_MASK = enum.auto()  # the encoder's mask, the decoder's target_mask, not passed on
+    NO_CROSS_MASK = enum.auto()  # memory_mask not passed on
+    SELF_GETS_MEMORY_MASK = enum.auto()
+    CROSS_GETS_TARGET_MASK = enum.auto()
+
+
+# The mistakes that are torch's layer with other weights or masks: the student bundle's layer mistake models
+# (the graded side has every mistake by hand, autograder/oracles/layers.py).
+TORCH_MISTAKES = (
+    LayerMistake.NORMS_1_2_SWAPPED
+    | LayerMistake.NORMS_2_3_SWAPPED
+    | LayerMistake.NO_SELF_MASK
+    | LayerMistake.NO_CROSS_MASK
+)
+
+
+def swapped_norms(state: dict, a: int, b: int) -> dict:
+    """state with add_norm_{a} and add_norm_{b}'s weights exchanged: the norms-swapped mistake."""
+    a, b = f"add_norm_{a}.norm.", f"add_norm_{b}.norm."
+    return {
+        k.replace(a, "#", 1).replace(b, a, 1).replace("#", b, 1) if k.startswith((a, b)) else k: v
+        for k, v in state.items()
+    }
+
+
+def torch_layer(state: dict, case, mistake=LayerMistake.NONE):
+    """torch's encoder layer (an EncoderInputs case: its mask) or decoder layer (a DecoderInputs case: its
+    target_mask and memory_mask) with the weights `state` on the case's inputs, with `mistake` (within
+    TORCH_MISTAKES)."""
+    assert mistake in TORCH_MISTAKES, mistake
+    if LayerMistake.NORMS_1_2_SWAPPED in mistake:
+        state = swapped_norms(state, 1, 2)
+    if LayerMistake.NORMS_2_3_SWAPPED in mistake:
+        state = swapped_norms(state, 2, 3)
+    if LayerMistake.NO_SELF_MASK in mistake:
+        case = replace(case, **{"mask" if isinstance(case, EncoderInputs) else "target_mask": None})
+    if LayerMistake.NO_CROSS_MASK in mistake:
+        case = replace(case, memory_mask=None)
+    x, heads = case.x, case.num_heads
+    n, m, d = x.shape
+    d_ff = state["feed_forward.linear_1.weight"].shape[0]
+    with torch.no_grad():
+        if isinstance(case, EncoderInputs):
+            mask = expected_values.to_torch_mask(case.mask, n, heads, m, m)
+            return expected_values.torch_encoder_layer(state, d, heads, d_ff, x.dtype)(
+                x, src_mask=mask
+            )
+        m_e = case.memory.shape[1]
+        tm = expected_values.to_torch_mask(case.target_mask, n, heads, m, m)
+        mm = expected_values.to_torch_mask(case.memory_mask, n, heads, m, m_e)
+        layer = expected_values.torch_decoder_layer(state, d, heads, d_ff, x.dtype)
+        return layer(x, case.memory, tgt_mask=tm, memory_mask=mm)
+
+
+class StackMistake(enum.Flag):
+    """The usual mistakes in a stack of layers (Encoder, Decoder), one flag each."""
+
+    NONE = 0
+    FIRST_LAYER_EVERY_STEP = enum.auto()  # layers[0] applied n times
+    LAST_LAYER_EVERY_STEP = enum.auto()  # one module listed n times: the same layer at every step
+    REVERSED = enum.auto()
+    ONLY_LAST = enum.auto()
+    ONLY_FIRST = enum.auto()
+    NO_MASK = enum.auto()  # the mask (a decoder's memory_mask) reaches no layer
+    MASK_AT_FIRST_ONLY = enum.auto()
+    NO_TARGET_MASK = enum.auto()  # a decoder's target_mask reaches no layer
+    TARGET_MASK_AT_FIRST_ONLY = enum.auto()
+
+
+def torch_stack(state: dict, case, n: int, mistake=StackMistake.NONE):
+    """n torch layers of the case's kind in a row (no final norm), on the case's inputs, with `mistake`."""
+    order = {
+        StackMistake.FIRST_LAYER_EVERY_STEP: [0] * n,
+        StackMistake.LAST_LAYER_EVERY_STEP: [n - 1] * n,
+        StackMistake.REVERSED: list(range(n))[::-1],
+        StackMistake.ONLY_LAST: [n - 1],
+        StackMistake.ONLY_FIRST: [0],
+    }
+    steps = next((o for m, o in order.items() if m in mistake), range(n))
+    masked = () if StackMistake.NO_MASK in mistake else range(n)
+    masked = (0,) if StackMistake.MASK_AT_FIRST_ONLY in mistake else masked
+    if isinstance(case, EncoderInputs):
+        return encoder_stack(state, n, case.num_heads, case.x, case.mask, "", steps, masked)
+    target_masked = () if StackMistake.NO_TARGET_MASK in mistake else range(n)
+    target_masked = (0,) if StackMistake.TARGET_MASK_AT_FIRST_ONLY in mistake else target_masked
+    return decoder_stack(
+        state,
+        n,
+        case.num_heads,
+        case.x,
+        case.memory,
+        case.target_mask,
+        case.memory_mask,
+        "",
+        steps,
+        masked,
+        target_masked,
+    )
+
+
+def encoder_stack(state, n, heads, x, mask=None, prefix="", order=None, masked=None):
+    """torch encoder layers `{prefix}layers.{i}.` in a row: layer `order[i]` at step i (default 0..n-1), the mask
+    (kit polarity, broadcastable to (b, 1|h, m, m)) given at the steps in `masked` (default all)."""
+    order = range(n) if order is None else order
+    masked = range(n) if masked is None else masked
+    b, m, d = x.shape
+    d_ff = state[f"{prefix}layers.0.feed_forward.linear_1.weight"].shape[0]
+    torch_mask = expected_values.to_torch_mask(mask, b, heads, m, m)
+    with torch.no_grad():
+        for step, i in enumerate(order):
+            layer = expected_values.torch_encoder_layer(
+                state, d, heads, d_ff, x.dtype, f"{prefix}layers.{i}."
+            )
+            x = layer(x, src_mask=torch_mask if step in masked else None)
+    return x
+
+
+def decoder_stack(
+    state,
+    n,
+    heads,
+    x,
+    memory,
+    target_mask=None,
+    memory_mask=None,
+    prefix="",
+    order=None,
+    masked=None,
+    target_masked=None,
+):
+    """torch decoder layers `{prefix}layers.{i}.` in a row: layer `order[i]` at step i (default 0..n-1),
+    memory_mask given at the steps in `masked`, target_mask at those in `target_masked` (default all)."""
+    order = range(n) if order is None else order
+    masked = range(n) if masked is None else masked
+    target_masked = range(n) if target_masked is None else target_masked
+    b, m_d, d = x.shape
+    d_ff = state[f"{prefix}layers.0.feed_forward.linear_1.weight"].shape[0]
+    tgt = expected_values.to_torch_mask(target_mask, b, heads, m_d, m_d)
+    mem = expected_values.to_torch_mask(memory_mask, b, heads, m_d, memory.shape[1])
+    with torch.no_grad():
+        for step, i in enumerate(order):
+            layer = expected_values.torch_decoder_layer(
+                state, d, heads, d_ff, x.dtype, f"{prefix}layers.{i}."
+            )
+            x = layer(
+                x,
+                memory,
+                tgt_mask=tgt if step in target_masked else None,
+                memory_mask=mem if step in masked else None,
+            )
+    return x

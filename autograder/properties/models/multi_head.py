@@ -1,0 +1,93 @@
+"""Multi-head attention on the checking side with its usual mistakes as flags (MhaMistake): torch's
+nn.MultiheadAttention with the kit's weights, with other weights for the mistakes that are weight surgery (a
+strided head split, projections swapped or copied, no w_o, the sqrt(d_model) scale: equal to the by-hand models to
+4e-16, docs/bundle.md). nn.MultiheadAttention is forbidden in multi_head.py, so this is no answer; the graded side
+has every mistake by hand (autograder/oracles/multi_head.py)."""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import torch
+
+from .. import expected_values
+
+
+class MhaMistake(enum.Flag):
+    """The usual mistakes in multi-head attention, one flag each; `expected_multi_head` makes them on purpose so
+    that a diagnosis can name the one whose output matches the submission's."""
+
+    NONE = 0
+    # heads viewed as (b, h, m, d_k) directly: positions mixed across heads
+    SPLIT_WITHOUT_TRANSPOSE = enum.auto()
+    SPLIT_STRIDED = enum.auto()  # head i reads columns i::h
+    MERGE_WITHOUT_TRANSPOSE = enum.auto()  # heads merged back with a view and no transpose
+    Q_K_SWAPPED = enum.auto()  # q = w_k(query), k = w_q(key)
+    K_V_SWAPPED = enum.auto()
+    Q_V_SWAPPED = enum.auto()
+    V_FROM_W_K = enum.auto()  # the values projected with w_k
+    NO_W_O = enum.auto()  # the merged heads returned unprojected
+    SCALED_BY_D_MODEL = enum.auto()  # scores divided by sqrt(d_model), not sqrt(d_k)
+
+
+def _swapped(state, a, b):
+    s = dict(state)
+    for part in ("weight", "bias"):
+        if f"{a}.{part}" in s:
+            s[f"{a}.{part}"], s[f"{b}.{part}"] = state[f"{b}.{part}"], state[f"{a}.{part}"]
+    return s
+
+
+def _copied(state, into, source):
+    return {
+        **state,
+        **{k.replace(source, into, 1): v for k, v in state.items() if k.startswith(source)},
+    }
+
+
+def _scaled_q(state, heads):
+    d = state["w_q.weight"].shape[0]
+    c = math.sqrt(d // heads / d)
+    return {**state, **{k: v * c for k, v in state.items() if k.startswith("w_q.")}}
+
+
+def _no_w_o(state):
+    w = state["w_o.weight"]
+    out = {**state, "w_o.weight": torch.eye(w.shape[0], dtype=w.dtype)}
+    if "w_o.bias" in state:
+        out["w_o.bias"] = torch.zeros_like(state["w_o.bias"])
+    return out
+
+
+def _strided(state, heads):
+    """Head i reading columns i::h is head i of a layer whose projections' rows are permuted so."""
+    d = state["w_q.weight"].shape[0]
+    perm = [j * heads + i for i in range(heads) for j in range(d // heads)]
+    return {
+        **state,
+        **{k: v[perm] for k, v in state.items() if k.startswith(("w_q.", "w_k.", "w_v."))},
+    }
+
+
+# The mistakes that are torch's layer with other weights: the student bundle's mistake models. Mixing positions
+# (a split or merge without a transpose) has no such form.
+SURGERY = {
+    MhaMistake.SPLIT_STRIDED: _strided,
+    MhaMistake.Q_K_SWAPPED: lambda s, h: _swapped(s, "w_q", "w_k"),
+    MhaMistake.K_V_SWAPPED: lambda s, h: _swapped(s, "w_k", "w_v"),
+    MhaMistake.Q_V_SWAPPED: lambda s, h: _swapped(s, "w_q", "w_v"),
+    MhaMistake.V_FROM_W_K: lambda s, h: _copied(s, "w_v.", "w_k."),
+    MhaMistake.NO_W_O: lambda s, h: _no_w_o(s),
+    MhaMistake.SCALED_BY_D_MODEL: _scaled_q,
+}
+
+
+def torch_multi_head(state, heads, query, key, value, mask=None, mistake=MhaMistake.NONE):
+    """(output, weights) of nn.MultiheadAttention with the kit's weights, with `mistake` if it is one of SURGERY's
+    (None otherwise). torch gives NaN weights in a fully masked row: zero in the kit."""
+    if mistake != MhaMistake.NONE and mistake not in SURGERY:
+        return None
+    s = SURGERY[mistake](state, heads) if mistake else state
+    out, w = expected_values.multi_head(s, query.shape[-1], heads, query, key, value, mask)
+    return out, torch.nan_to_num(w, nan=0.0)

@@ -1,0 +1,135 @@
+"""The Transformer on the checking side: one config (the sizes and the seed of the weights, as nanoGPT's
+GPTConfig) and one model assembled from torch's own encoder and decoder layers with those weights, right or with
+the usual mistakes in assembling it given as flags. The transformer properties, the decoding ones (kv_cache,
+beam_search) and the graded side's greedy loop all compute their expected values from it."""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from ..expected_values import expected_causal_mask
+from ..strategies import transformer_state
+from .layers import decoder_stack, encoder_stack
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Transformer(src_vocab, tgt_vocab, d_model, num_heads, num_layers, d_ff, max_len) with weights from `seed`
+    (strategies.transformer_state)."""
+
+    src_vocab: int
+    tgt_vocab: int
+    d_model: int
+    num_heads: int
+    num_layers: int
+    seed: int
+    max_len: int
+    d_ff: int = 8
+
+    def kwargs(self, dropout=0.0) -> dict:
+        """The constructor's arguments by the exercise's names."""
+        return dict(
+            src_vocab_size=self.src_vocab,
+            tgt_vocab_size=self.tgt_vocab,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            d_ff=self.d_ff,
+            dropout=dropout,
+            max_len=self.max_len,
+        )
+
+    def state(self, eos_id=None, eos_bias=0.0) -> dict:
+        """The weights in float64; eos_bias is added to the generator's bias at eos_id (> 0: rows finish early,
+        < 0: eos never wins)."""
+        s = transformer_state(
+            self.src_vocab,
+            self.tgt_vocab,
+            self.d_model,
+            self.d_ff,
+            self.num_layers,
+            self.seed,
+            torch.float64,
+            self.max_len,
+        )
+        if eos_id is not None and eos_bias:
+            s["generator.bias"] = s["generator.bias"].clone()
+            s["generator.bias"][eos_id] += eos_bias
+        return s
+
+
+class ModelMistake(enum.Flag):
+    """The usual mistakes in assembling the Transformer, one flag each."""
+
+    NONE = 0
+    NO_PE_SRC = enum.auto()  # no positional encoding on the source
+    NO_PE_TGT = enum.auto()
+    SRC_EMBEDDED_WITH_TGT = enum.auto()  # the source embedded with tgt_embedding
+    TGT_EMBEDDED_WITH_SRC = enum.auto()
+    NO_EMBEDDING_SCALE = enum.auto()  # embeddings not scaled by sqrt(d_model)
+    SOFTMAX_OUTPUT = enum.auto()  # probabilities instead of logits
+    NO_ENCODER_MASK = enum.auto()  # src_mask not passed to the encoder
+    NO_CROSS_MASK = enum.auto()  # src_mask not passed to the cross-attention
+    NO_TARGET_MASK = enum.auto()
+
+
+class ExpectedTransformer:
+    """The kit's Transformer assembled from torch's layers with the weights `state` (no dropout), optionally with
+    `mistake` made on purpose."""
+
+    def __init__(self, state: dict, config: TransformerConfig, mistake=ModelMistake.NONE):
+        self.s, self.config, self.mistake = state, config, mistake
+
+    def embed(self, tokens, source: bool, positions=None):
+        """The scaled embedding plus the positional encoding at `positions` (default 0..L-1: a decoding step
+        restarted per position gives its own)."""
+        own, other, no_pe, swapped = (
+            ("src", "tgt", ModelMistake.NO_PE_SRC, ModelMistake.SRC_EMBEDDED_WITH_TGT)
+            if source
+            else ("tgt", "src", ModelMistake.NO_PE_TGT, ModelMistake.TGT_EMBEDDED_WITH_SRC)
+        )
+        table = other if swapped in self.mistake else own
+        d = self.config.d_model
+        scale = 1.0 if ModelMistake.NO_EMBEDDING_SCALE in self.mistake else math.sqrt(d)
+        x = F.embedding(tokens, self.s[f"{table}_embedding.embedding.weight"]) * scale
+        if no_pe in self.mistake:
+            return x
+        pe = self.s["positional_encoding.pe"]
+        pe = pe[:, : tokens.shape[1]] if positions is None else pe[0, positions]
+        return x + pe.to(x.dtype)
+
+    def encode(self, src, src_mask=None):
+        mask = None if ModelMistake.NO_ENCODER_MASK in self.mistake else src_mask
+        c = self.config
+        return encoder_stack(
+            self.s, c.num_layers, c.num_heads, self.embed(src, True), mask, "encoder."
+        )
+
+    def decode(self, tgt, memory, target_mask=None, memory_mask=None, positions=None):
+        """The decoder's hidden states; positions: the target's positional encoding (see embed)."""
+        target = None if ModelMistake.NO_TARGET_MASK in self.mistake else target_mask
+        cross = None if ModelMistake.NO_CROSS_MASK in self.mistake else memory_mask
+        c, x = self.config, self.embed(tgt, False, positions)
+        return decoder_stack(
+            self.s, c.num_layers, c.num_heads, x, memory, target, cross, "decoder."
+        )
+
+    def generator(self, x):
+        logits = F.linear(x, self.s["generator.weight"], self.s["generator.bias"])
+        return torch.softmax(logits, -1) if ModelMistake.SOFTMAX_OUTPUT in self.mistake else logits
+
+    def forward(self, src, tgt, src_mask=None, target_mask=None):
+        return self.generator(self.decode(tgt, self.encode(src, src_mask), target_mask, src_mask))
+
+    def log_probs(self, src, ys, src_mask=None, memory=None):
+        """log p(next token | ys[:, :t+1], src) for every t: (batch, L, vocab), float64."""
+        memory = self.encode(src, src_mask) if memory is None else memory
+        logits = self.generator(
+            self.decode(ys, memory, expected_causal_mask(ys.shape[1]), src_mask)
+        )
+        return torch.log_softmax(logits.to(torch.float64), dim=-1)
