@@ -90,7 +90,7 @@ def student_notebooks(lang: str | None = None) -> dict[str, dict]:
         integration = [
             (core.REGISTRY[pid], points)
             for pid, points in shares.items()
-            if pid.startswith(f"{c.name}::")
+            if core.REGISTRY[pid].component == c.name
         ]
         mine = [
             dataclasses.replace(p, visible=False) if graded_only(p) else p

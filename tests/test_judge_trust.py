@@ -331,9 +331,7 @@ def test_a_burned_budget_is_the_burners_own(graded):
 
     def section(student):
         return sum(
-            o.score
-            for o in outcomes(graded, student, "transformer")
-            if "::integration::" not in o.property.id
+            o.score for o in outcomes(graded, student, "transformer") if not o.property.integration
         )
 
     assert section("zz_burner") == section("victim")
@@ -502,7 +500,7 @@ def test_student_text_has_a_budget_per_section_and_per_submission():
     whole = within_budget([dict(r) for r in records] * 4)
     assert sum(text_bytes(r) for r in whole) <= SUBMISSION_TEXT_BUDGET
     # the static by-hand property's words are the judge's (its scan reads the judge's copy): never omitted
-    static = dict(record(core.Status.FORBIDDEN, 5000), name="attention" + core.STATIC_SUFFIX)
+    static = dict(record(core.Status.FORBIDDEN, 5000), kind=core.Kind.STATIC)
     assert text_bytes(static) == 0
     assert section_budget([dict(r) for r in records] + [static])[-1]["message"] == "m" * 5000
 

@@ -76,6 +76,8 @@ def outcome_from(record: dict) -> core.Outcome:
         0,
         None,
         record["summary"],
+        kind=core.Kind(record["kind"]),
+        integration=record["integration"],
     )
     return core.Outcome(
         p,
@@ -108,7 +110,7 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -
             r.log.append(f"## {s.label}: what the code printed (trimmed)\n{rec['log']}")
     order = {n: i for i, n in enumerate(NAMES)}
     # stable within each
-    records.sort(key=lambda x: (order[x["component"]], "::integration::" in x["id"]))
+    records.sort(key=lambda x: (order[x["component"]], x["integration"]))
     r.outcomes = core.require_behaviour([outcome_from(x) for x in within_budget(records)])
 
 
@@ -121,7 +123,7 @@ def text_bytes(record: dict) -> int:
     # The static by-hand property's words are the judge's too: its scan reads the judge's own copy of the files
     # (a Source operation never reaches the worker) and the probe's verdict is the grading process's. Its
     # message names the tampering, the one thing the budget must never hide.
-    if record.get("name", "").endswith(core.STATIC_SUFFIX):
+    if record.get("kind") == core.Kind.STATIC:
         return 0
     return sum(len(record[f].encode("utf-8", "backslashreplace")) for f in ("message", "detail"))
 

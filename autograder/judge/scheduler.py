@@ -404,13 +404,16 @@ def not_run(section: Section, message: str, status: core.Status = core.Status.TI
     records = []
     for pid, points in section.props:
         p = core.REGISTRY[pid]
-        name = f"integration::{p.name}" if points is not None else p.name
+        if points is not None:
+            p = core.integration_rerun(p, points)
         records.append(
             {
-                "id": f"{p.component}::{name}",
-                "name": name,
+                "id": p.id,
+                "name": p.name,
+                "kind": p.kind,
+                "integration": p.integration,
                 "component": p.component,
-                "points": points if points is not None else p.points,
+                "points": p.points,
                 "visible": p.visible,
                 "summary": p.summary,
                 "status": status,
