@@ -137,11 +137,15 @@ def fields(text: str) -> list[str]:
     return sorted({name for _, name, _, _ in string.Formatter().parse(text) if name is not None})
 
 
+def message_ids(catalog: Catalog) -> set[str]:
+    """The messages of a catalog (a plural by its singular)."""
+    return {m.id if isinstance(m.id, str) else m.id[0] for m in catalog if m.id}
+
+
 def problems(lang: str) -> list[str]:
     """What is wrong with one language's catalog, one line each (empty: nothing)."""
     catalog, found = read(lang), []
-    wanted = {m.id if isinstance(m.id, str) else m.id[0] for m in extract() if m.id}
-    have = {m.id if isinstance(m.id, str) else m.id[0] for m in catalog if m.id}
+    wanted, have = message_ids(extract()), message_ids(catalog)
     found += [f"not in the catalog (run `i18n update`): {m!r}" for m in sorted(wanted - have)]
     found += [
         f"in the catalog, no longer in the code (run `i18n update`): {m!r}"

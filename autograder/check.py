@@ -69,14 +69,15 @@ def integration_outcomes(
     by_id = {o.property.id: o for o in outcomes}
     found, pending = [], 0.0
     for pid, points in shares.items():
-        if pid.split("::")[0] not in ran:
+        # a property not registered here belongs to a component whose modules this run did not load: not ran
+        p = core.REGISTRY.get(pid)
+        if p is None or p.component not in ran:
             continue
         o = by_id.get(pid)
         if o is None:
             pending += points
             continue
-        p = replace(o.property, name=f"integration::{o.property.name}", points=points)
-        found.append(replace(o, property=p))
+        found.append(replace(o, property=core.integration_rerun(o.property, points)))
     return found, pending
 
 

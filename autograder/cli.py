@@ -112,9 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
         return parser  # the student bundle ships the self-check only: no judge, no stubs, no course builder
     from .judge.cli import add_grade_arguments, add_gradescope_arguments
 
-    p = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
+    p = sub.add_parser(
+        "generate",
+        help="regenerate every derived file: exercises/ from solutions/, the README's and docs' generated "
+        "blocks, the translation catalogs' messages",
+    )
     p.add_argument(
-        "--check", action="store_true", help="exit 1 if exercises/ has drifted, write nothing"
+        "--check", action="store_true", help="exit 1 naming each stale file, write nothing"
     )
 
     p = sub.add_parser(
@@ -187,20 +191,10 @@ def main(argv=None) -> int:
         from .check import main as check
 
         return check(args)
-    if args.command == "stubs":
-        from . import stubs
+    if args.command == "generate":
+        from . import generate
 
-        if args.check:
-            drifted = stubs.drift()
-            print(
-                "exercises/ is in sync with solutions/"
-                if not drifted
-                else f"drifted: {', '.join(drifted)}"
-            )
-            return 1 if drifted else 0
-        for path in stubs.write():
-            print(f"wrote {path}")
-        return 0
+        return generate.main(args.check)
     if args.command == "release":
         from .release import build
 

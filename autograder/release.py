@@ -94,7 +94,7 @@ def student_notebooks(lang: str | None = None) -> dict[str, dict]:
         integration = [
             (core.REGISTRY[pid], points)
             for pid, points in shares.items()
-            if pid.startswith(f"{c.name}::")
+            if core.REGISTRY[pid].component == c.name
         ]
         # A property the bundle does not run is a test cell it does not ship, its points in the text.
         mine = [

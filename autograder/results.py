@@ -29,7 +29,7 @@ ROWS: tuple[str, ...] = (*NAMES, INTEGRATION)
 
 def row_of(o: Outcome) -> str:
     """The table row an outcome counts in: its component, or the integration row for an integration re-run."""
-    return INTEGRATION if o.property.name.startswith("integration::") else o.property.component
+    return INTEGRATION if o.property.integration else o.property.component
 
 
 def row_title(row: str) -> str:
@@ -208,7 +208,7 @@ def short_text(o: Outcome) -> str:
     and the innermost line of the student's code."""
     head = _("✗ {component} · {property} ({points} pt): {verdict}").format(
         component=o.property.component,
-        property=o.property.name,
+        property=o.property.label,
         points=f"{o.property.points:g}",
         verdict=status_text(o.status),
     )
@@ -249,7 +249,7 @@ def failure_blocks(outcomes: list[Outcome]) -> list[str]:
             blocks.append(
                 _("✗ {component} · {property} ({points} pt): the same as above").format(
                     component=o.property.component,
-                    property=o.property.name,
+                    property=o.property.label,
                     points=f"{o.property.points:g}",
                 )
             )
@@ -299,7 +299,7 @@ def render_table(
             note.append(r.blocked, style="bold")
         elif r.first_failure is not None:
             o = r.first_failure
-            note.append(f"{o.property.name}: {o.message}")
+            note.append(f"{o.property.label}: {o.message}")
             if o.hint:
                 note.append(f"\n→ {o.hint}")
         label = Text(_(INTEGRATION_LABEL) if r.component == INTEGRATION else r.component)

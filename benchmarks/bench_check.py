@@ -3,7 +3,7 @@ included, on the reference solutions. Prints a Markdown table for the README.
 
     python benchmarks/bench_check.py [--repeat 3] [--write]
 
---write also saves the table as benchmarks/figures/check.md, which benchmarks/update_readme.py puts in the README.
+--write also saves the table as benchmarks/figures/check.md, which `python -m autograder generate` puts in the README.
 """
 
 from __future__ import annotations

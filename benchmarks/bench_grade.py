@@ -15,7 +15,7 @@ its whole process tree (orchestrator, grading processes, zygotes, workers): on a
 measures the other work too, while CPU time / jobs is what the run takes on a quiet machine with `jobs` cores.
 
 Prints Markdown tables; --write also saves them as benchmarks/figures/grade.md (or layers.md), which
-benchmarks/update_readme.py puts in the README and docs/judge.md.
+`python -m autograder generate` puts in the README and docs/judge.md.
 """
 
 from __future__ import annotations

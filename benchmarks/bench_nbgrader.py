@@ -4,7 +4,7 @@
 
 Three students (the reference filled in, one cataloged bug, the untouched release) in a course of every
 component's notebook. Prints a Markdown table; --write also saves it as benchmarks/figures/nbgrader.md, which
-benchmarks/update_readme.py puts in the README.
+`python -m autograder generate` puts in the README.
 """
 
 from __future__ import annotations

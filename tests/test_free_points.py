@@ -21,40 +21,10 @@ from autograder.student_code import Call, InProcessStudentCode, Inspect, Student
 
 PROPERTIES = core.load(include_hidden=True)
 
-# What constant output may earn: properties about structure and shapes alone (names of parameters, shapes and
-# dtypes of outputs, ValueError for a bad head count, the device argument), and the static by-hand checks (issue
-# 11 item 8 ties those to a behavioural property in the scoring, not in the property).
-SHAPE_PROPERTIES = {
-    "attention_numpy": {"np_attention_shapes_and_dtype"},
-    "attention": {"attention_shapes_for_cross_attention", "softmax_keeps_shape"},
-    "mask": {
-        "causal_mask_shape_and_dtype",
-        "causal_mask_accepts_device",
-        "padding_mask_shape_and_dtype",
-    },
-    "positional_encoding": {
-        "sinusoidal_shape_and_default_dtype",
-        "positional_encoding_default_max_len",
-    },
-    "multi_head": {
-        "multi_head_parameters_are_named",
-        "multi_head_cross_attention_shape",
-        "multi_head_bad_head_count_raises_value_error",
-    },
-    "add_norm": {"layer_norm_init_weight_ones_bias_zeros"},
-    "feed_forward": {"feed_forward_parameters"},
-    "encoder": {"encoder_submodules_are_named", "encoder_stack_has_n_distinct_layers"},
-    "decoder": {
-        "decoder_submodules_are_named",
-        "decoder_stack_has_n_distinct_layers",
-        "decoder_layer_output_shape",
-    },
-    "transformer": {"transformer_submodules_are_named", "transformer_logits_shape"},
-    "kv_cache": set(),
-    "beam_search": set(),
-    # the return types alone (float64 losses, a float learning rate...): what a type check can earn
-    "training": {"training_returns_the_contract_types"},
-}
+# What constant output may earn: the properties declared Kind.SHAPE (structure and shapes alone: names of
+# parameters, shapes and dtypes of outputs, ValueError for a bad head count, the device argument), and the static
+# by-hand checks (issue 11 item 8 ties those to a behavioural property in the scoring, not in the property).
+FREE = (core.Kind.SHAPE, core.Kind.STATIC)
 
 
 def constant_like(value, fill: float):
@@ -101,18 +71,18 @@ class ComputesNothing(StudentCode):
 
 
 def earned(student, component):
+    """The properties of `component` that are not free (FREE) and pass on `student`."""
     return {
         o.property.name
         for o in (core.run_property(p, student) for p in PROPERTIES if p.component == component)
-        if o.passed and not o.property.name.endswith("_is_written_by_hand")
+        if o.passed and o.property.kind not in FREE
     }
 
 
 @pytest.mark.parametrize("fill", [0.0, math.nan], ids=["zeros", "nan"])
 @pytest.mark.parametrize("component", NAMES)
 def test_constant_output_earns_only_shape_points(component, fill):
-    # A component with no entry (a new one) may earn nothing at all from constant output: the strictest rule.
-    extra = earned(ComputesNothing(fill), component) - SHAPE_PROPERTIES.get(component, set())
+    extra = earned(ComputesNothing(fill), component)
     assert not extra, f"output that is all {fill} earns {sorted(extra)} in {component}"
 
 
@@ -143,16 +113,10 @@ def test_judge_gives_computing_nothing_only_shape_points(judged, student):
     outcomes = [
         o for o in judged[student].outcomes if o.property.component in ATTACKED and o.passed
     ]
-    # Integration re-runs (the dependent component's first properties with the student's files) are named
-    # "integration::<property>": judged by the property they re-run.
-    names = {o.property.id: o.property.name.removeprefix("integration::") for o in outcomes}
-    extra = {
-        pid
-        for pid, name in names.items()
-        if name not in SHAPE_PROPERTIES[pid.split("::")[0]]
-        and not name.endswith("_is_written_by_hand")
-    }
+    # Integration re-runs (the dependent component's first properties with the student's files) keep the kind
+    # of the property they re-run.
+    extra = {o.property.id for o in outcomes if o.property.kind not in FREE}
     assert not extra, extra
     assert {o.property.id for o in outcomes} >= {
-        f"multi_head::{n}" for n in SHAPE_PROPERTIES["multi_head"]
+        p.id for p in PROPERTIES if p.component == "multi_head" and p.kind == core.Kind.SHAPE
     }

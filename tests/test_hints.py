@@ -232,9 +232,11 @@ def test_grade_charges_a_loop_as_check_does(tmp_path):
     checked, _ = run_suite(subs / "looping", ["add_norm"], timeout=0.5)
     graded = grade(subs, tmp_path / "out", Options(jobs=1, limits=Limits(op_timeout=0.5)))
     judge = [o for o in graded["looping"].outcomes if o.property.component == "add_norm"]
-    assert {o.property.name: o.score for o in checked} == {o.property.name: o.score for o in judge}
-    assert {o.property.name: o.status for o in checked} == {
-        o.property.name: o.status for o in judge
+    assert {o.property.label: o.score for o in checked} == {
+        o.property.label: o.score for o in judge
+    }
+    assert {o.property.label: o.status for o in checked} == {
+        o.property.label: o.status for o in judge
     }
 
 

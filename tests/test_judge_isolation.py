@@ -383,7 +383,9 @@ def test_a_slow_but_correct_loop_gets_the_same_score_from_check_and_grade(tmp_pa
         tmp_path / "subs", tmp_path / "out", Options(jobs=2, limits=Limits(op_timeout=2))
     )
     judge = [o for o in graded["slow"].outcomes if o.property.component == "positional_encoding"]
-    assert {o.property.name: o.score for o in checked} == {o.property.name: o.score for o in judge}
+    assert {o.property.label: o.score for o in checked} == {
+        o.property.label: o.score for o in judge
+    }
     assert sum(o.score for o in judge) == full_marks()["positional_encoding"]
 
 

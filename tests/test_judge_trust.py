@@ -336,9 +336,7 @@ def test_a_burned_budget_is_the_burners_own(graded):
 
     def section(student):
         return sum(
-            o.score
-            for o in outcomes(graded, student, "transformer")
-            if "::integration::" not in o.property.id
+            o.score for o in outcomes(graded, student, "transformer") if not o.property.integration
         )
 
     assert section("zz_burner") == section("victim")
@@ -490,21 +488,31 @@ def test_student_text_has_a_budget_per_section_and_per_submission():
     from autograder.judge.records import OutcomeRecord
 
     def record(status, n):
-        return OutcomeRecord("p", "attention", 1.0, True, "", status, "m" * n, "h", "e", "d" * n)
+        return OutcomeRecord(
+            "p",
+            "attention",
+            1.0,
+            True,
+            "",
+            status,
+            message="m" * n,
+            hint="h",
+            example="e",
+            detail="d" * n,
+        )
 
     records = [record(core.Status.ERROR, 500) for _ in range(40)] + [
         record(core.Status.FAILED, 900)
     ]
     section = section_budget([replace(r) for r in records])
     assert sum(text_bytes(r) for r in section) <= SECTION_TEXT_BUDGET
-    assert (
-        section[-1].message == "m" * 900
-    )  # a failed comparison's words are the judge's: not counted
+    # a failed comparison's words are the judge's: not counted
+    assert section[-1].message == "m" * 900
     assert "omitted" in section[5].message and section[5].status == core.Status.ERROR
     whole = within_budget([replace(r) for r in records] * 4)
     assert sum(text_bytes(r) for r in whole) <= SUBMISSION_TEXT_BUDGET
     # the static by-hand property's words are the judge's (its scan reads the judge's copy): never omitted
-    static = replace(record(core.Status.FORBIDDEN, 5000), name="attention" + core.STATIC_SUFFIX)
+    static = replace(record(core.Status.FORBIDDEN, 5000), kind=core.Kind.STATIC)
     assert text_bytes(static) == 0
     assert section_budget([replace(r) for r in records] + [static])[-1].message == "m" * 5000
 

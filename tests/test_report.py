@@ -44,11 +44,7 @@ def test_mistake_counts_equal_the_results(built):
     for name, r in plan.results.items():
         for o in r.outcomes:
             if not o.passed and o.hint and o.status != "not_implemented":
-                row = (
-                    "integration"
-                    if o.property.name.startswith("integration::")
-                    else o.property.component
-                )
+                row = "integration" if o.property.integration else o.property.component
                 expected.setdefault((row, hints.hint_id(o.hint)), set()).add(name)
     found = {(m["row"], m["hint_id"]): set(m["students"]) for m in data["mistakes"]}
     assert found == expected and found

@@ -48,11 +48,7 @@ def test_the_report_renders_its_charts_and_counts_in_a_browser(page):
     for name, r in plan.results.items():
         for o in r.outcomes:
             if not o.passed and o.hint and o.status != "not_implemented":
-                row = (
-                    "integration"
-                    if o.property.name.startswith("integration::")
-                    else o.property.component
-                )
+                row = "integration" if o.property.integration else o.property.component
                 expected.setdefault((row, hints.hint_id(o.hint)), set()).add(name)
     shown = {}
     rows = tab.locator("tr.mistake")

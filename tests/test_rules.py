@@ -106,11 +106,7 @@ def test_a_file_that_cannot_be_imported_earns_no_static_point(tmp_path):
     (sub / "decoder.py").write_text("class DecoderLayer(:\n")
     student = InProcessStudentCode(sub)
     for component in ("attention", "decoder"):
-        prop = next(
-            p
-            for p in core.load()
-            if p.component == component and p.name.endswith("written_by_hand")
-        )
+        prop = next(p for p in core.load() if p.component == component and core.is_static(p))
         assert not core.run_property(prop, student).passed, component
 
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_exercises_are_generated_from_solutions():
     assert stubs.drift() == [], (
-        "exercises/ drifted from solutions/: run `python -m autograder stubs`"
+        "exercises/ drifted from solutions/: run `python -m autograder generate`"
     )
 
 
@@ -318,7 +318,7 @@ def test_bundle_offers_only_what_works_there_and_says_what_it_is(bundle):
         timeout=120,
     )
     assert proc.returncode == 0 and "check" in proc.stdout
-    assert not {"stubs", "release", "grade", "gradescope", "nbgrader-course"} & set(
+    assert not {"generate", "release", "grade", "gradescope", "nbgrader-course"} & set(
         re.findall(r"\w[\w-]*", proc.stdout)
     )
     assert "Reference" not in (bundle / "exercises" / "__init__.py").read_text()

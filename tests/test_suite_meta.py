@@ -69,56 +69,33 @@ def test_catalog_is_broad():
     assert {b.component for b in bugs} == set(NAMES), "every component needs cataloged bugs"
 
 
-# One mistake, one deduction: a slip that cuts across a function (its dtype, the order of a returned tuple, a
-# missing attribute) fails the one property that owns it, not every property that reads the result.
-ONE_DEDUCTION = {
-    "attention_numpy:attention_scale_promotes_to_float64": "np_attention_shapes_and_dtype",
-    "attention:returns_weights_first": "attention_shapes_for_cross_attention",
-    "multi_head:no_attention_weights_attribute": "multi_head_cross_attention_shape",
-    "mask:causal_float_mask": "causal_mask_shape_and_dtype",
-    # issue 21: the fields of beam_search's return value, and its score alone
-    "beam_search:returns_scores_first": "beam_search_returns_sequences_and_scores",
-    "beam_search:scores_in_float64": "beam_search_returns_sequences_and_scores",
-    "beam_search:returns_raw_logp": "beam_search_scores_are_log_prob_sums",
-}
+# One mistake, one deduction (Bug.one_deduction): a slip that cuts across a function fails the one property
+# that owns it, not every property that reads the result.
+@pytest.mark.parametrize("bug", [b for b in catalog() if b.one_deduction], ids=lambda b: b.id)
+def test_cross_cutting_slip_costs_one_property(bug, run):
+    failed = [o.property.name for o in run(bug.id, bug.component) if not o.passed]
+    assert failed == [bug.one_deduction], failed
 
 
-@pytest.mark.parametrize("bug_id", sorted(ONE_DEDUCTION))
-def test_cross_cutting_slip_costs_one_property(bug_id, run):
-    bug = suite_runs.BUGS[bug_id]
-    failed = [o.property.name for o in run(bug_id, bug.component) if not o.passed]
-    assert failed == [ONE_DEDUCTION[bug_id]], failed
-
-
-# Mistakes a student must be able to see in the self-check (visible properties), not only in the grade.
-CAUGHT_VISIBLY = [
-    "multi_head:no_dropout_on_weights",
-    "add_norm:no_dropout",
-    "add_norm:dropout_after_norm",
-    "positional_encoding:exponent_doubled_loop_index",
-    "positional_encoding:cos_at_next_pair_frequency",
-    # issue 10 (kvbeam): the cache's growth and the counted work are visible properties
-    "kv_cache:cache_appended_twice",
-    "kv_cache:memory_projected_every_step",
-    "beam_search:rows_mixed",
-    "beam_search:length_penalty_twice",
-    # issue 21: each rule of the search under a length penalty, and beams wider than the vocabulary
-    "beam_search:final_choice_by_raw_logp",
-    "beam_search:stops_when_top_finished",
-    "beam_search:finished_length_grows",
-    "beam_search:length_counts_bos",
-    "beam_search:ranked_without_penalty",
-    "beam_search:topk_per_beam_first",
-]
-
-
-@pytest.mark.parametrize("bug_id", CAUGHT_VISIBLY)
-def test_bug_is_caught_by_a_visible_property(bug_id, run):
-    bug = suite_runs.BUGS[bug_id]
-    failed = [o for o in run(bug_id, bug.component) if not o.passed and o.property.visible]
+# Mistakes a student must be able to see in the self-check (Bug.caught_visibly), not only in the grade.
+@pytest.mark.parametrize("bug", [b for b in catalog() if b.caught_visibly], ids=lambda b: b.id)
+def test_bug_is_caught_by_a_visible_property(bug, run):
+    failed = [o for o in run(bug.id, bug.component) if not o.passed and o.property.visible]
     assert any(bug.hint.lower() in o.hint.lower() for o in failed), [
         (o.property.name, o.hint) for o in failed
     ]
+
+
+def test_bug_expectations_name_real_properties():
+    """A bug's one_deduction names a visible-or-hidden property of its own component (a typo would make its
+    test fail for the wrong reason)."""
+    ids = {p.id for p in core.load(include_hidden=True)}
+    wrong = [
+        b.id
+        for b in catalog()
+        if b.one_deduction and core.property_id(b.component, b.one_deduction) not in ids
+    ]
+    assert not wrong, wrong
 
 
 def test_nan_is_reported_as_nan_before_any_other_diagnosis(run):

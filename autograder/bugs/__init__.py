@@ -23,6 +23,11 @@ class Bug:
     find: str  # exact text in solutions/<component>.py (must occur once)
     replace: str
     hint: str  # a fragment (case-insensitive) of the hint that must name this bug
+    # The self-check must show it: a visible property's hint names it, not only a hidden one's
+    caught_visibly: bool = False
+    # One mistake, one deduction: a slip that cuts across a function (its dtype, the order of a returned tuple,
+    # a missing attribute) fails this one property that owns it, and no other that reads the result
+    one_deduction: str = ""
 
     @property
     def id(self) -> str:

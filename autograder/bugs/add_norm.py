@@ -87,6 +87,7 @@ BUGS = [
         _ADD,
         "        return self.dropout(self.norm(x + sublayer_output))\n",
         "dropout goes on the sublayer output",
+        caught_visibly=True,
     ),
 ]
 
@@ -98,6 +99,7 @@ BUGS.append(
         _ADD,
         "        return self.norm(x + sublayer_output)\n",
         "dropout is never applied",
+        caught_visibly=True,
     )
 )
 

@@ -91,5 +91,6 @@ BUGS.append(
         "return weights @ value, weights",
         "return weights, weights @ value",
         "return output, weights",
+        one_deduction="attention_shapes_for_cross_attention",
     )
 )

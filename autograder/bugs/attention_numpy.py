@@ -104,6 +104,7 @@ BUGS.append(
         "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)",
         "scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)",
         "keep the input's dtype",
+        one_deduction="np_attention_shapes_and_dtype",
     )
 )
 

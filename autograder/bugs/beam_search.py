@@ -32,6 +32,7 @@ BUGS = [
         "rows = (first_row + beam).view(-1)",
         "rows = beam.view(-1)",
         "rows of the batch are mixed",
+        caught_visibly=True,
     ),
     Bug(
         "beam_search",
@@ -56,6 +57,7 @@ BUGS = [
         "logp = candidates.view(batch, -1).gather(1, index)",
         "logp = ranked.view(batch, -1).gather(1, index)",
         "length penalty is applied twice",
+        caught_visibly=True,
     ),
 ]
 
@@ -70,6 +72,7 @@ BUGS += [
         "best = scores.argmax(dim=-1)",
         "best = logp.argmax(dim=-1)",
         "the highest score logp / T ** length_penalty",
+        caught_visibly=True,
     ),
     Bug(
         "beam_search",
@@ -86,6 +89,7 @@ BUGS += [
         "while ys.size(1) < max_len and not finished.all():",
         "while ys.size(1) < max_len and not finished[:, 0].all():",
         "a longer hypothesis can still overtake",
+        caught_visibly=True,
     ),
     Bug(
         "beam_search",
@@ -102,6 +106,7 @@ BUGS += [
         "new_lengths = (lengths + (~finished).long()).unsqueeze(-1)",
         "new_lengths = (lengths + 1).unsqueeze(-1)",
         "length T stops growing at its eos",
+        caught_visibly=True,
     ),
     Bug(
         "beam_search",
@@ -110,6 +115,7 @@ BUGS += [
         "lengths = torch.zeros(batch, beam_size, dtype=torch.long, device=device)",
         "lengths = torch.ones(batch, beam_size, dtype=torch.long, device=device)",
         "bos not counted",
+        caught_visibly=True,
     ),
     Bug(
         "beam_search",
@@ -118,6 +124,7 @@ BUGS += [
         "ranked = candidates / new_lengths.to(candidates.dtype) ** length_penalty",
         "ranked = candidates",
         "rank the candidates by logp / T ** length_penalty",
+        caught_visibly=True,
     ),
     Bug(
         "beam_search",
@@ -126,6 +133,7 @@ BUGS += [
         "return ys.view(batch, beam_size, -1)[picked, best], scores[picked, best]",
         "return ys.view(batch, beam_size, -1)[picked, best], logp[picked, best]",
         "not the raw log-probability",
+        one_deduction="beam_search_scores_are_log_prob_sums",
     ),
     Bug(
         "beam_search",
@@ -176,6 +184,7 @@ BUGS += [
         "                _, pick = top.view(batch, -1).topk(beam_size, dim=-1)\n"
         "                index = pick // beam_size * vocab + tokens.view(batch, -1).gather(1, pick)",
         "larger than the vocabulary",
+        caught_visibly=True,
     ),
     Bug(
         "beam_search",
@@ -184,6 +193,7 @@ BUGS += [
         'logp = torch.full((batch, beam_size), float("-inf"), dtype=memory.dtype, device=device)',
         'logp = torch.full((batch, beam_size), float("-inf"), dtype=torch.float64, device=device)',
         "in the model's dtype",
+        one_deduction="beam_search_returns_sequences_and_scores",
     ),
     Bug(
         "beam_search",
@@ -192,5 +202,6 @@ BUGS += [
         "return ys.view(batch, beam_size, -1)[picked, best], scores[picked, best]",
         "return scores[picked, best], ys.view(batch, beam_size, -1)[picked, best]",
         "return (sequences, scores)",
+        one_deduction="beam_search_returns_sequences_and_scores",
     ),
 ]

@@ -12,6 +12,7 @@ BUGS = [
         "            self.self_keys[i] = torch.cat([self.self_keys[i], k], dim=2)\n"
         "            self.self_values[i] = torch.cat([self.self_values[i], v], dim=2)\n",
         "appended twice",
+        caught_visibly=True,
     ),
     Bug(
         "kv_cache",
@@ -37,6 +38,7 @@ BUGS = [
         "                                           self.memory_mask))",
         "x = layer.add_norm_2(x, layer.cross_attention(x, self.memory, self.memory, self.memory_mask))",
         "projected again at every step",
+        caught_visibly=True,
     ),
     Bug(
         "kv_cache",

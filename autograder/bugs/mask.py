@@ -50,6 +50,7 @@ BUGS = [
         _CAUSAL,
         "    return torch.tril(torch.ones(size, size, device=device))\n",
         "return a bool mask",
+        one_deduction="causal_mask_shape_and_dtype",
     ),
     Bug(
         "mask",

@@ -144,6 +144,7 @@ BUGS += [
         "heads = self.dropout(weights) @ v",
         "heads = weights @ v",
         "dropout is never applied",
+        caught_visibly=True,
     ),
     Bug(
         "multi_head",
@@ -152,6 +153,7 @@ BUGS += [
         "        self.attention_weights = weights.detach()\n",
         "",
         "store the weights in forward",
+        one_deduction="multi_head_cross_attention_shape",
     ),
     # issue 22: the course notebooks' own mistakes, each with the hint of its class
     Bug(

@@ -115,6 +115,7 @@ BUGS += [
         "        if i + 1 < d_model:\n"
         "            pe[:, i + 1] = torch.cos(angle)\n",
         "i is already 2i",
+        caught_visibly=True,
     ),
     Bug(
         "positional_encoding",
@@ -127,5 +128,6 @@ BUGS += [
         "        if i + 1 < d_model:\n"
         "            pe[:, i + 1] = torch.cos(position[:, 0] / 10000.0 ** ((i + 2) / d_model))\n",
         "next pair's frequency",
+        caught_visibly=True,
     ),
 ]

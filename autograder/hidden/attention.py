@@ -10,7 +10,7 @@ from ..i18n import _
 from ..properties import expected_values
 from ..properties.attention import C, attend, masked_inputs, softmax
 from ..properties.checks import VERSUS, close, consistent, expect, not_constant
-from ..properties.core import prop
+from ..properties.core import Kind, prop
 from ..properties.strategies import attention_inputs, randn, seeds, tensors
 from ..student_code import Call
 
@@ -130,7 +130,7 @@ def attention_gradients_are_finite(student, inputs):
         )
 
 
-@prop(C, points=1, visible=False, examples=8)
+@prop(C, points=1, visible=False, examples=8, kind=Kind.SHAPE)
 @given(x=tensors((2, 3)), dtype=st.sampled_from([torch.float32, torch.float64]))
 def softmax_keeps_shape(student, x, dtype):
     """softmax keeps the input's shape (its dtype is the visible softmax_rows_sum_to_one's business)."""

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from autograder.i18n import _
 from autograder.properties import expected_values
 from autograder.properties.checks import close, expect, fail, not_constant, tensor
-from autograder.properties.core import prop
+from autograder.properties.core import Kind, prop
 from autograder.properties.positional_encoding import (
     EMBEDDING_ERROR,
     REGISTER_PE,
@@ -63,7 +63,7 @@ def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
         )
 
 
-@prop(C, points=1, examples=2, visible=False)
+@prop(C, points=1, examples=2, visible=False, kind=Kind.SHAPE)
 @given(d=st.sampled_from([4, 6]))
 def positional_encoding_default_max_len(student, d):
     """PositionalEncoding(d_model) defaults to max_len = 5000: pe is (1, 5000, d_model)."""

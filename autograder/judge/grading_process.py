@@ -241,13 +241,9 @@ class GradingProcess:
 
     def property_for(self, spec):
         """spec: (property id, points or None). A points override marks an integration re-run."""
-        from dataclasses import replace
-
         pid, points = spec
         p = self.registry[pid]
-        if points is not None:
-            p = replace(p, name=f"integration::{p.name}", points=points)
-        return p
+        return p if points is None else self.core.integration_rerun(p, points)
 
     def run(self, section: dict) -> dict:
         from ..components import NAMES

@@ -101,7 +101,7 @@ def text_bytes(record: OutcomeRecord) -> int:
     # The static by-hand property's words are the judge's too: its scan reads the judge's own copy of the files
     # (a Source operation never reaches the worker) and the probe's verdict is the grading process's. Its
     # message names the tampering, the one thing the budget must never hide.
-    if record.name.endswith(core.STATIC_SUFFIX):
+    if record.kind == core.Kind.STATIC:
         return 0
     return sum(
         len(text.encode("utf-8", "backslashreplace")) for text in (record.message, record.detail)

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 
 from ..properties import core
 
-INTEGRATION_PREFIX = "integration::"  # the name of an integration re-run (judge/sections.py)
-
 
 @dataclass
 class OutcomeRecord:
@@ -20,6 +18,8 @@ class OutcomeRecord:
     visible: bool
     summary: str
     status: core.Status
+    kind: core.Kind = core.Kind.BEHAVIOUR
+    integration: bool = False  # an integration re-run (judge/sections.py)
     message: str = ""
     hint: str = ""
     example: str = ""
@@ -29,11 +29,7 @@ class OutcomeRecord:
 
     @property
     def id(self) -> str:
-        return f"{self.component}::{self.name}"
-
-    @property
-    def integration(self) -> bool:
-        return self.name.startswith(INTEGRATION_PREFIX)
+        return core.property_id(self.component, self.name, self.integration)
 
     @classmethod
     def of(cls, o: core.Outcome) -> OutcomeRecord:
@@ -46,6 +42,8 @@ class OutcomeRecord:
             p.visible,
             p.summary,
             core.Status(o.status),
+            core.Kind(p.kind),
+            p.integration,
             o.message,
             o.hint,
             o.example,
@@ -56,12 +54,30 @@ class OutcomeRecord:
     @classmethod
     def not_run(cls, p: core.Property, status: core.Status, message: str) -> OutcomeRecord:
         """A property the judge did not run (a section's time used up, a lost grading process)."""
-        return cls(p.name, p.component, p.points, p.visible, p.summary, status, message)
+        return cls(
+            p.name,
+            p.component,
+            p.points,
+            p.visible,
+            p.summary,
+            status,
+            p.kind,
+            p.integration,
+            message,
+        )
 
     def outcome(self) -> core.Outcome:
         """The Outcome again, on the scheduler's side (its property has no function: it is not run here)."""
         p = core.Property(
-            self.name, self.component, self.points, self.visible, 0, None, self.summary
+            self.name,
+            self.component,
+            self.points,
+            self.visible,
+            0,
+            None,
+            self.summary,
+            kind=self.kind,
+            integration=self.integration,
         )
         return core.Outcome(
             p, self.status, self.message, self.hint, self.example, self.detail, self.seconds

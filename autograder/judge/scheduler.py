@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.markup import escape
@@ -38,7 +38,7 @@ from .outputs import (
     write_student,
     write_timing,
 )
-from .records import INTEGRATION_PREFIX, OutcomeRecord
+from .records import OutcomeRecord
 from .remote import MAX_JOBS, uid_block
 from .sandbox import Reaper
 from .sections import Section, discover, plan, read_files
@@ -406,7 +406,7 @@ def not_run(section: Section, message: str, status: core.Status = core.Status.TI
     for pid, points in section.props:
         p = core.REGISTRY[pid]
         if points is not None:  # an integration re-run (judge/sections.py)
-            p = replace(p, name=f"{INTEGRATION_PREFIX}{p.name}", points=points)
+            p = core.integration_rerun(p, points)
         records.append(OutcomeRecord.not_run(p, status, message))
     return {
         "key": section.key,

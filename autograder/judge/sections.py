@@ -120,7 +120,7 @@ def integration_props(props: list[core.Property]) -> dict[str, list[tuple[str, f
         if not c.deps:
             continue
         mine = [p for p in props if p.component == c.name]
-        picks = [p for p in mine if p.visible and "hand" not in p.name][:INTEGRATION_PROPS]
+        picks = [p for p in mine if p.visible and not core.is_static(p)][:INTEGRATION_PROPS]
         if picks:  # in halves of a point, so that sums stay exact
             share = max(
                 0.5, round(2 * INTEGRATION_SHARE * sum(p.points for p in mine) / len(picks)) / 2

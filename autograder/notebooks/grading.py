@@ -173,6 +173,8 @@ class JudgeGrades(NbGraderPreprocessor):
             return _cache[key]
 
     def preprocess(self, nb, resources):
+        from ..properties.core import property_id
+
         info = resources["nbgrader"]
         verdicts = self.verdicts(info["student"], info["assignment"])
         for cell in nb.cells:
@@ -180,7 +182,7 @@ class JudgeGrades(NbGraderPreprocessor):
                 continue
             call = CALL.search(cell.source)
             name = (
-                f"{call.group(1)}::{'integration::' if call.group(3) else ''}{call.group(2)}"
+                property_id(call.group(1), call.group(2), integration=bool(call.group(3)))
                 if call
                 else f"{info['notebook']}::?"
             )

@@ -13,7 +13,7 @@ from ..i18n import N_, _
 from ..student_code import Call
 from . import expected_values, graded
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
-from .core import prop
+from .core import Kind, prop
 from .graded import matches
 from .models.layer_norm import NormMistake, layer_norm_model
 from .strategies import dtypes, norm_state, randn, seeds, tensors
@@ -252,7 +252,7 @@ def check_layer_norm(student, h, x, weight, bias, eps, what="LayerNorm(x)", defa
 
 
 # ---------------------------------------------------------------------------------------------- LayerNorm
-@prop(C, points=1, examples=3, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=3, error_hint=ERROR_HINT, kind=Kind.SHAPE)
 @given(d=st.integers(1, 8))
 def layer_norm_init_weight_ones_bias_zeros(student, d):
     """LayerNorm(d) has parameters weight (ones) and bias (zeros), both of shape (d,)."""
@@ -632,7 +632,7 @@ def add_and_norm_dropout_acts_in_training(student, seed, dtype):
         )
 
 
-@prop(C, points=1, examples=1, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=1, error_hint=ERROR_HINT, kind=Kind.STATIC)
 def add_norm_is_written_by_hand(student):
     """add_norm.py calls no library layer norm (static check; the run-time check is in every test)."""
     written_by_hand(

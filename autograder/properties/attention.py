@@ -46,7 +46,7 @@ from .checks import (
     written_by_hand,
     wrong_shape,
 )
-from .core import prop
+from .core import Kind, prop
 from .strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
 
 C = "attention"
@@ -253,6 +253,7 @@ def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
         "a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
         "on the wrong dims? scores = query @ key.transpose(-2, -1)"
     ),
+    kind=Kind.SHAPE,
 )
 @given(qkv=attention_inputs(distinct_lengths=True))
 def attention_shapes_for_cross_attention(student, qkv):
@@ -464,7 +465,7 @@ def attention_output_in_convex_hull_of_values(student, inputs):
     )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def attention_is_written_by_hand(student):
     """attention.py calls no library softmax or attention (static check; the run-time check is in every test)."""
     written_by_hand(

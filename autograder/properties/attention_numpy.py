@@ -30,7 +30,7 @@ from .checks import (
     written_by_hand,
     wrong_shape,
 )
-from .core import prop
+from .core import Kind, prop
 from .error_hints import ELEMENTWISE_HINT
 from .graded import matches
 from .models.layer_norm import NormMistake, layer_norm_model
@@ -481,7 +481,7 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
     )
 
 
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, kind=Kind.SHAPE)
 @given(inputs=np_attention_inputs())
 def np_attention_shapes_and_dtype(student, inputs):
     """Returns (output, weights): output (..., m_q, d_v), weights (..., m_q, m_k), both in q's dtype."""
@@ -676,7 +676,7 @@ def np_layer_norm_is_odd(student, x, dtype):
     )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def attention_numpy_is_written_by_hand(student):
     """attention_numpy.py calls no library softmax, attention or layer norm (static check)."""
     written_by_hand(

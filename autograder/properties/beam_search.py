@@ -37,7 +37,7 @@ from .checks import (
     tensor,
     written_by_hand,
 )
-from .core import prop
+from .core import Kind, prop
 from .decoding import DecodingCase, build_model, decoding_cases, fixed_case
 from .expected_values import expected_causal_mask
 from .strategies import LabelledCase
@@ -841,7 +841,7 @@ def beam_search_returns_sequences_and_scores(student, inputs):
     hypotheses(seqs, s.eos_id, "beam_search")
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def beam_search_is_written_by_hand(student):
     """beam_search.py calls no library attention, norm or Transformer (static check)."""
     written_by_hand(

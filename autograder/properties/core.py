@@ -14,7 +14,7 @@ import inspect
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -47,9 +47,25 @@ class Failure(AssertionError):
         self.message, self.hint = message, hint
 
 
+class Kind(StrEnum):
+    """What a property judges, declared with it (`@prop(..., kind=...)`), never read from its name."""
+
+    BEHAVIOUR = "behaviour"  # what the code computes: constant output never passes it
+    # Structure alone (parameter names, output shapes and dtypes, a ValueError for a bad argument): code that
+    # computes nothing but returns the right shapes may pass it (tests/test_free_points.py)
+    SHAPE = "shape"
+    # Reads the source instead of running it (the by-hand scan): its point comes only with a passed behaviour
+    # property of the same component (require_behaviour)
+    STATIC = "static"
+
+
+# The id segment of an integration re-run (results.json, nbgrader's cells, the report): written here only.
+INTEGRATION_SEGMENT = "integration::"
+
+
 @dataclass(frozen=True)
 class Property:
-    name: str
+    name: str  # the property's function name
     component: str
     points: float
     visible: bool
@@ -57,10 +73,31 @@ class Property:
     fn: Callable = field(repr=False, compare=False)
     summary: str = ""
     error_hint: str = ""  # the likely mistake when the student's code raises here
+    kind: Kind = Kind.BEHAVIOUR
+    # Slow to run (trains a model: ~3 s): the kit's own tests run a component holding one in the slow tier only
+    slow: bool = False
+    # An integration re-run: this property run again with the student's own dependencies, for `points` of the
+    # integration share (integration_rerun builds it; its id says so, its name stays the property's)
+    integration: bool = False
+
+    @property
+    def label(self) -> str:
+        """The name reports show: the property's, marked when it is an integration re-run."""
+        return INTEGRATION_SEGMENT + self.name if self.integration else self.name
 
     @property
     def id(self) -> str:
-        return f"{self.component}::{self.name}"
+        return property_id(self.component, self.name, self.integration)
+
+
+def property_id(component: str, name: str, integration: bool = False) -> str:
+    """The id of `component`'s property `name`, or of its integration re-run (as Property.id)."""
+    return f"{component}::{INTEGRATION_SEGMENT if integration else ''}{name}"
+
+
+def integration_rerun(p: Property, points: float) -> Property:
+    """`p` as an integration re-run worth `points` (judge/sections.py chooses which and how much)."""
+    return replace(p, points=points, integration=True)
 
 
 class Status(StrEnum):
@@ -107,6 +144,8 @@ def prop(
     examples: int = 20,
     visible: bool = True,
     error_hint: str = "",
+    kind: Kind = Kind.BEHAVIOUR,
+    slow: bool = False,
 ):
     """Register a property. Stack it on top of `@given` (or on a plain function run once)."""
     if component not in NAMES:
@@ -129,6 +168,8 @@ def prop(
             fn,
             summary_of(fn.__doc__) or fn.__name__,
             error_hint,
+            Kind(kind),
+            slow,
         )
         if p.id in REGISTRY:
             raise ValueError(f"property {p.id} registered twice")
@@ -355,7 +396,6 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
 # The static by-hand property (a scan of the source) is the only property code that does nothing can pass:
 # its points come only with working code. One rule, applied wherever outcomes are scored (check, pytest,
 # the judge, the notebooks).
-STATIC_SUFFIX = "written_by_hand"
 NO_BEHAVIOUR = N_(
     "{component}.py earns its by-hand point only together with a property of what the code does, "
     "and none of those passed yet."
@@ -365,7 +405,7 @@ NO_BEHAVIOUR_HINT = N_("make the component work first: this point follows.")
 
 def is_static(p: Property) -> bool:
     """A property that reads the source instead of running it."""
-    return p.name.endswith(STATIC_SUFFIX)
+    return p.kind == Kind.STATIC
 
 
 def probe_rules(student: StudentCode, component: str) -> list[str]:

@@ -29,7 +29,7 @@ from .checks import (
     tensor,
     written_by_hand,
 )
-from .core import prop
+from .core import Kind, prop
 from .expected_values import expected_causal_mask
 from .layers import (
     AFTER_NORM,
@@ -196,7 +196,7 @@ def fixed_layer_case(
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=1, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
 def decoder_submodules_are_named(student):
     """DecoderLayer has self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3."""
     info = student.inspect(student.build(C, "DecoderLayer", d_model=4, num_heads=2, d_ff=8))
@@ -236,7 +236,7 @@ def decoder_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=4, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
 @given(n=st.integers(1, 3))
 @example(n=2)
 def decoder_stack_has_n_distinct_layers(student, n):
@@ -244,7 +244,7 @@ def decoder_stack_has_n_distinct_layers(student, n):
     stack_has_n_distinct_layers(student, C, "Decoder", "DecoderLayer", n)
 
 
-@prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=4, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
 @given(case=layer_cases(memory_mask="maybe"))
 def decoder_layer_output_shape(student, case):
     """With m_E != m_D the output is (batch, m_D, d_model): one row per target position, dtype kept."""
@@ -412,7 +412,7 @@ def decoder_stack_equals_torch(student, case, n):
     )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def decoder_is_written_by_hand(student):
     """decoder.py calls no library attention, norm or Transformer layer (static check)."""
     written_by_hand(

@@ -26,7 +26,7 @@ from .checks import (
     stack_tolerance,
     written_by_hand,
 )
-from .core import prop
+from .core import Kind, prop
 from .layers import (
     AFTER_NORM,
     NO_RESIDUAL,
@@ -135,7 +135,7 @@ def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=1, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
 def encoder_submodules_are_named(student):
     """EncoderLayer has self_attention, add_norm_1, feed_forward, add_norm_2; Encoder has layers (a ModuleList)."""
     info = student.inspect(student.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
@@ -173,7 +173,7 @@ def encoder_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=4, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=4, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
 @given(n=st.integers(1, 3))
 @example(n=2)
 def encoder_stack_has_n_distinct_layers(student, n):
@@ -307,7 +307,7 @@ def encoder_stack_equals_torch(student, case, n):
     )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def encoder_is_written_by_hand(student):
     """encoder.py calls no library attention, norm or Transformer layer (static check)."""
     written_by_hand(

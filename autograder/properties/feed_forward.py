@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
-from .core import prop
+from .core import Kind, prop
 from .strategies import dtypes, ffn_state, randn, seeds, tensors
 
 ERROR_HINT = N_(
@@ -136,7 +136,7 @@ def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=
 
 
 # ------------------------------------------------------------------------------------------------ properties
-@prop(C, points=1, examples=3, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=3, error_hint=ERROR_HINT, kind=Kind.SHAPE)
 @given(d=st.integers(1, 5), extra=st.integers(1, 4))
 def feed_forward_parameters(student, d, extra):
     """FeedForward(d_model, d_ff) has linear_1 (d_model -> d_ff) and linear_2 (d_ff -> d_model), both nn.Linear."""

@@ -27,7 +27,7 @@ from hypothesis.extra import numpy as hnp
 from ..i18n import N_, _
 from ..student_code import Build, Call
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
-from .core import prop
+from .core import Kind, prop
 from .decoding import DecodingCase, build_model, decoding_cases, fixed_case, greedy_fixed_point
 from .expected_values import expected_causal_mask
 from .models.transformer import ExpectedTransformer
@@ -482,7 +482,7 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
         )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def kv_cache_is_written_by_hand(student):
     """kv_cache.py calls no library attention, norm or Transformer (static check)."""
     written_by_hand(

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ..i18n import N_, _
 from . import expected_values
 from .checks import EXPECTED_DTYPE, diagnose, expect, fail, tensor, wrong_shape
-from .core import prop
+from .core import Kind, prop
 from .expected_values import expected_causal_mask
 from .strategies import PaddedTokens, dtypes, randn, seeds
 
@@ -155,7 +155,7 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
 
 
 # --------------------------------------------------------------------------------------------- causal mask
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, kind=Kind.SHAPE)
 @given(size=st.integers(1, 6))
 def causal_mask_shape_and_dtype(student, size):
     """causal_mask(size) is a bool tensor of shape (size, size)."""
@@ -195,6 +195,7 @@ def causal_mask_is_lower_triangular(student, size):
         "accept a device argument, causal_mask(size, device=None), and pass it "
         "to the tensor you create (device=device)"
     ),
+    kind=Kind.SHAPE,
 )
 @given(size=st.integers(1, 4), device=st.sampled_from(["cpu", torch.device("cpu"), None]))
 def causal_mask_accepts_device(student, size, device):
@@ -238,7 +239,7 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
 
 
 # -------------------------------------------------------------------------------------------- padding mask
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, kind=Kind.SHAPE)
 @given(inputs=padded_tokens())
 def padding_mask_shape_and_dtype(student, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""

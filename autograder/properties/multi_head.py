@@ -27,7 +27,7 @@ from .checks import (
     tensor,
     written_by_hand,
 )
-from .core import prop
+from .core import Kind, prop
 from .models.multi_head import MhaMistake, torch_multi_head
 from .strategies import (
     MultiHeadInputs,
@@ -276,6 +276,7 @@ def fixed_case(batch, m_q, m_k, d_model, num_heads, seed, dtype=torch.float64, m
         "MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True) "
         "must build with these keyword arguments"
     ),
+    kind=Kind.SHAPE,
 )
 def multi_head_parameters_are_named(student):
     """Parameters are w_q, w_k, w_v, w_o (nn.Linear(d_model, d_model)); bias=False leaves out their biases."""
@@ -320,6 +321,7 @@ def multi_head_parameters_are_named(student):
         "a shape error with m_q != m_k: reshape the keys and values with their own length "
         "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)"
     ),
+    kind=Kind.SHAPE,
 )
 @given(case=cases(min_heads=1, max_heads=3, mask="any"))
 def multi_head_cross_attention_shape(student, case):
@@ -526,7 +528,7 @@ def multi_head_one_head_is_projected_attention(student, case):
     )
 
 
-@prop(C, points=1, examples=4)
+@prop(C, points=1, examples=4, kind=Kind.SHAPE)
 @given(sizes=st.sampled_from([(6, 4), (5, 2), (8, 3), (4, 8)]))
 @example(sizes=(6, 4))
 def multi_head_bad_head_count_raises_value_error(student, sizes):
@@ -681,7 +683,7 @@ def multi_head_dropout_acts_in_training(student, seed, dtype):
         )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def multi_head_is_written_by_hand(student):
     """multi_head.py calls no library attention (static check; the run-time check is in every test)."""
     written_by_hand(

@@ -16,7 +16,7 @@ from ..i18n import N_, _
 from ..student_code import Call, StudentError
 from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
-from .core import prop
+from .core import Kind, prop
 from .models.positional_encoding import PeMistake, sinusoid_model
 from .strategies import dtypes, randn, seeds
 
@@ -130,7 +130,7 @@ def check_table(student, max_len, d, what=None):
 
 
 # ------------------------------------------------------------------------------------- sinusoidal_encoding
-@prop(C, points=1, examples=4, error_hint=TABLE_ERROR)
+@prop(C, points=1, examples=4, error_hint=TABLE_ERROR, kind=Kind.SHAPE)
 @given(max_len=st.integers(1, 8), d=st.integers(1, 8))
 def sinusoidal_shape_and_default_dtype(student, max_len, d):
     """sinusoidal_encoding(max_len, d_model) is (max_len, d_model) in torch.get_default_dtype()."""

@@ -27,7 +27,7 @@ from ..i18n import N_, _
 from ..student_code import Call, cotangent
 from . import expected_values, graded
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
-from .core import prop
+from .core import Kind, prop
 from .expected_values import expected_causal_mask
 from .strategies import LabelledCase, dtypes, seeds, tensors, transformer_state
 
@@ -1101,7 +1101,7 @@ LOSS_TYPE = N_(
 SHIFT_TYPE = N_("shift_right returns a LongTensor of token ids, like tgt")
 
 
-@prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, error_hint=BUILD_ERROR, kind=Kind.SHAPE)
 def training_returns_the_contract_types(student):
     """train's losses are a float64 tensor (steps,), learning_rate a Python float, the loss a scalar of the
     logits' dtype, shift_right a LongTensor. The one property that owns these types (the others accept any).
@@ -1159,7 +1159,7 @@ COPY = CopyTask()
 TASK_DRAW = secrets.randbits(31)
 
 
-@prop(C, points=3, examples=1, error_hint=BUILD_ERROR)
+@prop(C, points=3, examples=1, error_hint=BUILD_ERROR, slow=True)
 def copy_task_is_learned(student):
     """train() learns the copy task: 80 % token accuracy on 64 held-out sequences under greedy decoding.
 
@@ -1274,7 +1274,7 @@ def copy_task_is_learned(student):
     )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def training_is_written_by_hand(student):
     """training.py calls no library cross-entropy, NLL or KL loss (static check)."""
     written_by_hand(

@@ -31,7 +31,7 @@ from .checks import (
     tensor,
     written_by_hand,
 )
-from .core import prop
+from .core import Kind, prop
 from .decoding import expect_run_in_eval_and_restored, greedy_fixed_point
 from .expected_values import expected_causal_mask
 from .models.transformer import ExpectedTransformer, ModelMistake, TransformerConfig
@@ -370,7 +370,7 @@ def eos_biased(case, eos_id, bias):
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, error_hint=BUILD_ERROR, kind=Kind.SHAPE)
 def transformer_submodules_are_named(student):
     """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
     h = student.build(
@@ -428,7 +428,7 @@ def transformer_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2, error_hint=BUILD_ERROR, kind=Kind.SHAPE)
 @given(case=cases(max_layers=1))
 def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
@@ -668,7 +668,7 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
         )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def transformer_is_written_by_hand(student):
     """transformer.py calls no library attention, norm or Transformer (static check)."""
     written_by_hand(

@@ -78,7 +78,7 @@ def make_class(
     )
     from ..judge.sections import integration_props
     from ..properties import core
-    from ..properties.core import ERROR_KIND_HINTS, Outcome, Property, Status
+    from ..properties.core import ERROR_KIND_HINTS, Outcome, Status, integration_rerun
 
     rng = random.Random(seed)
     props = core.load(include_hidden=True)
@@ -120,7 +120,7 @@ def make_class(
                 failing[p.id] = Outcome(p, status, str(status), "")
             outcomes += [failing.get(p.id, Outcome(p, Status.PASSED)) for p in mine]
             for p, share in integration.get(component, ()):
-                ip = Property(f"integration::{p.name}", component, share, True, 0, None, p.summary)
+                ip = integration_rerun(p, share)
                 ok = not any(b.component in _deps(component) for b in planted)
                 outcomes.append(Outcome(ip, Status.PASSED if ok else Status.FAILED, "", ""))
         r = StudentResult(name, outcomes, seconds=rng.uniform(2.0, 8.0))

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from .checks import close, tensor, written_by_hand
-from .core import prop
+from .core import Kind, prop
 from .strategies import tensors
 
 C = "temperature"
@@ -33,7 +33,7 @@ def temperature_equals_softmax_of_scaled_input(t, x, temperature):
     )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, kind=Kind.STATIC)
 def temperature_is_written_by_hand(t):
     """temperature.py calls no library softmax (static check; the run-time check is in every test)."""
     written_by_hand(t, C, "write it from exp, max and sum: no torch.softmax or getattr tricks")

@@ -1,8 +1,15 @@
-"""Write the generated blocks of the README, docs/contract.md, docs/judge.md and the student READMEs: counts from
-the kit's registries, the component tables from the components' declarations, figures from benchmarks/figures/.
+"""Every derived file, from its source: `python -m autograder generate [--check]`.
 
-    python benchmarks/update_readme.py          # rewrite the files in place
-    python benchmarks/update_readme.py --check  # exit 1 if one is out of date (tests/test_readme.py)
+    python -m autograder generate          # rewrite what is out of date, naming each file written
+    python -m autograder generate --check  # write nothing; exit 1 naming each stale file (tests/test_readme.py)
+
+Three parts, each a source and what follows from it:
+- stubs: exercises/ from solutions/ (autograder/stubs.py);
+- blocks: the generated blocks of the README, docs/contract.md, docs/judge.md, docs/nbgrader.md, docs/report.md and
+  the student READMEs (below);
+- messages: the messages of each translation catalog (autograder/locale/<lang>/LC_MESSAGES/autograder.po) in step
+  with the marked messages, property summaries and stub docstrings of the code (`i18n update`); their
+  translations and the compiled .mo stay the translator's steps (`i18n compile`, docs/i18n.md).
 
 A block is the text between `<!-- generated: NAME -->` and `<!-- end generated: NAME -->`. `counts` comes from
 the property registry and the bug catalog; `components`, `contract` and `course-order` from
@@ -13,11 +20,10 @@ script that measures it (`--write`). Nothing in a block is typed by hand.
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
+from pathlib import Path
 
-from autograder import KIT  # the installed kit (pip install -e .)
+from . import KIT
 
 FIGURES = KIT / "benchmarks" / "figures"
 README = KIT / "README.md"
@@ -38,9 +44,9 @@ BLOCK = re.compile(
 
 def counts() -> str:
     """Properties, points and bugs per component, from the registries themselves."""
-    from autograder.bugs import catalog
-    from autograder.components import NAMES
-    from autograder.properties import core
+    from .bugs import catalog
+    from .components import NAMES
+    from .properties import core
 
     props = core.load(include_hidden=True)
     bugs = catalog()
@@ -65,7 +71,7 @@ def counts() -> str:
 
 def components() -> str:
     """The README's component table: each module and what the student writes in it."""
-    from autograder.components import COMPONENTS
+    from .components import COMPONENTS
 
     rows = ["| module | what the student writes |", "|---|---|"]
     return "\n".join(rows + [f"| `{c.filename}` | {c.summary} |" for c in COMPONENTS]) + "\n"
@@ -73,7 +79,7 @@ def components() -> str:
 
 def contract() -> str:
     """docs/contract.md's signature table: every component's contract."""
-    from autograder.components import COMPONENTS
+    from .components import COMPONENTS
 
     return "```\n" + "\n".join(c.contract_block for c in COMPONENTS) + "\n```\n"
 
@@ -82,7 +88,7 @@ def course_order() -> str:
     """The student README's suggested order: the components in teaching order."""
     import textwrap
 
-    from autograder.components import COMPONENTS
+    from .components import COMPONENTS
 
     files = ", ".join(f"`{c.filename}`" for c in COMPONENTS)
     return (
@@ -93,7 +99,7 @@ def course_order() -> str:
 def course_order_es() -> str:
     import textwrap
 
-    from autograder.components import COMPONENTS
+    from .components import COMPONENTS
 
     files = ", ".join(f"`{c.filename}`" for c in COMPONENTS)
     return (
@@ -104,7 +110,7 @@ def course_order_es() -> str:
 
 def glossary(header: str = "| in the Spanish course notebooks | in this kit |") -> str:
     """The student README's glossary: the course notebooks' names and the kit's (autograder/glossary.py)."""
-    from autograder.glossary import GLOSSARY
+    from .glossary import GLOSSARY
 
     rows = [header, "|---|---|"] + [
         f"| `{theirs}` | `{ours}` |" for theirs, ours in GLOSSARY.items()
@@ -123,7 +129,7 @@ EXCERPT_BUGS = ("attention:softmax_wrong_axis", "multi_head:course_notebook_name
 
 
 def _course_notebook_names():
-    from autograder.bugs import Bug
+    from .bugs import Bug
 
     return Bug(
         component="multi_head",
@@ -141,10 +147,10 @@ def excerpt_es() -> str:
     import tempfile
     from pathlib import Path
 
-    from autograder import i18n, passes, results
-    from autograder.bugs import catalog, make_submission
-    from autograder.properties import core
-    from autograder.student_code import InProcessStudentCode
+    from . import i18n, passes, results
+    from .bugs import catalog, make_submission
+    from .properties import core
+    from .student_code import InProcessStudentCode
 
     bugs = {b.id: b for b in [*catalog(), _course_notebook_names()]}
     blocks = []
@@ -193,26 +199,62 @@ def render(text: str) -> str:
     return BLOCK.sub(lambda m: m.group(1) + block(m.group("name")) + m.group(4), text)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--check", action="store_true", help="exit 1 if a file is out of date")
-    args = parser.parse_args()
-    stale = []
+def stale_blocks() -> dict[Path, str]:
+    """Each file with a stale generated block -> its text brought up to date."""
+    out = {}
     for path in FILES:
         old = path.read_text()
         new = render(old)
         if new != old:
-            stale.append(path.relative_to(KIT))
-            if not args.check:
-                path.write_text(new)
-    if args.check and stale:
+            out[path] = new
+    return out
+
+
+def stale_messages() -> list[Path]:
+    """The catalogs whose messages are not those of the code."""
+    from . import catalogs
+
+    wanted = catalogs.message_ids(catalogs.extract())
+    return [
+        catalogs.po_path(lang)
+        for lang in catalogs.TRANSLATED
+        if catalogs.message_ids(catalogs.read(lang)) != wanted
+    ]
+
+
+def stale() -> list[Path]:
+    """Every derived file out of date, written nothing."""
+    from . import stubs
+
+    return [
+        *(KIT / "exercises" / name for name in stubs.drift()),
+        *stale_blocks(),
+        *stale_messages(),
+    ]
+
+
+def write() -> list[Path]:
+    """Bring every derived file up to date; the files written (the stubs first: the blocks and the catalogs
+    read them)."""
+    from . import catalogs, stubs
+
+    written = stubs.write()
+    for path, text in stale_blocks().items():
+        path.write_text(text)
+        written.append(path)
+    changed = stale_messages()
+    if changed:
+        catalogs.update(catalogs.extract())
+    return written + changed
+
+
+def main(check: bool) -> int:
+    paths = stale() if check else write()
+    shown = ", ".join(str(p.relative_to(KIT)) for p in paths)
+    if check:
         print(
-            f"{', '.join(map(str, stale))} out of date: run python benchmarks/update_readme.py",
-            file=sys.stderr,
+            f"out of date: {shown} (run python -m autograder generate)" if paths else "up to date"
         )
-        return 1
+        return 1 if paths else 0
+    print(f"wrote {shown}" if paths else "everything was up to date")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
