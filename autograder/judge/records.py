@@ -18,14 +18,14 @@ class OutcomeRecord:
     visible: bool
     summary: str
     status: core.Status
-    kind: core.Kind = core.Kind.BEHAVIOUR
-    integration: bool = False  # an integration re-run (judge/sections.py)
     message: str = ""
     hint: str = ""
     example: str = ""
     detail: str = ""  # the student's own traceback, trimmed
     seconds: float = 0.0
     omitted: bool = False  # its text replaced by the budget's sentence (outputs.over_budget)
+    kind: core.Kind = core.Kind.BEHAVIOUR
+    integration: bool = False  # an integration re-run (judge/sections.py)
 
     @property
     def id(self) -> str:
@@ -42,13 +42,13 @@ class OutcomeRecord:
             p.visible,
             p.summary,
             core.Status(o.status),
-            core.Kind(p.kind),
-            p.integration,
             o.message,
             o.hint,
             o.example,
             o.detail,
             o.seconds,
+            kind=core.Kind(p.kind),
+            integration=p.integration,
         )
 
     @classmethod
@@ -61,9 +61,9 @@ class OutcomeRecord:
             p.visible,
             p.summary,
             status,
-            p.kind,
-            p.integration,
             message,
+            kind=p.kind,
+            integration=p.integration,
         )
 
     def outcome(self) -> core.Outcome:
