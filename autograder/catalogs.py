@@ -25,7 +25,7 @@ from babel.messages.pofile import read_po, write_po
 
 from . import stubs
 from .i18n import DOMAIN, LANGUAGES, LOCALE_DIR, SOURCE_LANGUAGE
-from .properties.core import summary_of
+from .suite.core import summary_of
 
 ROOT = LOCALE_DIR.parent.parent
 TEMPLATE = LOCALE_DIR / f"{DOMAIN}.pot"

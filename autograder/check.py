@@ -22,8 +22,8 @@ from pathlib import Path
 from . import KIT, passes, results
 from .components import NAMES, get
 from .i18n import _
-from .properties import core
 from .student_code import InProcessStudentCode, StopsAtLoops
+from .suite import core
 from .timing import DEFAULT_TIMEOUT
 
 

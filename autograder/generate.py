@@ -46,7 +46,7 @@ def counts() -> str:
     """Properties, points and bugs per component, from the registries themselves."""
     from .bugs import catalog
     from .components import NAMES
-    from .properties import core
+    from .suite import core
 
     props = core.load(include_hidden=True)
     bugs = catalog()
@@ -149,8 +149,8 @@ def excerpt_es() -> str:
 
     from . import i18n, passes, results
     from .bugs import catalog, make_submission
-    from .properties import core
     from .student_code import InProcessStudentCode
+    from .suite import core
 
     bugs = {b.id: b for b in [*catalog(), _course_notebook_names()]}
     blocks = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import glossary
-from .properties import core
+from .suite import core
 
 Pass = Callable[[core.Outcome], core.Outcome]
 

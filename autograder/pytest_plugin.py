@@ -22,7 +22,7 @@ from . import passes, results
 from .check import SelfCheck, integration_outcomes, integration_shares, pending_hidden_points
 from .components import NAMES
 from .i18n import LANGUAGES, _, set_language
-from .properties import core
+from .suite import core
 
 PLUGIN_NAME = "kit"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from . import i18n, stubs
 from .components import COMPONENTS
 from .i18n import N_, _
-from .properties import core
+from .suite import core
 
 PACKAGE = Path(__file__).resolve().parent
 # The checker a student runs: the narrow interface, the rules, the visible properties, the reports.
@@ -149,6 +149,8 @@ def build(dest: Path, lang: str | None = None) -> Path:
     (pkg / "properties").mkdir(parents=True)
     for name in SHIPPED:
         shutil.copy2(PACKAGE / name, pkg / name)
+    # The suite's machinery (the registry, the runner, checks and strategies) that the visible properties import
+    shutil.copytree(PACKAGE / "suite", pkg / "suite", ignore=shutil.ignore_patterns("__pycache__"))
     visible = {}
     for p in core.load(include_hidden=True):
         if p.visible:

@@ -14,7 +14,7 @@ from .i18n import N_, _, ngettext
 if (
     TYPE_CHECKING
 ):  # annotations only: the class report reads ROWS and the texts without importing torch (~1.5 s)
-    from .properties.core import Outcome
+    from .suite.core import Outcome
 
 HIDDEN_VISIBILITY = "after_due_date"  # Gradescope: hidden results show once the due date passes
 # The integration share (a few properties of each dependent component re-run with the student's own

@@ -69,7 +69,7 @@ def main() -> None:
     print(table)
     if args.write:
         (KIT / "benchmarks" / "figures" / "check.md").write_text(table)
-    from autograder.properties import core
+    from autograder.suite import core
 
     props = core.load(include_hidden=True)
     print("\n| component | visible properties | hidden | examples per property (min-max) |")

@@ -25,13 +25,13 @@ def main() -> None:
     if (
         args.bundle
     ):  # as in the bundle: no oracle beside the properties (set before they are imported)
-        from autograder.properties import graded
+        from autograder.suite import graded
 
         graded.oracle = lambda name: None
     from autograder import KIT, i18n
     from autograder.bugs import catalog, make_submission
-    from autograder.properties import core
     from autograder.student_code import InProcessStudentCode
+    from autograder.suite import core
 
     visible = [p for p in core.load() if p.visible]
     if args.bundle:  # nor the components whose self-check the bundle does not ship

@@ -233,8 +233,8 @@ class Verdict:
 
 def _suite(component: str, folder: Path) -> str:
     """The id of the first property of the component's suite that does not pass, or ""."""
-    from autograder.properties import core
     from autograder.student_code import InProcessStudentCode
+    from autograder.suite import core
 
     student = InProcessStudentCode(folder, f"mutant of {component}")
     for p in core.load(include_hidden=True):
@@ -249,7 +249,7 @@ def run(component: str, mutant: Mutant, submission: Path, timeout: float = 60.0)
     """The suite on `submission` with `mutant` as its <component>.py, in a forked child."""
     start = time.perf_counter()
     from autograder import timing
-    from autograder.properties import core
+    from autograder.suite import core
 
     core.load(
         include_hidden=True

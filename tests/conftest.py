@@ -117,7 +117,7 @@ def _slow_parameter(item) -> bool:
     if not callspec or item.path.name not in SUITE_MODULES:
         return False
     if _slow_components is None:
-        from autograder.properties import core
+        from autograder.suite import core
 
         _slow_components = {p.component for p in core.load(include_hidden=True) if p.slow}
     for value in callspec.params.values():

@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 from autograder import KIT, i18n
 from autograder.bugs import catalog, make_submission
 from autograder.judge import sample
-from autograder.properties import beam_search, core
+from autograder.properties import beam_search
 from autograder.student_code import InProcessStudentCode
+from autograder.suite import core
 
 
 def outcomes(folder, names=None):

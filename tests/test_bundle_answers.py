@@ -205,8 +205,8 @@ def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
     """With no oracle (as in the bundle), a visible property fails and its hint names the bug."""
     from autograder import KIT, i18n
     from autograder.bugs import catalog, make_submission
-    from autograder.properties import core
     from autograder.student_code import InProcessStudentCode
+    from autograder.suite import core
 
     bug = next(b for b in catalog() if b.id == bug_id)
     assert bug.component not in release.GRADED_ONLY

@@ -36,8 +36,8 @@ def property_sources(component: str) -> str:
             continue
         source = path.read_text()
         texts.append(source)
-        for module in re.findall(r"from (?:\.\.properties|\.)\.?(\w+) import", source):
-            helper = KIT / "autograder" / "properties" / f"{module}.py"
+        for module in re.findall(r"from (?:\.\.suite|\.\.properties|\.)\.?(\w+) import", source):
+            helper = KIT / "autograder" / "suite" / f"{module}.py"
             if module not in NAMES and helper.is_file() and module not in seen:
                 seen.add(module)
                 texts.append(helper.read_text())

@@ -20,7 +20,7 @@ import pytest
 
 from autograder import KIT, rules
 from autograder.components import NAMES, Component, get
-from autograder.properties import core
+from autograder.suite import core
 
 ROOT = KIT
 

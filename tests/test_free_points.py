@@ -16,8 +16,8 @@ import torch
 
 from autograder import KIT
 from autograder.components import NAMES
-from autograder.properties import core
 from autograder.student_code import Call, InProcessStudentCode, Inspect, StudentCode
+from autograder.suite import core
 
 PROPERTIES = core.load(include_hidden=True)
 

@@ -14,8 +14,8 @@ import pytest
 
 from autograder import KIT, i18n, results
 from autograder.check import run_suite
-from autograder.properties import core, error_hints
 from autograder.student_code import InProcessStudentCode, StopsAtLoops
+from autograder.suite import core, error_hints
 
 ROOT = KIT
 
@@ -359,7 +359,7 @@ def test_the_table_fits_80_columns_and_says_integration_in_the_language(lang):
 
     from rich.console import Console
 
-    from autograder.properties.core import Outcome, Property
+    from autograder.suite.core import Outcome, Property
 
     def row(component, name, status):
         p = Property(name, component, 2.0, True, 1, None, "s")
@@ -382,7 +382,7 @@ def test_the_table_fits_80_columns_and_says_integration_in_the_language(lang):
 def test_a_scalar_has_no_index(lang):
     import torch
 
-    from autograder.properties import checks
+    from autograder.suite import checks
 
     with pytest.raises(core.Failure) as e:
         checks.close(torch.tensor(1.0), torch.tensor(2.0), "loss")

@@ -20,7 +20,7 @@ import suite_runs
 
 from autograder import i18n
 from autograder.components import NAMES
-from autograder.properties import core
+from autograder.suite import core
 
 OPEN, CLOSE = "\u27e6", "\u27e7"  # ⟦ ⟧: marks no message of the kit contains
 

@@ -14,7 +14,7 @@ from autograder.judge import sample
 from autograder.judge.limits import Limits
 from autograder.judge.outputs import maxima
 from autograder.judge.scheduler import Options, grade
-from autograder.properties import core
+from autograder.suite import core
 
 # name -> (components attacked -> words the runtime message must contain, words the static message must contain,
 # whether a helper module no import names tampers: it costs every component its static point)

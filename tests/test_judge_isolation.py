@@ -26,7 +26,7 @@ from autograder.judge import sample
 from autograder.judge.limits import Limits
 from autograder.judge.outputs import maxima
 from autograder.judge.scheduler import Options, grade
-from autograder.properties import core
+from autograder.suite import core
 
 SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY-planted"  # planted in the judge's environment
 ATTACKS = ["leak_environment", "list_processes", "read_reference", "daemon"]

@@ -30,8 +30,8 @@ from autograder.judge.limits import Limits
 from autograder.judge.outputs import StudentResult, render_gradebook
 from autograder.judge.remote import _tidy
 from autograder.judge.scheduler import Options, grade
-from autograder.properties import core
 from autograder.student_code import ERROR_LIMITS, InProcessStudentCode, Reply, StudentError
+from autograder.suite import core
 
 
 # ------------------------------------------------------------------------------------ the reply decoder

@@ -193,7 +193,7 @@ def graded(tmp_path_factory):
 
 
 def test_release_holds_no_solution_code_and_no_hidden_tests(graded):
-    from autograder.properties import core
+    from autograder.suite import core
 
     hidden = [
         p.name

@@ -13,8 +13,8 @@ from autograder.bugs import catalog
 from autograder.check import run_suite
 from autograder.components import NAMES, get
 from autograder.notebooks import cells, course, kernel
-from autograder.properties import core
 from autograder.results import outcome_text
+from autograder.suite import core
 from tests.test_i18n_suite import marked, unmarked, untranslated
 
 CALL = re.compile(r'_kit\.check\("(\w+)", "(\w+)"(, integration=True)?\)')

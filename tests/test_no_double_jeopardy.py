@@ -13,7 +13,7 @@ from autograder.check import run_suite
 from autograder.components import NAMES, get
 from autograder.judge.limits import Limits
 from autograder.judge.scheduler import Options, grade
-from autograder.properties import core
+from autograder.suite import core
 
 # The bug cases issue 21 measured costing kv_cache's and beam_search's points (and transformer's, for the buffer)
 # in `check`. The float32 cast is not in the catalog: planted here.

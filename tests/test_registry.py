@@ -8,7 +8,7 @@ import re
 
 from autograder import KIT
 from autograder.bugs import catalog
-from autograder.properties import core
+from autograder.suite import core
 
 # Reading meaning from a property's name or id: a prefix or suffix test, a split on "::", a word searched in it,
 # or a name spelled with its marker ("integration::...", "..._written_by_hand"). `p` is also the kit's name for a
@@ -26,7 +26,7 @@ PARSING = [
     re.compile(r"""["'][^"'\n]*written_by_hand["']"""),
 ]
 # The one place that spells the integration marker: the id of a re-run is built there.
-ALLOWED = {("properties/core.py", 'INTEGRATION_SEGMENT = "integration::"')}
+ALLOWED = {("suite/core.py", 'INTEGRATION_SEGMENT = "integration::"')}
 
 
 def name_parsing(root) -> list[str]:

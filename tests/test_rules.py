@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.properties import core
 from autograder.rules import scan_source
 from autograder.student_code import InProcessStudentCode
+from autograder.suite import core
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -840,7 +840,7 @@ def test_switching_the_rules_off_from_a_helper_earns_nothing_in_process(tmp_path
 
     sample.make("hostile:switch_off_rules", tmp_path / "s")
     script = (
-        "import sys\nfrom pathlib import Path\nfrom autograder.properties import core\n"
+        "import sys\nfrom pathlib import Path\nfrom autograder.suite import core\n"
         "from autograder.student_code import InProcessStudentCode\n"
         "student = InProcessStudentCode(Path(sys.argv[1]))\n"
         "props = [p for p in core.load() if p.component in ('attention', 'add_norm')]\n"

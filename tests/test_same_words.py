@@ -15,7 +15,7 @@ from autograder.check import run_suite
 from autograder.judge.limits import Limits
 from autograder.judge.scheduler import Options, grade
 from autograder.notebooks import cells, course, kernel
-from autograder.properties import core
+from autograder.suite import core
 
 # The course notebooks call multi_head's output projection `attention` (autograder/glossary.py).
 EDIT = ("return self.w_o(merged)", "return self.attention(merged)")

@@ -16,7 +16,7 @@ from autograder.components import NAMES
 from autograder.judge.limits import Limits
 from autograder.judge.outputs import COLUMNS
 from autograder.judge.scheduler import Options, grade
-from autograder.properties import core
+from autograder.suite import core
 
 DOWNSTREAM = (
     "multi_head",

@@ -188,7 +188,7 @@ def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
         bundle_pairs.update(zip(lines, lines[1:]))
     leaked = sorted(solution_snippets() & bundle_pairs)
     assert not leaked, f"solution code in the bundle: {leaked[:5]}"
-    from autograder.properties import core
+    from autograder.suite import core
 
     hidden = [p for p in core.load(include_hidden=True) if not p.visible]
     assert hidden, "the suite should have hidden properties"
@@ -340,7 +340,7 @@ def test_bundle_offers_only_what_works_there_and_says_what_it_is(bundle):
 
 
 def core_load():
-    from autograder.properties import core
+    from autograder.suite import core
 
     return core.load(include_hidden=True)
 

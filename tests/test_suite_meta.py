@@ -6,8 +6,8 @@ import suite_runs
 from autograder import KIT
 from autograder.bugs import catalog, make_submission
 from autograder.components import NAMES
-from autograder.properties import core
 from autograder.student_code import InProcessStudentCode
+from autograder.suite import core
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.i18n import _
-from autograder.properties import expected_values
 from autograder.properties.add_norm import (
     ERROR_HINT,
     C,
@@ -20,9 +19,10 @@ from autograder.properties.add_norm import (
     layer_norm_hint,
     student_layer_norm,
 )
-from autograder.properties.checks import close, close_input_grad, expect, fail, is_close, tensor
-from autograder.properties.core import prop
-from autograder.properties.strategies import dtypes, norm_state, randn, seeds
+from autograder.suite import expected_values
+from autograder.suite.checks import close, close_input_grad, expect, fail, is_close, tensor
+from autograder.suite.core import prop
+from autograder.suite.strategies import dtypes, norm_state, randn, seeds
 
 
 @prop(C, points=1, examples=4, visible=False, error_hint=ERROR_HINT)

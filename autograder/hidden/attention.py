@@ -7,12 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ..i18n import _
-from ..properties import expected_values
 from ..properties.attention import C, attend, masked_inputs, softmax
-from ..properties.checks import VERSUS, close, consistent, expect, not_constant
-from ..properties.core import Kind, prop
-from ..properties.strategies import attention_inputs, randn, seeds, tensors
 from ..student_code import Call
+from ..suite import expected_values
+from ..suite.checks import VERSUS, close, consistent, expect, not_constant
+from ..suite.core import Kind, prop
+from ..suite.strategies import attention_inputs, randn, seeds, tensors
 
 
 @prop(C, points=2, visible=False, examples=10)

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from autograder.i18n import _
-from autograder.properties import expected_values
 from autograder.properties.attention_numpy import (
     C,
     attend,
@@ -22,7 +21,8 @@ from autograder.properties.attention_numpy import (
     softmax,
     t64,
 )
-from autograder.properties.checks import (
+from autograder.suite import expected_values
+from autograder.suite.checks import (
     VERSUS,
     close,
     consistent,
@@ -31,8 +31,8 @@ from autograder.properties.checks import (
     is_close,
     not_constant,
 )
-from autograder.properties.core import prop
-from autograder.properties.strategies import arrays
+from autograder.suite.core import prop
+from autograder.suite.strategies import arrays
 
 
 @prop(C, points=1, examples=6, visible=False)

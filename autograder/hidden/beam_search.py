@@ -21,10 +21,10 @@ from ..properties.beam_search import (
     hypotheses,
     search,
 )
-from ..properties.checks import close, fail
-from ..properties.core import prop
-from ..properties.decoding import build_model, fixed_case
 from ..properties.transformer import expect_run_in_eval_and_restored
+from ..suite.checks import close, fail
+from ..suite.core import prop
+from ..suite.decoding import build_model, fixed_case
 
 C = "beam_search"
 

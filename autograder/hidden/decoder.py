@@ -8,8 +8,6 @@ import torch
 from hypothesis import example, given
 
 from ..i18n import _
-from ..properties.checks import close, consistent, diagnose, expect, fail, is_close
-from ..properties.core import prop
 from ..properties.decoder import (
     KV_FROM_X,
     LAYER_ERROR,
@@ -19,7 +17,11 @@ from ..properties.decoder import (
     fixed_layer_case,
     layer_cases,
 )
-from ..properties.layers import (
+from ..properties.models.layers import torch_stack
+from ..student_code import Call
+from ..suite.checks import close, consistent, diagnose, expect, fail, is_close
+from ..suite.core import prop
+from ..suite.layers import (
     AFTER_NORM,
     NO_RESIDUAL,
     PRE_NORM,
@@ -28,9 +30,7 @@ from ..properties.layers import (
     expected_layer_norm,
     run_layer,
 )
-from ..properties.models.layers import torch_stack
-from ..properties.strategies import decoder_layer_state, randn
-from ..student_code import Call
+from ..suite.strategies import decoder_layer_state, randn
 
 C = "decoder"
 

@@ -9,8 +9,6 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import _
-from ..properties.checks import close, consistent, expect, fail
-from ..properties.core import prop
 from ..properties.encoder import (
     LAYER_ERROR,
     MASK_EVERY_LAYER,
@@ -18,10 +16,12 @@ from ..properties.encoder import (
     fixed_layer_case,
     layer_cases,
 )
-from ..properties.layers import build_layer, build_stack, run_layer
 from ..properties.models.layers import torch_layer, torch_stack
-from ..properties.strategies import masks, randn
 from ..student_code import Call
+from ..suite.checks import close, consistent, expect, fail
+from ..suite.core import prop
+from ..suite.layers import build_layer, build_stack, run_layer
+from ..suite.strategies import masks, randn
 
 C = "encoder"
 

@@ -10,8 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.i18n import _
-from autograder.properties.checks import close, close_input_grad, expect, fail, is_close
-from autograder.properties.core import prop
 from autograder.properties.feed_forward import (
     ERROR_HINT,
     C,
@@ -20,8 +18,10 @@ from autograder.properties.feed_forward import (
     expected_feed_forward,
     student_feed_forward,
 )
-from autograder.properties.strategies import dtypes, ffn_state, randn, seeds
 from autograder.student_code import Call, cotangent
+from autograder.suite.checks import close, close_input_grad, expect, fail, is_close
+from autograder.suite.core import prop
+from autograder.suite.strategies import dtypes, ffn_state, randn, seeds
 
 
 @prop(C, points=2, examples=3, visible=False, error_hint=ERROR_HINT)

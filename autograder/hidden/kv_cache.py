@@ -11,15 +11,6 @@ from hypothesis import strategies as st
 
 from ..i18n import _
 from ..oracles.greedy import expected_greedy_decode
-from ..properties.checks import close, consistent, diagnose, fail, is_close
-from ..properties.core import prop
-from ..properties.decoding import (
-    build_model,
-    decoding_cases,
-    expect_run_in_eval_and_restored,
-    fixed_case,
-)
-from ..properties.expected_values import expected_causal_mask
 from ..properties.kv_cache import (
     BUILD_ERROR,
     DEFAULT_HINT,
@@ -40,6 +31,15 @@ from ..properties.kv_cache import (
     step_inputs,
 )
 from ..properties.models.transformer import ExpectedTransformer
+from ..suite.checks import close, consistent, diagnose, fail, is_close
+from ..suite.core import prop
+from ..suite.decoding import (
+    build_model,
+    decoding_cases,
+    expect_run_in_eval_and_restored,
+    fixed_case,
+)
+from ..suite.expected_values import expected_causal_mask
 
 C = "kv_cache"
 

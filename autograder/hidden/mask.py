@@ -7,10 +7,6 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.i18n import _
-from autograder.properties import expected_values
-from autograder.properties.checks import expect, fail
-from autograder.properties.core import prop
-from autograder.properties.expected_values import expected_causal_mask
 from autograder.properties.mask import (
     C,
     causal_hint,
@@ -19,7 +15,11 @@ from autograder.properties.mask import (
     student_causal_mask,
     student_padding_mask,
 )
-from autograder.properties.strategies import PaddedTokens, dtypes, randn, seeds
+from autograder.suite import expected_values
+from autograder.suite.checks import expect, fail
+from autograder.suite.core import prop
+from autograder.suite.expected_values import expected_causal_mask
+from autograder.suite.strategies import PaddedTokens, dtypes, randn, seeds
 
 
 @prop(C, points=3, examples=8, visible=False)

@@ -8,9 +8,6 @@ from hypothesis import strategies as st
 
 from ..i18n import _
 from ..oracles.multi_head import expected_multi_head
-from ..properties import expected_values
-from ..properties.checks import close, expect, fail, is_close
-from ..properties.core import prop
 from ..properties.multi_head import (
     ERROR,
     build,
@@ -22,8 +19,11 @@ from ..properties.multi_head import (
     live_rows,
     stored_weights,
 )
-from ..properties.strategies import MultiHeadInputs, dtypes, model_sizes, seeds
 from ..student_code import Call
+from ..suite import expected_values
+from ..suite.checks import close, expect, fail, is_close
+from ..suite.core import prop
+from ..suite.strategies import MultiHeadInputs, dtypes, model_sizes, seeds
 
 C = "multi_head"
 

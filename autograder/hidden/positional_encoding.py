@@ -9,9 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.i18n import _
-from autograder.properties import expected_values
-from autograder.properties.checks import close, expect, fail, not_constant, tensor
-from autograder.properties.core import Kind, prop
 from autograder.properties.positional_encoding import (
     EMBEDDING_ERROR,
     REGISTER_PE,
@@ -23,7 +20,10 @@ from autograder.properties.positional_encoding import (
     table,
     token_hint,
 )
-from autograder.properties.strategies import dtypes, seeds
+from autograder.suite import expected_values
+from autograder.suite.checks import close, expect, fail, not_constant, tensor
+from autograder.suite.core import Kind, prop
+from autograder.suite.strategies import dtypes, seeds
 
 
 @prop(C, points=2, examples=3, visible=False, error_hint=TABLE_ERROR)

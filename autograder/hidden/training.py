@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 
 from ..i18n import _
 from ..oracles.training import smoothed_loss
-from ..properties.checks import close, expect, is_close, tensor
-from ..properties.core import prop
 from ..properties.training import (
     BUILD_ERROR,
     PAD_COUNTED,
@@ -27,6 +25,8 @@ from ..properties.training import (
     rate_call,
     schedule,
 )
+from ..suite.checks import close, expect, is_close, tensor
+from ..suite.core import prop
 
 C = "training"
 

@@ -8,9 +8,6 @@ from hypothesis import strategies as st
 
 from ..i18n import _
 from ..oracles.greedy import expected_greedy_decode
-from ..properties.checks import close, diagnose, expect, fail, is_close, tensor
-from ..properties.core import prop
-from ..properties.expected_values import expected_causal_mask
 from ..properties.models.transformer import ExpectedTransformer, ModelMistake
 from ..properties.transformer import (
     BUILD_ERROR,
@@ -25,6 +22,9 @@ from ..properties.transformer import (
     fixed_case,
     forward,
 )
+from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
+from ..suite.core import prop
+from ..suite.expected_values import expected_causal_mask
 
 C = "transformer"
 

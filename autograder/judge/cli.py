@@ -148,7 +148,7 @@ def main(args) -> int:
 
     from rich.console import Console
 
-    from ..properties import core
+    from ..suite import core
     from . import sample
     from .outputs import plain_log, render_gradebook
     from .scheduler import grade

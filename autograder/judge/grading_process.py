@@ -77,7 +77,7 @@ class GradingProcess:
         # one core per grading slot; the same float reductions in every slot
         torch.set_num_threads(1)
         from .. import timing
-        from ..properties import core
+        from ..suite import core
         from .limits import Limits
 
         self.core, self.cfg = core, cfg
@@ -247,8 +247,8 @@ class GradingProcess:
 
     def run(self, section: dict) -> dict:
         from ..components import NAMES
-        from ..properties.core import Status
         from ..student_code import StopsAtLoops, seed_everything
+        from ..suite.core import Status
         from .remote import JudgeError, SandboxedStudentCode, WithoutItsFile
 
         start = time.perf_counter()
@@ -363,7 +363,7 @@ class GradingProcess:
             )
 
     def run_property(self, p, student):
-        from ..properties.core import Status
+        from ..suite.core import Status
         from .remote import WorkerLost
 
         t0 = time.perf_counter()

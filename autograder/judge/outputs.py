@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import passes, results
 from ..components import COMPONENTS, NAMES
 from ..i18n import N_, _
-from ..properties import core
+from ..suite import core
 from .records import OutcomeRecord
 from .sections import Section, integration_props
 from .wire import valid_text

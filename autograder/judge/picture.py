@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import torch
 
 from ..i18n import _
-from ..properties import expected_values
 from ..student_code import Call, StudentError
+from ..suite import expected_values
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 # The labels in the course's language: the same pattern (the 1st and 5th token alike), so the same vectors.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..properties import core
+from ..suite import core
 
 
 @dataclass

@@ -25,7 +25,7 @@ from rich.markup import escape
 from .. import KIT, i18n, results, timing
 from ..components import NAMES
 from ..i18n import _, ngettext
-from ..properties import core
+from ..suite import core
 from .frames import read_trusted, write_trusted
 from .limits import Limits
 from .outputs import (

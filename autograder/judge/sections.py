@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ..components import COMPONENTS, NAMES
 from ..i18n import _
-from ..properties import core
 from ..results import INTEGRATION
+from ..suite import core
 
 INTEGRATION_SHARE = 0.10
 INTEGRATION_PROPS = (

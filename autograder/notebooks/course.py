@@ -19,7 +19,7 @@ from pathlib import Path
 from .. import KIT, i18n, stubs
 from ..components import COMPONENTS, get
 from ..i18n import _, ngettext
-from ..properties import core
+from ..suite import core
 from . import cells
 
 SOLUTIONS = KIT / "solutions"

@@ -173,7 +173,7 @@ class JudgeGrades(NbGraderPreprocessor):
             return _cache[key]
 
     def preprocess(self, nb, resources):
-        from ..properties.core import property_id
+        from ..suite.core import property_id
 
         info = resources["nbgrader"]
         verdicts = self.verdicts(info["student"], info["assignment"])

@@ -213,8 +213,8 @@ def check(component: str, name: str, integration: bool = False) -> None:
     integration=True: with the student's own earlier modules in place of the reference (the judge's
     integration share)."""
     from .. import passes
-    from ..properties import core
     from ..results import outcome_text
+    from ..suite import core
 
     props = {p.id: p for p in core.load(include_hidden=True)}
     prop = props.get(f"{component}::{name}")

@@ -1,7 +1,7 @@
 """Beam search by hand (graded side, never shipped): the docstring's search on the expected model, right or with
 one usual mistake made on purpose, so that a diagnosis can name the mistake whose hypotheses (and scores) match a
 submission's. The hidden properties use it as their witness; the visible ones reach it only through
-properties/graded.oracle("beam_search") (None in the student bundle, whose verdicts never depend on it)."""
+suite/graded.oracle("beam_search") (None in the student bundle, whose verdicts never depend on it)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import torch
 
 from ..i18n import _
 from ..properties import beam_search as visible
-from ..properties.checks import diagnose, is_close
-from ..properties.expected_values import expected_causal_mask
+from ..suite.checks import diagnose, is_close
+from ..suite.expected_values import expected_causal_mask
 
 
 def expected_beam_search(

@@ -7,8 +7,8 @@ import enum
 
 import torch
 
-from ..properties.expected_values import expected_causal_mask
 from ..properties.models.transformer import ExpectedTransformer
+from ..suite.expected_values import expected_causal_mask
 
 
 class GreedyMistake(enum.Flag):

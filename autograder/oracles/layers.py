@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch.nn.functional as F
 
-from ..properties.layers import expected_layer_norm
 from ..properties.models.layers import LayerMistake
+from ..suite.layers import expected_layer_norm
 from .multi_head import expected_multi_head
 
 

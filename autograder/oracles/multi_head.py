@@ -7,8 +7,8 @@ import math
 
 import torch.nn.functional as F
 
-from ..properties import expected_values
 from ..properties.models.multi_head import MhaMistake
+from ..suite import expected_values
 
 _PROJECTIONS = {
     MhaMistake.Q_K_SWAPPED: ("w_k", "w_q", "w_v"),

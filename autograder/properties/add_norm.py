@@ -11,12 +11,21 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call
-from . import expected_values, graded
-from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor, written_by_hand
-from .core import Kind, prop
-from .graded import matches
+from ..suite import expected_values, graded
+from ..suite.checks import (
+    close,
+    diagnose,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+    tensor,
+    written_by_hand,
+)
+from ..suite.core import Kind, prop
+from ..suite.graded import matches
+from ..suite.strategies import dtypes, norm_state, randn, seeds, tensors
 from .models.layer_norm import NormMistake, layer_norm_model
-from .strategies import dtypes, norm_state, randn, seeds, tensors
 
 ERROR_HINT = N_(
     "LayerNorm needs parameters named weight and bias of shape (d_model,), AddAndNorm a LayerNorm "

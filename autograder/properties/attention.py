@@ -9,7 +9,22 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from . import expected_values
+from ..suite import expected_values
+from ..suite.checks import (
+    VERSUS,
+    close,
+    consistent,
+    diagnose,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+    tensor,
+    written_by_hand,
+    wrong_shape,
+)
+from ..suite.core import Kind, prop
+from ..suite.strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
 from .attention_numpy import (
     ALL_NEG_INF_ROW,
     BLOCKED_KEY_WEIGHT,
@@ -33,21 +48,6 @@ from .attention_numpy import (
     SCORES_SCALED,
     WEIGHT_OF_KEY_0,
 )
-from .checks import (
-    VERSUS,
-    close,
-    consistent,
-    diagnose,
-    expect,
-    fail,
-    is_close,
-    not_constant,
-    tensor,
-    written_by_hand,
-    wrong_shape,
-)
-from .core import Kind, prop
-from .strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
 
 C = "attention"
 

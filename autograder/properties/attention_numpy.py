@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
-from . import expected_values, graded
-from .checks import (
+from ..suite import expected_values, graded
+from ..suite.checks import (
     VERSUS,
     array,
     close,
@@ -30,11 +30,11 @@ from .checks import (
     written_by_hand,
     wrong_shape,
 )
-from .core import Kind, prop
-from .error_hints import ELEMENTWISE_HINT
-from .graded import matches
+from ..suite.core import Kind, prop
+from ..suite.error_hints import ELEMENTWISE_HINT
+from ..suite.graded import matches
+from ..suite.strategies import MaskedAttentionInputs, arrays
 from .models.layer_norm import NormMistake, layer_norm_model
-from .strategies import MaskedAttentionInputs, arrays
 
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
 oracle = graded.oracle("layer_norm")

@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call
-from . import graded
-from .checks import (
+from ..suite import graded
+from ..suite.checks import (
     EXPECTED_DTYPE,
     close,
     diagnose,
@@ -37,9 +37,9 @@ from .checks import (
     tensor,
     written_by_hand,
 )
-from .core import Kind, prop
-from .decoding import SRC_VOCAB, DecodingCase, build_model, decoding_cases, fixed_case
-from .strategies import LabelledCase
+from ..suite.core import Kind, prop
+from ..suite.decoding import SRC_VOCAB, DecodingCase, build_model, decoding_cases, fixed_case
+from ..suite.strategies import LabelledCase
 from .transformer import greedy_fixed_point
 
 C = "beam_search"

@@ -16,8 +16,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from . import graded
-from .checks import (
+from ..suite import graded
+from ..suite.checks import (
     close,
     consistent,
     diagnose,
@@ -29,9 +29,9 @@ from .checks import (
     tensor,
     written_by_hand,
 )
-from .core import Kind, prop
-from .expected_values import expected_causal_mask
-from .layers import (
+from ..suite.core import Kind, prop
+from ..suite.expected_values import expected_causal_mask
+from ..suite.layers import (
     AFTER_NORM,
     NO_RESIDUAL,
     PRE_NORM,
@@ -42,8 +42,8 @@ from .layers import (
     run_layer,
     stack_has_n_distinct_layers,
 )
+from ..suite.strategies import DecoderInputs, dtypes, masks, model_sizes, randn, seeds, tensors
 from .models.layers import LayerMistake, torch_layer, torch_stack
-from .strategies import DecoderInputs, dtypes, masks, model_sizes, randn, seeds, tensors
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
 oracle = graded.oracle("layers")

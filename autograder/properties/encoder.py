@@ -16,8 +16,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from . import graded
-from .checks import (
+from ..suite import graded
+from ..suite.checks import (
     close,
     consistent,
     diagnose,
@@ -26,8 +26,8 @@ from .checks import (
     stack_tolerance,
     written_by_hand,
 )
-from .core import Kind, prop
-from .layers import (
+from ..suite.core import Kind, prop
+from ..suite.layers import (
     AFTER_NORM,
     NO_RESIDUAL,
     PRE_NORM,
@@ -39,8 +39,7 @@ from .layers import (
     run_layer,
     stack_has_n_distinct_layers,
 )
-from .models.layers import LayerMistake, torch_layer, torch_stack
-from .strategies import (
+from ..suite.strategies import (
     EncoderInputs,
     dtypes,
     encoder_layer_state,
@@ -50,6 +49,7 @@ from .strategies import (
     seeds,
     tensors,
 )
+from .models.layers import LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
 oracle = graded.oracle("layers")

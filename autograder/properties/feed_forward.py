@@ -13,9 +13,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
-from .core import Kind, prop
-from .strategies import dtypes, ffn_state, randn, seeds, tensors
+from ..suite.checks import close, diagnose, expect, fail, is_close, not_constant, tensor
+from ..suite.core import Kind, prop
+from ..suite.strategies import dtypes, ffn_state, randn, seeds, tensors
 
 ERROR_HINT = N_(
     "check the layers: linear_1 = nn.Linear(d_model, d_ff), linear_2 = nn.Linear(d_ff, d_model), "

@@ -26,12 +26,18 @@ from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
 from ..student_code import Build, Call
-from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
-from .core import Kind, prop
-from .decoding import DecodingCase, build_model, decoding_cases, fixed_case, greedy_fixed_point
-from .expected_values import expected_causal_mask
+from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from ..suite.core import Kind, prop
+from ..suite.decoding import (
+    DecodingCase,
+    build_model,
+    decoding_cases,
+    fixed_case,
+    greedy_fixed_point,
+)
+from ..suite.expected_values import expected_causal_mask
+from ..suite.strategies import LabelledCase
 from .models.transformer import ExpectedTransformer
-from .strategies import LabelledCase
 from .transformer import NO_PAD
 
 C = "kv_cache"

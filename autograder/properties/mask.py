@@ -11,11 +11,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from . import expected_values
-from .checks import EXPECTED_DTYPE, diagnose, expect, fail, tensor, wrong_shape
-from .core import Kind, prop
-from .expected_values import expected_causal_mask
-from .strategies import PaddedTokens, dtypes, randn, seeds
+from ..suite import expected_values
+from ..suite.checks import EXPECTED_DTYPE, diagnose, expect, fail, tensor, wrong_shape
+from ..suite.core import Kind, prop
+from ..suite.expected_values import expected_causal_mask
+from ..suite.strategies import PaddedTokens, dtypes, randn, seeds
 
 C = "mask"
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call, StudentError
-from . import expected_values, graded
-from .checks import (
+from ..suite import expected_values, graded
+from ..suite.checks import (
     close,
     diagnose,
     equal,
@@ -27,9 +27,8 @@ from .checks import (
     tensor,
     written_by_hand,
 )
-from .core import Kind, prop
-from .models.multi_head import MhaMistake, torch_multi_head
-from .strategies import (
+from ..suite.core import Kind, prop
+from ..suite.strategies import (
     MultiHeadInputs,
     dtypes,
     masks,
@@ -39,6 +38,7 @@ from .strategies import (
     seeds,
     tensors,
 )
+from .models.multi_head import MhaMistake, torch_multi_head
 
 # The mistake models (by-hand multi-head attention): the graded side's; None in the student bundle.
 oracle = graded.oracle("multi_head")

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call, StudentError
-from . import expected_values
-from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
-from .core import Kind, prop
+from ..suite import expected_values
+from ..suite.checks import close, diagnose, expect, fail, is_close, not_constant, tensor
+from ..suite.core import Kind, prop
+from ..suite.strategies import dtypes, randn, seeds
 from .models.positional_encoding import PeMistake, sinusoid_model
-from .strategies import dtypes, randn, seeds
 
 C = "positional_encoding"
 TABLE_ERROR = N_(

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call, cotangent
-from . import expected_values, graded
-from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
-from .core import Kind, prop
-from .expected_values import expected_causal_mask
-from .strategies import LabelledCase, dtypes, seeds, tensors, transformer_state
+from ..suite import expected_values, graded
+from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from ..suite.core import Kind, prop
+from ..suite.expected_values import expected_causal_mask
+from ..suite.strategies import LabelledCase, dtypes, seeds, tensors, transformer_state
 
 C = "training"
 # The smoothed loss by hand with its mistakes: the graded side's; None in the student bundle (docs/bundle.md).

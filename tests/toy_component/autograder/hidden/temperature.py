@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 from hypothesis import given
 
-from autograder.properties.checks import close
-from autograder.properties.core import prop
-from autograder.properties.strategies import tensors
 from autograder.properties.temperature import C, softmax_with_temperature
+from autograder.suite.checks import close
+from autograder.suite.core import prop
+from autograder.suite.strategies import tensors
 
 
 @prop(C, points=1, examples=5, visible=False)

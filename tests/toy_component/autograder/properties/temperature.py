@@ -6,9 +6,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from .checks import close, tensor, written_by_hand
-from .core import Kind, prop
-from .strategies import tensors
+from ..suite.checks import close, tensor, written_by_hand
+from ..suite.core import Kind, prop
+from ..suite.strategies import tensors
 
 C = "temperature"
 

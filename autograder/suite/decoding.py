@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
+from ..properties.models.transformer import ExpectedTransformer, TransformerConfig
 from .checks import expect
 from .expected_values import expected_causal_mask
-from .models.transformer import ExpectedTransformer, TransformerConfig
 from .strategies import LabelledCase, seeds
 
 MAX_LEN = 32  # the positional encoding's table: longer than any decoded sequence here

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import torch.nn.functional as F
 
 from ..i18n import N_, _
+from ..properties.models.layers import TORCH_MISTAKES, StackMistake, torch_layer, torch_stack
 from .checks import diagnose, expect, fail, is_close, tensor
-from .models.layers import TORCH_MISTAKES, StackMistake, torch_layer, torch_stack
 from .strategies import (
     DecoderInputs,
     EncoderInputs,
