@@ -368,3 +368,27 @@ def test_a_component_that_forbids_something_has_its_static_property(name):
         assert static[0].visible, "the student must see the by-hand verdict in the self-check"
     else:
         assert not static, f"{name} forbids nothing, yet has a static by-hand property"
+
+
+def test_the_declared_components_are_the_modules():
+    """Both ways, as Hypothesis checks its strategy registry: every declared component has its module in
+    properties/, hidden/, bugs/ and solutions/ (test_every_component_is_complete names a missing one), and every
+    module there is a declared component (the suite's machinery lives in autograder/suite/): a module left
+    behind by a renamed or removed component, or one never declared, is named here."""
+    folders = ("autograder/properties", "autograder/hidden", "autograder/bugs", "solutions")
+    extra = {
+        f"{folder}/{path.name}"
+        for folder in folders
+        for path in (ROOT / folder).glob("*.py")
+        if path.stem != "__init__" and path.stem not in NAMES
+    }
+    assert not extra, (
+        f"modules of no declared component (autograder/components.py): {sorted(extra)}"
+    )
+    missing = {
+        f"{folder}/{name}.py"
+        for folder in folders
+        for name in NAMES
+        if not (ROOT / folder / f"{name}.py").is_file()
+    }
+    assert not missing, sorted(missing)
