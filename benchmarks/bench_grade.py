@@ -80,6 +80,16 @@ def section_seconds(out: Path) -> dict[str, float]:
     return totals
 
 
+def nbgrader_kernel_per_student() -> float | None:
+    """Seconds per student of nbgrader's kernel mode on the same course, as bench_nbgrader.py last wrote them
+    (benchmarks/figures/nbgrader.md: a 2-core run's wall clock, like CPU / 2 cores here); None if not there."""
+    path = KIT / "benchmarks" / "figures" / "nbgrader.md"
+    for line in path.read_text().splitlines() if path.is_file() else ():
+        if "kernel mode" in line:
+            return float(line.strip(" |").split("|")[-1])
+    return None
+
+
 def make_class(dest: Path) -> dict[str, str]:
     from autograder.judge import sample
 
@@ -384,6 +394,16 @@ def main() -> None:
                     f"{cold / 100:.2f} s, {cold_cpu / 100:.2f} s",
                 )
             )
+            kernel = nbgrader_kernel_per_student()
+            if kernel:
+                per_student = cold_cpu / args.jobs / 100
+                rows.append(
+                    (
+                        f"nbgrader kernel mode per student (figures/nbgrader.md: {kernel:.1f} s) / the "
+                        f"judge's, CPU / {args.jobs} cores (target ≥ 25x)",
+                        f"{kernel / per_student:.1f}x",
+                    )
+                )
             # Where the cold run's time goes: its sections' own seconds, summed over the class per component,
             # with the three components added after the 3-minute target was set (decoding and training) split
             # out; then the ten it was set for, graded on their own.

@@ -15,7 +15,7 @@ from ..suite.core import Kind, prop
 from ..suite.strategies import attention_inputs, randn, seeds, tensors
 
 
-@prop(C, points=2, visible=False, examples=10)
+@prop(C, points=2, visible=False, examples=5)
 @given(inputs=masked_inputs(), c=tensors((4,), lo=-2, hi=2))
 def attention_invariant_to_key_translation(student, inputs, c):
     """Adding the same vector to every key leaves the attention unchanged: A(q, k + 1cᵀ, v) = A(q, k, v)."""
@@ -36,7 +36,7 @@ def attention_invariant_to_key_translation(student, inputs, c):
     consistent(out2, out, _("output after translating every key"), expected=expected_out)
 
 
-@prop(C, points=2, visible=False, examples=10)
+@prop(C, points=2, visible=False, examples=5)
 @given(inputs=masked_inputs(), seed=seeds())
 def attention_is_linear_in_values(student, inputs, seed):
     """A(q, k, v W) = A(q, k, v) W and A(q, k, v + 1cᵀ) = A + 1cᵀ on rows that attend somewhere."""
@@ -78,7 +78,7 @@ def attention_ignores_key_order(student, inputs, seed):
     )
 
 
-@prop(C, points=1, visible=False, examples=10)
+@prop(C, points=1, visible=False, examples=5)
 @given(qkv=attention_inputs(lead=(2,)))
 def attention_identical_keys_average_values(student, qkv):
     """When every key is the same, each output is the mean of the value rows."""
@@ -93,7 +93,7 @@ def attention_identical_keys_average_values(student, qkv):
     )
 
 
-@prop(C, points=2, visible=False, examples=8)
+@prop(C, points=2, visible=False, examples=4)
 @given(inputs=masked_inputs(fully_masked=True))
 def attention_gradients_are_finite(student, inputs):
     """Backpropagating through attention, fully masked rows included, gives finite gradients."""
@@ -130,7 +130,7 @@ def attention_gradients_are_finite(student, inputs):
         )
 
 
-@prop(C, points=1, visible=False, examples=8, kind=Kind.SHAPE)
+@prop(C, points=1, visible=False, examples=4, kind=Kind.SHAPE)
 @given(x=tensors((2, 3)), dtype=st.sampled_from([torch.float32, torch.float64]))
 def softmax_keeps_shape(student, x, dtype):
     """softmax keeps the input's shape (its dtype is the visible softmax_rows_sum_to_one's business)."""

@@ -28,7 +28,7 @@ from ..suite.strategies import MultiHeadInputs, dtypes, model_sizes, seeds
 C = "multi_head"
 
 
-@prop(C, points=2, examples=5, visible=False, error_hint=ERROR)
+@prop(C, points=2, examples=3, visible=False, error_hint=ERROR)
 @given(case=cases(mask="full"))
 @example(
     case=MultiHeadInputs(
@@ -77,7 +77,7 @@ def multi_head_fully_masked_rows_are_finite(student, case):
     )
 
 
-@prop(C, points=2, examples=4, visible=False, error_hint=ERROR)
+@prop(C, points=2, examples=2, visible=False, error_hint=ERROR)
 @given(
     sizes=model_sizes(max_heads=2, min_heads=2),
     m_q=st.integers(1, 3),
@@ -130,7 +130,7 @@ def multi_head_gradients_reach_every_projection(student, sizes, m_q, m_k, seed, 
         )
 
 
-@prop(C, points=1, examples=4, visible=False, error_hint=ERROR)
+@prop(C, points=1, examples=2, visible=False, error_hint=ERROR)
 @given(case=cases(mask="pad"))
 def multi_head_bias_false_equals_torch(student, case):
     """Built with bias=False, the output equals nn.MultiheadAttention(bias=False) with the same weights."""
@@ -157,7 +157,7 @@ def multi_head_bias_false_equals_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=4, visible=False, error_hint=ERROR)
+@prop(C, points=1, examples=2, visible=False, error_hint=ERROR)
 @given(case=cases(mask="full"))
 @example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=4, num_heads=2, seed=2, mask="full"))
 def multi_head_per_head_mask_reaches_its_head(student, case):

@@ -26,14 +26,14 @@ from autograder.suite.core import Kind, prop
 from autograder.suite.strategies import dtypes, seeds
 
 
-@prop(C, points=2, examples=3, visible=False, error_hint=TABLE_ERROR)
+@prop(C, points=2, examples=2, visible=False, error_hint=TABLE_ERROR)
 @given(max_len=st.sampled_from([2000, 5000]), d=st.sampled_from([8, 17, 64]))
 def sinusoidal_long_sequences(student, max_len, d):
     """The table stays right for long sequences (max_len up to 5000), within float32 rounding."""
     check_table(student, max_len, d, f"sinusoidal_encoding({max_len}, {d})")
 
 
-@prop(C, points=2, examples=4, visible=False, error_hint=TABLE_ERROR)
+@prop(C, points=2, examples=2, visible=False, error_hint=TABLE_ERROR)
 @given(half=st.integers(1, 6), k=st.integers(1, 7))
 def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
     """PE[p + k] = R_k PE[p]: each pair rotates by the angle k·ω_i, ω_i = 1 / 10000^(2i/d_model)."""
@@ -76,7 +76,7 @@ def positional_encoding_default_max_len(student, d):
     tensor(info["state"]["pe"], "PositionalEncoding(d_model).pe", shape=(1, 5000, d))
 
 
-@prop(C, points=1, examples=3, visible=False, error_hint=EMBEDDING_ERROR)
+@prop(C, points=1, examples=2, visible=False, error_hint=EMBEDDING_ERROR)
 @given(vocab=st.integers(2, 6), d=st.integers(1, 5), seed=seeds(), dtype=dtypes())
 def token_embedding_parameters_and_dtype(student, vocab, d, seed, dtype):
     """TokenEmbedding has embedding (nn.Embedding, weight (vocab_size, d_model)); a float64 model gives float64

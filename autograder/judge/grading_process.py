@@ -142,7 +142,7 @@ class GradingProcess:
         # What is left (the properties' caches, Hypothesis's state: ~90 000 objects) a full collection still
         # walks, 45 ms each, 14 times per grading process for 12 students (3.5 % of its CPU time): one full
         # collection per 100 middle ones instead of 10. The young collections, which free the examples'
-        # cycles, are unchanged.
+        # cycles, keep suite/core.py's threshold (GC_THRESHOLD).
         gc.set_threshold(*gc.get_threshold()[:2], 100)
 
     def zygote_factory(self):

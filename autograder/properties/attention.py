@@ -128,7 +128,7 @@ def sums_to_one(x, dim):
     return is_close(x.sum(dim), torch.ones_like(x.sum(dim)))
 
 
-@prop(C, points=2, examples=12)
+@prop(C, points=2, examples=6)
 @given(
     x=st.integers(1, 3)
     .flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
@@ -173,7 +173,7 @@ def softmax_rows_sum_to_one(student, x, dtype):
         )
 
 
-@prop(C, points=1, examples=12)
+@prop(C, points=1, examples=6)
 @given(x=tensors((2, 3, 4)), dim=st.sampled_from([0, 1, -2, 2]))
 def softmax_respects_dim(student, x, dim):
     """softmax(x, dim) normalises along `dim`, whichever it is."""
@@ -192,7 +192,7 @@ def softmax_respects_dim(student, x, dim):
     )
 
 
-@prop(C, points=2, examples=12)
+@prop(C, points=2, examples=6)
 @given(x=tensors((3, 5), lo=-1e4, hi=1e4), dtype=dtypes())
 @example(
     x=torch.tensor([[1e4, 0.0, -1e4], [1000.0, 1000.0, 999.0]], dtype=torch.float64),
@@ -216,7 +216,7 @@ def softmax_is_stable_for_large_logits(student, x, dtype):
     )
 
 
-@prop(C, points=1, examples=12)
+@prop(C, points=1, examples=6)
 @given(x=tensors((2, 4)), shift=st.floats(-100, 100, width=32))
 def softmax_is_shift_invariant(student, x, shift):
     """softmax(x + c) = softmax(x) for a constant c per row."""
@@ -229,7 +229,7 @@ def softmax_is_shift_invariant(student, x, shift):
     )
 
 
-@prop(C, points=1, examples=5)
+@prop(C, points=1, examples=3)
 @given(dtype=dtypes(), n=st.integers(1, 4))
 def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     """A row that is entirely -inf gives all zeros, not NaN."""
@@ -248,7 +248,7 @@ def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
 @prop(
     C,
     points=2,
-    examples=12,
+    examples=6,
     error_hint=N_(
         "a shape error with m_q != m_k: Q and K swapped (key @ query^T), or a transpose "
         "on the wrong dims? scores = query @ key.transpose(-2, -1)"
@@ -261,7 +261,7 @@ def attention_shapes_for_cross_attention(student, qkv):
     attend(student, qkv.query, qkv.key, qkv.value, strict=True)
 
 
-@prop(C, points=2, examples=12)
+@prop(C, points=2, examples=6)
 @given(qkv=attention_inputs())
 def attention_weights_are_a_distribution(student, qkv):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
@@ -287,7 +287,7 @@ def attention_weights_are_a_distribution(student, qkv):
         )
 
 
-@prop(C, points=3, examples=12)
+@prop(C, points=3, examples=6)
 @given(
     q=tensors((1, 1, 4), lo=-2, hi=2),
     k=tensors((1, 2, 4), lo=-2, hi=2),
@@ -335,7 +335,7 @@ def masked_inputs(draw, fully_masked=False):
     return MaskedAttentionInputs(query=q, key=k, value=v, mask=m)
 
 
-@prop(C, points=3, examples=12)
+@prop(C, points=3, examples=6)
 @given(inputs=masked_inputs())
 def attention_equals_torch(student, inputs):
     """Weights and output equal torch's scaled_dot_product_attention (mask True = may attend)."""
@@ -383,7 +383,7 @@ def attention_equals_torch(student, inputs):
     )
 
 
-@prop(C, points=2, examples=12)
+@prop(C, points=2, examples=6)
 @given(inputs=masked_inputs())
 def attention_masked_keys_get_zero_weight(student, inputs):
     """Where the mask is False, the weight is exactly 0; allowed weights still sum to 1."""
@@ -413,7 +413,7 @@ def attention_masked_keys_get_zero_weight(student, inputs):
         )
 
 
-@prop(C, points=2, examples=10)
+@prop(C, points=2, examples=5)
 @given(inputs=masked_inputs(fully_masked=True))
 @example(
     inputs=MaskedAttentionInputs(
@@ -442,7 +442,7 @@ def attention_fully_masked_rows_are_zero(student, inputs):
         )
 
 
-@prop(C, points=2, examples=12)
+@prop(C, points=2, examples=6)
 @given(inputs=masked_inputs())
 def attention_output_in_convex_hull_of_values(student, inputs):
     """Each output coordinate lies between the min and max of the allowed value rows."""

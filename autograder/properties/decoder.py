@@ -236,7 +236,7 @@ def decoder_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=4, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
 @given(n=st.integers(1, 3))
 @example(n=2)
 def decoder_stack_has_n_distinct_layers(student, n):
@@ -244,7 +244,7 @@ def decoder_stack_has_n_distinct_layers(student, n):
     stack_has_n_distinct_layers(student, C, "Decoder", "DecoderLayer", n)
 
 
-@prop(C, points=1, examples=4, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
 @given(case=layer_cases(memory_mask="maybe"))
 def decoder_layer_output_shape(student, case):
     """With m_E != m_D the output is (batch, m_D, d_model): one row per target position, dtype kept."""
@@ -271,7 +271,7 @@ def decoder_layer_output_shape(student, case):
     )
 
 
-@prop(C, points=3, examples=6, error_hint=LAYER_ERROR)
+@prop(C, points=3, examples=3, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=5))
 @example(
@@ -300,7 +300,7 @@ def decoder_layer_equals_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=4, error_hint=LAYER_ERROR)
+@prop(C, points=2, examples=2, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"), p=st.integers(0, 1))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=3), p=0)
 def decoder_layer_is_causal(student, case, p):
@@ -339,7 +339,7 @@ def decoder_layer_is_causal(student, case, p):
     )
 
 
-@prop(C, points=1, examples=5, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=3, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask=False))
 @example(
     case=fixed_layer_case(
@@ -365,7 +365,7 @@ def decoder_layer_cross_attention_reads_memory(student, case):
     )
 
 
-@prop(C, points=1, examples=5, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=3, error_hint=LAYER_ERROR)
 @given(case=layer_cases())
 @example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_layer_memory_mask_hides_padding(student, case):
@@ -385,7 +385,7 @@ def decoder_layer_memory_mask_hides_padding(student, case):
     )
 
 
-@prop(C, points=2, examples=4, error_hint=LAYER_ERROR)
+@prop(C, points=2, examples=2, error_hint=LAYER_ERROR)
 @given(case=layer_cases(memory_mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=9), n=2)
 def decoder_stack_equals_torch(student, case, n):

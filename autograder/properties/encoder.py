@@ -173,7 +173,7 @@ def encoder_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=4, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
 @given(n=st.integers(1, 3))
 @example(n=2)
 def encoder_stack_has_n_distinct_layers(student, n):
@@ -181,7 +181,7 @@ def encoder_stack_has_n_distinct_layers(student, n):
     stack_has_n_distinct_layers(student, C, "Encoder", "EncoderLayer", n)
 
 
-@prop(C, points=3, examples=8, error_hint=LAYER_ERROR)
+@prop(C, points=3, examples=4, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask="maybe"))
 @example(case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=5))
 @example(
@@ -211,7 +211,7 @@ def encoder_layer_equals_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=6, error_hint=LAYER_ERROR)
+@prop(C, points=2, examples=3, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask=False))
 @example(
     case=fixed_layer_case(batch=1, length=3, d_model=4, num_heads=2, d_ff=8, seed=3, mask=False)
@@ -253,7 +253,7 @@ def encoder_layer_post_norm_closed_form(student, case):
     )
 
 
-@prop(C, points=1, examples=6, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=3, error_hint=LAYER_ERROR)
 @given(case=layer_cases(), noise=st.integers(0, 2**16 - 1))
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=1), noise=1)
 def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
@@ -274,7 +274,7 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     )
 
 
-@prop(C, points=3, examples=6, error_hint=LAYER_ERROR)
+@prop(C, points=3, examples=3, error_hint=LAYER_ERROR)
 @given(case=layer_cases(mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=7), n=2)
 @example(

@@ -263,7 +263,7 @@ def memory_side(state) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=3, examples=4, error_hint=BUILD_ERROR)
+@prop(C, points=3, examples=2, error_hint=BUILD_ERROR)
 @given(inputs=step_inputs(dtypes=(torch.float64, torch.float32)))
 @example(inputs=fixed_steps(3, (1, 3, 1, 2), lengths=[3, 4]))
 @example(inputs=fixed_steps(5, (2, 2), b=1, me=3, vocab=5, d=6, h=1, n=1))
@@ -435,7 +435,7 @@ def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
     return ys, reply
 
 
-@prop(C, points=2, examples=3, error_hint=BUILD_ERROR)
+@prop(C, points=2, examples=2, error_hint=BUILD_ERROR)
 @given(
     case=decoding_cases(batch=(1, 3)),
     ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),

@@ -155,14 +155,14 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
 
 
 # --------------------------------------------------------------------------------------------- causal mask
-@prop(C, points=1, examples=6, kind=Kind.SHAPE)
+@prop(C, points=1, examples=3, kind=Kind.SHAPE)
 @given(size=st.integers(1, 6))
 def causal_mask_shape_and_dtype(student, size):
     """causal_mask(size) is a bool tensor of shape (size, size)."""
     student_causal_mask(student, size, strict=True)
 
 
-@prop(C, points=3, examples=6)
+@prop(C, points=3, examples=3)
 @given(size=st.integers(1, 7))
 @example(size=3)
 def causal_mask_is_lower_triangular(student, size):
@@ -190,7 +190,7 @@ def causal_mask_is_lower_triangular(student, size):
 @prop(
     C,
     points=1,
-    examples=3,
+    examples=2,
     error_hint=N_(
         "accept a device argument, causal_mask(size, device=None), and pass it "
         "to the tensor you create (device=device)"
@@ -210,7 +210,7 @@ def causal_mask_accepts_device(student, size, device):
     )
 
 
-@prop(C, points=3, examples=8)
+@prop(C, points=3, examples=4)
 @given(
     n=st.integers(2, 5), cut=st.integers(0, 4), d=st.integers(1, 3), seed=seeds(), dtype=dtypes()
 )
@@ -239,14 +239,14 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
 
 
 # -------------------------------------------------------------------------------------------- padding mask
-@prop(C, points=1, examples=6, kind=Kind.SHAPE)
+@prop(C, points=1, examples=3, kind=Kind.SHAPE)
 @given(inputs=padded_tokens())
 def padding_mask_shape_and_dtype(student, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""
     student_padding_mask(student, inputs.tokens, inputs.pad_id, strict=True)
 
 
-@prop(C, points=2, examples=10)
+@prop(C, points=2, examples=5)
 @given(inputs=padded_tokens())
 @example(inputs=PaddedTokens(tokens=torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), pad_id=3))
 @example(inputs=PaddedTokens(tokens=torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), pad_id=0))
@@ -270,7 +270,7 @@ def padding_mask_marks_real_tokens(student, inputs):
         )
 
 
-@prop(C, points=2, examples=8)
+@prop(C, points=2, examples=4)
 @given(
     inputs=padded_tokens(max_batch=2, max_seq=4),
     heads=st.integers(1, 2),

@@ -316,7 +316,7 @@ def multi_head_parameters_are_named(student):
 @prop(
     C,
     points=1,
-    examples=5,
+    examples=3,
     error_hint=N_(
         "a shape error with m_q != m_k: reshape the keys and values with their own length "
         "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)"
@@ -334,7 +334,7 @@ def multi_head_cross_attention_shape(student, case):
     stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
 
 
-@prop(C, points=3, examples=7, error_hint=ERROR)
+@prop(C, points=3, examples=4, error_hint=ERROR)
 @given(case=cases())
 @example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=6, num_heads=2, seed=11))
 @example(
@@ -370,7 +370,7 @@ def multi_head_equals_torch(student, case):
 @prop(
     C,
     points=2,
-    examples=8,
+    examples=4,
     error_hint=N_(
         "a shape error with a mask: masks arrive as (m_q, m_k) or "
         "(batch, 1 or h, 1 or m_q, m_k) and broadcast against the "
@@ -411,7 +411,7 @@ def multi_head_masks_equal_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=6, error_hint=ERROR)
+@prop(C, points=2, examples=3, error_hint=ERROR)
 @given(case=cases(mask="any"))
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=7, mask="full"))
 def multi_head_attention_weights_equal_torch(student, case):
@@ -453,7 +453,7 @@ def multi_head_attention_weights_equal_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=5, error_hint=ERROR)
+@prop(C, points=1, examples=3, error_hint=ERROR)
 @given(case=cases(distinct_lengths=False), perm_seed=st.integers(0, 100))
 @example(case=fixed_case(batch=2, m_q=3, m_k=3, d_model=4, num_heads=2, seed=13), perm_seed=1)
 def multi_head_self_attention_is_permutation_equivariant(student, case, perm_seed):
@@ -494,7 +494,7 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     )
 
 
-@prop(C, points=1, examples=5, error_hint=ERROR)
+@prop(C, points=1, examples=3, error_hint=ERROR)
 @given(case=cases(min_heads=1, max_heads=1))
 @example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=3, num_heads=1, seed=4))
 def multi_head_one_head_is_projected_attention(student, case):
@@ -528,7 +528,7 @@ def multi_head_one_head_is_projected_attention(student, case):
     )
 
 
-@prop(C, points=1, examples=4, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE)
 @given(sizes=st.sampled_from([(6, 4), (5, 2), (8, 3), (4, 8)]))
 @example(sizes=(6, 4))
 def multi_head_bad_head_count_raises_value_error(student, sizes):
@@ -562,7 +562,7 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
     )
 
 
-@prop(C, points=1, examples=4, error_hint=ERROR)
+@prop(C, points=1, examples=2, error_hint=ERROR)
 @given(case=cases(mask="pad"))
 def multi_head_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.5 in eval mode, the output is exactly the dropout-free one (and repeatable)."""
@@ -589,7 +589,7 @@ def multi_head_dropout_is_off_in_eval(student, case):
     )
 
 
-@prop(C, points=1, examples=4, error_hint=ERROR)
+@prop(C, points=1, examples=2, error_hint=ERROR)
 @given(case=cases(mask="pad"))
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=1, mask="pad"))
 def multi_head_stores_weights_before_dropout(student, case):
@@ -643,7 +643,7 @@ def multi_head_stores_weights_before_dropout(student, case):
     )
 
 
-@prop(C, points=1, examples=3, error_hint=ERROR)
+@prop(C, points=1, examples=2, error_hint=ERROR)
 @given(seed=seeds(), dtype=dtypes())
 def multi_head_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,

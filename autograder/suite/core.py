@@ -8,6 +8,7 @@ Hypothesis settings and turns whatever happens into an `Outcome`: same submissio
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib
 import inspect
@@ -31,6 +32,15 @@ from . import error_hints
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
 # loaded 2-core machine made it 3x slower). It also fixes the order of float reductions run to run.
 torch.set_num_threads(1)
+
+# The cyclic garbage collector: torch and Hypothesis leave ~10^6 long-lived objects that every full collection
+# walks again, and Hypothesis makes short-lived ones by the thousand per example (~490 collections in five
+# components' properties, 15 % of their CPU time). Frozen (never collected, they live as long as the process)
+# and with fewer, larger young collections, the same properties ran in 2.4 s instead of 3.0 s of CPU. Freed
+# memory is the same: tensors go by reference count; only cycles wait a little longer.
+GC_THRESHOLD = (20_000, 20, 20)
+gc.freeze()
+gc.set_threshold(*GC_THRESHOLD)
 
 # Shrinking is what turns a failure into a small example a student can read, but a broken submission fails
 # dozens of properties and each shrink costs calls. Hypothesis documents this count as monkeypatchable; a
