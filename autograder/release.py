@@ -28,7 +28,10 @@ SHIPPED = [
     "check.py",
     "components.py",
     "results.py",
-    "rules.py",
+    "rules/__init__.py",
+    "rules/families.py",
+    "rules/runtime_guard.py",
+    "rules/static_scan.py",
     "student_code.py",
     "timing.py",
     "pytest_plugin.py",
@@ -142,6 +145,7 @@ def build(dest: Path, lang: str | None = None) -> Path:
     pkg = dest / "autograder"
     (pkg / "properties").mkdir(parents=True)
     for name in SHIPPED:
+        (pkg / name).parent.mkdir(exist_ok=True)  # a package's folder: rules/
         shutil.copy2(PACKAGE / name, pkg / name)
     visible = {}
     for p in core.load(include_hidden=True):
