@@ -21,7 +21,8 @@ from . import KIT, glossary, results
 from .components import NAMES, get
 from .i18n import _
 from .properties import core
-from .student_code import InProcessStudentCode, StopsAtLoops
+from .student_code.executor import InProcessStudentCode
+from .student_code.interface import StopsAtLoops
 from .timing import DEFAULT_TIMEOUT
 
 

@@ -31,7 +31,7 @@ def main() -> None:
     from autograder import KIT, i18n
     from autograder.bugs import catalog, make_submission
     from autograder.properties import core
-    from autograder.student_code import InProcessStudentCode
+    from autograder.student_code.executor import InProcessStudentCode
 
     visible = [p for p in core.load() if p.visible]
     if args.bundle:  # nor the components whose self-check the bundle does not ship

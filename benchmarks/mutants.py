@@ -234,7 +234,7 @@ class Verdict:
 def _suite(component: str, folder: Path) -> str:
     """The id of the first property of the component's suite that does not pass, or ""."""
     from autograder.properties import core
-    from autograder.student_code import InProcessStudentCode
+    from autograder.student_code.executor import InProcessStudentCode
 
     student = InProcessStudentCode(folder, f"mutant of {component}")
     for p in core.load(include_hidden=True):

@@ -144,7 +144,7 @@ def excerpt_es() -> str:
     from autograder import check, i18n, results
     from autograder.bugs import catalog, make_submission
     from autograder.properties import core
-    from autograder.student_code import InProcessStudentCode
+    from autograder.student_code.executor import InProcessStudentCode
 
     bugs = {b.id: b for b in [*catalog(), _course_notebook_names()]}
     blocks = []

@@ -13,7 +13,8 @@ import copy
 from autograder import KIT, i18n
 from autograder.bugs import catalog, make_submission
 from autograder.properties import core
-from autograder.student_code import InProcessStudentCode, StudentCode
+from autograder.student_code.executor import InProcessStudentCode
+from autograder.student_code.interface import StudentCode
 
 PROPERTIES = core.load(include_hidden=True)
 BUGS = {b.id: b for b in catalog()}

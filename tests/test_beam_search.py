@@ -9,7 +9,7 @@ from autograder import KIT, i18n
 from autograder.bugs import catalog, make_submission
 from autograder.judge import sample
 from autograder.properties import beam_search, core
-from autograder.student_code import InProcessStudentCode
+from autograder.student_code.executor import InProcessStudentCode
 
 
 def outcomes(folder, names=None):

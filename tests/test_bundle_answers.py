@@ -204,7 +204,7 @@ def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
     from autograder import KIT, i18n
     from autograder.bugs import catalog, make_submission
     from autograder.properties import core
-    from autograder.student_code import InProcessStudentCode
+    from autograder.student_code.executor import InProcessStudentCode
 
     bug = next(b for b in catalog() if b.id == bug_id)
     assert bug.component not in release.GRADED_ONLY

@@ -17,7 +17,8 @@ import torch
 from autograder import KIT
 from autograder.components import NAMES
 from autograder.properties import core
-from autograder.student_code import Call, InProcessStudentCode, Inspect, StudentCode
+from autograder.student_code.executor import InProcessStudentCode
+from autograder.student_code.interface import Call, Inspect, StudentCode
 
 PROPERTIES = core.load(include_hidden=True)
 

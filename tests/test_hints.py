@@ -15,7 +15,8 @@ import pytest
 from autograder import KIT, i18n, results
 from autograder.check import run_suite
 from autograder.properties import core, error_hints
-from autograder.student_code import InProcessStudentCode, StopsAtLoops
+from autograder.student_code.executor import InProcessStudentCode
+from autograder.student_code.interface import StopsAtLoops
 
 ROOT = KIT
 

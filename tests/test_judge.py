@@ -318,7 +318,7 @@ def test_a_section_without_its_file_needs_no_worker(component, tmp_path):
     property's outcome equals a run on the section's real package (the reference dependencies, no file)."""
     from autograder.judge.remote import WithoutItsFile
     from autograder.properties import core
-    from autograder.student_code import InProcessStudentCode
+    from autograder.student_code.executor import InProcessStudentCode
 
     for dep in BY_NAME[component].deps:
         shutil.copy(KIT / "solutions" / f"{dep}.py", tmp_path / f"{dep}.py")

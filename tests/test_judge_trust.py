@@ -31,7 +31,8 @@ from autograder.judge.outputs import StudentResult, render_gradebook
 from autograder.judge.remote import _tidy
 from autograder.judge.scheduler import Options, grade
 from autograder.properties import core
-from autograder.student_code import ERROR_LIMITS, InProcessStudentCode, Reply, StudentError
+from autograder.student_code.executor import InProcessStudentCode
+from autograder.student_code.interface import ERROR_LIMITS, Reply, StudentError
 
 
 # ------------------------------------------------------------------------------------ the reply decoder
@@ -431,7 +432,7 @@ def test_lone_surrogates_arrive_as_text():
 
 def test_the_kits_kinds_are_checked_and_worded_by_the_judge():
     from autograder.judge.remote import Import
-    from autograder.student_code import Call
+    from autograder.student_code.interface import Call
 
     op = Call("attention", "softmax", (), {})
     sources = {"attention": "...", "helper": "..."}

@@ -15,7 +15,7 @@ from autograder.hidden.kv_cache import ExpectedCache
 from autograder.judge import sample
 from autograder.properties import core
 from autograder.properties.kv_cache import fixed_steps, full_logits
-from autograder.student_code import InProcessStudentCode
+from autograder.student_code.executor import InProcessStudentCode
 
 # hostile example -> its kv_cache score (of 14); its control, the same decoder in plain sight, gets 12
 EXPECTED = {

@@ -8,7 +8,7 @@ import pytest
 
 from autograder.properties import core
 from autograder.rules.static_scan import scan_source
-from autograder.student_code import InProcessStudentCode
+from autograder.student_code.executor import InProcessStudentCode
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -845,7 +845,7 @@ def test_switching_the_rules_off_from_a_helper_earns_nothing_in_process(tmp_path
     sample.make("hostile:switch_off_rules", tmp_path / "s")
     script = (
         "import sys\nfrom pathlib import Path\nfrom autograder.properties import core\n"
-        "from autograder.student_code import InProcessStudentCode\n"
+        "from autograder.student_code.executor import InProcessStudentCode\n"
         "student = InProcessStudentCode(Path(sys.argv[1]))\n"
         "props = [p for p in core.load() if p.component in ('attention', 'add_norm')]\n"
         "outcomes = core.require_behaviour([core.run_property(p, student) for p in props])\n"

@@ -7,7 +7,7 @@ from autograder import KIT
 from autograder.bugs import catalog, make_submission
 from autograder.components import NAMES
 from autograder.properties import core
-from autograder.student_code import InProcessStudentCode
+from autograder.student_code.executor import InProcessStudentCode
 
 
 @pytest.fixture

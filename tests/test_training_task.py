@@ -11,7 +11,7 @@ from autograder import i18n
 from autograder.judge import sample
 from autograder.properties import core
 from autograder.properties import training as T
-from autograder.student_code import InProcessStudentCode
+from autograder.student_code.executor import InProcessStudentCode
 
 
 def test_the_task_is_a_permutation_drawn_from_the_draw():

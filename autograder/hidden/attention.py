@@ -12,7 +12,7 @@ from ..properties.attention import C, attend, masked_inputs, softmax
 from ..properties.checks import VERSUS, close, consistent, expect, not_constant
 from ..properties.core import prop
 from ..properties.strategies import attention_inputs, randn, seeds, tensors
-from ..student_code import Call
+from ..student_code.interface import Call
 
 
 @prop(C, points=2, visible=False, examples=10)

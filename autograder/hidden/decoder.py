@@ -23,7 +23,7 @@ from ..properties.decoder import (
 )
 from ..properties.layers import AFTER_NORM, NO_RESIDUAL, PRE_NORM, expected_layer_norm
 from ..properties.strategies import decoder_layer_state, randn
-from ..student_code import Call
+from ..student_code.interface import Call
 
 C = "decoder"
 

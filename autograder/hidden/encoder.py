@@ -22,7 +22,7 @@ from ..properties.encoder import (
     torch_layer,
 )
 from ..properties.strategies import masks, randn
-from ..student_code import Call
+from ..student_code.interface import Call
 
 C = "encoder"
 

@@ -21,7 +21,7 @@ from autograder.properties.feed_forward import (
     student_feed_forward,
 )
 from autograder.properties.strategies import dtypes, ffn_state, randn, seeds
-from autograder.student_code import Call, cotangent
+from autograder.student_code.interface import Call, cotangent
 
 
 @prop(C, points=2, examples=3, visible=False, error_hint=ERROR_HINT)

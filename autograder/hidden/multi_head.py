@@ -23,7 +23,7 @@ from ..properties.multi_head import (
     stored_weights,
 )
 from ..properties.strategies import MultiHeadInputs, dtypes, model_sizes, seeds
-from ..student_code import Call
+from ..student_code.interface import Call
 
 C = "multi_head"
 

@@ -269,7 +269,8 @@ class GradingProcess:
     def run(self, section: dict) -> dict:
         from ..components import NAMES
         from ..properties.core import Status
-        from ..student_code import StopsAtLoops, seed_everything
+        from ..student_code.executor import seed_everything
+        from ..student_code.interface import StopsAtLoops
         from .remote import JudgeError, SandboxedStudentCode, WithoutItsFile
 
         start = time.perf_counter()

@@ -21,7 +21,7 @@ import torch
 
 from ..i18n import _
 from ..properties import expected_values
-from ..student_code import Call, StudentError
+from ..student_code.interface import Call, StudentError
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 # The labels in the course's language: the same pattern (the 1st and 5th token alike), so the same vectors.

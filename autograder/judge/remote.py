@@ -23,7 +23,7 @@ from pathlib import Path
 from .. import KIT, timing
 from ..components import call_limit_factor
 from ..i18n import N_, _
-from ..student_code import (
+from ..student_code.interface import (
     ERROR_KINDS,
     IMPORT_OF,
     Build,

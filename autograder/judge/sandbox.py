@@ -53,7 +53,8 @@ import torch.nn.functional
 
 from .. import i18n, rules
 from ..components import COMPONENTS
-from ..student_code import Executor, Reply, StudentError
+from ..student_code.executor import Executor
+from ..student_code.interface import Reply, StudentError
 from . import wire
 
 

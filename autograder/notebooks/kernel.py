@@ -126,7 +126,7 @@ def setup(component: str) -> str:
         )
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
         del sys.modules[name]  # a re-run picks up edits to the earlier notebooks
-    from ..student_code import load_package
+    from ..student_code.executor import load_package
 
     load_package(folder, PACKAGE)
     return PACKAGE
@@ -168,7 +168,8 @@ def _places(component: str, own: bool) -> dict:
 
 
 def _student_code(component: str, own: bool):
-    from ..student_code import InProcessStudentCode, StopsAtLoops
+    from ..student_code.executor import InProcessStudentCode
+    from ..student_code.interface import StopsAtLoops
 
     modules = {**_deps(component, own), component: notebook_module(component)}
     key = hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()[:16]

@@ -26,7 +26,7 @@ from ..i18n import N_, _
 from ..oracles.greedy import (
     expected_greedy_decode,  # graded side only: not in the bundle (docs/bundle.md)
 )
-from ..student_code import Call
+from ..student_code.interface import Call
 from .checks import (
     EXPECTED_DTYPE,
     close,

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
-from ..student_code import Build, Call
+from ..student_code.interface import Build, Call
 from .checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from .core import prop
 from .decoding import DecodingCase, build_model, decoding_cases, fixed_case

@@ -16,7 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from ..student_code import Call, StudentError
+from ..student_code.interface import Call, StudentError
 from . import expected_values, graded
 from .checks import (
     close,

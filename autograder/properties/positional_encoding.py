@@ -13,7 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from ..student_code import Call, StudentError
+from ..student_code.interface import Call, StudentError
 from . import expected_values
 from .checks import close, diagnose, expect, fail, is_close, not_constant, tensor
 from .core import prop

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
-from ..student_code import Call
+from ..student_code.interface import Call
 from . import expected_values, graded
 from .checks import (
     close,
