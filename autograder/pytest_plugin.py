@@ -54,8 +54,8 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
-def kit_target(request):
-    """The self-check session on the submission (named for the tests written before it knew dependencies)."""
+def self_check(request):
+    """The self-check session on the submission."""
     if not _SESSION:
         _SESSION.append(SelfCheck(submission_root(request.config)))
     return _SESSION[0]

@@ -93,8 +93,9 @@ class JudgeError(BaseException):
 
 
 # -------------------------------------------------------------------------------------------------- zygote
-class Zygote:
-    """A warm process (torch imported) that forks workers on request; one per grading process."""
+class ZygoteClient:
+    """The grading process's end of a zygote (sandbox.ZygoteServer): a warm process (torch imported) that forks
+    workers on request; one per grading process."""
 
     def __init__(self, log_path: Path | None = None):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
