@@ -1,7 +1,7 @@
 """The by-hand rules: which library functions a component may not use, enforced two ways.
 
-- families.py: the operator families (softmax, norm, attention, loss) and the survey of torch, NumPy and SciPy
-  that their patterns answer to.
+- families.py: what is forbidden: the operator families (softmax, norm, attention, loss), the named sets of
+  library names, each component's (STATIC), and the survey of torch, NumPy and SciPy they answer to.
 - runtime_guard.py: at run time, the library's own kernels refuse while a component that forbids their family is
   under test (shadow kernels at torch's dispatcher, however the operator is reached).
 - static_scan.py: statically, an AST scan of every file of the submission names forbidden calls, the tricks that
@@ -13,7 +13,18 @@ public ones, so that `from autograder import rules` reads `rules.guard(...)`, `r
 each lives in, and is documented by, its own module.
 """
 
-from .families import FAMILIES, FAMILY_TEXT, SURVEY, SURVEYED_NAMESPACES, family_ops, survey
+from .families import (
+    FAMILIES,
+    FAMILY_TEXT,
+    FORBIDDEN_NAMES,
+    NAME_PATTERNS,
+    STATIC,
+    SURVEY,
+    SURVEYED_NAMESPACES,
+    family_ops,
+    survey,
+    unknown_rules,
+)
 from .runtime_guard import (
     PYTHON_EQUIVALENTS,
     RUNTIME,
@@ -23,17 +34,7 @@ from .runtime_guard import (
     install,
     probe,
 )
-from .static_scan import (
-    FORBIDDEN_NAMES,
-    NAME_PATTERNS,
-    STATIC,
-    Finding,
-    imported_helpers,
-    named_helpers,
-    scan_source,
-    scan_submission,
-    unknown_rules,
-)
+from .static_scan import Finding, imported_helpers, named_helpers, scan_source, scan_submission
 
 __all__ = [
     "FAMILIES",

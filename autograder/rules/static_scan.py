@@ -1,7 +1,7 @@
 """The by-hand rules, statically: an AST scan names forbidden calls and the tricks used to hide them, in the
 component's file and in every helper module of the submission that it imports, and names tampering in every other
 .py file of the submission, whatever loads it. Which names a component forbids is its declaration's
-(autograder/components.py); the named sets grow with the survey (families.py, docs/byhand.md).
+(autograder/components.py); the named sets and how they grow with the survey: families.py, docs/byhand.md.
 """
 
 from __future__ import annotations
@@ -9,153 +9,11 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from types import MappingProxyType
 
-from ..components import COMPONENTS, NAMES
+from ..components import NAMES
 from ..i18n import _
-from .families import FAMILIES, survey
+from .families import STATIC
 
-# Names that may not appear as attributes or imports from a library, in named sets; a component's declaration
-# says which sets apply to it.
-FORBIDDEN_NAMES: MappingProxyType = MappingProxyType(
-    {
-        "attention": frozenset(
-            {
-                "scaled_dot_product_attention",
-                "MultiheadAttention",
-                "multi_head_attention_forward",
-                "_native_multi_head_attention",
-                "_scaled_dot_product_attention_math",
-                "_scaled_dot_product_flash_attention_for_cpu",
-                "_transformer_encoder_layer_fwd",
-            }
-        ),
-        "softmax": frozenset(
-            {
-                "softmax",
-                "log_softmax",
-                "_softmax",
-                "_log_softmax",
-                "_safe_softmax",
-                "_sparse_softmax",
-                "_masked_softmax",
-                "softmin",
-                "gumbel_softmax",
-                "logsumexp",
-                "logcumsumexp",
-                "_logcumsumexp",
-                "logaddexp",
-                "logaddexp2",
-                "Softmax",
-                "LogSoftmax",
-                "Softmin",
-            }
-        ),
-        "norm": frozenset(
-            {
-                "layer_norm",
-                "LayerNorm",
-                "native_layer_norm",
-                "rms_norm",
-                "RMSNorm",
-                "_fused_rms_norm",
-                "group_norm",
-                "GroupNorm",
-                "native_group_norm",
-                "batch_norm",
-                "native_batch_norm",
-                "BatchNorm1d",
-                "BatchNorm2d",
-                "BatchNorm3d",
-                "instance_norm",
-                "InstanceNorm1d",
-                "InstanceNorm2d",
-                "InstanceNorm3d",
-                "local_response_norm",
-                "LocalResponseNorm",
-            }
-        ),
-        "transformer": frozenset(
-            {
-                "Transformer",
-                "TransformerEncoder",
-                "TransformerDecoder",
-                "TransformerEncoderLayer",
-                "TransformerDecoderLayer",
-            }
-        ),
-        # a library loss computes the whole (smoothed) cross-entropy in one call
-        "loss": frozenset(
-            {
-                "cross_entropy",
-                "CrossEntropyLoss",
-                "nll_loss",
-                "NLLLoss",
-                "kl_div",
-                "KLDivLoss",
-                "binary_cross_entropy",
-                "binary_cross_entropy_with_logits",
-                "poisson_nll_loss",
-                "PoissonNLLLoss",
-                # torch.distributions: KL(q || p) plus the entropy of q is the smoothed cross-entropy
-                "distributions",
-                "kl_divergence",
-                "entropy",
-                "Categorical",
-                "OneHotCategorical",
-                "_dispatch_kl",
-                "_KL_REGISTRY",
-                "_KL_MEMOIZE",
-                "rel_entr",
-            }
-        ),
-    }
-)
-# The survey's names (survey()) that each named set adds to the list above, by pattern over their lower-cased
-# names: every name in torch's namespaces, NumPy and SciPy that looks like the family (docs/byhand.md).
-NAME_PATTERNS: MappingProxyType = MappingProxyType(
-    {
-        "softmax": FAMILIES["softmax"],
-        "norm": re.compile(r"(layer|group|batch|instance|rms)_?norm"),
-        "attention": re.compile(r"attention|_fused_sdp|multihead|multi_head"),
-        "transformer": re.compile(r"^transformer"),
-        "loss": re.compile(r"loss|cross_entropy|nll|kl_div|entropy|^_kl_"),
-    }
-)
-
-
-def _derived_names() -> dict[str, frozenset[str]]:
-    found = survey()
-    every = {n for names in found.values() for n in names}
-    return {
-        key: frozenset(n for n in every if pattern.search(n.lower()))
-        for key, pattern in NAME_PATTERNS.items()
-    }
-
-
-def unknown_rules(component) -> list[str]:
-    """What a component's declaration names that these rules do not know (a typo would forbid nothing)."""
-    return [
-        f"{field} {name!r} is not one of {', '.join(known)}"
-        for field, known in (("forbidden_families", FAMILIES), ("forbidden_names", FORBIDDEN_NAMES))
-        for name in getattr(component, field)
-        if name not in known
-    ]
-
-
-_UNKNOWN = [f"{c.name}'s {why}" for c in COMPONENTS for why in unknown_rules(c)]
-if _UNKNOWN:  # at import: a misspelt rule must not forbid nothing
-    raise ValueError("autograder/components.py: " + "; ".join(_UNKNOWN))
-# Per component: the names its static scan refuses.
-_DERIVED = _derived_names()
-STATIC: MappingProxyType = MappingProxyType(
-    {
-        c.name: frozenset().union(
-            *(FORBIDDEN_NAMES[s] | _DERIVED.get(s, frozenset()) for s in c.forbidden_names)
-        )
-        for c in COMPONENTS
-    }
-)
 # Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings. Called
 # with a name that is not a constant (or one of the names below), or passed along as a value
 # (`functools.reduce(getattr, ...)`), each is reported.
