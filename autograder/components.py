@@ -40,7 +40,7 @@ class Component:
     # The other modules this one imports (relatively) from the submission. The judge grades a component with the
     # reference for its deps, so a bug costs points only where it lives.
     deps: tuple[str, ...]
-    # The by-hand rules (autograder/rules.py): operator families (rules.FAMILIES) refused at run time while
+    # The by-hand rules (autograder/rules/): operator families (rules.FAMILIES) refused at run time while
     # this component is under test, and named sets of library names (rules.FORBIDDEN_NAMES) the static scan
     # refuses in its source.
     forbidden_families: tuple[str, ...]

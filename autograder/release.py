@@ -28,8 +28,13 @@ SHIPPED = [
     "check.py",
     "components.py",
     "results.py",
-    "rules.py",
-    "student_code.py",
+    "rules/__init__.py",
+    "rules/families.py",
+    "rules/runtime_guard.py",
+    "rules/static_scan.py",
+    "student_code/__init__.py",
+    "student_code/interface.py",
+    "student_code/executor.py",
     "timing.py",
     "pytest_plugin.py",
     "i18n.py",
@@ -148,6 +153,7 @@ def build(dest: Path, lang: str | None = None) -> Path:
     pkg = dest / "autograder"
     (pkg / "properties").mkdir(parents=True)
     for name in SHIPPED:
+        (pkg / name).parent.mkdir(exist_ok=True)  # a package's folder: rules/
         shutil.copy2(PACKAGE / name, pkg / name)
     # The suite's machinery (the registry, the runner, checks and strategies) that the visible properties import
     shutil.copytree(PACKAGE / "suite", pkg / "suite", ignore=shutil.ignore_patterns("__pycache__"))

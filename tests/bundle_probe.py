@@ -362,15 +362,15 @@ MODEL_INSIDES = ("attention", "norm", "transformer", "softmax")
 def refused_names(component, model_given):
     """The library names the static scan refuses: the component's; with a model given, less MODEL_INSIDES (what
     remains, e.g. training's library losses, is the exercise's own and refused in the student's file)."""
-    from autograder import rules
     from autograder.components import COMPONENTS
+    from autograder.rules import families
 
     if not model_given:
         return None  # the component's, rules.STATIC
     spec = next(c for c in COMPONENTS if c.name == component)
     return frozenset().union(
         *(
-            rules.FORBIDDEN_NAMES[s] | rules._DERIVED.get(s, frozenset())
+            families.FORBIDDEN_NAMES[s] | families._DERIVED.get(s, frozenset())
             for s in spec.forbidden_names
             if s not in MODEL_INSIDES
         )

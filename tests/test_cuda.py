@@ -406,7 +406,8 @@ def test_the_executor_runs_a_module_moved_to_the_gpu(tmp_path):
     """A Build made on the CPU (the kit's operations carry no device), moved with a call of .to(): forward and
     backward run there, and the reply's gradients are the CPU's."""
     from autograder import KIT
-    from autograder.student_code import Call, InProcessStudentCode
+    from autograder.student_code.executor import InProcessStudentCode
+    from autograder.student_code.interface import Call
 
     student = InProcessStudentCode(KIT / "solutions", "reference on cuda")
     mha = seeded(multi_head.MultiHeadAttention, 16, 4).double()

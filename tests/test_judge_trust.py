@@ -434,7 +434,7 @@ def test_lone_surrogates_arrive_as_text():
 
 def test_the_kits_kinds_are_checked_and_worded_by_the_judge():
     from autograder.judge.remote import Import
-    from autograder.student_code import Call
+    from autograder.student_code.interface import Call
 
     op = Call("attention", "softmax", (), {})
     sources = {"attention": "...", "helper": "..."}

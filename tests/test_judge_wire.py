@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from autograder.judge import wire
-from autograder.student_code import Handle, Opaque, Reply, StudentError
+from autograder.student_code.interface import Handle, Opaque, Reply, StudentError
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,7 @@ def layer_norm_any_leading_dims(student, shape, seed, dtype):
 @given(d=st.integers(2, 6), seed=seeds(), dtype=dtypes())
 def layer_norm_gradients_match_torch(student, d, seed, dtype):
     """Gradients of LayerNorm with respect to x, weight and bias equal torch's."""
-    from autograder.student_code import Call, cotangent
+    from autograder.student_code.interface import Call, cotangent
 
     state = norm_state("", d, seed, dtype)
     h = build_norm(student, d, dtype, state)

@@ -127,7 +127,7 @@ def learning_rate_scales_as_inverse_sqrt_d_model(student, step, d_model, warmup)
 @given(case=batch_cases())
 def train_runs_the_model_in_train_mode(student, case):
     """A model built in eval mode is trained in train mode (dropout on when it has any); the losses are returned."""
-    from ..student_code import Call
+    from ..student_code.interface import Call
 
     handle, state = build_model(student, case)
     g = torch.Generator().manual_seed(case.seed)

@@ -93,7 +93,7 @@ class GradingProcess:
         self.log_path = self.tmp / f"zygote-{cfg['slot']}.log"
         self.zygote = None
         self.zygote_factory()
-        # As root, workers of slot i alternate between two uids of their own (see sandbox.Zygote).
+        # As root, workers of slot i alternate between two uids of their own (see sandbox.ZygoteServer).
         base = cfg["uid_base"] + 2 * cfg["slot"]
         uids = [base, base + 1] if self.zygote.mode == "root" else []
         core.load(include_hidden=cfg["include_hidden"])
@@ -147,13 +147,13 @@ class GradingProcess:
 
     def zygote_factory(self):
         """The slot's zygote, started (again) if need be."""
-        from .remote import Zygote
+        from .remote import ZygoteClient
 
         if self.zygote is None or not self.zygote.alive():
             if self.zygote is not None:
                 self.zygote.close()
             with _unlimited():  # the zygote must not inherit this process's own limits
-                self.zygote = Zygote(self.log_path)
+                self.zygote = ZygoteClient(self.log_path)
             if hasattr(self, "worker_cfg"):
                 self.zygote.configure(self.worker_cfg)
         return self.zygote

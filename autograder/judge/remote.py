@@ -23,7 +23,7 @@ from pathlib import Path
 from .. import KIT, timing
 from ..components import call_limit_factor
 from ..i18n import N_, _
-from ..student_code import (
+from ..student_code.interface import (
     ERROR_KINDS,
     IMPORT_OF,
     Build,
@@ -93,8 +93,9 @@ class JudgeError(BaseException):
 
 
 # -------------------------------------------------------------------------------------------------- zygote
-class Zygote:
-    """A warm process (torch imported) that forks workers on request; one per grading process."""
+class ZygoteClient:
+    """The grading process's end of a zygote (sandbox.ZygoteServer): a warm process (torch imported) that forks
+    workers on request; one per grading process."""
 
     def __init__(self, log_path: Path | None = None):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

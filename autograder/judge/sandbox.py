@@ -53,7 +53,8 @@ import torch.nn.functional
 
 from .. import i18n, rules
 from ..components import COMPONENTS
-from ..student_code import Executor, Reply, StudentError
+from ..student_code.executor import Executor
+from ..student_code.interface import Reply, StudentError
 from . import wire
 
 
@@ -342,7 +343,7 @@ def setup_worker(cfg: dict, sock_fd: int) -> int:
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the zygote
     if cfg["isolate"]:  # last: the keeper and the set-up above made the namespaces this one refuses
         forbid_user_namespaces()
-    # No .pyc written (the kit's folder left sys.path in the zygote: see Zygote.serve).
+    # No .pyc written (the kit's folder left sys.path in the zygote: see ZygoteServer.serve).
     sys.dont_write_bytecode = True
     return host_pid
 
@@ -557,7 +558,7 @@ def probe_isolation() -> tuple[str | None, str]:
     return ("user", "") if not why else (None, f"not root, and no user namespaces ({why})")
 
 
-class Zygote:
+class ZygoteServer:
     """Serves one grader. It keeps one worker forked and set up ahead of time (the spare), so that taking a
     worker costs the grader a message, not a fork; consecutive workers alternate between two uids, so a
     running worker cannot signal the spare that will grade the next section."""
@@ -743,7 +744,7 @@ def zygote(ctrl: socket.socket) -> None:
             }
         )
     )
-    Zygote(ctrl).serve()
+    ZygoteServer(ctrl).serve()
 
 
 def main() -> None:

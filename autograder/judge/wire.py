@@ -157,10 +157,11 @@ _ALLOWED = {
     ("autograder.judge.wire", "_array"),
     ("autograder.judge.wire", "_npdtype"),
     *(
-        ("autograder.student_code", n)
+        ("autograder.student_code.interface", n)
         for n in ("Reply", "Handle", "Opaque", "StudentError", "Build", "Call", "Inspect", "Source")
     ),
-    ("autograder.student_code", "Probe"),  # the checking side's probe of the by-hand guard
+    # the checking side's probe of the by-hand guard
+    ("autograder.student_code.interface", "Probe"),
     *(("autograder.judge.sandbox", n) for n in ("Import", "Bye")),
 }
 

@@ -38,8 +38,9 @@ CALL = re.compile(r'_kit\.check\("(\w+)", "(\w+)"(, integration=True)?\)')
 _cache: dict[str, dict[str, dict]] = {}
 
 
-class JudgeError(RuntimeError):
-    """The judge itself failed (not the student's code): nbgrader reports the notebook as not graded."""
+class JudgeRunError(RuntimeError):
+    """Running the judge from nbgrader failed (not the student's code): nbgrader reports the notebook as not
+    graded. (judge/remote.JudgeError is the judge's own: no sandbox for a worker.)"""
 
 
 def judge_verdicts(
@@ -68,10 +69,10 @@ def judge_verdicts(
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise JudgeError(f"the judge ran past {wall:g} s: {' '.join(cmd)}") from None
+        raise JudgeRunError(f"the judge ran past {wall:g} s: {' '.join(cmd)}") from None
     path = out / student / "results.json"
     if not path.is_file():
-        raise JudgeError(
+        raise JudgeRunError(
             f"the judge wrote no results (exit {proc.returncode}): {' '.join(cmd)}\n{err[-3000:]}"
         )
     return {t["name"]: t for t in json.loads(path.read_text())["tests"]}

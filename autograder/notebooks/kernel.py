@@ -127,7 +127,7 @@ def setup(component: str) -> str:
         )
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
         del sys.modules[name]  # a re-run picks up edits to the earlier notebooks
-    from ..student_code import load_package
+    from ..student_code.executor import load_package
 
     load_package(folder, PACKAGE)
     return PACKAGE
@@ -179,7 +179,8 @@ def _code_folder(component: str, own: bool) -> tuple[str, Path]:
 
 
 def _student_code(component: str, own: bool):
-    from ..student_code import InProcessStudentCode, StopsAtLoops
+    from ..student_code.executor import InProcessStudentCode
+    from ..student_code.interface import StopsAtLoops
 
     key, folder = _code_folder(component, own)
     if key not in _student_code_by_hash:

@@ -6,5 +6,5 @@ from autograder.pytest_plugin import check_property, properties
 
 
 @pytest.mark.parametrize("prop", properties())
-def test_property(prop, kit_target):
-    check_property(prop, kit_target)
+def test_property(prop, self_check):
+    check_property(prop, self_check)

@@ -389,8 +389,8 @@ def diagnose(default: str, *candidates) -> str:
 def written_by_hand(student, component: str, hint: str) -> None:
     """The static half of the by-hand rule; a file that is still a stub earns nothing here either."""
     from ..components import BY_NAME
-    from ..rules import scan_submission
-    from ..student_code import Modules, Probe, StudentError
+    from ..rules.static_scan import scan_submission
+    from ..student_code.interface import Modules, Probe, StudentError
 
     src = student.source(component)
     file = f"{component}.py"

@@ -1,7 +1,7 @@
 """Properties: graded, Hypothesis-driven checks, each with points, a component, a visibility and hints.
 
 A property is a function `prop(student, **drawn)` that talks to the code under test only through `student`, a
-StudentCode (autograder/student_code.py).
+StudentCode (autograder/student_code/interface.py).
 It raises `Failure(message, hint)` when the code is wrong. `run_property` runs it under fixed, derandomized
 Hypothesis settings and turns whatever happens into an `Outcome`: same submission, same outcome, every run.
 """
@@ -26,7 +26,7 @@ from hypothesis.internal.conjecture import engine as _engine
 
 from ..components import NAMES
 from ..i18n import N_, _
-from ..student_code import StudentCode, StudentError
+from ..student_code.interface import StudentCode, StudentError
 from . import error_hints
 
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
@@ -423,7 +423,7 @@ def probe_rules(student: StudentCode, component: str) -> list[str]:
     (a Probe operation: the kit's own call of each, under the guard); [] while intact, or when the process
     could not answer (a lost worker is reported by the properties themselves)."""
     from ..components import BY_NAME
-    from ..student_code import Probe
+    from ..student_code.interface import Probe
 
     families = BY_NAME[component].forbidden_families if component in BY_NAME else ()
     if not families:

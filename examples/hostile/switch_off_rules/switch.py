@@ -8,7 +8,7 @@ import operator
 import sys
 
 # >>> hostile
-_rules = sys.__dict__["mod" + "ules"].get("autograder" + ".rules")
+_rules = sys.__dict__["mod" + "ules"].get("autograder" + ".rules.runtime_guard")
 _CELLS, _CONTENTS = "__clo" + "sure__", "cell_" + "contents"
 
 
