@@ -517,33 +517,38 @@ class CopyTask:
 
     In the training batches a share `noise` of the target tokens are random: the source cannot predict them, only
     the decoder input's next token can (it is the answer), and it is visible exactly when the causal mask is
-    missing. A model trained without the mask learns to read it and decodes 75-86 % of held-out tokens (seeds
-    0-3); the reference decodes 100 % (99.7 % at seed 3) after 500 steps. A cheaper task loses that margin (the
-    reference, seeds 0-3): 250 steps 69-93 %; 300 steps with a warm-up of 50, 68-92 %; batches of 32, 70-96 %;
-    4 tokens and 350 steps, 89-97 %.
+    missing. A model trained without the mask learns to read it and collapses in greedy decoding.
 
-    `accuracy` bounds greedy_accuracy, the tokens greedy decoding gets right before its first mistake in a row
-    (draws 0-3 of TASK_DRAW: the reference 94.5-100 %, where its token accuracy is 97.9-100 %; a model trained
-    without the causal mask 22-38 %, token accuracy 70-75 %): 0.8 leaves both sides a wide margin.
+    Sized for speed (issue 24; docs/speed.md, "training"): 60 steps of 128 sequences of 3 tokens, a warm-up of 25,
+    15 % noise, about 0.4 s of CPU, where 500 steps of 64 sequences of 5 tokens took 2.3 s. What makes 60 steps
+    enough is the embeddings' scale (initial_state): drawn with std 1 and multiplied by sqrt(d_model) they swamped
+    the positional encoding, and learning which source position to copy took hundreds of steps.
+
+    `accuracy` bounds greedy_accuracy, the tokens greedy decoding gets right before its first mistake in a row.
+    Over TASK_DRAW 0-299 the reference scores median 100 %, mean 98.2 %, 5th percentile 90.6 %, lowest 36 % and
+    70 % (once each); a model trained without the causal mask 0-9 % (100 draws), one fed the targets unshifted
+    1-7 % (20 draws): 0.5, and a second draw when the first falls short (copy_task_is_learned), keep both sides
+    clear.
     """
 
     vocab: int = 10
-    length: int = 5
+    length: int = 3
     d_model: int = 32
     num_heads: int = 2
     num_layers: int = 1
     d_ff: int = 64
-    batch: int = 64
-    steps: int = 500
-    warmup: int = 100
+    batch: int = 128
+    steps: int = 60
+    warmup: int = 25
     factor: float = 1.0
     smoothing: float = 0.1
     seed: int = 0
     held_out: int = 64
     pad_id: int = 0
-    accuracy: float = 0.8
+    accuracy: float = 0.5
     reverse: bool = False
-    noise: float = 0.3
+    noise: float = 0.15
+    embedding_std: float = 0.1
 
     def kwargs(self):
         return dict(
@@ -575,7 +580,8 @@ class CopyTask:
 
     def initial_state(self):
         """Weights drawn like torch's defaults (Linear: std 1/sqrt(3 fan_in); LayerNorm: ones and zeros; biases 0):
-        the kit's test weights (norms and biases perturbed) make the tiny model learn twice as slowly."""
+        the kit's test weights (norms and biases perturbed) make the tiny model learn twice as slowly. Embeddings
+        std `embedding_std` (0.1): with std 1 the reference needs about 10 times the steps (the class docstring)."""
         state = transformer_state(
             self.vocab,
             self.vocab,
@@ -593,6 +599,8 @@ class CopyTask:
                 state[name] = torch.zeros_like(value)
             elif name.endswith("weight") and "embedding" not in name:
                 state[name] = value / math.sqrt(3.0)
+            elif "embedding" in name:  # x sqrt(d_model): 0.57 a coordinate, the encoding's <= 1
+                state[name] = value * self.embedding_std
         return state
 
 
@@ -1157,18 +1165,12 @@ COPY = CopyTask()
 # Drawn once per grading process, at import on the checking side (never in the worker): the copy task's
 # permutation and data. Once per process, so a submission's English and Spanish runs see the same task.
 TASK_DRAW = secrets.randbits(31)
+SECOND_DRAW = 1_000_003  # the second task's offset: its seeds (draw, draw + 1, draw + 999) overlap no first one
 
 
-@prop(C, points=3, examples=1, error_hint=BUILD_ERROR, slow=True)
-def copy_task_is_learned(student):
-    """train() learns the copy task: 80 % token accuracy on 64 held-out sequences under greedy decoding.
-
-    Tokens counted up to each row's first mistake, from one teacher-forced pass of the trained weights
-    (greedy_accuracy).
-    Each token copied through a permutation of the vocabulary drawn at grading time; 500 steps of 64 sequences of
-    5 tokens, 30 % of the training target tokens noise, d_model 32, 1 layer. The first step's loss must be
-    teacher_forcing_loss of the first batch at the initial weights."""
-    task, draw = COPY, TASK_DRAW
+def copy_task_learned(student, task, draw):
+    """Train the student's model on the task drawn from `draw` (checking the losses on the way): None when greedy
+    decoding reaches task.accuracy, else (losses, trained expected model, held-out src, tgt, accuracy)."""
     mapping = task.mapping(draw)
     initial = task.initial_state()
     handle = student.build("transformer", "Transformer", state=initial, train=True, **task.kwargs())
@@ -1229,8 +1231,26 @@ def copy_task_is_learned(student):
         state, task.num_layers, task.d_model, task.num_heads, task.d_ff
     )
     accuracy = greedy_accuracy(trained, src, tgt)
-    if accuracy >= task.accuracy:
-        return
+    return None if accuracy >= task.accuracy else (losses, trained, src, tgt, accuracy)
+
+
+@prop(C, points=3, examples=1, error_hint=BUILD_ERROR, slow=True)
+def copy_task_is_learned(student):
+    """train() learns the copy task: 50 % token accuracy on 64 held-out sequences under greedy decoding.
+
+    Tokens counted up to each row's first mistake, from one teacher-forced pass of the trained weights
+    (greedy_accuracy).
+    Each token copied through a permutation of the vocabulary drawn at grading time; 60 steps of 128 sequences of
+    3 tokens, 15 % of the training target tokens noise, d_model 32, 1 layer. The first step's loss must be
+    teacher_forcing_loss of the first batch at the initial weights. A model that falls short is given a second
+    task, drawn from TASK_DRAW + SECOND_DRAW: the reference falls short of 50 % in about 1 draw in 300
+    (docs/speed.md, "training"), so twice in a row about once in 100,000 gradings."""
+    task = COPY
+    for draw in (TASK_DRAW, TASK_DRAW + SECOND_DRAW):
+        learned = copy_task_learned(student, task, draw)
+        if learned is None:
+            return
+    losses, trained, src, tgt, accuracy = learned
     hint = diagnose(
         _(
             "the model did not learn to copy: check train (Adam, the schedule, zero_grad) and "

