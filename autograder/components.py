@@ -169,7 +169,7 @@ AddAndNorm(d_model, dropout=0.0): norm; forward(x, sublayer_output) = norm(x + d
         summary="the position-wise feed-forward network",
         deps=(),
         forbidden_families=(),
-        forbidden_names=("transformer",),
+        forbidden_names=(),  # nothing to forbid: no library layer computes it (docs/byhand.md)
         contract=N_(
             """\
 FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(dropout(relu(linear_1(x))))
@@ -183,7 +183,7 @@ FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(
         summary="sinusoidal encoding, token embedding",
         deps=(),
         forbidden_families=(),
-        forbidden_names=("transformer",),
+        forbidden_names=(),  # nothing to forbid: no library layer computes it (docs/byhand.md)
         slow_hint=N_("vectorise: build the table with arange and broadcasting, not a Python loop"),
         contract=N_(
             """\

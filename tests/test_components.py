@@ -340,22 +340,7 @@ def test_a_new_component_needs_only_its_own_files(tmp_path):
 
 
 # ------------------------------------------------------------------- completeness both ways (issue 25 point 2)
-# Declared forbidden names that no static property enforces today (found by the test below): a static property
-# would add a point to each (moving every grade), dropping the names changes nothing enforced; the lead decides.
-UNENFORCED_NAMES = {"feed_forward", "positional_encoding"}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n, marks=pytest.mark.xfail(strict=True, reason="forbidden_names with no static scan")
-        )
-        if n in UNENFORCED_NAMES
-        else n
-        for n in NAMES
-    ],
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_a_component_that_forbids_something_has_its_static_property(name):
     """A declaration that forbids families or names has the static by-hand property that scans for them (the
     run-time guard alone enforces families only, and `forbidden_names` only ever reaches the static scan)."""
