@@ -84,7 +84,8 @@ class Property:
     summary: str = ""
     error_hint: str = ""  # the likely mistake when the student's code raises here
     kind: Kind = Kind.BEHAVIOUR
-    # Slow to run (trains a model: ~3 s): the kit's own tests run a component holding one in the slow tier only
+    # Slow to run (trains a model: 0.4 s of CPU, twice when it falls short): the kit's own tests run a component
+    # holding one in the slow tier only
     slow: bool = False
     # An integration re-run: this property run again with the student's own dependencies, for `points` of the
     # integration share (integration_rerun builds it; its id says so, its name stays the property's)
