@@ -105,9 +105,8 @@ def full_marks() -> dict[str, float]:
 
 def assert_reference_unread(messages: str) -> None:
     """Every route of examples/hostile/read_reference to the reference's source found nothing. Its `gc` route
-    counts any source-like string in the loaded modules: torch's own module docstrings count (torch._dynamo,
-    imported by the zygote for training's optimizer, has one), so it is not zero; that none of it is the
-    reference is checked line by line in every output."""
+    counts any source-like string in the loaded modules: torch's own module docstrings count, so it is not
+    zero; that none of it is the reference is checked line by line in every output."""
     report = re.search(r"REF-ATTACK (.*?) gc=\d+ (.*?spec=\d+) ", messages)
     assert report, messages[:400]
     expected = ("doc=0 file=0", "inspect=0 linecache=0 loader=0 pyc=0 spec=0")
