@@ -5,7 +5,8 @@ The rule (the same in `check`, pytest, the notebooks and the judge):
     never the wall clock: a loaded machine gives a process less of the CPU, not more work to do;
   - it is scaled by this machine's speed: `speed()` = CPU time of a fixed checking-side workload here (the
     positional table and a Python loop, the two kinds of work a student's code does) / its CPU time on the
-    machine the kit was tuned on (NOMINAL_S), measured once per process, best of 3, clamped to [0.25, 8];
+    machine the kit was tuned on (NOMINAL_S), measured once per process, best of 3, clamped to [0.25, 8],
+    and only once a call has used the least its limit can be (seconds × 0.25): working code never pays for it;
   - a wall-clock backstop remains, WALL_FACTOR times larger, for code that waits instead of computing
     (sleep, a blocked read).
 So a call that takes 1.2 s of CPU here against a 3 s limit passes on a machine twice as slow, loaded or not.
@@ -29,6 +30,8 @@ DEFAULT_TIMEOUT = (
 NOMINAL_S = 0.065  # CPU seconds of _workload() on the kit's 2-core development machine (best of 5)
 WALL_FACTOR = 3.0
 CALIBRATION_RUNS = 3
+# speed()'s clamp: a machine 4x faster or 8x slower than the development machine is taken as that
+SPEED_FLOOR, SPEED_CEILING = 0.25, 8.0
 _speed: float | None = None
 
 
@@ -56,7 +59,7 @@ def speed() -> float:
             t0 = time.thread_time()
             _workload()
             best = min(best, time.thread_time() - t0)
-        _speed = min(8.0, max(0.25, best / NOMINAL_S))
+        _speed = min(SPEED_CEILING, max(SPEED_FLOOR, best / NOMINAL_S))
     return _speed
 
 
@@ -78,8 +81,8 @@ class CallTimedOut(BaseException):
 @contextlib.contextmanager
 def cpu_limit(seconds: float | None):
     """In-process limit (the self-check): CallTimedOut once this process has used `seconds` × speed() of CPU
-    time in the block. Only in the main thread and where there are CPU timers (not on Windows); elsewhere the
-    block runs unlimited."""
+    time in the block (speed() measured only once a call has used `seconds` × SPEED_FLOOR). Only in the main
+    thread and where there are CPU timers (not on Windows); elsewhere the block runs unlimited."""
     if (
         not seconds
         or not hasattr(signal, "setitimer")
@@ -89,10 +92,18 @@ def cpu_limit(seconds: float | None):
         return
 
     def expired(signum, frame):
+        # Armed at the least the limit can be, the machine's speed is measured only by a call that has used
+        # that much (never on working code): the calibration cost every fresh `check` 0.15-0.2 s of CPU. Measured
+        # here, in the handler, with the timer spent, so its own CPU time is not charged to the call.
+        if _speed is None:
+            rest = seconds * (speed() - SPEED_FLOOR)
+            if rest > 0:
+                signal.setitimer(signal.ITIMER_PROF, rest)
+                return
         raise CallTimedOut
 
     previous = signal.signal(signal.SIGPROF, expired)
-    signal.setitimer(signal.ITIMER_PROF, seconds * speed())
+    signal.setitimer(signal.ITIMER_PROF, seconds * (_speed if _speed is not None else SPEED_FLOOR))
     try:
         yield
     finally:

@@ -1,0 +1,53 @@
+"""The in-process time limit (autograder/timing.cpu_limit): the machine's speed is measured only by a call that
+has used the least its limit can be, and such a call still gets its whole scaled limit."""
+
+import time
+
+import pytest
+
+from autograder import timing
+
+
+@pytest.fixture
+def measured(monkeypatch):
+    """speed() as a counter: this machine taken as twice as slow as the development machine, at no cost."""
+    calls = []
+
+    def speed():
+        calls.append(1)
+        monkeypatch.setattr(timing, "_speed", 2.0)
+        return 2.0
+
+    monkeypatch.setattr(timing, "_speed", None)
+    monkeypatch.setattr(timing, "speed", speed)
+    return calls
+
+
+def spin(seconds: float) -> float:
+    """CPU seconds used until CallTimedOut (or `seconds`, if it never comes)."""
+    start = time.thread_time()
+    try:
+        while time.thread_time() - start < seconds:
+            pass
+    except timing.CallTimedOut:
+        pass
+    return time.thread_time() - start
+
+
+def test_working_code_never_measures_the_machine(measured):
+    with timing.cpu_limit(1.0):
+        sum(range(1000))
+    assert measured == []
+    assert timing._speed is None
+
+
+def test_a_long_call_measures_once_and_gets_its_whole_scaled_limit(measured):
+    with timing.cpu_limit(0.1):
+        used = spin(2.0)
+    # armed at 0.1 × 0.25 s, then 0.1 × (2.0 - 0.25) more: 0.2 s in all, never the floor's 0.025 s alone
+    assert measured == [1]
+    assert 0.18 <= used < 0.5, used
+    with timing.cpu_limit(0.1):
+        used = spin(2.0)
+    assert measured == [1]  # known now: armed at once
+    assert 0.18 <= used < 0.5, used
