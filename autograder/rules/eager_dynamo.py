@@ -9,7 +9,10 @@ call, because it leads to torch.compile, so the kit has to import something firs
 What it changes: nothing that runs eagerly. Any other name asked of it (torch.compile asks for many) loads the
 real module, which the guard refuses inside a student's call with the same message as before, and which loads
 outside one. tests/test_eager_dynamo.py checks that the optimizers the exercises use never need more than the
-two functions on the pinned torch, and that torch.compile is still refused.
+two functions on the pinned torch, and that torch.compile is still refused. Installed by the suite (suite/core.py:
+the checking side's own optimizer steps) and by training's preload. One consequence outside the kit's use: a
+function torch wrapped with disable() while the stand-in was in place stays unwrapped if the same process later
+compiles; the kit's processes never compile.
 """
 
 import importlib
