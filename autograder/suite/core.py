@@ -26,8 +26,8 @@ from hypothesis.internal.conjecture import engine as _engine
 from hypothesis.internal.conjecture import providers as _providers
 
 from ..components import NAMES
-from ..rules import eager_dynamo  # noqa: F401  (the checking side's optimizers: training's expected model)
 from ..i18n import N_, _
+from ..rules import eager_dynamo  # noqa: F401  (the checking side's optimizers: training's expected model)
 from ..student_code.interface import StudentCode, StudentError
 from . import error_hints
 
