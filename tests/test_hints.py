@@ -96,13 +96,13 @@ SWAP = "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)"
 PYTHON_ERRORS |= {
     "numpy_dot_T_on_a_batch": (
         [("attention_numpy", SWAP, "scores = q @ k.T / math.sqrt(d_k)")],
-        "attention_numpy::np_attention_equals_oracle",
+        "attention_numpy::np_attention_equals_expected",
         "`.T` reverses every axis of a batched array",
         "`.T` invierte todos los ejes de un arreglo con lotes",
     ),
     "numpy_elementwise_product": (
         [("attention_numpy", "return weights @ v, weights", "return weights * v, weights")],
-        "attention_numpy::np_attention_equals_oracle",
+        "attention_numpy::np_attention_equals_expected",
         "`*` multiplies element by element",
         "`*` multiplica elemento a elemento",
     ),

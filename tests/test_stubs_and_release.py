@@ -150,7 +150,7 @@ def code_lines(text):
 def solution_snippets():
     """Every two consecutive lines of solution code: none may appear, consecutive, anywhere in the bundle.
 
-    (Single lines are too generic to count: an independent oracle may well write `x = x.transpose(1, 2)`.)
+    (Single lines are too generic to count: an independent expected model may well write `x = x.transpose(1, 2)`.)
     """
     pairs = set()
     for name in NAMES:
@@ -201,7 +201,7 @@ def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
     assert sum(points.values()) == sum(p.points for p in graded_only)
 
 
-def test_bundle_ships_the_checking_sides_models_and_no_oracle(bundle):
+def test_bundle_ships_the_checking_sides_models_and_no_diagnoses(bundle):
     """What ships of the checking side beyond the property modules is one folder, listed here: a model added to
     it is a decision to ship it (no answer: docs/bundle.md), made by editing this list."""
     shipped = sorted(
@@ -217,6 +217,7 @@ def test_bundle_ships_the_checking_sides_models_and_no_oracle(bundle):
         "positional_encoding.py",
         "transformer.py",
     ]
+    assert not (bundle / "autograder" / "diagnoses").exists()
     assert not (bundle / "autograder" / "oracles").exists()
 
 

@@ -1,4 +1,4 @@
-"""The graded side's by-hand oracles and mistake models: what a component computes, written out on the checking
+"""The graded side's by-hand mistake models, for diagnoses: what a component computes, written out on the checking
 side, right or with one usual mistake made on purpose, so that a diagnosis can name the mistake whose output
 matches a submission's.
 

@@ -9,8 +9,8 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
-from ..oracles.greedy import expected_greedy_decode
 from ..properties.kv_cache import (
     BUILD_ERROR,
     DEFAULT_HINT,

@@ -6,8 +6,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..diagnoses.multi_head import expected_multi_head
 from ..i18n import _
-from ..oracles.multi_head import expected_multi_head
 from ..properties.multi_head import (
     ERROR,
     build,

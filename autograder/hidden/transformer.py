@@ -6,8 +6,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
-from ..oracles.greedy import expected_greedy_decode
 from ..properties.models.transformer import ExpectedTransformer, ModelMistake
 from ..properties.transformer import (
     BUILD_ERROR,
@@ -92,8 +92,8 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
 @prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
 @example(case=fixed_case(10, num_layers=1, lengths=[2, 5]))
-def greedy_decode_with_src_mask_equals_witness(student, case):
-    """With a padding src_mask, greedy_decode equals the witness (the mask serves encode and decode)."""
+def greedy_decode_with_src_mask_equals_expected(student, case):
+    """With a padding src_mask, greedy_decode equals the expected tokens (the mask serves encode and decode)."""
     bos, eos = 1, 2
     handle, state = build(student, case, state=eos_biased(case, eos, 1.0))
     ys = decode_call(student, handle, case, 6, bos, eos, case.src_mask)[0]
@@ -139,7 +139,7 @@ def greedy_decode_keeps_eval_mode(student, case):
 @given(case=cases(max_layers=1))
 @example(case=fixed_case(9, m_d=4, lengths=[3, 5]))
 def transformer_encode_and_decode_equal_torch(student, case):
-    """encode(src, src_mask) equals the witness's memory; decode(tgt, memory, causal, src_mask) its hidden states."""
+    """encode(src, src_mask) equals the expected memory; decode(tgt, memory, causal, src_mask) its hidden states."""
     handle, state = build(student, case)
     model = ExpectedTransformer(state, case.config)
     kwargs = {} if case.src_mask is None else {"src_mask": case.src_mask}
@@ -153,7 +153,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     close(
         memory,
         expected,
-        _("encode(src, src_mask) vs the witness"),
+        _("encode(src, src_mask) vs the expected model"),
         _("memory = encoder(positional_encoding(src_embedding(src)), src_mask)"),
     )
     tm = expected_causal_mask(case.tgt.shape[1])
@@ -176,7 +176,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     close(
         hidden,
         expected_hidden,
-        _("decode(tgt, memory, target_mask, memory_mask) vs the witness"),
+        _("decode(tgt, memory, target_mask, memory_mask) vs the expected model"),
         lambda: diagnose(
             _(
                 "hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "

@@ -32,7 +32,7 @@ ERROR_HINT = N_(
     "named norm; forward must work on any (..., d_model)"
 )
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-oracle = graded.oracle("layer_norm")
+mistake_models = graded.diagnosis("layer_norm")
 
 C = "add_norm"
 
@@ -79,8 +79,8 @@ def standardized(shape, seed, dtype, std=1.0, mean=0.0):
 
 
 def ln_variant(x, weight=None, bias=None, eps=1e-5, mistake=NormMistake.NONE, dim=-1):
-    """models.layer_norm's LayerNorm in float64, with this module's oracle (None in the student bundle)."""
-    return layer_norm_model(x, weight, bias, eps, mistake, dim, oracle)
+    """models.layer_norm's LayerNorm in float64, with this module's mistake_models (None in the student bundle)."""
+    return layer_norm_model(x, weight, bias, eps, mistake, dim, mistake_models)
 
 
 def their_eps(x, y, weight, bias, eps, inside: bool) -> float | None:

@@ -46,7 +46,7 @@ from ..suite.strategies import DecoderInputs, dtypes, masks, model_sizes, randn,
 from .models.layers import LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-oracle = graded.oracle("layers")
+mistake_models = graded.diagnosis("layers")
 
 C = "decoder"
 LAYER_ERROR = N_(
@@ -129,13 +129,15 @@ def explain_layer(got, state, case, default=""):
         candidates = [c for c in candidates if c[0] != LayerMistake.NO_SELF_MASK]
     if case.memory_mask is None:
         candidates = [c for c in candidates if c[0] != LayerMistake.NO_CROSS_MASK]
-    by_hand = None if oracle is None else (lambda mistake: oracle_layer(state, case, mistake))
+    by_hand = (
+        None if mistake_models is None else (lambda mistake: by_hand_layer(state, case, mistake))
+    )
     return explain_layer_with(got, state, case, candidates, default, by_hand)
 
 
-def oracle_layer(state, case, mistake):
+def by_hand_layer(state, case, mistake):
     """The graded side's decoder layer by hand on the case's inputs, with `mistake`."""
-    return oracle.expected_decoder_layer(
+    return mistake_models.expected_decoder_layer(
         state, case.num_heads, case.x, case.memory, case.target_mask, case.memory_mask, mistake
     )
 
@@ -322,14 +324,14 @@ def decoder_layer_is_causal(student, case, p):
             _(NO_TARGET_MASK),
             (
                 lambda: (
-                    oracle is not None
+                    mistake_models is not None
                     and is_close(
                         out,
-                        oracle_layer(
+                        by_hand_layer(
                             state,
                             case,
-                            oracle.LayerMistake.SELF_GETS_MEMORY_MASK
-                            | oracle.LayerMistake.CROSS_GETS_TARGET_MASK,
+                            mistake_models.LayerMistake.SELF_GETS_MEMORY_MASK
+                            | mistake_models.LayerMistake.CROSS_GETS_TARGET_MASK,
                         ),
                     )
                 ),

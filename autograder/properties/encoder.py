@@ -52,7 +52,7 @@ from ..suite.strategies import (
 from .models.layers import LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-oracle = graded.oracle("layers")
+mistake_models = graded.diagnosis("layers")
 
 C = "encoder"
 LAYER_ERROR = N_(
@@ -86,10 +86,12 @@ def explain_layer(got, state, case, default=""):
     if case.mask is not None:
         candidates.append((LayerMistake.NO_SELF_MASK, _(NO_MASK)))
     by_hand = None
-    if oracle is not None:
+    if mistake_models is not None:
 
         def by_hand(mistake):
-            return oracle.expected_encoder_layer(state, case.num_heads, case.x, case.mask, mistake)
+            return mistake_models.expected_encoder_layer(
+                state, case.num_heads, case.x, case.mask, mistake
+            )
 
     return explain_layer_with(got, state, case, candidates, default, by_hand)
 

@@ -188,7 +188,7 @@ def feed_forward_parameters(student, d, extra):
     dtype=dtypes(),
 )
 @example(b=1, m=2, d=3, d_ff=6, seed=0, dtype=torch.float64)
-def feed_forward_equals_reference(student, b, m, d, d_ff, seed, dtype):
+def feed_forward_equals_expected(student, b, m, d, d_ff, seed, dtype):
     """FeedForward(x) = linear_2(relu(linear_1(x))) with the same weights (float32 and float64)."""
     h, state = build_ffn(student, d, d_ff, seed, dtype)
     check_ffn(student, h, state, randn((b, m, d), seed + 20, dtype, 1.5))

@@ -215,7 +215,7 @@ def causal_mask_accepts_device(student, size, device):
     n=st.integers(2, 5), cut=st.integers(0, 4), d=st.integers(1, 3), seed=seeds(), dtype=dtypes()
 )
 def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
-    """With the student's causal mask in (oracle) self-attention, outputs up to t never depend on inputs after t."""
+    """With the student's causal mask in (expected) self-attention, outputs up to t never depend on inputs after t."""
     cut = min(cut, n - 2)
     m = student_causal_mask(student, n)
     expect(
@@ -279,7 +279,7 @@ def padding_mask_marks_real_tokens(student, inputs):
     dtype=dtypes(),
 )
 def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
-    """With the student's padding mask in (oracle) attention, changing the padded keys and values changes nothing."""
+    """With the student's padding mask in (expected) attention, changing the padded keys and values changes nothing."""
     tokens, pad_id = inputs.tokens, inputs.pad_id
     b, s = tokens.shape
     m = student_padding_mask(student, tokens, pad_id)

@@ -41,7 +41,7 @@ from ..suite.strategies import (
 from .models.multi_head import MhaMistake, torch_multi_head
 
 # The mistake models (by-hand multi-head attention): the graded side's; None in the student bundle.
-oracle = graded.oracle("multi_head")
+mistake_models = graded.diagnosis("multi_head")
 
 C = "multi_head"
 CLASS = "MultiHeadAttention"
@@ -68,9 +68,9 @@ STRIDED = N_(
 
 def mistaken(state, heads, query, key, value, mask, mistake, i):
     """Output (i=0) or weights (i=1) of multi-head attention with `mistake`: by hand where the graded side's
-    oracle is, else torch's layer with other weights (models.multi_head), else None."""
-    if oracle is not None:
-        return oracle.expected_multi_head(state, heads, query, key, value, mask, mistake)[i]
+    diagnoses are, else torch's layer with other weights (models.multi_head), else None."""
+    if mistake_models is not None:
+        return mistake_models.expected_multi_head(state, heads, query, key, value, mask, mistake)[i]
     out = torch_multi_head(state, heads, query, key, value, mask, mistake)
     return None if out is None else out[i]
 
@@ -469,10 +469,10 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     xp = x[:, perm]
     out_p = forward(student, handle, xp, xp, xp)
 
-    # The oracle's mistake model (none in the student bundle: these mistakes mix positions).
+    # The graded side's mistake model (none in the student bundle: these mistakes mix positions).
     def with_mistake(mistake):
-        return oracle is not None and is_close(
-            out, oracle.expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
+        return mistake_models is not None and is_close(
+            out, mistake_models.expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
         )
 
     not_constant(out, expected_values.multi_head(state, d, h, x, x, x)[0], _("output"))

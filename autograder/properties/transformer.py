@@ -268,9 +268,9 @@ def explain_forward(got, state, case, target_mask, default=""):
 
 
 # --------------------------------------------------------------------------------------------- greedy decoding
-# The greedy loop by hand is an answer: it is the graded side's (autograder/oracles/greedy.py), None in the
+# The greedy loop by hand is an answer: it is the graded side's (autograder/diagnoses/greedy.py), None in the
 # student bundle. The visible verdict needs no loop: greedy tokens are a fixed point of one teacher-forced pass.
-oracle = graded.oracle("greedy")
+mistake_models = graded.diagnosis("greedy")
 
 
 NO_STOP = N_(
@@ -326,14 +326,14 @@ def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
 
 
 def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, default=""):
-    """The hint naming the loop mistake whose tokens are `got` (`default` without the oracles)."""
-    if oracle is None:
+    """The hint naming the loop mistake whose tokens are `got` (`default` without the diagnoses)."""
+    if mistake_models is None:
         return default
-    GreedyMistake = oracle.GreedyMistake
+    GreedyMistake = mistake_models.GreedyMistake
 
     def same(mistake):
         def test():
-            expected = oracle.expected_greedy_decode(
+            expected = mistake_models.expected_greedy_decode(
                 state, case, max_len, bos_id, eos_id, src_mask, mistake
             )
             return expected.shape == got.shape and torch.equal(expected, got)
@@ -499,7 +499,7 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
 @prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
 @given(case=cases(max_layers=1))
 def transformer_eval_is_deterministic(student, case):
-    """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free witness."""
+    """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free expected model."""
     handle, state = build(student, case, dropout=0.1)
     tm = expected_causal_mask(case.tgt.shape[1])
     out, again = (
@@ -521,7 +521,7 @@ def transformer_eval_is_deterministic(student, case):
     close(
         out,
         expected,
-        _("logits in eval mode (dropout=0.1) vs the dropout-free witness"),
+        _("logits in eval mode (dropout=0.1) vs the dropout-free expected model"),
         lambda: explain_forward(
             out, state, case, tm, _("in eval mode the output is the dropout-free one")
         ),
@@ -570,8 +570,8 @@ def transformer_gradients_reach_every_parameter(student, case):
     bias=st.sampled_from([0.0, 1.5, 3.0]),
 )
 @example(case=fixed_case(2, num_layers=1), ids=(1, 2), max_len=6, bias=1.0)
-def greedy_decode_equals_witness(student, case, ids, max_len, bias):
-    """greedy_decode returns exactly the witness's greedy sequence: bos first, argmax of the last position."""
+def greedy_decode_equals_expected(student, case, ids, max_len, bias):
+    """greedy_decode returns exactly the expected greedy sequence: bos first, argmax of the last position."""
     bos, eos = ids
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
     ys = decode_call(student, handle, case, max_len, bos, eos)[0]
@@ -650,7 +650,7 @@ def expect_greedy(ys, state, case, decoding, default_hint):
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(6, num_layers=1))
 def greedy_decode_runs_in_eval_and_restores_mode(student, case):
-    """A model in train mode (dropout=0.5) decodes like the dropout-free witness and is in train mode afterwards."""
+    """A model in train mode (dropout=0.5) decodes as expected without dropout and is in train mode afterwards."""
     state = eos_biased(case, 2, 0.5)
     handle = build(student, case, state=state, dropout=0.5, train=True)[0]
     ys, reply = decode_call(student, handle, case, 5, 1, 2)
