@@ -265,9 +265,10 @@ def bindings(fn, inputs, context):
             named[p.name] = pool[key]
         elif p.default is p.empty:
             missing = True
+    # it takes at least one of the exercise's own inputs, not only the context
     takes_inputs = any(
         (p.name if p.name in inputs else ALIASES.get(p.name)) in inputs for p in params
-    )  # it takes at least one of the exercise's own inputs, not only the context
+    )
     if not missing and takes_inputs:
         out.append(((), named))
     if len(required) == len(inputs) and all(p.kind != p.KEYWORD_ONLY for p in required):

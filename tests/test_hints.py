@@ -324,9 +324,8 @@ def test_the_glossary_reaches_every_route_from_the_outcome_itself(tmp_path, lang
     checked = SelfCheck(folder).run(o.property)
     assert checked.hint.count(sentence) == 1
     md = feedback.markdown(StudentResult("s", [o]))
-    assert (
-        sentence in md
-    )  # a code span stays a code span in feedback.md (its backticks not escaped)
+    # a code span stays a code span in feedback.md (its backticks not escaped)
+    assert sentence in md
 
 
 def test_module_errors_name_no_glossary_entry():
