@@ -10,7 +10,6 @@ from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
 from ..properties.models.transformer import ExpectedTransformer, ModelMistake
 from ..properties.transformer import (
-    BUILD_ERROR,
     NO_PAD,
     NO_PE_TGT,
     NO_STOP,
@@ -36,7 +35,7 @@ def _finishing_case(seed, bias):
     ), bias
 
 
-@prop(C, points=2, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=2, examples=1, visible=False)
 @given(
     cb=st.tuples(
         cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])
@@ -89,7 +88,7 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
         )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, visible=False)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
 @example(case=fixed_case(10, num_layers=1, lengths=[2, 5]))
 def greedy_decode_with_src_mask_equals_expected(student, case):
@@ -119,7 +118,7 @@ def greedy_decode_with_src_mask_equals_expected(student, case):
         )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, visible=False)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
@@ -135,7 +134,7 @@ def greedy_decode_keeps_eval_mode(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=cases(max_layers=1))
 @example(case=fixed_case(9, m_d=4, lengths=[3, 5]))
 def transformer_encode_and_decode_equal_torch(student, case):
@@ -191,7 +190,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, visible=False)
 @given(case=cases(mask=False, max_layers=1))
 def transformer_dropout_is_used_in_training(student, case):
     """Built with dropout=0.5 in train mode, two forwards with different seeds differ (dropout is passed on)."""

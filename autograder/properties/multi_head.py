@@ -27,7 +27,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
-from ..suite.core import Kind, prop
+from ..suite.core import NO_HINT, Kind, default_hint, prop
 from ..suite.strategies import (
     MultiHeadInputs,
     dtypes,
@@ -50,6 +50,7 @@ ERROR = N_(
     "with its own length as (batch, m, h, d_k), transpose(1, 2); the mask broadcasts against the "
     "(batch, h, m_q, m_k) scores unchanged"
 )
+default_hint(C, ERROR)
 
 
 TRANSPOSE_SPLIT = N_(
@@ -334,7 +335,7 @@ def multi_head_cross_attention_shape(student, case):
     stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
 
 
-@prop(C, points=3, examples=4, error_hint=ERROR)
+@prop(C, points=3, examples=4)
 @given(case=cases())
 @example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=6, num_heads=2, seed=11))
 @example(
@@ -411,7 +412,7 @@ def multi_head_masks_equal_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=3, error_hint=ERROR)
+@prop(C, points=2, examples=3)
 @given(case=cases(mask="any"))
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=7, mask="full"))
 def multi_head_attention_weights_equal_torch(student, case):
@@ -453,7 +454,7 @@ def multi_head_attention_weights_equal_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=3, error_hint=ERROR)
+@prop(C, points=1, examples=3)
 @given(case=cases(distinct_lengths=False), perm_seed=st.integers(0, 100))
 @example(case=fixed_case(batch=2, m_q=3, m_k=3, d_model=4, num_heads=2, seed=13), perm_seed=1)
 def multi_head_self_attention_is_permutation_equivariant(student, case, perm_seed):
@@ -494,7 +495,7 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     )
 
 
-@prop(C, points=1, examples=3, error_hint=ERROR)
+@prop(C, points=1, examples=3)
 @given(case=cases(min_heads=1, max_heads=1))
 @example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=3, num_heads=1, seed=4))
 def multi_head_one_head_is_projected_attention(student, case):
@@ -528,7 +529,7 @@ def multi_head_one_head_is_projected_attention(student, case):
     )
 
 
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, error_hint=NO_HINT)
 @given(sizes=st.sampled_from([(6, 4), (5, 2), (8, 3), (4, 8)]))
 @example(sizes=(6, 4))
 def multi_head_bad_head_count_raises_value_error(student, sizes):
@@ -562,7 +563,7 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask="pad"))
 def multi_head_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.5 in eval mode, the output is exactly the dropout-free one (and repeatable)."""
@@ -589,7 +590,7 @@ def multi_head_dropout_is_off_in_eval(student, case):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask="pad"))
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=1, mask="pad"))
 def multi_head_stores_weights_before_dropout(student, case):
@@ -643,7 +644,7 @@ def multi_head_stores_weights_before_dropout(student, case):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR)
+@prop(C, points=1, examples=2)
 @given(seed=seeds(), dtype=dtypes())
 def multi_head_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,

@@ -31,7 +31,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
-from ..suite.core import Kind, prop
+from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import expect_run_in_eval_and_restored, greedy_fixed_point
 from ..suite.expected_values import expected_causal_mask
 from ..suite.strategies import seeds
@@ -44,6 +44,7 @@ BUILD_ERROR = N_(
     "max_len) must build and load weights by the docstring's names: src_embedding, tgt_embedding, "
     "positional_encoding, encoder, decoder, generator"
 )
+default_hint(C, BUILD_ERROR)
 
 
 # ------------------------------------------------------------------------------------------------- cases
@@ -370,7 +371,7 @@ def eos_biased(case, eos_id, bias):
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, error_hint=BUILD_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, kind=Kind.SHAPE)
 def transformer_submodules_are_named(student):
     """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
     h = student.build(
@@ -428,7 +429,7 @@ def transformer_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE)
 @given(case=cases(max_layers=1))
 def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
@@ -436,7 +437,7 @@ def transformer_logits_shape(student, case):
     forward(student, handle, case, expected_causal_mask(case.tgt.shape[1]), strict=True)
 
 
-@prop(C, points=3, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=3, examples=2)
 @given(case=cases(), use_causal=st.booleans())
 @example(case=fixed_case(3, lengths=[5, 3]), use_causal=True)
 @example(
@@ -469,7 +470,7 @@ def transformer_forward_equals_torch(student, case, use_causal):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5)), noise=seeds())
 @example(case=fixed_case(5, lengths=[2, 4]), noise=1)
 def transformer_src_mask_serves_cross_attention(student, case, noise):
@@ -496,7 +497,7 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(max_layers=1))
 def transformer_eval_is_deterministic(student, case):
     """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free expected model."""
@@ -528,7 +529,7 @@ def transformer_eval_is_deterministic(student, case):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
 def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
@@ -562,7 +563,7 @@ def transformer_gradients_reach_every_parameter(student, case):
             )
 
 
-@prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
+@prop(C, points=3, examples=3)
 @given(
     case=cases(mask=False, max_layers=1, m_d=(1, 1)),
     ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
@@ -588,7 +589,7 @@ def greedy_decode_equals_expected(student, case, ids, max_len, bias):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(1, 5))
 @example(case=fixed_case(4, num_layers=1), max_len=1)
 @example(case=fixed_case(4, num_layers=1), max_len=4)
@@ -610,7 +611,7 @@ def greedy_decode_respects_max_len(student, case, max_len):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(3, 6))
 def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
@@ -646,7 +647,7 @@ def expect_greedy(ys, state, case, decoding, default_hint):
         )
 
 
-@prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(6, num_layers=1))
 def greedy_decode_runs_in_eval_and_restores_mode(student, case):
