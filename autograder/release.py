@@ -14,7 +14,7 @@ import json
 import shutil
 from pathlib import Path
 
-from . import i18n, stubs
+from . import generate, i18n, stubs
 from .components import COMPONENTS
 from .i18n import N_, _
 from .suite import core
@@ -199,9 +199,10 @@ def build(dest: Path, lang: str | None = None) -> Path:
         shutil.copy2(student / name, dest / name)
     # README.md in the bundle's language, each other language beside it as README.<lang>.md.
     chosen = lang or i18n.SOURCE_LANGUAGE
+    # Their blocks (the course order, the glossary) are rendered here: the committed templates leave them empty,
+    # so that a new component does not edit them (autograder/generate.py).
     for other in i18n.LANGUAGES:
-        shutil.copy2(
-            readme_path(other), dest / ("README.md" if other == chosen else f"README.{other}.md")
-        )
+        name = "README.md" if other == chosen else f"README.{other}.md"
+        (dest / name).write_text(generate.render(readme_path(other).read_text()))
     shutil.copy2(PACKAGE.parent / "constraints.txt", dest / "constraints.txt")
     return dest
