@@ -34,6 +34,10 @@ NOT_YET = {
     "oracles/__init__.py",
 }
 NOT_YET_NAMES = {("suite/graded.py", "oracle")}
+# A student-side helper (a module-level function of the checking side's packages whose first parameter is
+# `student`) is named for what it calls or builds, as most were (softmax, attend, forward, build_layer: 40 of
+# 50): the parameter says its side, so neither a `student_` prefix nor a `_call` suffix, and never `expected`.
+HELPER = re.compile(r"^student_|_call$|^expected")
 
 
 def identifiers(tree: ast.AST):
@@ -65,6 +69,18 @@ def words(name: str) -> set[str]:
     return {w.lower() for w in re.split(r"[_.]|(?<=[a-z0-9])(?=[A-Z])", name) if w}
 
 
+def student_helpers(tree: ast.Module):
+    """(line, name) of each module-level function whose first parameter is `student`, properties (@prop) aside."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node.args.args
+            and node.args.args[0].arg == "student"
+            and not any("prop" in ast.unparse(d) for d in node.decorator_list)
+        ):
+            yield node.lineno, node.name
+
+
 def text_lines(source: str):
     """(line, text) of each comment and string (docstrings and messages included)."""
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -89,6 +105,13 @@ def misnamed(root) -> list[str]:
                 found.append(f"autograder/{rel}:{line}: {name}")
             elif rel.startswith(CHECKING_SIDE) and words(name) & REFERENCE_WORDS:
                 found.append(f"autograder/{rel}:{line}: {name} (checking side: expected_*)")
+        for line, name in (
+            student_helpers(ast.parse(source)) if rel.startswith(CHECKING_SIDE) else ()
+        ):
+            if HELPER.search(name):
+                found.append(
+                    f"autograder/{rel}:{line}: {name} (a student-side helper: named for what it calls)"
+                )
         for line, text in text_lines(source):
             if GONE.search(text):
                 found.append(f"autograder/{rel}:{line}: {text.strip()[:80]}")
@@ -118,11 +141,16 @@ def test_the_guard_finds_each_banned_form(tmp_path):
         "# compared with the oracle\n"  # 8: a comment
         'MESSAGE = "vs the witness"\n'  # 9: a message
         "prefix = refusal = 0\n"  # 10: neither
+        "def student_softmax(student, x): pass\n"  # 11: a student-side helper with a prefix
+        "def softmax_call(student, x): pass\n"  # 12: with a suffix
+        "def expected_softmax(student, x): pass\n"  # 13: called the checking side's
+        "def softmax(student, x): pass\n"  # 14: fine
+        "@prop(C)\ndef student_call(student): pass\n"  # 15-16: a property, not a helper
     )
     (package / "judge" / "fine.py").write_text("reference_code = 'solutions/'\n")
     found = misnamed(tmp_path)
     assert "autograder/oracles/greedy.py: the file's own name" in found
     lines = {int(f.split(":")[1]) for f in found if f.startswith("autograder/properties/bad.py:")}
-    assert lines == set(range(1, 10)), found
+    assert lines == set(range(1, 10)) | {11, 12, 13}, found
     assert len([f for f in found if f.startswith("autograder/properties/bad.py:7:")]) == 2
     assert not [f for f in found if "judge/" in f]

@@ -15,8 +15,8 @@ from autograder.properties.add_norm import (
     build_norm,
     check_add_norm,
     check_layer_norm,
+    layer_norm,
     layer_norm_hint,
-    student_layer_norm,
 )
 from autograder.suite import expected_values
 from autograder.suite.checks import close, close_input_grad, expect, fail, is_close, tensor
@@ -30,7 +30,7 @@ def layer_norm_constant_position_maps_to_bias(student, d, c, seed, dtype):
     """A constant position (variance 0) comes out as the bias: finite, no NaN."""
     state = norm_state("", d, seed, dtype)
     x = torch.full((1, 2, d), c, dtype=dtype)
-    y = student_layer_norm(student, build_norm(student, d, dtype, state), x)
+    y = layer_norm(student, build_norm(student, d, dtype, state), x)
     expect(
         torch.isfinite(y).all(),
         _("LayerNorm of a constant position gives inf or NaN"),

@@ -15,7 +15,7 @@ from autograder.properties.feed_forward import (
     build_ffn,
     check_ffn,
     expected_feed_forward,
-    student_feed_forward,
+    feed_forward,
 )
 from autograder.student_code import Call, cotangent
 from autograder.suite.checks import close, close_input_grad, expect, fail, is_close
@@ -39,7 +39,7 @@ def feed_forward_dropout_acts_on_the_hidden_layer(student, seed, dtype):
         _("get eval mode right first"),
     )
     h, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=True)
-    y = student_feed_forward(student, h, x, _("FeedForward(x) in training mode"))
+    y = feed_forward(student, h, x, _("FeedForward(x) in training mode"))
     s = {k: v.double() for k, v in state.items()}
     hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (2, 4, d_ff)
     patterns = torch.tensor(

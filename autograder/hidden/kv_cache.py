@@ -18,11 +18,11 @@ from ..properties.kv_cache import (
     SNAPSHOT_HINT,
     StepInputs,
     cached_decoder,
+    cached_greedy_decode,
     changed_weights,
     decode_in_steps,
     fixed_steps,
     full_logits,
-    greedy_call,
     load_weights,
     memory_side,
     start,
@@ -135,7 +135,7 @@ def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
     With dropout=0.5 the tokens equal the dropout-free expected model's."""
     state = case.config.state(2, 0.5)
     model = build_model(student, case, state, dropout=0.5, train=True)[0]
-    ys, reply = greedy_call(student, model, case, 5, 1, 2)
+    ys, reply = cached_greedy_decode(student, model, case, 5, 1, 2)
     expect_run_in_eval_and_restored(student, model, reply, "cached_greedy_decode")
     expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):

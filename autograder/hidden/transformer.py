@@ -15,11 +15,11 @@ from ..properties.transformer import (
     NO_STOP,
     build,
     cases,
-    decode_call,
     eos_biased,
     explain_greedy,
     fixed_case,
     forward,
+    greedy_decode,
 )
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
 from ..suite.core import prop
@@ -48,7 +48,7 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
     case, bias = cb
     bos, eos, max_len = 1, 2, 7
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
-    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     for row in ys.tolist():
         if eos in row[1:]:
             first = row.index(eos, 1)
@@ -95,7 +95,7 @@ def greedy_decode_with_src_mask_equals_expected(student, case):
     """With a padding src_mask, greedy_decode equals the expected tokens (the mask serves encode and decode)."""
     bos, eos = 1, 2
     handle, state = build(student, case, state=eos_biased(case, eos, 1.0))
-    ys = decode_call(student, handle, case, 6, bos, eos, case.src_mask)[0]
+    ys = greedy_decode(student, handle, case, 6, bos, eos, case.src_mask)[0]
     expected = expected_greedy_decode(state, case, 6, bos, eos, case.src_mask)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
@@ -123,7 +123,7 @@ def greedy_decode_with_src_mask_equals_expected(student, case):
 def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
     handle = build(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)[0]
-    decode_call(student, handle, case, 4, 1, 2)
+    greedy_decode(student, handle, case, 4, 1, 2)
     expect(
         not student.inspect(handle)["training"],
         _("greedy_decode left a model that was in eval mode in train mode"),

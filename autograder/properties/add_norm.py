@@ -61,7 +61,7 @@ LAYER_NORM_NAN = N_(
 )
 
 
-def student_layer_norm(student, h, x, strict=False):
+def layer_norm(student, h, x, strict=False):
     """strict: the one property that owns LayerNorm's dtype and device."""
     return tensor(
         student.method(h, "forward", x),
@@ -241,7 +241,7 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
 
 def check_layer_norm(student, h, x, weight, bias, eps, what="LayerNorm(x)", default=None):
     """y = LayerNorm(x) ≈ F.layer_norm(x, weight, bias, eps) in float64, or a named mistake."""
-    y = student_layer_norm(student, h, x)
+    y = layer_norm(student, h, x)
     expected = expected_values.layer_norm(x.double(), weight.double(), bias.double(), eps)
     close(
         y,
@@ -316,7 +316,7 @@ def layer_norm_normalises_each_position(student, x, dtype):
     dtype."""
     x = x.to(dtype)
     d = x.shape[-1]
-    y = student_layer_norm(student, build_norm(student, d, dtype), x, strict=True)
+    y = layer_norm(student, build_norm(student, d, dtype), x, strict=True)
     y64, x64 = y.double(), x.double()
     atol = 1e-4 if dtype == torch.float32 else 1e-9
     ones, zeros = torch.ones(d, dtype=torch.float64), torch.zeros(d, dtype=torch.float64)
@@ -355,9 +355,9 @@ def layer_norm_is_shift_and_scale_invariant(student, d, seed, std, scale, shift,
     """LayerNorm(a·x + b) ≈ LayerNorm(x) for a > 0 (exact up to eps, tiny at variance ≫ eps)."""
     x = standardized((2, 3, d), seed, dtype, std)
     h = build_norm(student, d, dtype)
-    y = student_layer_norm(student, h, x)
+    y = layer_norm(student, h, x)
     not_constant(y, expected_values.layer_norm(x.double()), "LayerNorm(x)")
-    shifted = student_layer_norm(student, h, x + shift)
+    shifted = layer_norm(student, h, x + shift)
     expect(
         is_close(shifted, y, dtype, rtol=1e-4, atol=1e-4),
         _("LayerNorm(x + {shift:g}) differs from LayerNorm(x)").format(shift=shift),
@@ -365,7 +365,7 @@ def layer_norm_is_shift_and_scale_invariant(student, d, seed, std, scale, shift,
             "subtract the mean over the last dim: adding a constant to a position must change nothing"
         ),
     )
-    scaled = student_layer_norm(student, h, x * scale)
+    scaled = layer_norm(student, h, x * scale)
     expect(
         is_close(scaled, y, dtype, rtol=1e-4, atol=1e-4),
         _("LayerNorm({scale:g}·x) differs from LayerNorm(x)").format(scale=scale),
@@ -427,7 +427,7 @@ def layer_norm_normalises_the_last_dim_only(student, d, seed, pos, dtype):
     x = randn((2, 3, d), seed, dtype)
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 1, dtype, 4.0) + 3
-    y, y2 = student_layer_norm(student, h, x), student_layer_norm(student, h, x2)
+    y, y2 = layer_norm(student, h, x), layer_norm(student, h, x2)
     not_constant(y, expected_values.layer_norm(x.double()), "LayerNorm(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
@@ -455,7 +455,7 @@ def add_norm_hint(student, x, s, y, weight, bias, default):
     def ln(z):
         if "h" not in cache:
             cache["h"] = build_norm(student, d, dt, {"weight": weight, "bias": bias})
-        return student_layer_norm(student, cache["h"], z)
+        return layer_norm(student, cache["h"], z)
 
     def expected_norm(z):
         return expected_values.layer_norm(z.double(), weight.double(), bias.double())

@@ -65,7 +65,7 @@ def build_ffn(student, d, d_ff, seed, dtype, dropout=None, train=False, state=No
     return student.build(C, "FeedForward", state=state, train=train, dtype=dtype, **kwargs), state
 
 
-def student_feed_forward(student, h, x, what="FeedForward(x)", strict=False):
+def feed_forward(student, h, x, what="FeedForward(x)", strict=False):
     """strict: the one property that owns the output's dtype and device."""
     return tensor(student.method(h, "forward", x), what, like=x, check_dtype=strict)
 
@@ -124,7 +124,7 @@ def ffn_hint(x, y, state, default: str) -> str:
 
 
 def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=False):
-    y = student_feed_forward(student, h, x, what, strict)
+    y = feed_forward(student, h, x, what, strict)
     expected = expected_feed_forward(x, state)
     close(
         y,
@@ -209,7 +209,7 @@ def feed_forward_uses_relu(student, x, dtype):
         "linear_2.bias": zero,
     }
     h = build_ffn(student, 2, 2, 0, dtype, state=state)[0]
-    y = student_feed_forward(student, h, x, _("FeedForward(x) with identity weights"))
+    y = feed_forward(student, h, x, _("FeedForward(x) with identity weights"))
     close(
         y,
         torch.relu(x),
@@ -250,7 +250,7 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
     x = randn((2, 3, d), seed + 20, dtype)
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 21, dtype, 3.0)
-    y, y2 = student_feed_forward(student, h, x), student_feed_forward(student, h, x2)
+    y, y2 = feed_forward(student, h, x), feed_forward(student, h, x2)
     not_constant(y, expected_feed_forward(x, state), "FeedForward(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False

@@ -419,7 +419,7 @@ def kv_cache_keeps_the_memory_of_start(student, inputs, seed):
         done += n
 
 
-def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
+def cached_greedy_decode(student, model, case, max_len, bos, eos, src_mask=None):
     kwargs = dict(max_len=max_len, bos_id=bos, eos_id=eos)
     if src_mask is not None:
         kwargs["src_mask"] = src_mask
@@ -454,7 +454,7 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
     bos, eos = ids
     state = case.config.state(eos, bias)
     model = build_model(student, case, state)[0]
-    ys = greedy_call(student, model, case, max_len, bos, eos, case.src_mask)[0]
+    ys = cached_greedy_decode(student, model, case, max_len, bos, eos, case.src_mask)[0]
     # greedy's tokens are a fixed point of one teacher-forced pass: no decoding loop on the checking side
     why = greedy_fixed_point(ys, state, case, max_len, bos, eos, case.src_mask)
     if why is not None:

@@ -285,7 +285,7 @@ MAX_LEN_HINT = N_(
 )
 
 
-def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
+def greedy_decode(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
     kwargs = dict(max_len=max_len, bos_id=bos_id, eos_id=eos_id)
     if src_mask is not None:
         kwargs["src_mask"] = src_mask
@@ -575,7 +575,7 @@ def greedy_decode_equals_expected(student, case, ids, max_len, bias):
     """greedy_decode returns exactly the expected greedy sequence: bos first, argmax of the last position."""
     bos, eos = ids
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
-    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     expect_greedy(
         ys,
         state,
@@ -597,7 +597,7 @@ def greedy_decode_respects_max_len(student, case, max_len):
     """When eos never wins, greedy_decode returns exactly max_len tokens (max_len=1: just bos)."""
     bos, eos = 1, 2
     handle, state = build(student, case, state=eos_biased(case, eos, -1e3))
-    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     if ys.shape[1] != max_len:
         fail(
             _(
@@ -617,7 +617,7 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
     bos, eos = 0, 3
     handle, state = build(student, case, state=eos_biased(case, eos, 1e3))
-    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     expected = torch.tensor([[bos, eos]] * case.src.shape[0])
     if ys.shape != expected.shape:
         fail(
@@ -654,7 +654,7 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     """A model in train mode (dropout=0.5) decodes as expected without dropout and is in train mode afterwards."""
     state = eos_biased(case, 2, 0.5)
     handle = build(student, case, state=state, dropout=0.5, train=True)[0]
-    ys, reply = decode_call(student, handle, case, 5, 1, 2)
+    ys, reply = greedy_decode(student, handle, case, 5, 1, 2)
     expect_run_in_eval_and_restored(student, handle, reply, "greedy_decode")
     why = greedy_fixed_point(ys, state, case, 5, 1, 2)
     if why is not None:
