@@ -165,9 +165,8 @@ class SelfCheck:
         if o.passed or o.status == core.Status.BLOCKED:
             return o
         sentence = self.blocked(o.property.component)
-        if not sentence or o.message.startswith(
-            sentence
-        ):  # blamed already (the pytest plugin re-runs the pipeline)
+        # blamed already (the pytest plugin re-runs the pipeline)
+        if not sentence or o.message.startswith(sentence):
             return o
         if own_mistake(o) or self.voided(o.property.component):
             return replace(o, message=results.after(sentence, o.message))

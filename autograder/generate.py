@@ -5,8 +5,8 @@
 
 Three parts, each a source and what follows from it:
 - stubs: exercises/ from solutions/ (autograder/stubs.py);
-- blocks: the generated blocks of the README, docs/contract.md, docs/judge.md, docs/nbgrader.md, docs/report.md and
-  the student READMEs (below);
+- blocks: the generated blocks of the README, docs/contract.md, docs/judge.md, docs/nbgrader.md and docs/report.md
+  (below);
 - messages: the messages of each translation catalog (autograder/locale/<lang>/LC_MESSAGES/autograder.po) in step
   with the marked messages, property summaries and stub docstrings of the code (`i18n update`); their
   translations and the compiled .mo stay the translator's steps (`i18n compile`, docs/i18n.md).
@@ -16,6 +16,10 @@ the property registry and the bug catalog; `components`, `contract` and `course-
 autograder/components.py; `glossary` from autograder/glossary.py (each with an `-es` twin for the Spanish student
 README); every other NAME is the file benchmarks/figures/NAME.md, written by the benchmark
 script that measures it (`--write`). Nothing in a block is typed by hand.
+
+The student READMEs (autograder/student/README*.md) are templates whose blocks stay empty: `release` renders them
+into the bundle (`render`). They name every component, so keeping them out of the committed files spares each new
+component two edited files (docs/extending.md: ten files at most).
 """
 
 from __future__ import annotations
@@ -30,8 +34,6 @@ README = KIT / "README.md"
 FILES = (
     README,
     KIT / "docs" / "contract.md",
-    KIT / "autograder" / "student" / "README.md",
-    KIT / "autograder" / "student" / "README.es.md",
     KIT / "docs" / "judge.md",
     KIT / "docs" / "nbgrader.md",
     KIT / "docs" / "report.md",

@@ -1,8 +1,8 @@
 """Build the student bundle: stubs, the same exercises as notebooks, the visible properties, a student README
 and pyproject. Nothing else.
 
-Left out on purpose: solutions/, autograder/hidden/ (hidden properties), autograder/oracles/ (the by-hand
-oracles and mistake models: answers), autograder/bugs/ (quotes the solutions), the judge and the instructor's
+Left out on purpose: solutions/, autograder/hidden/ (hidden properties), autograder/diagnoses/ (the by-hand
+mistake models: answers), autograder/bugs/ (quotes the solutions), the judge and the instructor's
 tools. Hidden points and the integration share are shipped as numbers only, so the self-check's table adds up to
 the grade's total. What the bundle gives away, and what it does not, is docs/bundle.md.
 """
@@ -14,7 +14,7 @@ import json
 import shutil
 from pathlib import Path
 
-from . import i18n, stubs
+from . import generate, i18n, stubs
 from .components import COMPONENTS
 from .i18n import N_, _
 from .suite import core
@@ -44,7 +44,7 @@ SHIPPED = [
 ]
 NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
 # The checking side's models (torch's layers with the kit's weights, right or with a mistake as flags): no
-# answer, so they ship, whole; the by-hand oracles (autograder/oracles/) do not.
+# answer, so they ship, whole; the by-hand mistake models (autograder/diagnoses/) do not.
 MODELS = PACKAGE / "properties" / "models"
 # Components whose visible properties would take expected values from a by-hand answer: their property modules
 # stay out of the bundle, a placeholder stands in, and their visible points are decided at grading with the
@@ -200,9 +200,10 @@ def build(dest: Path, lang: str | None = None) -> Path:
         shutil.copy2(student / name, dest / name)
     # README.md in the bundle's language, each other language beside it as README.<lang>.md.
     chosen = lang or i18n.SOURCE_LANGUAGE
+    # Their blocks (the course order, the glossary) are rendered here: the committed templates leave them empty,
+    # so that a new component does not edit them (autograder/generate.py).
     for other in i18n.LANGUAGES:
-        shutil.copy2(
-            readme_path(other), dest / ("README.md" if other == chosen else f"README.{other}.md")
-        )
+        name = "README.md" if other == chosen else f"README.{other}.md"
+        (dest / name).write_text(generate.render(readme_path(other).read_text()))
     shutil.copy2(PACKAGE.parent / "constraints.txt", dest / "constraints.txt")
     return dest

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 from .components import BY_NAME, NAMES
 from .i18n import N_, _, ngettext
 
-if (
-    TYPE_CHECKING
-):  # annotations only: the class report reads ROWS and the texts without importing torch (~1.5 s)
+# annotations only: the class report reads ROWS and the texts without importing torch (~1.5 s)
+if TYPE_CHECKING:
     from .suite.core import Outcome
 
 HIDDEN_VISIBILITY = "after_due_date"  # Gradescope: hidden results show once the due date passes
@@ -21,9 +20,8 @@ HIDDEN_VISIBILITY = "after_due_date"  # Gradescope: hidden results show once the
 # dependencies) is its own row and column, so that each component's points depend on that component alone.
 INTEGRATION = "integration"
 INTEGRATION_TITLE = N_("your pieces together")
-INTEGRATION_LABEL = N_(
-    "integration"
-)  # the row's name in the table, where the others are file names
+# the row's name in the table, where the others are file names
+INTEGRATION_LABEL = N_("integration")
 ROWS: tuple[str, ...] = (*NAMES, INTEGRATION)
 
 
@@ -327,9 +325,8 @@ def render_table(
             ),
             soft_wrap=not narrow,
         )
-    if (
-        pending
-    ):  # never let a green run claim more than it knows: say what is still to come, and the sum
+    # never let a green run claim more than it knows: say what is still to come, and the sum
+    if pending:
         integration = sum(r.available + r.pending for r in rows if r.component == INTEGRATION)
         visible = available + held - sum(r.available for r in rows if r.component == INTEGRATION)
         hidden = sum(r.pending for r in rows if r.component != INTEGRATION)

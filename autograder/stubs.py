@@ -23,9 +23,10 @@ from .i18n import N_
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 YOUR_CODE_HERE = N_("YOUR CODE HERE")
 STUB = "# {comment}\n{indent}raise NotImplementedError"
+# a region may end the text without a newline: a notebook cell's last line
 _REGION = re.compile(
     rf"^([ \t]*){re.escape(BEGIN)}[^\n]*\n.*?^[ \t]*{re.escape(END)}[^\n]*(\n|\Z)", re.S | re.M
-)  # a region may end the text without a newline: a notebook cell's last line
+)
 # A docstring's paragraphs are separated by blank lines; the separators are kept as they are.
 _PARAGRAPH_BREAK = re.compile(r"(\n[ \t]*\n)")
 QUOTES = '"""'
@@ -43,9 +44,8 @@ def strip_solutions(source: str, lang: str = i18n.SOURCE_LANGUAGE) -> str:
     stub = _REGION.sub(
         lambda m: m.group(1) + STUB.format(comment=comment, indent=m.group(1)) + m.group(2), source
     )
-    if (
-        BEGIN in stub or END in stub
-    ):  # a marker the pattern did not take: refuse rather than ship the code
+    # a marker the pattern did not take: refuse rather than ship the code
+    if BEGIN in stub or END in stub:
         raise ValueError(f"a solution region could not be stubbed:\n{stub}")
     return translate_docstrings(stub, lang)
 

@@ -222,9 +222,8 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
 
     plain = start_ms(dict(base, isolate=False, pidns=None, uids=[]))
     rows.append(("worker fork to ready, no isolation (rlimits, fds, setsid)", f"{plain:.1f} ms"))
-    if (
-        z.mode == "user"
-    ):  # the namespaces come together: the user namespace is what allows the others
+    # the namespaces come together: the user namespace is what allows the others
+    if z.mode == "user":
         full = start_ms(base)
         rows.append(
             (

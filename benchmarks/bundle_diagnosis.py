@@ -1,10 +1,10 @@
-"""How many cataloged bugs the visible self-check catches and names, with the graded side's oracles and as the
+"""How many cataloged bugs the visible self-check catches and names, with the graded side's diagnoses and as the
 student bundle runs it (without them): docs/bundle.md quotes the figures.
 
     python benchmarks/bundle_diagnosis.py [--bundle] [--json OUT]
 
---bundle: as the student bundle runs it: no autograder/oracles/ (every diagnosis that needs a by-hand oracle
-falls back to its default hint), and no visible property of release.GRADED_ONLY's components.
+--bundle: as the student bundle runs it: no autograder/diagnoses/ (every diagnosis that needs a by-hand mistake
+model falls back to its default hint), and no visible property of release.GRADED_ONLY's components.
 Caught: a visible property fails; named: a failing visible property's hint holds the bug's catalog hint.
 """
 
@@ -22,12 +22,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--component", action="append")
     args = parser.parse_args()
-    if (
-        args.bundle
-    ):  # as in the bundle: no oracle beside the properties (set before they are imported)
+    if args.bundle:
+        # As in the bundle: no diagnoses beside the properties (set before they are imported). `oracle` is the
+        # old name, still called by properties/training.py and beam_search.py until the lead renames it.
         from autograder.suite import graded
 
-        graded.oracle = lambda name: None
+        graded.diagnosis = graded.oracle = lambda name: None
     from autograder import KIT, i18n
     from autograder.bugs import catalog, make_submission
     from autograder.student_code import InProcessStudentCode

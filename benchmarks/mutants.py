@@ -251,9 +251,8 @@ def run(component: str, mutant: Mutant, submission: Path, timeout: float = 60.0)
     from autograder import timing
     from autograder.suite import core
 
-    core.load(
-        include_hidden=True
-    )  # imported and measured once, here: each forked child inherits them
+    # imported and measured once, here: each forked child inherits them
+    core.load(include_hidden=True)
     timing.speed()
     with tempfile.TemporaryDirectory(prefix="mutant_") as tmp:
         folder = Path(tmp) / "sub"

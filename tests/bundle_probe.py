@@ -4,7 +4,7 @@
 
 Run with the folder whose `autograder/` is the checker under probe as the working directory (the student bundle,
 or the kit itself). Every function and class of the modules under PACKAGE (e.g. `autograder`, or
-`autograder.oracles`) whose signature fits an exercise function (its parameters bound by name from the exercise's
+`autograder.diagnoses`) whose signature fits an exercise function (its parameters bound by name from the exercise's
 inputs and the context a checker would know: the weights `state`, `heads`, `d_model`, `model`, ..., or its inputs
 by position) is called on the exercise's inputs, under the by-hand rules of the exercise's component. It is an
 answer when it returns the reference's result; one that needs the library call the component forbids (the rules
@@ -265,9 +265,10 @@ def bindings(fn, inputs, context):
             named[p.name] = pool[key]
         elif p.default is p.empty:
             missing = True
+    # it takes at least one of the exercise's own inputs, not only the context
     takes_inputs = any(
         (p.name if p.name in inputs else ALIASES.get(p.name)) in inputs for p in params
-    )  # it takes at least one of the exercise's own inputs, not only the context
+    )
     if not missing and takes_inputs:
         out.append(((), named))
     if len(required) == len(inputs) and all(p.kind != p.KEYWORD_ONLY for p in required):

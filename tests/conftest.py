@@ -133,9 +133,8 @@ def _check_names():
     for table in (SLOW_FIXTURES, SLOW_TESTS):
         for module, names in table.items():
             path = ROOT / "tests" / module
-            if not path.exists() and os.environ.get(
-                "KIT_PARTIAL_COPY"
-            ):  # tests/test_components.py's toy
+            # tests/test_components.py's toy
+            if not path.exists() and os.environ.get("KIT_PARTIAL_COPY"):
                 continue
             source = path.read_text()
             for name in names:

@@ -96,7 +96,7 @@ def test_the_bundle_names_each_rule_without_the_mistake_model(
 def test_the_recorded_narrow_searches_are_the_graded_sides():
     """The visible property's recorded results (literals: the bundle runs no search) are what the graded side's
     beam search by hand returns on the same cases, so a change to the cases or the model cannot leave them stale."""
-    from autograder.oracles.beam_search import expected_beam_search
+    from autograder.diagnoses.beam_search import expected_beam_search
 
     for inputs, want in beam_search.RECORDED:
         case, s = inputs.case, inputs.settings

@@ -155,9 +155,9 @@ def probe(cwd: Path, package: str, out: Path) -> dict:
 
 
 def test_the_probe_finds_the_graded_sides_answers(tmp_path):
-    """The probe can fail: on the graded side's oracles (never shipped) it finds by-hand multi-head attention,
+    """The probe can fail: on the graded side's diagnoses (never shipped) it finds by-hand multi-head attention,
     LayerNorm, the encoder and decoder layers and the greedy loop, each by its signature alone."""
-    found = {tuple(x) for x in probe(ROOT, "autograder.oracles", tmp_path / "out.json")["leaks"]}
+    found = {tuple(x) for x in probe(ROOT, "autograder.diagnoses", tmp_path / "out.json")["leaks"]}
     for exercise, function in [
         ("multi_head.MultiHeadAttention.forward", "multi_head.expected_multi_head"),
         ("add_norm.LayerNorm.forward", "layer_norm.ln_variant"),
@@ -165,7 +165,7 @@ def test_the_probe_finds_the_graded_sides_answers(tmp_path):
         ("decoder.DecoderLayer.forward", "layers.expected_decoder_layer"),
         ("transformer.greedy_decode", "greedy.expected_greedy_decode"),
     ]:
-        assert (exercise, f"autograder.oracles.{function}") in found, found
+        assert (exercise, f"autograder.diagnoses.{function}") in found, found
 
 
 def test_no_shipped_function_computes_an_exercise(tmp_path):
@@ -180,9 +180,9 @@ def test_no_shipped_function_computes_an_exercise(tmp_path):
 
 
 # ------------------------------------------------------------------------------ the bundle's diagnoses
-# Bugs the bundle's self-check still names without the oracles (docs/bundle.md): each through a mistake model
+# Bugs the bundle's self-check still names without the diagnoses (docs/bundle.md): each through a mistake model
 # that is torch's layer with other weights, masks or eps; and the kit's CAUGHT_VISIBLY outside GRADED_ONLY.
-NAMED_WITHOUT_ORACLES = [
+NAMED_WITHOUT_DIAGNOSES = [
     "multi_head:q_k_projections_swapped",
     "multi_head:strided_head_split",
     "multi_head:no_output_projection",
@@ -200,9 +200,9 @@ NAMED_WITHOUT_ORACLES = [
 ]
 
 
-@pytest.mark.parametrize("bug_id", NAMED_WITHOUT_ORACLES)
+@pytest.mark.parametrize("bug_id", NAMED_WITHOUT_DIAGNOSES)
 def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
-    """With no oracle (as in the bundle), a visible property fails and its hint names the bug."""
+    """With no diagnoses module (as in the bundle), a visible property fails and its hint names the bug."""
     from autograder import KIT, i18n
     from autograder.bugs import catalog, make_submission
     from autograder.student_code import InProcessStudentCode
@@ -212,8 +212,10 @@ def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
     assert bug.component not in release.GRADED_ONLY
     properties = [p for p in core.load() if p.visible and p.component == bug.component]
     for module in {sys.modules[p.fn.__module__] for p in properties}:
-        if hasattr(module, "oracle"):
-            monkeypatch.setattr(module, "oracle", None)
+        # "oracle": the old name, still in properties/training.py and beam_search.py until the lead renames it
+        for name in ("mistake_models", "oracle"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, None)
     student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "s"), bug.id)
     with i18n.chosen("en"):
         failed = [o for p in properties for o in [core.run_property(p, student)] if not o.passed]

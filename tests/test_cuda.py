@@ -267,9 +267,8 @@ def test_greedy_decoding_is_the_same_and_is_its_own_fixed_point():
         logits = gpu_model(
             to_gpu(src), ys_g[:, :-1], to_gpu(src_mask), mask.causal_mask(ys_g.size(1) - 1, GPU)
         )
-    done = (
-        torch.cumsum(ys_g[:, :-1] == EOS, dim=1) > 0
-    )  # after a row's eos: eos, whatever the logits say
+    # after a row's eos: eos, whatever the logits say
+    done = torch.cumsum(ys_g[:, :-1] == EOS, dim=1) > 0
     assert torch.equal(torch.where(done, EOS, logits.argmax(-1)), ys_g[:, 1:])
 
 

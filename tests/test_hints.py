@@ -96,13 +96,13 @@ SWAP = "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)"
 PYTHON_ERRORS |= {
     "numpy_dot_T_on_a_batch": (
         [("attention_numpy", SWAP, "scores = q @ k.T / math.sqrt(d_k)")],
-        "attention_numpy::np_attention_equals_oracle",
+        "attention_numpy::np_attention_equals_expected",
         "`.T` reverses every axis of a batched array",
         "`.T` invierte todos los ejes de un arreglo con lotes",
     ),
     "numpy_elementwise_product": (
         [("attention_numpy", "return weights @ v, weights", "return weights * v, weights")],
-        "attention_numpy::np_attention_equals_oracle",
+        "attention_numpy::np_attention_equals_expected",
         "`*` multiplies element by element",
         "`*` multiplica elemento a elemento",
     ),
@@ -324,9 +324,8 @@ def test_the_glossary_reaches_every_route_from_the_outcome_itself(tmp_path, lang
     checked = SelfCheck(folder).run(o.property)
     assert checked.hint.count(sentence) == 1
     md = feedback.markdown(StudentResult("s", [o]))
-    assert (
-        sentence in md
-    )  # a code span stays a code span in feedback.md (its backticks not escaped)
+    # a code span stays a code span in feedback.md (its backticks not escaped)
+    assert sentence in md
 
 
 def test_module_errors_name_no_glossary_entry():

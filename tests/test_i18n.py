@@ -134,9 +134,8 @@ def test_the_glossary_names_the_kits_name_in_both_languages(lang):
         )
         == "`proyection_K` is `w_k` here."
     )
-    assert (
-        glossary.explain("your output has NaN at [1, 0]: the attention heads") == ""
-    )  # prose is not a name
+    # prose is not a name
+    assert glossary.explain("your output has NaN at [1, 0]: the attention heads") == ""
     lang("es")
     assert (
         glossary.explain("__init__() got an unexpected keyword argument 'dim_embedding'")

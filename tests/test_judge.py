@@ -253,11 +253,12 @@ def test_feedback_html_is_self_contained_with_a_heatmap(runs, label):
     page.feed((folder / "feedback.html").read_text())
     assert "components" in page.tables
     assert page.rows >= 1 + len(NAMES)
+    # nothing fetched from anywhere: data: URIs and in-page anchors only
     for (
         tag,
         key,
         value,
-    ) in page.attrs:  # nothing fetched from anywhere: data: URIs and in-page anchors only
+    ) in page.attrs:
         if key in ("src", "href", "action", "srcset", "poster", "data"):
             assert value.startswith(("data:", "#")), (tag, key, value[:80])
     assert "script" not in page.tags and "link" not in page.tags and "iframe" not in page.tags

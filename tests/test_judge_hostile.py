@@ -75,10 +75,11 @@ def graded(tmp_path_factory):
         "subs": str(subs),
     }
     (subs / "probe" / "mask.py").write_text((subs / "probe" / "mask.py").read_text() + probe)
+    # byte-identical to the reference: graded once, reused
     for name in (
         SURROGATE_NAME,
         *FORMULA_NAMES,
-    ):  # byte-identical to the reference: graded once, reused
+    ):
         sample.make("reference", subs / name)
     # A decoy results file the forger will look for; the judge overwrites it with the real one.
     (out / "h-forge_results").mkdir(parents=True)
@@ -183,9 +184,10 @@ def test_long_sleep(graded):
 
 
 def test_memory_bomb(graded):
+    # by-hand scan
     assert (
         points(graded, "h-memory_bomb")["add_norm"] < 0.1 * points(graded, "reference")["add_norm"]
-    )  # by-hand scan
+    )
     assert _statuses(graded, "h-memory_bomb", "add_norm") <= {"error", "timeout", "crashed"}
     assert "MemoryError" in _messages(graded, "h-memory_bomb", "add_norm")
 
@@ -346,9 +348,8 @@ def test_reference_bytecode_leaves_only_within_the_text_budget(graded):
         )
 
     r = graded["results"]["h-exfiltrate_reference"]
-    transformer = [
-        o for o in r.outcomes if row_of(o) == "transformer"
-    ]  # its section, not integration
+    # its section, not integration
+    transformer = [o for o in r.outcomes if row_of(o) == "transformer"]
     data = json.loads((graded["out"] / "h-exfiltrate_reference" / "results.json").read_text())
     text = "\n".join(t["output"] for t in data["tests"] if t["tags"] == ["transformer"])
     chunks = dict(re.findall(r"REF(\d+):([A-Za-z0-9+/=]+)", text))

@@ -313,9 +313,8 @@ def test_as_a_user_with_a_user_namespace(user_dir):
     assert "PROC-ATTACK pids=1 " in flat["h-list_processes"]
     assert_reference_unread(flat["h-read_reference"])
     assert results["h-daemon"].points() == full_marks()
-    assert (
-        "Resource temporarily unavailable" in flat["h-fork_storm"]
-    )  # no process beyond itself, as under root
+    # no process beyond itself, as under root
+    assert "Resource temporarily unavailable" in flat["h-fork_storm"]
     lines = reference_lines()
     for path, text in outputs(base / "out").items():
         assert SECRET not in text and "DAEMON-FORGED" not in text, path
@@ -482,9 +481,8 @@ def test_the_seccomp_filter_refuses_nested_user_namespaces():
     if platform.machine() != "x86_64":
         pytest.skip("the filter is loaded on x86_64 only")
     pid = os.fork()
-    if (
-        pid == 0
-    ):  # the child: no_new_privs, the filter, then each route; the exit code says what happened
+    # the child: no_new_privs, the filter, then each route; the exit code says what happened
+    if pid == 0:
         code = 1
         try:
             libc = ctypes.CDLL(None, use_errno=True)

@@ -94,9 +94,8 @@ def test_the_decoder_refuses_before_anything_walks(name):
     start = time.process_time()
     with pytest.raises(wire.WireError):
         wire.loads(data)
-    assert (
-        time.process_time() - start < 5
-    )  # refused from the opcodes: nothing was built, hashed or printed
+    # refused from the opcodes: nothing was built, hashed or printed
+    assert time.process_time() - start < 5
 
 
 def test_honest_replies_still_load():
@@ -132,9 +131,8 @@ def test_an_error_is_flat_and_bounded_where_it_is_made_and_where_it_is_read():
     assert (
         judged.kind == "exception" and "not text" in judged.message and "not text" in judged.detail
     )
-    assert (
-        _tidy(StudentError("timeout", "I timed out, honest"), "x").kind == "exception"
-    )  # the judge's word
+    # the judge's word
+    assert _tidy(StudentError("timeout", "I timed out, honest"), "x").kind == "exception"
 
 
 def test_outcome_fields_are_bounded_in_the_judge():
@@ -171,9 +169,8 @@ def test_the_picture_tells_when_weights_match_but_the_output_does_not(tmp_path):
 
 def test_worker_text_is_drawn_plain_and_a_failed_drawing_is_a_note(monkeypatch):
     drawn = picture.draw(picture.View(problem=r"ValueError in forward: $\frac{ $ [bold]"))
-    assert drawn["png"].startswith(
-        b"\x89PNG"
-    )  # mathtext would raise here: the text is drawn as it is
+    # mathtext would raise here: the text is drawn as it is
+    assert drawn["png"].startswith(b"\x89PNG")
 
     def broken(view):
         raise ValueError("matplotlib could not draw this")
@@ -326,9 +323,8 @@ def test_a_burned_budget_is_the_burners_own(graded):
     victim = graded["results"]["victim"].points()
     for burner in ("aa_burner", "zz_burner"):
         pts = graded["results"][burner].points()
-        assert (
-            pts["attention_numpy"] < victim["attention_numpy"]
-        )  # its own slow sections ran out of time
+        # its own slow sections ran out of time
+        assert pts["attention_numpy"] < victim["attention_numpy"]
         assert any("time limit" in o.message for o in failed(graded, burner, "attention_numpy"))
     # aa's budget was gone before its shared sections: not run, for it alone; zz reused the victim's results
     # (obtained normally), which cost it nothing.
@@ -345,9 +341,8 @@ def test_a_burned_budget_is_the_burners_own(graded):
 def test_a_killed_grading_process_is_regraded_not_marked(graded):
     assert graded["killed"].get("pid"), "no grading process was killed"
     limits = graded["killed"]["limits"]
-    assert re.search(r"Max address space\s+\d+", limits), (
-        limits
-    )  # the grading processes have limits too
+    # the grading processes have limits too
+    assert re.search(r"Max address space\s+\d+", limits), limits
     assert re.search(r"Max cpu time\s+\d+", limits), limits
     for student in graded["results"]:
         assert "grading process" not in " ".join(o.message for o in outcomes(graded, student))
@@ -355,9 +350,8 @@ def test_a_killed_grading_process_is_regraded_not_marked(graded):
 
 def test_an_error_bomb_costs_only_its_component(graded):
     statuses = {o.status for o in failed(graded, "error_bomb", "multi_head")}
-    assert "error" in statuses and "crashed" not in statuses, (
-        statuses
-    )  # the grading process never died on it
+    # the grading process never died on it
+    assert "error" in statuses and "crashed" not in statuses, statuses
     assert "not text" in messages(graded, "error_bomb", "multi_head")
 
 
@@ -370,9 +364,8 @@ def test_a_forged_bomb_frame_is_refused(graded):
 
 def test_huge_returns_are_refused(graded):
     text = messages(graded, "huge_returns", "attention")
-    assert "not data" in text and (
-        "parts" in text or "operations" in text
-    )  # the dict: refused unread
+    # the dict: refused unread
+    assert "not data" in text and ("parts" in text or "operations" in text)
     assert (
         graded["results"]["huge_returns"].points()["attention"]
         < graded["results"]["victim"].points()["attention"]
@@ -381,9 +374,8 @@ def test_huge_returns_are_refused(graded):
 
 def test_a_picture_that_would_crash_is_drawn_plain(graded):
     r = graded["results"]["picture_mathtext"]
-    assert (
-        r.points() == graded["results"]["victim"].points()
-    ), [  # correct everywhere but on the picture
+    # correct everywhere but on the picture
+    assert r.points() == graded["results"]["victim"].points(), [
         (o.property.id, o.message) for o in r.outcomes if not o.passed
     ]
     assert r.picture.startswith(b"\x89PNG")
@@ -568,9 +560,8 @@ def test_a_file_too_large_to_compile_here_is_left_to_the_worker(tmp_path, monkey
     assert grader.compiled("bad.py", b"def (:\n", str(tmp_path / "bad.py")) is None
     assert grader.syntax["bad.py"][0] == 1
     grader.syntax = {}
-    grader.compiled(
-        "bad.py", b"def (:\n", str(tmp_path / "bad.py")
-    )  # from the cache: the same verdict
+    # from the cache: the same verdict
+    grader.compiled("bad.py", b"def (:\n", str(tmp_path / "bad.py"))
     assert grader.syntax["bad.py"][0] == 1
     monkeypatch.setattr(gp, "CODE_CACHE_BYTES", 0)
     grader.compiled("other.py", b"y = 2\n", str(tmp_path / "other.py"))

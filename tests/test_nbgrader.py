@@ -252,9 +252,8 @@ def test_judge_mode_points_equal_grade(graded):
         got["bob"]["attention"] < full["attention"]
         and got["bob"]["multi_head"] < full["multi_head"]
     )
-    assert (
-        got["dave"]["attention"] == 0 and got["dave"]["multi_head"] > 0
-    )  # the loop cost attention only...
+    # the loop cost attention only...
+    assert got["dave"]["attention"] == 0 and got["dave"]["multi_head"] > 0
     # ...and multi_head's integration share, graded with dave's own attention: the endless import.
     with open(graded["judge"] / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
@@ -272,9 +271,8 @@ def test_kernel_mode_points_equal_grade(graded):
                 student,
                 name,
             )
-    for (
-        name
-    ) in COMPONENTS:  # the endless scratch cell was interrupted, the rest graded as the reference
+    # the endless scratch cell was interrupted, the rest graded as the reference
+    for name in COMPONENTS:
         assert got["erin"][name] == pytest.approx(expected["alice"][name], abs=1e-6)
 
 
@@ -319,10 +317,11 @@ def test_a_failing_cell_shows_what_grade_shows(graded, mode):
             t for t, v in tests.items() if t.startswith(f"{name}::") and v["score"] < v["max_score"]
         }
         assert set(shown) == failed and failed
+        # a notebook names the cell where `grade` names the file's line
         for (
             test,
             text,
-        ) in shown.items():  # a notebook names the cell where `grade` names the file's line
+        ) in shown.items():
             assert place(text) == place(tests[test]["output"]), test
         texts += shown.values()
     assert any("hint: " in t and "smallest failing input:" in t for t in texts)

@@ -5,6 +5,9 @@ from a name, and this test keeps it so."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+
+import pytest
 
 from autograder import KIT
 from autograder.bugs import catalog
@@ -81,3 +84,19 @@ def test_an_integration_rerun_is_a_record_not_a_name():
 def test_bug_expectations_live_on_the_bug():
     bugs = catalog()
     assert any(b.caught_visibly for b in bugs) and any(b.one_deduction for b in bugs)
+
+
+def test_a_components_default_hint_is_declared_once_and_taken_where_none_is_declared(monkeypatch):
+    """A property that declares no error_hint takes its component's default_hint; NO_HINT and a static property
+    take none; a second, different default for a component fails at import."""
+    monkeypatch.setattr(core, "DEFAULT_HINTS", {})
+    core.default_hint("mask", "the default")
+    core.default_hint("mask", "the default")  # the same again is harmless (a module imported twice)
+    with pytest.raises(ValueError, match="declared twice"):
+        core.default_hint("mask", "another")
+    plain = core.Property("p", "mask", 1.0, True, 1, fn=lambda student: None)
+    assert plain.hint_on_error == "the default"
+    assert replace(plain, error_hint="its own").hint_on_error == "its own"
+    assert replace(plain, error_hint=core.NO_HINT).hint_on_error == ""
+    assert replace(plain, kind=core.Kind.STATIC).hint_on_error == ""
+    assert replace(plain, component="attention").hint_on_error == ""

@@ -102,9 +102,8 @@ def test_similarity_finds_the_copy_and_nothing_else(built):
     data = collect.read(base / "out")
     found = similarity.compare(data, base / "subs", components=SIM_COMPONENTS)
     assert {(p.a, p.b) for p in found.pairs} == {tuple(sorted(plan.copies[0]))}
-    assert (
-        len(found.pairs) >= 2
-    )  # the copy is found in each component where the two wrote code of their own
+    # the copy is found in each component where the two wrote code of their own
+    assert len(found.pairs) >= 2
     assert all("<mark>" in p.marked_a and "<img" not in p.marked_a for p in found.pairs)
 
 

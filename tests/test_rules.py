@@ -471,9 +471,8 @@ DYNAMIC = {
 
 @pytest.mark.parametrize("trick", DYNAMIC)
 def test_dynamic_name_building_aimed_at_the_kit_is_reported(trick):
-    found = rules.scan_source(
-        "feed_forward", DYNAMIC[trick]
-    )  # a component that forbids no library name
+    # a component that forbids no library name
+    found = rules.scan_source("feed_forward", DYNAMIC[trick])
     assert found, trick
     # in a helper module the component's file never imports, too
     files = {"feed_forward": "import torch\n", "loaded_somehow": DYNAMIC[trick]}

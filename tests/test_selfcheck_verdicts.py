@@ -18,13 +18,14 @@ from autograder.judge.outputs import COLUMNS
 from autograder.judge.scheduler import Options, grade
 from autograder.suite import core
 
+# every component that uses attention.py
 DOWNSTREAM = (
     "multi_head",
     "encoder",
     "decoder",
     "transformer",
     "training",
-)  # every component that uses attention.py
+)
 SOFTMAX_CALL = "    weights = softmax(scores, dim=-1)\n    return weights @ value, weights"
 
 
@@ -63,15 +64,15 @@ def test_every_downstream_failure_names_the_upstream_file(upstream):
             f"{o.property.component} uses your attention.py, which fails "
         ), o.message
         assert "fix attention.py first" in o.message
+        # its own hints would diagnose attention's bug as its own
         assert o.hint == "", (
             o.property.id,
             o.hint,
-        )  # its own hints would diagnose attention's bug as its own
+        )
     forbidden = [o for o in failed if "is forbidden in" in o.message]
     assert forbidden, "torch.softmax in attention.py should be reached from multi_head"
-    for (
-        o
-    ) in forbidden:  # the by-hand guard names the file the call is in, not the component under test
+    # the by-hand guard names the file the call is in, not the component under test
+    for o in forbidden:
         assert "is forbidden in attention.py, which" in o.message, o.message
         assert f"is forbidden in {o.property.component}:" not in o.message
     for name in DOWNSTREAM:
@@ -158,9 +159,8 @@ def test_grade_keeps_downstream_full_marks_and_only_integration_drops(upstream, 
     integration = [t for t in tests if "::integration::" in t["name"]]
     assert integration and all(t["tags"] == [results.INTEGRATION] for t in integration)
     page = (tmp_path / "out" / "upstream" / "feedback.html").read_text()
-    for section in page.split("<section")[
-        1:
-    ]:  # two components may share a summary; one section may not
+    # two components may share a summary; one section may not
+    for section in page.split("<section")[1:]:
         passed = [line for line in section.split("<li>") if line.startswith("✓")]
         assert len(passed) == len(set(passed)), (
             "an integration re-run is listed as a duplicate line"

@@ -150,7 +150,7 @@ def code_lines(text):
 def solution_snippets():
     """Every two consecutive lines of solution code: none may appear, consecutive, anywhere in the bundle.
 
-    (Single lines are too generic to count: an independent oracle may well write `x = x.transpose(1, 2)`.)
+    (Single lines are too generic to count: an independent expected model may well write `x = x.transpose(1, 2)`.)
     """
     pairs = set()
     for name in NAMES:
@@ -178,9 +178,8 @@ def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
         for n in names
     ), names
     text = "\n".join(p.read_text(errors="replace") for p in files)
-    region = re.compile(
-        r"^\s*### (BEGIN SOLUTION|BEGIN HIDDEN TESTS)\s*$", re.M
-    )  # a marker line, not a name
+    # a marker line, not a name
+    region = re.compile(r"^\s*### (BEGIN SOLUTION|BEGIN HIDDEN TESTS)\s*$", re.M)
     assert not region.search(text)
     bundle_pairs = set()
     for p in files:
@@ -201,7 +200,7 @@ def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
     assert sum(points.values()) == sum(p.points for p in graded_only)
 
 
-def test_bundle_ships_the_checking_sides_models_and_no_oracle(bundle):
+def test_bundle_ships_the_checking_sides_models_and_no_diagnoses(bundle):
     """What ships of the checking side beyond the property modules is one folder, listed here: a model added to
     it is a decision to ship it (no answer: docs/bundle.md), made by editing this list."""
     shipped = sorted(
@@ -217,6 +216,7 @@ def test_bundle_ships_the_checking_sides_models_and_no_oracle(bundle):
         "positional_encoding.py",
         "transformer.py",
     ]
+    assert not (bundle / "autograder" / "diagnoses").exists()
     assert not (bundle / "autograder" / "oracles").exists()
 
 
@@ -252,9 +252,8 @@ def test_bundle_check_exits_0_at_full_marks_with_points_pending_and_the_totals_a
         text=True,
         timeout=600,
     )
-    assert proc.returncode == 0, (
-        proc.stdout[-3000:] + proc.stderr[-2000:]
-    )  # hidden points pending: no failure
+    # hidden points pending: no failure
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     total = sum(maxima(core_load()).values())
     assert re.search(
         rf"visible \+ \d+ hidden \+ \d+ integration = {total:g} points in all", proc.stdout
@@ -439,3 +438,22 @@ def test_bundle_notebook_runs_in_a_kernel_and_a_failure_names_the_cell(bundle, t
     assert any(
         '02_attention.ipynb, the cell that starts "import math", line ' in e for e in errors
     ), errors[:2]
+
+
+def test_the_bundles_readmes_show_the_course_order_and_the_glossary(bundle):
+    """The committed student READMEs leave their generated blocks empty (a new component does not edit them);
+    the bundle's are rendered at release: every module in teaching order, and the glossary, in both languages."""
+    from autograder.components import COMPONENTS
+    from autograder.glossary import GLOSSARY
+
+    order = [f"`{c.filename}`" for c in COMPONENTS]
+    for name in ("README.md", "README.es.md"):
+        template = (release.readme_path("en" if name == "README.md" else "es")).read_text()
+        assert generate.BLOCK.search(template) and not any(
+            m.group("body") for m in generate.BLOCK.finditer(template)
+        ), name
+        text = " ".join((bundle / name).read_text().split())
+        positions = [text.find(f) for f in order]
+        assert -1 not in positions and positions == sorted(positions), (name, positions)
+        for theirs, ours in GLOSSARY.items():
+            assert f"| `{theirs}` | `{ours}` |" in text, (name, theirs)

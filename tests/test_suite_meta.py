@@ -113,7 +113,7 @@ def test_nan_is_reported_as_nan_before_any_other_diagnosis(run):
     [
         (
             "attention_numpy:attention_no_scale",
-            "np_attention_equals_oracle",
+            "np_attention_equals_expected",
             ["query=np.array(", "key=np.array(", "value=np.array(", "mask="],
         ),
         (

@@ -109,9 +109,8 @@ def attention_gradients_are_finite(student, inputs):
         and tuple(first.shape) == (*q.shape[:-1], k.shape[-2])
         and k.shape[-2] != v.shape[-1]
     )
-    if isinstance(
-        first, torch.Tensor
-    ):  # gradients of a constant are finite too: the result must be computed
+    # gradients of a constant are finite too: the result must be computed
+    if isinstance(first, torch.Tensor):
         expected_out, expected_w = expected_values.attention(q, k, v, m)
         not_constant(first, expected_w if swapped else expected_out, "output")
     for name, g in zip("qk" if swapped else "qkv", reply.input_grads):

@@ -10,7 +10,6 @@ from hypothesis import example, given
 from ..i18n import _
 from ..properties.decoder import (
     KV_FROM_X,
-    LAYER_ERROR,
     MASKS_EVERY_LAYER,
     NO_MEMORY_MASK,
     NO_TARGET_MASK,
@@ -35,7 +34,7 @@ from ..suite.strategies import decoder_layer_state, randn
 C = "decoder"
 
 
-@prop(C, points=2, examples=2, visible=False, error_hint=LAYER_ERROR)
+@prop(C, points=2, examples=2, visible=False)
 @given(case=layer_cases(memory_mask=False))
 @example(
     case=fixed_layer_case(
@@ -80,7 +79,7 @@ def decoder_layer_post_norm_closed_form(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=layer_cases(memory_mask="maybe"))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=2, d_model=4, num_heads=2, d_ff=8, seed=8))
 def decoder_stack_is_causal(student, case):
@@ -100,7 +99,7 @@ def decoder_stack_is_causal(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=layer_cases())
 @example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_stack_memory_mask_reaches_every_layer(student, case):
@@ -122,7 +121,7 @@ def decoder_stack_memory_mask_reaches_every_layer(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=layer_cases(memory_mask=False))
 @example(
     case=fixed_layer_case(

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from ..i18n import _
 from ..properties.encoder import (
-    LAYER_ERROR,
     MASK_EVERY_LAYER,
     explain_layer,
     fixed_layer_case,
@@ -26,7 +25,7 @@ from ..suite.strategies import masks, randn
 C = "encoder"
 
 
-@prop(C, points=2, examples=2, visible=False, error_hint=LAYER_ERROR)
+@prop(C, points=2, examples=2, visible=False)
 @given(case=layer_cases(), noise=st.integers(0, 2**16 - 1))
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=1), noise=3)
 def encoder_stack_mask_reaches_every_layer(student, case, noise):
@@ -46,7 +45,7 @@ def encoder_stack_mask_reaches_every_layer(student, case, noise):
     )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=layer_cases(mask=False))
 @example(
     case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=4, mask=False)
@@ -84,7 +83,7 @@ def encoder_layer_gradients_reach_every_parameter(student, case):
     )
 
 
-@prop(C, points=1, examples=4, visible=False, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=4, visible=False)
 @given(case=layer_cases(mask="maybe"))
 def encoder_layer_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.3 in eval mode, EncoderLayer equals the dropout-free nn.TransformerEncoderLayer."""
@@ -107,7 +106,7 @@ def encoder_layer_dropout_is_off_in_eval(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=layer_cases(mask=False), data=st.data())
 def encoder_layer_2d_mask_equals_torch(student, case, data):
     """With a 2-D (m, m) mask (every row allows its own position), EncoderLayer equals torch's layer."""

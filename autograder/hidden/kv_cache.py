@@ -9,21 +9,20 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
-from ..oracles.greedy import expected_greedy_decode
 from ..properties.kv_cache import (
-    BUILD_ERROR,
     DEFAULT_HINT,
     PREFIX_HINT,
     SHARED_HINT,
     SNAPSHOT_HINT,
     StepInputs,
     cached_decoder,
+    cached_greedy_decode,
     changed_weights,
     decode_in_steps,
     fixed_steps,
     full_logits,
-    greedy_call,
     load_weights,
     memory_side,
     start,
@@ -44,7 +43,7 @@ from ..suite.expected_values import expected_causal_mask
 C = "kv_cache"
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(inputs=step_inputs(batch=(2, 3), mask=True, dtypes=(torch.float64, torch.float32)))
 @example(inputs=fixed_steps(11, (2, 1, 3), b=3, me=5, lengths=[5, 2, 3]))
 def kv_cache_with_padding_equals_full_decode(student, inputs):
@@ -52,7 +51,7 @@ def kv_cache_with_padding_equals_full_decode(student, inputs):
     decode_in_steps(student, inputs)
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(
     inputs=step_inputs(batch=(2, 3), chunk=(1, 2), steps=(2, 3)),
     order=st.randoms(use_true_random=False),
@@ -94,7 +93,7 @@ def kv_cache_rows_are_independent(student, inputs, order):
         done += n
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, visible=False)
 @given(inputs=step_inputs(steps=(2, 3), mask=False))
 def kv_cache_start_resets_the_cache(student, inputs):
     """start() on a second sequence empties the cache: its steps equal decoding it from scratch."""
@@ -127,7 +126,7 @@ def kv_cache_start_resets_the_cache(student, inputs):
         done += n
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, visible=False)
 @given(case=decoding_cases(mask=False, layers=(1, 1)))
 @example(case=fixed_case(6, n=1))
 def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
@@ -136,7 +135,7 @@ def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
     With dropout=0.5 the tokens equal the dropout-free expected model's."""
     state = case.config.state(2, 0.5)
     model = build_model(student, case, state, dropout=0.5, train=True)[0]
-    ys, reply = greedy_call(student, model, case, 5, 1, 2)
+    ys, reply = cached_greedy_decode(student, model, case, 5, 1, 2)
     expect_run_in_eval_and_restored(student, model, reply, "cached_greedy_decode")
     expected = expected_greedy_decode(state, case, 5, 1, 2)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
@@ -237,7 +236,7 @@ def target_side(state) -> list[str]:
     ]
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), batch=(1, 2)), seed=st.integers(0, 2**16))
 @example(inputs=fixed_steps(8, (2, 1, 1), b=2, me=3, d=4, h=2, n=2), seed=3)
 def kv_cache_keeps_the_keys_of_earlier_steps(student, inputs, seed):

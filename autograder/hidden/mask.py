@@ -10,10 +10,10 @@ from autograder.i18n import _
 from autograder.properties.mask import (
     C,
     causal_hint,
+    causal_mask,
     padded_tokens,
     padding_hint,
-    student_causal_mask,
-    student_padding_mask,
+    padding_mask,
 )
 from autograder.suite import expected_values
 from autograder.suite.checks import expect, fail
@@ -40,7 +40,7 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     tokens, pad_id = inputs.tokens, inputs.pad_id
     b, s = tokens.shape
     cut = min(cut, s - 1)
-    c, p = student_causal_mask(student, s), student_padding_mask(student, tokens, pad_id)
+    c, p = causal_mask(student, s), padding_mask(student, tokens, pad_id)
     combined = c & p
     expected = expected_causal_mask(s)[None, None] & (tokens != pad_id)[:, None, None, :]
     if tuple(combined.shape) != (b, 1, s, s) or not torch.equal(combined, expected):
@@ -85,7 +85,7 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
 @given(size=st.sampled_from([16, 33, 64]))
 def causal_mask_large_sizes(student, size):
     """causal_mask works for longer sequences: size (size + 1) / 2 allowed pairs, the lower triangle."""
-    m = student_causal_mask(student, size)
+    m = causal_mask(student, size)
     if not torch.equal(m, expected_causal_mask(size)):
         fail(
             _("{mask} is not the lower triangle ({got} True entries, expected {expected})").format(
@@ -105,7 +105,7 @@ def padding_mask_edge_cases(student, b, s, case):
         if case == "all"
         else torch.arange(1, b * s + 1).reshape(b, s)
     )
-    m = student_padding_mask(student, tokens, pad_id)
+    m = padding_mask(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         fail(

@@ -6,10 +6,9 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..diagnoses.multi_head import expected_multi_head
 from ..i18n import _
-from ..oracles.multi_head import expected_multi_head
 from ..properties.multi_head import (
-    ERROR,
     build,
     cases,
     check_output,
@@ -28,7 +27,7 @@ from ..suite.strategies import MultiHeadInputs, dtypes, model_sizes, seeds
 C = "multi_head"
 
 
-@prop(C, points=2, examples=3, visible=False, error_hint=ERROR)
+@prop(C, points=2, examples=3, visible=False)
 @given(case=cases(mask="full"))
 @example(
     case=MultiHeadInputs(
@@ -77,7 +76,7 @@ def multi_head_fully_masked_rows_are_finite(student, case):
     )
 
 
-@prop(C, points=2, examples=2, visible=False, error_hint=ERROR)
+@prop(C, points=2, examples=2, visible=False)
 @given(
     sizes=model_sizes(max_heads=2, min_heads=2),
     m_q=st.integers(1, 3),
@@ -109,9 +108,8 @@ def multi_head_gradients_reach_every_projection(student, sizes, m_q, m_k, seed, 
             _("{name} has a non-finite gradient").format(name=name),
             _("NaN in the backward pass"),
         )
-        if (
-            name != "w_k.bias"
-        ):  # a key bias shifts every score of a query equally: its gradient is exactly 0
+        # a key bias shifts every score of a query equally: its gradient is exactly 0
+        if name != "w_k.bias":
             expect(
                 g.abs().sum() > 0,
                 _("{name} got an all-zero gradient").format(name=name),
@@ -130,7 +128,7 @@ def multi_head_gradients_reach_every_projection(student, sizes, m_q, m_k, seed, 
         )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=cases(mask="pad"))
 def multi_head_bias_false_equals_torch(student, case):
     """Built with bias=False, the output equals nn.MultiheadAttention(bias=False) with the same weights."""
@@ -157,7 +155,7 @@ def multi_head_bias_false_equals_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=cases(mask="full"))
 @example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=4, num_heads=2, seed=2, mask="full"))
 def multi_head_per_head_mask_reaches_its_head(student, case):
@@ -167,9 +165,8 @@ def multi_head_per_head_mask_reaches_its_head(student, case):
     handle, state = build(student, d, h, seed, q.dtype)
     out, w = forward(student, handle, q, k, v, m, read=True)
     w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
-    if (
-        w is None
-    ):  # no attribute: the shape property says so; the output must still use the per-head mask
+    # no attribute: the shape property says so; the output must still use the per-head mask
+    if w is None:
         return check_output(
             out,
             state,

@@ -12,7 +12,6 @@ from autograder.i18n import _
 from autograder.properties.positional_encoding import (
     EMBEDDING_ERROR,
     REGISTER_PE,
-    TABLE_ERROR,
     C,
     check_table,
     pe_atol,
@@ -22,18 +21,18 @@ from autograder.properties.positional_encoding import (
 )
 from autograder.suite import expected_values
 from autograder.suite.checks import close, expect, fail, not_constant, tensor
-from autograder.suite.core import Kind, prop
+from autograder.suite.core import NO_HINT, Kind, prop
 from autograder.suite.strategies import dtypes, seeds
 
 
-@prop(C, points=2, examples=2, visible=False, error_hint=TABLE_ERROR)
+@prop(C, points=2, examples=2, visible=False)
 @given(max_len=st.sampled_from([2000, 5000]), d=st.sampled_from([8, 17, 64]))
 def sinusoidal_long_sequences(student, max_len, d):
     """The table stays right for long sequences (max_len up to 5000), within float32 rounding."""
     check_table(student, max_len, d, f"sinusoidal_encoding({max_len}, {d})")
 
 
-@prop(C, points=2, examples=2, visible=False, error_hint=TABLE_ERROR)
+@prop(C, points=2, examples=2, visible=False)
 @given(half=st.integers(1, 6), k=st.integers(1, 7))
 def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
     """PE[p + k] = R_k PE[p]: each pair rotates by the angle k·ω_i, ω_i = 1 / 10000^(2i/d_model)."""
@@ -63,7 +62,7 @@ def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
         )
 
 
-@prop(C, points=1, examples=2, visible=False, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, visible=False, kind=Kind.SHAPE, error_hint=NO_HINT)
 @given(d=st.sampled_from([4, 6]))
 def positional_encoding_default_max_len(student, d):
     """PositionalEncoding(d_model) defaults to max_len = 5000: pe is (1, 5000, d_model)."""

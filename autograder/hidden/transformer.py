@@ -6,21 +6,20 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
-from ..oracles.greedy import expected_greedy_decode
 from ..properties.models.transformer import ExpectedTransformer, ModelMistake
 from ..properties.transformer import (
-    BUILD_ERROR,
     NO_PAD,
     NO_PE_TGT,
     NO_STOP,
     build,
     cases,
-    decode_call,
     eos_biased,
     explain_greedy,
     fixed_case,
     forward,
+    greedy_decode,
 )
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
 from ..suite.core import prop
@@ -36,7 +35,7 @@ def _finishing_case(seed, bias):
     ), bias
 
 
-@prop(C, points=2, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=2, examples=1, visible=False)
 @given(
     cb=st.tuples(
         cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])
@@ -49,7 +48,7 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
     case, bias = cb
     bos, eos, max_len = 1, 2, 7
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
-    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     for row in ys.tolist():
         if eos in row[1:]:
             first = row.index(eos, 1)
@@ -89,14 +88,14 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
         )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, visible=False)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
 @example(case=fixed_case(10, num_layers=1, lengths=[2, 5]))
-def greedy_decode_with_src_mask_equals_witness(student, case):
-    """With a padding src_mask, greedy_decode equals the witness (the mask serves encode and decode)."""
+def greedy_decode_with_src_mask_equals_expected(student, case):
+    """With a padding src_mask, greedy_decode equals the expected tokens (the mask serves encode and decode)."""
     bos, eos = 1, 2
     handle, state = build(student, case, state=eos_biased(case, eos, 1.0))
-    ys = decode_call(student, handle, case, 6, bos, eos, case.src_mask)[0]
+    ys = greedy_decode(student, handle, case, 6, bos, eos, case.src_mask)[0]
     expected = expected_greedy_decode(state, case, 6, bos, eos, case.src_mask)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
@@ -119,12 +118,12 @@ def greedy_decode_with_src_mask_equals_witness(student, case):
         )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, visible=False)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
     handle = build(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)[0]
-    decode_call(student, handle, case, 4, 1, 2)
+    greedy_decode(student, handle, case, 4, 1, 2)
     expect(
         not student.inspect(handle)["training"],
         _("greedy_decode left a model that was in eval mode in train mode"),
@@ -135,11 +134,11 @@ def greedy_decode_keeps_eval_mode(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2, visible=False)
 @given(case=cases(max_layers=1))
 @example(case=fixed_case(9, m_d=4, lengths=[3, 5]))
 def transformer_encode_and_decode_equal_torch(student, case):
-    """encode(src, src_mask) equals the witness's memory; decode(tgt, memory, causal, src_mask) its hidden states."""
+    """encode(src, src_mask) equals the expected memory; decode(tgt, memory, causal, src_mask) its hidden states."""
     handle, state = build(student, case)
     model = ExpectedTransformer(state, case.config)
     kwargs = {} if case.src_mask is None else {"src_mask": case.src_mask}
@@ -153,7 +152,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     close(
         memory,
         expected,
-        _("encode(src, src_mask) vs the witness"),
+        _("encode(src, src_mask) vs the expected model"),
         _("memory = encoder(positional_encoding(src_embedding(src)), src_mask)"),
     )
     tm = expected_causal_mask(case.tgt.shape[1])
@@ -176,7 +175,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     close(
         hidden,
         expected_hidden,
-        _("decode(tgt, memory, target_mask, memory_mask) vs the witness"),
+        _("decode(tgt, memory, target_mask, memory_mask) vs the expected model"),
         lambda: diagnose(
             _(
                 "hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "
@@ -191,7 +190,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1, visible=False)
 @given(case=cases(mask=False, max_layers=1))
 def transformer_dropout_is_used_in_training(student, case):
     """Built with dropout=0.5 in train mode, two forwards with different seeds differ (dropout is passed on)."""

@@ -318,9 +318,8 @@ def _gradebook_narrow(results_by: dict[str, StudentResult], maximum: dict, used:
         cells = Text()
         for n in used:
             style = "green" if pts[n] == maximum[n] else ("red" if pts[n] == 0 else "yellow")
-            cells.append(
-                f"{SHORT[n]}\u00a0{pts[n]:g}/{maximum[n]:g}", style=style
-            )  # no break inside
+            # no break inside
+            cells.append(f"{SHORT[n]}\u00a0{pts[n]:g}/{maximum[n]:g}", style=style)
             cells.append("  ")
         label = Text(name)
         if r.errors:
@@ -353,9 +352,8 @@ def render_gradebook(results_by: dict[str, StudentResult], props, console) -> No
         for n in used:
             style = "green" if pts[n] == maximum[n] else ("red" if pts[n] == 0 else "yellow")
             cells.append(Text(f"{pts[n]:g}", style=style))
-        label = Text(
-            valid_text(name)
-        )  # a folder name decoded with surrogateescape prints as its escapes
+        # a folder name decoded with surrogateescape prints as its escapes
+        label = Text(valid_text(name))
         if r.errors:
             label.append(" (judge error)", style="red")
         table.add_row(label, *cells, Text(f"{sum(pts.values()):g}", style="bold"))

@@ -271,9 +271,8 @@ class Scheduler:
         i = 0
         while i < len(self.pending):
             student, section = self.pending[i]
-            if (
-                options.cache and section.key in self.cache
-            ):  # graded normally for someone: the same for everyone
+            # graded normally for someone: the same for everyone
+            if options.cache and section.key in self.cache:
                 self.pending.pop(i)
                 self._settle(student, section, self.cache[section.key])
                 continue
@@ -294,9 +293,8 @@ class Scheduler:
                     ),
                 )
                 continue
-            if (
-                slot.proc.poll() is not None
-            ):  # it died while idle (killed: possible only when not root)
+            # it died while idle (killed: possible only when not root)
+            if slot.proc.poll() is not None:
                 slot = self._restart(slot)
             try:
                 slot.give(section, min(limits.section_timeout, budget), student)

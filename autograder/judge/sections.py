@@ -158,9 +158,8 @@ def plan(
             )
         )
     integration = [spec for specs in integration_props(props).values() for spec in specs]
-    if (
-        integration
-    ):  # the picture of the student's own multi-head attention comes from this worker too
+    # the picture of the student's own multi-head attention comes from this worker too
+    if integration:
         sections.append(
             Section(f"{student}/{INTEGRATION}", INTEGRATION, dict(files), integration, picture=True)
         )

@@ -293,17 +293,19 @@ _TEXT = {
 }
 _BYTES = {"BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"}
 _EMPTY = {"EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET", "EMPTY_TUPLE"}
+# build a new container from the items above the mark
 _FROM_MARK = {
     "TUPLE",
     "LIST",
     "DICT",
     "FROZENSET",
-}  # build a new container from the items above the mark
+}
+# add the items above the mark to the container below it
 _ADD_FROM_MARK = {
     "APPENDS",
     "SETITEMS",
     "ADDITEMS",
-}  # add the items above the mark to the container below it
+}
 
 
 class _Scan:

@@ -376,8 +376,8 @@ def attention_equals_torch(student, inputs):
     close(
         out,
         expected_out,
-        _("output (vs {reference})").format(
-            reference="torch.nn.functional.scaled_dot_product_attention"
+        _("output (vs {expected})").format(
+            expected="torch.nn.functional.scaled_dot_product_attention"
         ),
         hint,
     )

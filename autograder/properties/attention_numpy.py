@@ -37,7 +37,7 @@ from ..suite.strategies import MaskedAttentionInputs, arrays
 from .models.layer_norm import NormMistake, layer_norm_model
 
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-oracle = graded.oracle("layer_norm")
+mistake_models = graded.diagnosis("layer_norm")
 
 C = "attention_numpy"
 NP_DTYPES = (np.float32, np.float64)
@@ -187,9 +187,11 @@ def expected_attention(q, k, v, mask=None, mistake=AttentionMistake.NONE):
 
 
 def ln_variant(x, eps=1e-5, mistake=NormMistake.NONE, axis=-1):
-    """models.layer_norm's LayerNorm of the array x in float64, with this module's oracle (None in the student
+    """models.layer_norm's LayerNorm of the array x in float64, with this module's mistake_models (None in the student
     bundle)."""
-    return layer_norm_model(t64(x), eps=eps, mistake=mistake, dim=axis, oracle=oracle)
+    return layer_norm_model(
+        t64(x), eps=eps, mistake=mistake, dim=axis, mistake_models=mistake_models
+    )
 
 
 EPS_INSIDE = N_(
@@ -394,7 +396,7 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
         mask=np.array([[True, False, True], [False, False, False]]),
     )
 )
-def np_attention_equals_oracle(student, inputs):
+def np_attention_equals_expected(student, inputs):
     """Output and weights equal softmax(q k^T / sqrt(d_k)) v in float64 (masks, m_q != m_k, leading dims)."""
     q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
     out, w = attend(student, q, k, v, m)
@@ -641,7 +643,7 @@ def np_layer_norm_rows_have_mean_zero_and_variance(student, x, dtype):
 @example(
     x=np.array([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0]]), scale=2e-3, eps=None, dtype=np.float64
 )
-def np_layer_norm_equals_oracle(student, x, scale, eps, dtype):
+def np_layer_norm_equals_expected(student, x, scale, eps, dtype):
     """layer_norm(x, eps) equals torch's layer_norm over the last axis (no affine), at large and small variance."""
     x = (x * scale).astype(dtype)
     y = layer_norm(student, x, eps)

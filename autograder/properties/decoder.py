@@ -29,7 +29,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
-from ..suite.core import Kind, prop
+from ..suite.core import Kind, default_hint, prop
 from ..suite.expected_values import expected_causal_mask
 from ..suite.layers import (
     AFTER_NORM,
@@ -46,7 +46,7 @@ from ..suite.strategies import DecoderInputs, dtypes, masks, model_sizes, randn,
 from .models.layers import LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-oracle = graded.oracle("layers")
+mistake_models = graded.diagnosis("layers")
 
 C = "decoder"
 LAYER_ERROR = N_(
@@ -55,6 +55,7 @@ LAYER_ERROR = N_(
     "mask is memory_mask (m_D or 1, m_E); the self-attention takes target_mask. Sub-modules: "
     "self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3, layers"
 )
+default_hint(C, LAYER_ERROR)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
@@ -129,13 +130,15 @@ def explain_layer(got, state, case, default=""):
         candidates = [c for c in candidates if c[0] != LayerMistake.NO_SELF_MASK]
     if case.memory_mask is None:
         candidates = [c for c in candidates if c[0] != LayerMistake.NO_CROSS_MASK]
-    by_hand = None if oracle is None else (lambda mistake: oracle_layer(state, case, mistake))
+    by_hand = (
+        None if mistake_models is None else (lambda mistake: by_hand_layer(state, case, mistake))
+    )
     return explain_layer_with(got, state, case, candidates, default, by_hand)
 
 
-def oracle_layer(state, case, mistake):
+def by_hand_layer(state, case, mistake):
     """The graded side's decoder layer by hand on the case's inputs, with `mistake`."""
-    return oracle.expected_decoder_layer(
+    return mistake_models.expected_decoder_layer(
         state, case.num_heads, case.x, case.memory, case.target_mask, case.memory_mask, mistake
     )
 
@@ -196,7 +199,7 @@ def fixed_layer_case(
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, kind=Kind.SHAPE)
 def decoder_submodules_are_named(student):
     """DecoderLayer has self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3."""
     info = student.inspect(student.build(C, "DecoderLayer", d_model=4, num_heads=2, d_ff=8))
@@ -236,7 +239,7 @@ def decoder_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE)
 @given(n=st.integers(1, 3))
 @example(n=2)
 def decoder_stack_has_n_distinct_layers(student, n):
@@ -244,7 +247,7 @@ def decoder_stack_has_n_distinct_layers(student, n):
     stack_has_n_distinct_layers(student, C, "Decoder", "DecoderLayer", n)
 
 
-@prop(C, points=1, examples=2, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE)
 @given(case=layer_cases(memory_mask="maybe"))
 def decoder_layer_output_shape(student, case):
     """With m_E != m_D the output is (batch, m_D, d_model): one row per target position, dtype kept."""
@@ -271,7 +274,7 @@ def decoder_layer_output_shape(student, case):
     )
 
 
-@prop(C, points=3, examples=3, error_hint=LAYER_ERROR)
+@prop(C, points=3, examples=3)
 @given(case=layer_cases(memory_mask="maybe"))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=5))
 @example(
@@ -300,7 +303,7 @@ def decoder_layer_equals_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=2, error_hint=LAYER_ERROR)
+@prop(C, points=2, examples=2)
 @given(case=layer_cases(memory_mask="maybe"), p=st.integers(0, 1))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=3), p=0)
 def decoder_layer_is_causal(student, case, p):
@@ -322,14 +325,14 @@ def decoder_layer_is_causal(student, case, p):
             _(NO_TARGET_MASK),
             (
                 lambda: (
-                    oracle is not None
+                    mistake_models is not None
                     and is_close(
                         out,
-                        oracle_layer(
+                        by_hand_layer(
                             state,
                             case,
-                            oracle.LayerMistake.SELF_GETS_MEMORY_MASK
-                            | oracle.LayerMistake.CROSS_GETS_TARGET_MASK,
+                            mistake_models.LayerMistake.SELF_GETS_MEMORY_MASK
+                            | mistake_models.LayerMistake.CROSS_GETS_TARGET_MASK,
                         ),
                     )
                 ),
@@ -339,7 +342,7 @@ def decoder_layer_is_causal(student, case, p):
     )
 
 
-@prop(C, points=1, examples=3, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=3)
 @given(case=layer_cases(memory_mask=False))
 @example(
     case=fixed_layer_case(
@@ -365,7 +368,7 @@ def decoder_layer_cross_attention_reads_memory(student, case):
     )
 
 
-@prop(C, points=1, examples=3, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=3)
 @given(case=layer_cases())
 @example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_layer_memory_mask_hides_padding(student, case):
@@ -385,7 +388,7 @@ def decoder_layer_memory_mask_hides_padding(student, case):
     )
 
 
-@prop(C, points=2, examples=2, error_hint=LAYER_ERROR)
+@prop(C, points=2, examples=2)
 @given(case=layer_cases(memory_mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=9), n=2)
 def decoder_stack_equals_torch(student, case, n):

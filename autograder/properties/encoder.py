@@ -26,7 +26,7 @@ from ..suite.checks import (
     stack_tolerance,
     written_by_hand,
 )
-from ..suite.core import Kind, prop
+from ..suite.core import Kind, default_hint, prop
 from ..suite.layers import (
     AFTER_NORM,
     NO_RESIDUAL,
@@ -52,13 +52,14 @@ from ..suite.strategies import (
 from .models.layers import LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-oracle = graded.oracle("layers")
+mistake_models = graded.diagnosis("layers")
 
 C = "encoder"
 LAYER_ERROR = N_(
     "EncoderLayer(d_model, num_heads, d_ff, dropout) / Encoder(num_layers, ...) must build and load "
     "weights by the docstring's names: self_attention, add_norm_1, feed_forward, add_norm_2, layers"
 )
+default_hint(C, LAYER_ERROR)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
@@ -86,10 +87,12 @@ def explain_layer(got, state, case, default=""):
     if case.mask is not None:
         candidates.append((LayerMistake.NO_SELF_MASK, _(NO_MASK)))
     by_hand = None
-    if oracle is not None:
+    if mistake_models is not None:
 
         def by_hand(mistake):
-            return oracle.expected_encoder_layer(state, case.num_heads, case.x, case.mask, mistake)
+            return mistake_models.expected_encoder_layer(
+                state, case.num_heads, case.x, case.mask, mistake
+            )
 
     return explain_layer_with(got, state, case, candidates, default, by_hand)
 
@@ -135,7 +138,7 @@ def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, kind=Kind.SHAPE)
 def encoder_submodules_are_named(student):
     """EncoderLayer has self_attention, add_norm_1, feed_forward, add_norm_2; Encoder has layers (a ModuleList)."""
     info = student.inspect(student.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
@@ -173,7 +176,7 @@ def encoder_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=LAYER_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE)
 @given(n=st.integers(1, 3))
 @example(n=2)
 def encoder_stack_has_n_distinct_layers(student, n):
@@ -181,7 +184,7 @@ def encoder_stack_has_n_distinct_layers(student, n):
     stack_has_n_distinct_layers(student, C, "Encoder", "EncoderLayer", n)
 
 
-@prop(C, points=3, examples=4, error_hint=LAYER_ERROR)
+@prop(C, points=3, examples=4)
 @given(case=layer_cases(mask="maybe"))
 @example(case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=5))
 @example(
@@ -211,7 +214,7 @@ def encoder_layer_equals_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=3, error_hint=LAYER_ERROR)
+@prop(C, points=2, examples=3)
 @given(case=layer_cases(mask=False))
 @example(
     case=fixed_layer_case(batch=1, length=3, d_model=4, num_heads=2, d_ff=8, seed=3, mask=False)
@@ -253,7 +256,7 @@ def encoder_layer_post_norm_closed_form(student, case):
     )
 
 
-@prop(C, points=1, examples=3, error_hint=LAYER_ERROR)
+@prop(C, points=1, examples=3)
 @given(case=layer_cases(), noise=st.integers(0, 2**16 - 1))
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=1), noise=1)
 def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
@@ -274,7 +277,7 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     )
 
 
-@prop(C, points=3, examples=3, error_hint=LAYER_ERROR)
+@prop(C, points=3, examples=3)
 @given(case=layer_cases(mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=7), n=2)
 @example(

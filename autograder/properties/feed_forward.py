@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..suite.checks import close, diagnose, expect, fail, is_close, not_constant, tensor
-from ..suite.core import Kind, prop
+from ..suite.core import Kind, default_hint, prop
 from ..suite.strategies import dtypes, ffn_state, randn, seeds, tensors
 
 ERROR_HINT = N_(
@@ -22,6 +22,7 @@ ERROR_HINT = N_(
     "named exactly linear_1 and linear_2"
 )
 C = "feed_forward"
+default_hint(C, ERROR_HINT)
 
 ACTIVATIONS = {
     "relu": F.relu,
@@ -64,7 +65,7 @@ def build_ffn(student, d, d_ff, seed, dtype, dropout=None, train=False, state=No
     return student.build(C, "FeedForward", state=state, train=train, dtype=dtype, **kwargs), state
 
 
-def student_feed_forward(student, h, x, what="FeedForward(x)", strict=False):
+def feed_forward(student, h, x, what="FeedForward(x)", strict=False):
     """strict: the one property that owns the output's dtype and device."""
     return tensor(student.method(h, "forward", x), what, like=x, check_dtype=strict)
 
@@ -123,7 +124,7 @@ def ffn_hint(x, y, state, default: str) -> str:
 
 
 def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=False):
-    y = student_feed_forward(student, h, x, what, strict)
+    y = feed_forward(student, h, x, what, strict)
     expected = expected_feed_forward(x, state)
     close(
         y,
@@ -136,7 +137,7 @@ def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=
 
 
 # ------------------------------------------------------------------------------------------------ properties
-@prop(C, points=1, examples=2, error_hint=ERROR_HINT, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE)
 @given(d=st.integers(1, 5), extra=st.integers(1, 4))
 def feed_forward_parameters(student, d, extra):
     """FeedForward(d_model, d_ff) has linear_1 (d_model -> d_ff) and linear_2 (d_ff -> d_model), both nn.Linear."""
@@ -178,7 +179,7 @@ def feed_forward_parameters(student, d, extra):
             )
 
 
-@prop(C, points=3, examples=5, error_hint=ERROR_HINT)
+@prop(C, points=3, examples=5)
 @given(
     b=st.integers(1, 2),
     m=st.integers(1, 3),
@@ -188,13 +189,13 @@ def feed_forward_parameters(student, d, extra):
     dtype=dtypes(),
 )
 @example(b=1, m=2, d=3, d_ff=6, seed=0, dtype=torch.float64)
-def feed_forward_equals_reference(student, b, m, d, d_ff, seed, dtype):
+def feed_forward_equals_expected(student, b, m, d, d_ff, seed, dtype):
     """FeedForward(x) = linear_2(relu(linear_1(x))) with the same weights (float32 and float64)."""
     h, state = build_ffn(student, d, d_ff, seed, dtype)
     check_ffn(student, h, state, randn((b, m, d), seed + 20, dtype, 1.5))
 
 
-@prop(C, points=2, examples=3, error_hint=ERROR_HINT)
+@prop(C, points=2, examples=3)
 @given(x=st.integers(1, 6).flatmap(lambda n: tensors((1, n, 2), lo=-8.0, hi=8.0)), dtype=dtypes())
 @example(x=torch.tensor([[[-2.0, 3.0], [-0.5, 0.5], [0.0, 7.5], [-8.0, 1.0]]]), dtype=torch.float64)
 def feed_forward_uses_relu(student, x, dtype):
@@ -208,7 +209,7 @@ def feed_forward_uses_relu(student, x, dtype):
         "linear_2.bias": zero,
     }
     h = build_ffn(student, 2, 2, 0, dtype, state=state)[0]
-    y = student_feed_forward(student, h, x, _("FeedForward(x) with identity weights"))
+    y = feed_forward(student, h, x, _("FeedForward(x) with identity weights"))
     close(
         y,
         torch.relu(x),
@@ -220,7 +221,7 @@ def feed_forward_uses_relu(student, x, dtype):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=2)
 @given(shape=st.sampled_from([(3,), (2, 3), (2, 2, 3), (2, 1, 2, 3)]), seed=seeds(), dtype=dtypes())
 def feed_forward_any_leading_dims(student, shape, seed, dtype):
     """FeedForward works on (..., d_model): the output has the input's shape and dtype."""
@@ -236,7 +237,7 @@ def feed_forward_any_leading_dims(student, shape, seed, dtype):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=2)
 @given(
     d=st.integers(2, 4),
     seed=seeds(),
@@ -249,7 +250,7 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
     x = randn((2, 3, d), seed + 20, dtype)
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 21, dtype, 3.0)
-    y, y2 = student_feed_forward(student, h, x), student_feed_forward(student, h, x2)
+    y, y2 = feed_forward(student, h, x), feed_forward(student, h, x2)
     not_constant(y, expected_feed_forward(x, state), "FeedForward(x)")
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
@@ -265,7 +266,7 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
         )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=2)
 @given(d=st.integers(2, 4), seed=seeds(), dtype=dtypes())
 def feed_forward_dropout_is_off_in_eval(student, d, seed, dtype):
     """In eval mode, FeedForward(d, d_ff, dropout=0.5) is deterministic: exactly linear_2(relu(linear_1(x)))."""

@@ -27,7 +27,7 @@ from hypothesis.extra import numpy as hnp
 from ..i18n import N_, _
 from ..student_code import Build, Call
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
-from ..suite.core import Kind, prop
+from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import (
     DecodingCase,
     build_model,
@@ -46,6 +46,7 @@ BUILD_ERROR = N_(
     "memory_values; step(tokens) returns (batch, n, tgt_vocab_size) logits and grows self_keys / "
     "self_values (see the docstring)"
 )
+default_hint(C, BUILD_ERROR)
 PE_HINT = N_(
     "the positional encoding restarts at 0 at every step: the new tokens sit at positions length.."
     "length+n-1, x = dropout(tgt_embedding(tokens) + pe[:, length:length+n])"
@@ -263,7 +264,7 @@ def memory_side(state) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=3, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=3, examples=2)
 @given(inputs=step_inputs(dtypes=(torch.float64, torch.float32)))
 @example(inputs=fixed_steps(3, (1, 3, 1, 2), lengths=[3, 4]))
 @example(inputs=fixed_steps(5, (2, 2), b=1, me=3, vocab=5, d=6, h=1, n=1))
@@ -272,7 +273,7 @@ def kv_cache_steps_equal_full_decode(student, inputs):
     decode_in_steps(student, inputs)
 
 
-@prop(C, points=2, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=2, examples=2)
 @given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), mask=False))
 @example(inputs=fixed_steps(4, (1, 1, 2, 1)))
 def kv_cache_grows_one_position_per_step(student, inputs):
@@ -368,7 +369,7 @@ def kv_cache_grows_one_position_per_step(student, inputs):
             )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(inputs=step_inputs(chunk=(1, 2), steps=(1, 3), batch=(1, 2)), seed=st.integers(0, 2**16))
 @example(inputs=fixed_steps(6, (1, 2), b=2, me=3, d=4, h=2, n=2), seed=1)
 def kv_cache_keeps_the_memory_of_start(student, inputs, seed):
@@ -418,7 +419,7 @@ def kv_cache_keeps_the_memory_of_start(student, inputs, seed):
         done += n
 
 
-def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
+def cached_greedy_decode(student, model, case, max_len, bos, eos, src_mask=None):
     kwargs = dict(max_len=max_len, bos_id=bos, eos_id=eos)
     if src_mask is not None:
         kwargs["src_mask"] = src_mask
@@ -435,7 +436,7 @@ def greedy_call(student, model, case, max_len, bos, eos, src_mask=None):
     return ys, reply
 
 
-@prop(C, points=2, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=2, examples=2)
 @given(
     case=decoding_cases(batch=(1, 3)),
     ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
@@ -453,7 +454,7 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
     bos, eos = ids
     state = case.config.state(eos, bias)
     model = build_model(student, case, state)[0]
-    ys = greedy_call(student, model, case, max_len, bos, eos, case.src_mask)[0]
+    ys = cached_greedy_decode(student, model, case, max_len, bos, eos, case.src_mask)[0]
     # greedy's tokens are a fixed point of one teacher-forced pass: no decoding loop on the checking side
     why = greedy_fixed_point(ys, state, case, max_len, bos, eos, case.src_mask)
     if why is not None:

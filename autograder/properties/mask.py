@@ -31,7 +31,7 @@ def as_bool(m, what, strict, hint):
     return m != 0
 
 
-def student_causal_mask(student, size, strict=False, **kwargs):
+def causal_mask(student, size, strict=False, **kwargs):
     m = tensor(
         student.call(C, "causal_mask", size, **kwargs), f"causal_mask({size})", shape=(size, size)
     )
@@ -82,7 +82,7 @@ def causal_hint(m, size, default):
     )
 
 
-def student_padding_mask(student, tokens, pad_id, strict=False):
+def padding_mask(student, tokens, pad_id, strict=False):
     b, s = tokens.shape
     m = student.call(C, "padding_mask", tokens, pad_id)
     if isinstance(m, torch.Tensor) and tuple(m.shape) in ((b, s), (b, 1, s)):
@@ -159,7 +159,7 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
 @given(size=st.integers(1, 6))
 def causal_mask_shape_and_dtype(student, size):
     """causal_mask(size) is a bool tensor of shape (size, size)."""
-    student_causal_mask(student, size, strict=True)
+    causal_mask(student, size, strict=True)
 
 
 @prop(C, points=3, examples=3)
@@ -167,7 +167,7 @@ def causal_mask_shape_and_dtype(student, size):
 @example(size=3)
 def causal_mask_is_lower_triangular(student, size):
     """mask[i, j] is True exactly when j <= i: on and below the diagonal."""
-    got = student_causal_mask(student, size)
+    got = causal_mask(student, size)
     expected = expected_causal_mask(size)
     if not torch.equal(got, expected):
         bad = torch.nonzero(got != expected)[0].tolist()
@@ -200,7 +200,7 @@ def causal_mask_is_lower_triangular(student, size):
 @given(size=st.integers(1, 4), device=st.sampled_from(["cpu", torch.device("cpu"), None]))
 def causal_mask_accepts_device(student, size, device):
     """causal_mask(size, device=...) accepts a device and returns the mask on it."""
-    m = student_causal_mask(student, size, device=device)
+    m = causal_mask(student, size, device=device)
     expect(
         m.device == torch.device("cpu"),
         _("{call} is on {device}").format(
@@ -215,9 +215,9 @@ def causal_mask_accepts_device(student, size, device):
     n=st.integers(2, 5), cut=st.integers(0, 4), d=st.integers(1, 3), seed=seeds(), dtype=dtypes()
 )
 def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
-    """With the student's causal mask in (oracle) self-attention, outputs up to t never depend on inputs after t."""
+    """With the student's causal mask in (expected) self-attention, outputs up to t never depend on inputs after t."""
     cut = min(cut, n - 2)
-    m = student_causal_mask(student, n)
+    m = causal_mask(student, n)
     expect(
         bool(m.diagonal().all()),
         _("your {mask} blocks position i from itself").format(mask=f"causal_mask({n})"),
@@ -243,7 +243,7 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
 @given(inputs=padded_tokens())
 def padding_mask_shape_and_dtype(student, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""
-    student_padding_mask(student, inputs.tokens, inputs.pad_id, strict=True)
+    padding_mask(student, inputs.tokens, inputs.pad_id, strict=True)
 
 
 @prop(C, points=2, examples=5)
@@ -253,7 +253,7 @@ def padding_mask_shape_and_dtype(student, inputs):
 def padding_mask_marks_real_tokens(student, inputs):
     """mask[b, 0, 0, j] is True exactly where tokens[b, j] != pad_id."""
     tokens, pad_id = inputs.tokens, inputs.pad_id
-    m = student_padding_mask(student, tokens, pad_id)
+    m = padding_mask(student, tokens, pad_id)
     expected = (tokens != pad_id)[:, None, None, :]
     if not torch.equal(m, expected):
         bad = torch.nonzero(m != expected)[0].tolist()
@@ -279,10 +279,10 @@ def padding_mask_marks_real_tokens(student, inputs):
     dtype=dtypes(),
 )
 def padding_mask_hides_padded_keys(student, inputs, heads, m_q, seed, dtype):
-    """With the student's padding mask in (oracle) attention, changing the padded keys and values changes nothing."""
+    """With the student's padding mask in (expected) attention, changing the padded keys and values changes nothing."""
     tokens, pad_id = inputs.tokens, inputs.pad_id
     b, s = tokens.shape
-    m = student_padding_mask(student, tokens, pad_id)
+    m = padding_mask(student, tokens, pad_id)
     real = tokens != pad_id
     expect(
         bool((m.reshape(b, s) | ~real).all()) or not bool(real.any()),

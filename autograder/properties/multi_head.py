@@ -27,7 +27,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
-from ..suite.core import Kind, prop
+from ..suite.core import NO_HINT, Kind, default_hint, prop
 from ..suite.strategies import (
     MultiHeadInputs,
     dtypes,
@@ -41,7 +41,7 @@ from ..suite.strategies import (
 from .models.multi_head import MhaMistake, torch_multi_head
 
 # The mistake models (by-hand multi-head attention): the graded side's; None in the student bundle.
-oracle = graded.oracle("multi_head")
+mistake_models = graded.diagnosis("multi_head")
 
 C = "multi_head"
 CLASS = "MultiHeadAttention"
@@ -50,6 +50,7 @@ ERROR = N_(
     "with its own length as (batch, m, h, d_k), transpose(1, 2); the mask broadcasts against the "
     "(batch, h, m_q, m_k) scores unchanged"
 )
+default_hint(C, ERROR)
 
 
 TRANSPOSE_SPLIT = N_(
@@ -68,9 +69,9 @@ STRIDED = N_(
 
 def mistaken(state, heads, query, key, value, mask, mistake, i):
     """Output (i=0) or weights (i=1) of multi-head attention with `mistake`: by hand where the graded side's
-    oracle is, else torch's layer with other weights (models.multi_head), else None."""
-    if oracle is not None:
-        return oracle.expected_multi_head(state, heads, query, key, value, mask, mistake)[i]
+    diagnoses are, else torch's layer with other weights (models.multi_head), else None."""
+    if mistake_models is not None:
+        return mistake_models.expected_multi_head(state, heads, query, key, value, mask, mistake)[i]
     out = torch_multi_head(state, heads, query, key, value, mask, mistake)
     return None if out is None else out[i]
 
@@ -334,7 +335,7 @@ def multi_head_cross_attention_shape(student, case):
     stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
 
 
-@prop(C, points=3, examples=4, error_hint=ERROR)
+@prop(C, points=3, examples=4)
 @given(case=cases())
 @example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=6, num_heads=2, seed=11))
 @example(
@@ -411,7 +412,7 @@ def multi_head_masks_equal_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=3, error_hint=ERROR)
+@prop(C, points=2, examples=3)
 @given(case=cases(mask="any"))
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=7, mask="full"))
 def multi_head_attention_weights_equal_torch(student, case):
@@ -453,7 +454,7 @@ def multi_head_attention_weights_equal_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=3, error_hint=ERROR)
+@prop(C, points=1, examples=3)
 @given(case=cases(distinct_lengths=False), perm_seed=st.integers(0, 100))
 @example(case=fixed_case(batch=2, m_q=3, m_k=3, d_model=4, num_heads=2, seed=13), perm_seed=1)
 def multi_head_self_attention_is_permutation_equivariant(student, case, perm_seed):
@@ -469,10 +470,10 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     xp = x[:, perm]
     out_p = forward(student, handle, xp, xp, xp)
 
-    # The oracle's mistake model (none in the student bundle: these mistakes mix positions).
+    # The graded side's mistake model (none in the student bundle: these mistakes mix positions).
     def with_mistake(mistake):
-        return oracle is not None and is_close(
-            out, oracle.expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
+        return mistake_models is not None and is_close(
+            out, mistake_models.expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
         )
 
     not_constant(out, expected_values.multi_head(state, d, h, x, x, x)[0], _("output"))
@@ -494,7 +495,7 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     )
 
 
-@prop(C, points=1, examples=3, error_hint=ERROR)
+@prop(C, points=1, examples=3)
 @given(case=cases(min_heads=1, max_heads=1))
 @example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=3, num_heads=1, seed=4))
 def multi_head_one_head_is_projected_attention(student, case):
@@ -528,7 +529,7 @@ def multi_head_one_head_is_projected_attention(student, case):
     )
 
 
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, error_hint=NO_HINT)
 @given(sizes=st.sampled_from([(6, 4), (5, 2), (8, 3), (4, 8)]))
 @example(sizes=(6, 4))
 def multi_head_bad_head_count_raises_value_error(student, sizes):
@@ -562,7 +563,7 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask="pad"))
 def multi_head_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.5 in eval mode, the output is exactly the dropout-free one (and repeatable)."""
@@ -589,7 +590,7 @@ def multi_head_dropout_is_off_in_eval(student, case):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask="pad"))
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=1, mask="pad"))
 def multi_head_stores_weights_before_dropout(student, case):
@@ -643,7 +644,7 @@ def multi_head_stores_weights_before_dropout(student, case):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=ERROR)
+@prop(C, points=1, examples=2)
 @given(seed=seeds(), dtype=dtypes())
 def multi_head_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,

@@ -31,7 +31,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
-from ..suite.core import Kind, prop
+from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import expect_run_in_eval_and_restored, greedy_fixed_point
 from ..suite.expected_values import expected_causal_mask
 from ..suite.strategies import seeds
@@ -44,6 +44,7 @@ BUILD_ERROR = N_(
     "max_len) must build and load weights by the docstring's names: src_embedding, tgt_embedding, "
     "positional_encoding, encoder, decoder, generator"
 )
+default_hint(C, BUILD_ERROR)
 
 
 # ------------------------------------------------------------------------------------------------- cases
@@ -268,9 +269,9 @@ def explain_forward(got, state, case, target_mask, default=""):
 
 
 # --------------------------------------------------------------------------------------------- greedy decoding
-# The greedy loop by hand is an answer: it is the graded side's (autograder/oracles/greedy.py), None in the
+# The greedy loop by hand is an answer: it is the graded side's (autograder/diagnoses/greedy.py), None in the
 # student bundle. The visible verdict needs no loop: greedy tokens are a fixed point of one teacher-forced pass.
-oracle = graded.oracle("greedy")
+mistake_models = graded.diagnosis("greedy")
 
 
 NO_STOP = N_(
@@ -284,7 +285,7 @@ MAX_LEN_HINT = N_(
 )
 
 
-def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
+def greedy_decode(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
     kwargs = dict(max_len=max_len, bos_id=bos_id, eos_id=eos_id)
     if src_mask is not None:
         kwargs["src_mask"] = src_mask
@@ -326,14 +327,14 @@ def decode_call(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
 
 
 def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, default=""):
-    """The hint naming the loop mistake whose tokens are `got` (`default` without the oracles)."""
-    if oracle is None:
+    """The hint naming the loop mistake whose tokens are `got` (`default` without the diagnoses)."""
+    if mistake_models is None:
         return default
-    GreedyMistake = oracle.GreedyMistake
+    GreedyMistake = mistake_models.GreedyMistake
 
     def same(mistake):
         def test():
-            expected = oracle.expected_greedy_decode(
+            expected = mistake_models.expected_greedy_decode(
                 state, case, max_len, bos_id, eos_id, src_mask, mistake
             )
             return expected.shape == got.shape and torch.equal(expected, got)
@@ -370,7 +371,7 @@ def eos_biased(case, eos_id, bias):
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, error_hint=BUILD_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, kind=Kind.SHAPE)
 def transformer_submodules_are_named(student):
     """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
     h = student.build(
@@ -428,7 +429,7 @@ def transformer_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE)
 @given(case=cases(max_layers=1))
 def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
@@ -436,7 +437,7 @@ def transformer_logits_shape(student, case):
     forward(student, handle, case, expected_causal_mask(case.tgt.shape[1]), strict=True)
 
 
-@prop(C, points=3, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=3, examples=2)
 @given(case=cases(), use_causal=st.booleans())
 @example(case=fixed_case(3, lengths=[5, 3]), use_causal=True)
 @example(
@@ -469,7 +470,7 @@ def transformer_forward_equals_torch(student, case, use_causal):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5)), noise=seeds())
 @example(case=fixed_case(5, lengths=[2, 4]), noise=1)
 def transformer_src_mask_serves_cross_attention(student, case, noise):
@@ -496,10 +497,10 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(max_layers=1))
 def transformer_eval_is_deterministic(student, case):
-    """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free witness."""
+    """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free expected model."""
     handle, state = build(student, case, dropout=0.1)
     tm = expected_causal_mask(case.tgt.shape[1])
     out, again = (
@@ -521,14 +522,14 @@ def transformer_eval_is_deterministic(student, case):
     close(
         out,
         expected,
-        _("logits in eval mode (dropout=0.1) vs the dropout-free witness"),
+        _("logits in eval mode (dropout=0.1) vs the dropout-free expected model"),
         lambda: explain_forward(
             out, state, case, tm, _("in eval mode the output is the dropout-free one")
         ),
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
 def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
@@ -562,7 +563,7 @@ def transformer_gradients_reach_every_parameter(student, case):
             )
 
 
-@prop(C, points=3, examples=3, error_hint=BUILD_ERROR)
+@prop(C, points=3, examples=3)
 @given(
     case=cases(mask=False, max_layers=1, m_d=(1, 1)),
     ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
@@ -570,11 +571,11 @@ def transformer_gradients_reach_every_parameter(student, case):
     bias=st.sampled_from([0.0, 1.5, 3.0]),
 )
 @example(case=fixed_case(2, num_layers=1), ids=(1, 2), max_len=6, bias=1.0)
-def greedy_decode_equals_witness(student, case, ids, max_len, bias):
-    """greedy_decode returns exactly the witness's greedy sequence: bos first, argmax of the last position."""
+def greedy_decode_equals_expected(student, case, ids, max_len, bias):
+    """greedy_decode returns exactly the expected greedy sequence: bos first, argmax of the last position."""
     bos, eos = ids
     handle, state = build(student, case, state=eos_biased(case, eos, bias))
-    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     expect_greedy(
         ys,
         state,
@@ -588,7 +589,7 @@ def greedy_decode_equals_witness(student, case, ids, max_len, bias):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(1, 5))
 @example(case=fixed_case(4, num_layers=1), max_len=1)
 @example(case=fixed_case(4, num_layers=1), max_len=4)
@@ -596,7 +597,7 @@ def greedy_decode_respects_max_len(student, case, max_len):
     """When eos never wins, greedy_decode returns exactly max_len tokens (max_len=1: just bos)."""
     bos, eos = 1, 2
     handle, state = build(student, case, state=eos_biased(case, eos, -1e3))
-    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     if ys.shape[1] != max_len:
         fail(
             _(
@@ -610,13 +611,13 @@ def greedy_decode_respects_max_len(student, case, max_len):
     )
 
 
-@prop(C, points=1, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=2)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(3, 6))
 def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
     bos, eos = 0, 3
     handle, state = build(student, case, state=eos_biased(case, eos, 1e3))
-    ys = decode_call(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     expected = torch.tensor([[bos, eos]] * case.src.shape[0])
     if ys.shape != expected.shape:
         fail(
@@ -646,14 +647,14 @@ def expect_greedy(ys, state, case, decoding, default_hint):
         )
 
 
-@prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
+@prop(C, points=1, examples=1)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(6, num_layers=1))
 def greedy_decode_runs_in_eval_and_restores_mode(student, case):
-    """A model in train mode (dropout=0.5) decodes like the dropout-free witness and is in train mode afterwards."""
+    """A model in train mode (dropout=0.5) decodes as expected without dropout and is in train mode afterwards."""
     state = eos_biased(case, 2, 0.5)
     handle = build(student, case, state=state, dropout=0.5, train=True)[0]
-    ys, reply = decode_call(student, handle, case, 5, 1, 2)
+    ys, reply = greedy_decode(student, handle, case, 5, 1, 2)
     expect_run_in_eval_and_restored(student, handle, reply, "greedy_decode")
     why = greedy_fixed_point(ys, state, case, 5, 1, 2)
     if why is not None:

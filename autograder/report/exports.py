@@ -14,6 +14,7 @@ from .model import ClassResults
 from .similarity import Similarity
 from .stats import Summary
 
+# OWASP's list of characters that start a formula
 FORMULA_START = (
     "=",
     "+",
@@ -22,7 +23,7 @@ FORMULA_START = (
     "\t",
     "\r",
     "\n",
-)  # OWASP's list of characters that start a formula
+)
 CANVAS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 
 

@@ -163,9 +163,8 @@ def _component(
     for name, code in sources.items():
         if not code:
             continue
-        if (
-            code not in seen
-        ):  # byte-identical files (an untouched reference, a copy) are tokenised once
+        # byte-identical files (an untouched reference, a copy) are tokenised once
+        if code not in seen:
             try:
                 seen[code] = _fingerprint(name, code, boilerplate)
             except Exception:  # noqa: BLE001 - a file pygments cannot lex is left out, the rest compared
@@ -198,9 +197,8 @@ def _pairs(component: str, fps: dict) -> list[Pair]:
             shared[(a, b)] += 1
     found = []
     for (a, b), n in shared.items():
-        if (
-            n * K < MIN_SHARED
-        ):  # n fingerprints cover at most n * K characters: cannot reach MIN_SHARED
+        # n fingerprints cover at most n * K characters: cannot reach MIN_SHARED
+        if n * K < MIN_SHARED:
             continue
         overlap, (sim_a, sim_b), slices = compare_files(fps[a], fps[b])
         if overlap < least or max(sim_a, sim_b) < THRESHOLD:

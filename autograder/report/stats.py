@@ -20,10 +20,11 @@ from .model import ClassResults
 LOW_DISCRIMINATION = 0.1
 MIN_STUDENTS_FOR_DISCRIMINATION = 5  # fewer: a correlation is noise, shown but never flagged
 HEALTH_STATUSES = ("timeout", "crashed", "forbidden")
+# not_implemented, forbidden, timeout, crashed explain themselves
 UNEXPLAINED_STATUSES = (
     "failed",
     "error",
-)  # not_implemented, forbidden, timeout, crashed explain themselves
+)
 
 
 @dataclass
@@ -59,9 +60,8 @@ class Item:
     points: float
     students: int
     pass_rate: float
-    discrimination: (
-        float | None
-    )  # None: undefined (all pass or all fail, or a constant rest of score)
+    # None: undefined (all pass or all fail, or a constant rest of score)
+    discrimination: float | None
     flag: str  # "", "all_pass", "all_fail", "low_discrimination"
 
 

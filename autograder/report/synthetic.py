@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import KIT
 from ..components import NAMES
 
+# no "/": a folder's name
 HOSTILE_NAMES = (
     "<img src=x onerror=alert(1)>",
     "=1+2",
@@ -26,7 +27,7 @@ HOSTILE_NAMES = (
     "@sum(1)",
     "-2",
     "a\"quote'&amp;",
-)  # no "/": a folder's name
+)
 
 
 @dataclass
@@ -35,9 +36,8 @@ class Plan:
 
     results: dict = field(default_factory=dict)  # student -> outputs.StudentResult
     bugs: dict[str, list] = field(default_factory=dict)  # student -> the Bugs planted
-    unwritten: dict[str, list[str]] = field(
-        default_factory=dict
-    )  # student -> components left as stubs
+    # student -> components left as stubs
+    unwritten: dict[str, list[str]] = field(default_factory=dict)
     copies: list[tuple[str, str]] = field(default_factory=list)
 
 

@@ -166,9 +166,8 @@ def _make_guard():
 
     ops = family_ops()
     family_of = {op: family for family, names in ops.items() for op in names}
-    runtime = dict(
-        RUNTIME
-    )  # copied now, before any student code runs (examples/hostile/clear_guard_config)
+    # copied now, before any student code runs (examples/hostile/clear_guard_config)
+    runtime = dict(RUNTIME)
     # Reported by forbidden_ops(); the kernels below carry their own constants and never read it.
     forbidden = MappingProxyType(
         {c: frozenset(op for f in fams for op in ops[f]) for c, fams in runtime.items()}
@@ -182,9 +181,8 @@ def _make_guard():
         namespace,
     )
     python_refused = namespace["python_refused"]
-    equivalents = tuple(
-        PYTHON_EQUIVALENTS.items()
-    )  # rebinding the module's name later changes nothing
+    # rebinding the module's name later changes nothing
+    equivalents = tuple(PYTHON_EQUIVALENTS.items())
     # The component under test, the first forbidden call reached.
     state = [None, None]
     # operator -> the torch.library.Library holding its shadow kernels
@@ -202,9 +200,8 @@ def _make_guard():
             return
         ns, _sep, name = op.partition("::")
         library = torch.library.Library(ns, "IMPL")
-        with (
-            warnings.catch_warnings()
-        ):  # "overriding a previously registered kernel": that is the point
+        # "overriding a previously registered kernel": that is the point
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for key in keys_of[op]:
                 library.impl(name, kernels[op], key)
@@ -346,9 +343,8 @@ def _make_guard():
             yield
         except BaseException as e:
             reached = _leave(component, outer, patched)
-            if reached and not isinstance(
-                e, ForbiddenCall
-            ):  # caught by the student, then something else failed
+            # caught by the student, then something else failed
+            if reached and not isinstance(e, ForbiddenCall):
                 # Keep the student's frames: the message names the file where the call sits.
                 raise ForbiddenCall(reached, component).with_traceback(e.__traceback__) from None
             raise

@@ -274,9 +274,8 @@ def _callee(node: ast.Call) -> str:
 # interpreter's insides, or code whose names cannot be read. No correct solution needs one (the reference, the
 # bug catalog and honest variants are checked in tests/test_rules.py), and a student who uses one can have
 # switched the rules off for the length of a call, so nothing the component ran is trusted.
-_MILD_ATTRS = frozenset(
-    {"modules", "__traceback__"}
-)  # nn.Module.modules(), exception chaining: honest uses
+# nn.Module.modules(), exception chaining: honest uses
+_MILD_ATTRS = frozenset({"modules", "__traceback__"})
 _VOIDING_MODULES = frozenset(
     {"ctypes", "_ctypes", "gc", "inspect", "builtins", "autograder", "pickle", "_pickle", "marshal"}
     | {"copyreg", "dill"}
@@ -443,11 +442,12 @@ def scan_source(
             for text in texts:
                 if text:
                     string(node, text)
+        # getattr passed along: functools.reduce(getattr, ['f_back', ...], frame)
         elif (
             isinstance(node, ast.Name)
             and node.id in _NAME_TAKING | _HIDING_CALLS
             and id(node) not in called
-        ):  # getattr passed along: functools.reduce(getattr, ['f_back', ...], frame)
+        ):
             add(
                 node,
                 _("passes {name} along as a value, which can hide a forbidden call").format(

@@ -324,9 +324,8 @@ class Executor:
             seen_grad.append(torch.is_grad_enabled())
             seen_train.append(mod.training)
 
-        for (
-            m
-        ) in watched:  # every submodule: greedy_decode calls model.encode/decode, never model(...)
+        # every submodule: greedy_decode calls model.encode/decode, never model(...)
+        for m in watched:
             hooks.extend(sub.register_forward_pre_hook(pre_hook) for sub in m.modules())
         if op.backward:
             args = tuple(_requires_grad(a) for a in args)

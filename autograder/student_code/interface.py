@@ -278,9 +278,8 @@ IMPORT_OF = "import of "  # an Executor's `where` for an import: "import of atte
 
 def missing_file(file: str, where: str) -> StudentError:
     """The error of an operation (`where`, an Executor's) that needs `file` of the submission, which has none."""
-    if (
-        where == f"{IMPORT_OF}{file}"
-    ):  # its own import: "needed by the import of attention.py" says nothing
+    # its own import: "needed by the import of attention.py" says nothing
+    if where == f"{IMPORT_OF}{file}":
         msg = _("{file} is missing from the submission").format(file=file)
     else:
         msg = _("{file} is missing from the submission (needed by {where})").format(

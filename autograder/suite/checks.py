@@ -368,9 +368,8 @@ def _as_tensor(x) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x.detach()
     if isinstance(x, (np.ndarray, np.generic)):
-        return torch.from_numpy(
-            np.array(x, copy=True)
-        )  # keeps 0-d arrays 0-d, unlike ascontiguousarray
+        # keeps 0-d arrays 0-d, unlike ascontiguousarray
+        return torch.from_numpy(np.array(x, copy=True))
     return torch.as_tensor(x)
 
 

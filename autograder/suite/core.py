@@ -92,7 +92,9 @@ class Property:
     examples: int
     fn: Callable = field(repr=False, compare=False)
     summary: str = ""
-    error_hint: str = ""  # the likely mistake when the student's code raises here
+    # The likely mistake when the student's code raises here (a msgid): None takes the component's default
+    # (default_hint), NO_HINT says nothing beyond the error; read it through hint_on_error
+    error_hint: str | None = None
     kind: Kind = Kind.BEHAVIOUR
     # Slow to run (trains a model: 0.4 s of CPU, twice when it falls short): the kit's own tests run a component
     # holding one in the slow tier only
@@ -109,6 +111,14 @@ class Property:
     @property
     def id(self) -> str:
         return property_id(self.component, self.name, self.integration)
+
+    @property
+    def hint_on_error(self) -> str:
+        """The hint (a msgid, "" for none) when the student's code raises here: the property's own, else its
+        component's default_hint; a static property (a scan of the source, not a run) takes no default."""
+        if self.error_hint is not None:
+            return self.error_hint
+        return "" if self.kind is Kind.STATIC else DEFAULT_HINTS.get(self.component, "")
 
 
 def property_id(component: str, name: str, integration: bool = False) -> str:
@@ -157,6 +167,20 @@ class Outcome:
 
 
 REGISTRY: dict[str, Property] = {}
+# Component -> its default error hint (a msgid), declared once by default_hint.
+DEFAULT_HINTS: dict[str, str] = {}
+# The error_hint of a property that must say nothing beyond the error itself, whatever its component's default.
+NO_HINT = ""
+
+
+def default_hint(component: str, hint: str) -> None:
+    """Declare `component`'s default error hint: the hint, when the student's code raises, of each of its
+    properties, visible or hidden, that declares no `error_hint` (static ones excepted: Property.hint_on_error).
+    Declared once, in properties/<name>.py; a property that must have no hint declares `error_hint=NO_HINT`."""
+    if component not in NAMES:
+        raise ValueError(f"unknown component {component!r}")
+    if DEFAULT_HINTS.setdefault(component, hint) != hint:
+        raise ValueError(f"{component}'s default hint declared twice")
 
 
 def prop(
@@ -164,11 +188,13 @@ def prop(
     points: float = 1.0,
     examples: int = 20,
     visible: bool = True,
-    error_hint: str = "",
+    error_hint: str | None = None,
     kind: Kind = Kind.BEHAVIOUR,
     slow: bool = False,
 ):
-    """Register a property. Stack it on top of `@given` (or on a plain function run once)."""
+    """Register a property. Stack it on top of `@given` (or on a plain function run once). `error_hint`: the
+    likely mistake when the student's code raises here; left out, the component's default_hint; NO_HINT for
+    none."""
     if component not in NAMES:
         raise ValueError(f"unknown component {component!r}")
 
@@ -362,7 +388,7 @@ def with_glossary(o: Outcome) -> Outcome:
     return words(o)
 
 
-# The hint of an error kind that is the same in every property (any other kind takes the property's error_hint).
+# The hint of an error kind that is the same in every property (any other kind takes the property's hint_on_error).
 ERROR_KIND_HINTS = {
     "not_implemented": N_("replace `raise NotImplementedError` with your implementation"),
     "forbidden": N_("write it yourself from tensor operations (exp, sum, matmul, mean...)"),
@@ -389,9 +415,9 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
         if exc.kind in ERROR_KIND_HINTS:
             hint = _(ERROR_KIND_HINTS[exc.kind])
         elif exc.kind == "exception":  # the property's hint only where the error's evidence fits it
-            hint = error_hints.hint_for(exc.exc_type, exc.message, exc.detail, p.error_hint)
+            hint = error_hints.hint_for(exc.exc_type, exc.message, exc.detail, p.hint_on_error)
         else:
-            hint = _(p.error_hint) if p.error_hint else ""
+            hint = _(p.hint_on_error) if p.hint_on_error else ""
         return Outcome(p, status, exc.message, hint, example, exc.detail)
     if isinstance(exc, (Flaky, HypothesisException)):
         return Outcome(

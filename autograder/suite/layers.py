@@ -1,7 +1,7 @@
 """What the encoder and decoder properties (and their hidden twins) share: building and running the student's
 layer or stack for a case (an EncoderInputs or a DecoderInputs), the checking side's LayerNorm (torch's), the
 diagnoses' texts and the stack's diagnosis. torch's layers with the kit's weights are models/layers.py; the layers
-by hand, right or with a usual mistake made on purpose, are the graded side's (autograder/oracles/layers.py): the
+by hand, right or with a usual mistake made on purpose, are the graded side's (autograder/diagnoses/layers.py): the
 student bundle does not ship them.
 """
 
@@ -90,19 +90,19 @@ def run_layer(student, handle, case, what=None, strict=False):
     )
 
 
-def explain_layer_with(got, state, case, candidates, default, oracle_layer=None) -> str:
+def explain_layer_with(got, state, case, candidates, default, by_hand_layer=None) -> str:
     """The hint of the first (mistake, hint) candidate whose layer, recomputed with that LayerMistake, gives
-    `got`: the graded side's layer by hand (oracle_layer(mistake)), or in the student bundle (None) torch's layer
+    `got`: the graded side's layer by hand (by_hand_layer(mistake)), or in the student bundle (None) torch's layer
     for the mistakes it can make (models.layers.TORCH_MISTAKES); `default` when none does."""
-    if oracle_layer is None:
+    if by_hand_layer is None:
         candidates = [(m, hint) for m, hint in candidates if m in TORCH_MISTAKES]
 
-        def oracle_layer(mistake):
+        def by_hand_layer(mistake):
             return torch_layer(state, case, mistake)
 
     return diagnose(
         default,
-        *[(lambda m=m: is_close(got, oracle_layer(m)), hint) for m, hint in candidates],
+        *[(lambda m=m: is_close(got, by_hand_layer(m)), hint) for m, hint in candidates],
     )
 
 

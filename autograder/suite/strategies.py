@@ -30,9 +30,8 @@ class LabelledCase:
         )
         return f"{type(self).__name__}({fields}\n    )"
 
-    def _repr_pretty_(
-        self, printer, cycle
-    ):  # Hypothesis prints drawn arguments with this (IPython protocol)
+    # Hypothesis prints drawn arguments with this (IPython protocol)
+    def _repr_pretty_(self, printer, cycle):
         printer.text(repr(self))
 
 
@@ -165,10 +164,11 @@ def attention_inputs(
     m_q, m_k = draw(sizes(1, 4)), draw(sizes(1, 5))
     if distinct_lengths and m_q == m_k:
         m_k = m_q + 1
+    # the tuple's order shows
     d_k, d_v = (
         draw(sizes(min_d_k, 4)),
         draw(sizes(1, 4).filter(lambda d: d != m_k)),
-    )  # the tuple's order shows
+    )
     q = draw(tensors((*lead, m_q, d_k), dtype, lo, hi))
     k = draw(tensors((*lead, m_k, d_k), dtype, lo, hi))
     v = draw(tensors((*lead, m_k, d_v), dtype, lo, hi))

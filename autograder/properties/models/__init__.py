@@ -3,6 +3,6 @@ with the kit's weights, right or with one usual mistake given as flags. Each con
 config (the Transformer's sizes and weights: `transformer.TransformerConfig`).
 
 They need the library calls the exercises forbid, so they are no answer and ship in the student bundle
-(`release` copies this folder; tests/test_stubs_and_release.py lists what it holds). The by-hand oracles are
-answers: they live in autograder/oracles/ and never ship (docs/bundle.md).
+(`release` copies this folder; tests/test_stubs_and_release.py lists what it holds). The by-hand mistake models
+are answers: they live in autograder/diagnoses/ and never ship (docs/bundle.md).
 """

@@ -1,6 +1,6 @@
 """LayerNorm on the checking side, right or with one of its usual mistakes given as flags: the one model behind
 the add_norm (torch) and attention_numpy (NumPy) diagnoses. Right, it is torch's F.layer_norm; with a mistake it
-is the graded side's LayerNorm by hand (autograder/oracles/layer_norm.py) where the caller has that oracle, and in
+is the graded side's LayerNorm by hand (autograder/diagnoses/layer_norm.py) where the caller has that module, and in
 the student bundle the same mistake written with F.layer_norm (a rescaled eps, a moved axis or a factor: equal to
 the by-hand one to 7e-16, docs/bundle.md), which the LayerNorm exercises forbid."""
 
@@ -23,18 +23,18 @@ class NormMistake(enum.Flag):
 
 
 def layer_norm_model(
-    x, weight=None, bias=None, eps=1e-5, mistake=NormMistake.NONE, dim=-1, oracle=None
+    x, weight=None, bias=None, eps=1e-5, mistake=NormMistake.NONE, dim=-1, mistake_models=None
 ):
     """LayerNorm of x in float64 over `dim` (an int, or every dim of x as a tuple: anything but -1 is the
-    wrong-axis mistake), with `mistake`; weight and bias (or None) applied after. oracle: the graded side's
+    wrong-axis mistake), with `mistake`; weight and bias (or None) applied after. mistake_models: the graded side's
     layer_norm module, or None (the student bundle)."""
     x = x.double()
     w = None if weight is None else weight.double()
     b = None if bias is None else bias.double()
     if mistake == NormMistake.NONE and dim == -1:
         return F.layer_norm(x, (x.shape[-1],), w, b, eps)
-    if oracle is not None:
-        return oracle.ln_variant(x, w, b, eps, mistake, dim)
+    if mistake_models is not None:
+        return mistake_models.ln_variant(x, w, b, eps, mistake, dim)
     whole = isinstance(dim, tuple)
     y = x if whole else x.movedim(dim, -1)
     shape = tuple(y.shape) if whole else (y.shape[-1],)

@@ -2,7 +2,7 @@
 mistakes that torch's layer can make with other weights or masks (answer-free: the layers are forbidden in
 encoder.py and decoder.py). A case is an EncoderInputs (x, mask) or a DecoderInputs (x, memory, target_mask,
 memory_mask). LayerMistake names every usual mistake of a layer; the layer by hand with each of them is the graded
-side's (autograder/oracles/layers.py)."""
+side's (autograder/diagnoses/layers.py)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class LayerMistake(enum.Flag):
 
 
 # The mistakes that are torch's layer with other weights or masks: the student bundle's layer mistake models
-# (the graded side has every mistake by hand, autograder/oracles/layers.py).
+# (the graded side has every mistake by hand, autograder/diagnoses/layers.py).
 TORCH_MISTAKES = (
     LayerMistake.NORMS_1_2_SWAPPED
     | LayerMistake.NORMS_2_3_SWAPPED

@@ -2,7 +2,7 @@
 nn.MultiheadAttention with the kit's weights, with other weights for the mistakes that are weight surgery (a
 strided head split, projections swapped or copied, no w_o, the sqrt(d_model) scale: equal to the by-hand models to
 4e-16, docs/bundle.md). nn.MultiheadAttention is forbidden in multi_head.py, so this is no answer; the graded side
-has every mistake by hand (autograder/oracles/multi_head.py)."""
+has every mistake by hand (autograder/diagnoses/multi_head.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Greedy decoding by hand, with each usual mistake in the loop as a flag (graded side, never shipped): the
-hidden properties' witness and the diagnoses that name the mistake whose tokens match a submission's."""
+hidden properties' expected tokens and the diagnoses that name the mistake whose tokens match a submission's."""
 
 from __future__ import annotations
 
