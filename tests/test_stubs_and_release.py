@@ -215,6 +215,7 @@ def test_bundle_ships_the_checking_sides_models_and_no_oracle(bundle):
         "layers.py",
         "multi_head.py",
         "positional_encoding.py",
+        "training.py",
         "transformer.py",
     ]
     assert not (bundle / "autograder" / "oracles").exists()
