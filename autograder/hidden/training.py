@@ -11,10 +11,20 @@ from hypothesis import strategies as st
 from ..i18n import _
 from ..oracles.training import smoothed_loss
 from ..properties.models.training import expected_train, schedule
-from ..properties.training import BUILD_ERROR, PAD_COUNTED, SCHEDULE, explain_loss, rate_call
 from ..suite.checks import close, expect, is_close, tensor
 from ..suite.core import prop
-from ..suite.training import C, batch_cases, build_model, loss_call, loss_inputs
+from ..suite.training import (
+    BUILD_ERROR,
+    PAD_COUNTED,
+    SCHEDULE,
+    C,
+    batch_cases,
+    build_model,
+    explain_loss,
+    loss_call,
+    loss_inputs,
+    rate_call,
+)
 
 
 @prop(C, points=1, examples=6, visible=False)

@@ -1,5 +1,5 @@
-"""What training's visible and hidden properties share: the cases they draw (a loss's inputs, a tiny Transformer
-with a batch, the copy task), the calls into training.py, and the model under training.
+"""What training's visible and hidden properties share: their hints and diagnoses, the cases they draw (a loss's
+inputs, a tiny Transformer with a batch, the copy task), the calls into training.py, and the model under training.
 
 A case's Transformer is models.transformer.TransformerConfig (its sizes and the seed of its weights); the model
 under training is built from transformer.py (the student's own in the self-check, the reference in the judge),
@@ -15,14 +15,127 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
+from ..i18n import N_, _
+from ..properties.models.training import TrainingMistake, expected_smoothed_loss
 from ..properties.models.transformer import TransformerConfig
 from ..student_code import Call
-from .checks import tensor
+from .checks import diagnose, expect, tensor
+from .graded import matches
 from .strategies import LabelledCase, dtypes, seeds, tensors
 
 C = "training"
 MAX_LEN = 16
 BOS, EOS = 1, 2
+M = TrainingMistake
+
+
+# ------------------------------------------------------------------------------- the words and the diagnoses
+# What the visible and the hidden properties say: a hint per usual mistake, and the diagnoses that pick one by
+# re-running the checking side's model of training (models/training.py) with that mistake.
+BUILD_ERROR = N_(
+    "training.py's functions take the model and plain tensors (see the docstrings); "
+    "is the transformer built and called as in transformer.py's contract?"
+)
+
+PAD_MASS = N_(
+    "the padding token gets no smoothing mass: q[pad_id] = 0, and smoothing / (V - 2) goes to each of "
+    "the V - 2 tokens that are neither the target nor pad_id"
+)
+PAD_COUNTED = N_(
+    "padding positions count in the loss: average over the positions whose target is not pad_id only "
+    "(mask them out of the sum and of the count)"
+)
+NOT_MEAN = N_(
+    "average over the non-padding positions: divide the sum by their count, not by nothing"
+)
+TORCH_SMOOTHING = N_(
+    "q is not torch's smoothing / V everywhere: q[y] = 1 - smoothing, q[pad_id] = 0, "
+    "smoothing / (V - 2) on every other token"
+)
+NOT_SHIFTED = N_(
+    "the targets are not shifted: the decoder reads shift_right(tgt, bos_id) = [bos, y_1, ..., y_{m-1}] "
+    "and predicts tgt; fed tgt itself, it sees the answer"
+)
+NO_CAUSAL = N_(
+    "no causal mask in training: position t reads the decoder input at t + 1, which is the token it must "
+    "predict (training looks perfect, greedy decoding collapses); pass causal_mask(m) as target_mask"
+)
+NO_SRC_MASK = N_("the source padding is not masked: pass padding_mask(src, pad_id) as src_mask")
+NO_ZERO_GRAD = N_(
+    "the gradients accumulate across steps: call optimizer.zero_grad() before each backward "
+    "(or set_to_none), or step s follows the sum of every gradient so far"
+)
+SCHEDULE = N_(
+    "lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5): it peaks at "
+    "step = warmup_steps"
+)
+SCHEDULE_USED = N_(
+    "before step s (from 1) set every param group's lr to learning_rate(s, d_model, warmup_steps, "
+    "factor)"
+)
+ADAM = N_(
+    "the paper's optimizer: torch.optim.Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-9)"
+)
+UNDERFLOW = N_(
+    "log(softmax(x)) underflows: a probability of exp(-200) is 0 in float32 and its log -inf; compute the "
+    "log-probabilities with torch.log_softmax(logits, dim=-1), which stays finite"
+)
+ZERO_LOG_ZERO = N_(
+    "0 * log 0 counts as 0: where q[v] = 0 (smoothing 0, or the padding token) a logit of -inf gives "
+    "0 * -inf = NaN; leave those terms out, e.g. torch.where(q > 0, q * log_probs, 0)"
+)
+
+
+def explain_loss(got, inputs, default):
+    """The hint of a wrong loss on `inputs`: the one mistake whose model gives `got` (PAD_COUNTED only where the
+    graded side's oracle is), or `default`."""
+
+    def same(mistake):
+        return lambda: matches(
+            got,
+            expected_smoothed_loss(
+                inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id, mistake
+            ),
+            inputs.logits.dtype,
+        )
+
+    return diagnose(
+        default,
+        (same(M.PAD_MASS), _(PAD_MASS)),
+        (same(M.PAD_COUNTED), _(PAD_COUNTED)),
+        (same(M.PAD_COUNTED | M.PAD_MASS), _(PAD_COUNTED)),
+        (same(M.SUMMED), _(NOT_MEAN)),
+        (same(M.TORCH_SMOOTHING), _(TORCH_SMOOTHING)),
+    )
+
+
+# teacher_forcing_loss's mistakes, tried in this order; PAD_COUNTED is the graded side's (skipped in the bundle)
+TEACHER_FORCING_MISTAKES = [
+    (M.NOT_SHIFTED, NOT_SHIFTED),
+    (M.NO_CAUSAL_MASK, NO_CAUSAL),
+    (M.NO_SRC_MASK, NO_SRC_MASK),
+    (M.PAD_COUNTED, PAD_COUNTED),
+    (M.PAD_MASS, PAD_MASS),
+    (M.NOT_SHIFTED | M.NO_CAUSAL_MASK, NOT_SHIFTED),
+]
+
+
+def rate_call(student, step, d_model, warmup, factor=1.0):
+    value = student.call(C, "learning_rate", step, d_model, warmup_steps=warmup, factor=factor)
+    what = f"learning_rate({step}, d_model={d_model}, warmup_steps={warmup}, factor={factor})"
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    expect(
+        isinstance(value, (int, float)) and not isinstance(value, bool),
+        _("{what} returned {type}, expected a float").format(what=what, type=type(value).__name__),
+        _("return a Python float: factor * d_model ** -0.5 * min(...)"),
+    )
+    expect(
+        math.isfinite(value),
+        _("{what} returned {value}").format(what=what, value=value),
+        _(SCHEDULE),
+    )
+    return float(value), what
 
 
 # ------------------------------------------------------------------------------------------------- the loss
