@@ -178,16 +178,15 @@ def expected_train(
     (NO_ZERO_GRAD, SCHEDULE_AHEAD, SCHEDULE_BEHIND)."""
     model = TrainableTransformer(state, case.config)
     adam = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    if TrainingMistake.SCHEDULE_AHEAD in mistake:
-        step = lambda s: s + 1  # noqa: E731
-    elif TrainingMistake.SCHEDULE_BEHIND in mistake:
-        step = lambda s: max(s - 1, 1)  # noqa: E731
-    else:
-        step = lambda s: s  # noqa: E731
-    d_model = case.config.d_model
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        adam, lambda e: schedule(step(e + 1), d_model, warmup, factor)
-    )
+
+    def rate(s):  # before step s (from 1): the schedule at s, or at a neighbouring step (a mistake)
+        if TrainingMistake.SCHEDULE_AHEAD in mistake:
+            s = s + 1
+        elif TrainingMistake.SCHEDULE_BEHIND in mistake:
+            s = max(s - 1, 1)
+        return schedule(s, case.config.d_model, warmup, factor)
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(adam, lambda e: rate(e + 1))
     losses = torch.zeros(len(src_batches), dtype=torch.float64)
     for i, (src, tgt) in enumerate(zip(src_batches, tgt_batches)):
         if TrainingMistake.NO_ZERO_GRAD not in mistake:
