@@ -360,21 +360,12 @@ def test_a_few_training_steps_of_the_copy_task():
     from autograder.properties.training import COPY
 
     task = COPY
-    m = seeded(
-        transformer.Transformer,
-        task.vocab,
-        task.vocab,
-        task.d_model,
-        task.num_heads,
-        task.num_layers,
-        task.d_ff,
-        0.0,
-        max_len=16,
-    ).double()
+    m = seeded(transformer.Transformer, **task.config.kwargs()).double()
     src, tgt = task.data(1, 5, 16, noise=True, mapping=task.mapping(3))
     gpu_model = to_gpu(m)
-    losses_c = training.train(m, src, tgt, task.d_model, 10, BOS, PAD)
-    losses_g = training.train(gpu_model, src.to(GPU), tgt.to(GPU), task.d_model, 10, BOS, PAD)
+    d_model = task.config.d_model
+    losses_c = training.train(m, src, tgt, d_model, 10, BOS, PAD)
+    losses_g = training.train(gpu_model, src.to(GPU), tgt.to(GPU), d_model, 10, BOS, PAD)
     assert losses_g.dtype == torch.float64 and losses_c.shape == (5,)
     torch.testing.assert_close(losses_g, losses_c)
     for (name, p_c), p_g in zip(m.named_parameters(), gpu_model.parameters()):

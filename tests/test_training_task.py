@@ -12,6 +12,7 @@ from autograder.judge import sample
 from autograder.properties import training as T
 from autograder.student_code import InProcessStudentCode
 from autograder.suite import core
+from autograder.suite.training import EOS
 
 
 def test_the_task_is_a_permutation_drawn_from_the_draw():
@@ -19,10 +20,10 @@ def test_the_task_is_a_permutation_drawn_from_the_draw():
     a, b = task.mapping(1), task.mapping(2)
     assert not torch.equal(a, b)
     assert torch.equal(a[:3], torch.arange(3)) and sorted(a[3:].tolist()) == list(
-        range(3, task.vocab)
+        range(3, task.config.tgt_vocab)
     )
     src, tgt = task.data(7, 2, 4, mapping=a)
-    assert torch.equal(tgt[..., :-1], a[src]) and bool((tgt[..., -1] == T.EOS).all())
+    assert torch.equal(tgt[..., :-1], a[src]) and bool((tgt[..., -1] == EOS).all())
 
 
 def test_offline_weights_lose_the_copy_task(tmp_path):

@@ -10,37 +10,28 @@ from hypothesis import strategies as st
 
 from ..i18n import _
 from ..oracles.training import smoothed_loss
-from ..properties.training import (
+from ..properties.models.training import expected_train, schedule
+from ..suite.checks import close, expect, is_close, tensor
+from ..suite.core import prop
+from ..suite.training import (
     BUILD_ERROR,
     PAD_COUNTED,
     SCHEDULE,
-    LossInputs,
+    C,
     batch_cases,
     build_model,
-    expected_train,
     explain_loss,
     loss_call,
     loss_inputs,
-    padded,
     rate_call,
-    schedule,
 )
-from ..suite.checks import close, expect, is_close, tensor
-from ..suite.core import prop
-
-C = "training"
 
 
 @prop(C, points=1, examples=6, visible=False)
 @given(inputs=loss_inputs())
 def smoothed_loss_accepts_flat_logits(student, inputs):
     """Logits (N, V) and targets (N,) (positions already flattened) give the same loss as (batch, m, V)."""
-    flat = LossInputs(
-        logits=inputs.logits.flatten(0, 1),
-        target=inputs.target.flatten(),
-        smoothing=inputs.smoothing,
-        pad_id=inputs.pad_id,
-    )
+    flat = inputs.replace(logits=inputs.logits.flatten(0, 1), target=inputs.target.flatten())
     got, _reply, what = loss_call(student, flat)
     expected = smoothed_loss(flat.logits, flat.target, flat.smoothing, flat.pad_id)
     if not is_close(got, expected, flat.logits.dtype):
@@ -50,10 +41,7 @@ def smoothed_loss_accepts_flat_logits(student, inputs):
             _("{what} with logits (N, V)").format(what=what),
             explain_loss(
                 got,
-                flat.logits,
-                flat.target,
-                flat.smoothing,
-                flat.pad_id,
+                flat,
                 _("work on the last dim only (dim=-1), whatever the leading shape"),
             ),
             flat.logits.dtype,
@@ -66,28 +54,19 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
     """A batch whose targets are all padding costs 0.0 (not NaN from 0 / 0); one real token costs its own loss."""
     one = torch.full_like(inputs.target, inputs.pad_id)
     one[0, 0] = inputs.target[0, 0]
-    got, _reply, what = loss_call(
-        student,
-        LossInputs(
-            logits=inputs.logits, target=one, smoothing=inputs.smoothing, pad_id=inputs.pad_id
-        ),
-    )
+    single = inputs.replace(target=one)
+    got, _reply, what = loss_call(student, single)
     expected = smoothed_loss(inputs.logits, one, inputs.smoothing, inputs.pad_id)
     if not is_close(got, expected, inputs.logits.dtype):
         close(
             got,
             expected,
             _("{what} with a single non-padding position").format(what=what),
-            explain_loss(got, inputs.logits, one, inputs.smoothing, inputs.pad_id, _(PAD_COUNTED)),
+            explain_loss(got, single, _(PAD_COUNTED)),
             inputs.logits.dtype,
         )
     target = torch.full_like(inputs.target, inputs.pad_id)
-    got, _reply, what = loss_call(
-        student,
-        LossInputs(
-            logits=inputs.logits, target=target, smoothing=inputs.smoothing, pad_id=inputs.pad_id
-        ),
-    )
+    got, _reply, what = loss_call(student, inputs.replace(target=target))
     expect(
         torch.isfinite(got) and float(got) == 0.0,
         _("{what} with every target = pad_id gave {got}, expected 0.0").format(
@@ -130,9 +109,7 @@ def train_runs_the_model_in_train_mode(student, case):
     from ..student_code.interface import Call
 
     handle, state = build_model(student, case)
-    g = torch.Generator().manual_seed(case.seed)
-    src = torch.stack([padded(g, *case.src.shape, case.vocab, case.pad_id) for _ in range(2)])
-    tgt = torch.stack([padded(g, *case.tgt.shape, case.vocab, case.pad_id) for _ in range(2)])
+    src, tgt = case.batches(2)
     student.method(handle, "eval")
     reply = student.run(
         Call(
@@ -140,9 +117,9 @@ def train_runs_the_model_in_train_mode(student, case):
             "train",
             (handle, src, tgt),
             dict(
-                d_model=case.d_model,
+                d_model=case.config.d_model,
                 warmup_steps=1,
-                bos_id=1,
+                bos_id=case.bos_id,
                 pad_id=case.pad_id,
                 smoothing=case.smoothing,
             ),

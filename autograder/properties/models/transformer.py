@@ -1,7 +1,8 @@
 """The Transformer on the checking side: one config (the sizes and the seed of the weights, as nanoGPT's
 GPTConfig) and one model assembled from torch's own encoder and decoder layers with those weights, right or with
 the usual mistakes in assembling it given as flags. The transformer properties, the decoding ones (kv_cache,
-beam_search) and the graded side's greedy loop all compute their expected values from it."""
+beam_search) and the graded side's greedy loop all compute their expected values from it; training's from its
+trainable variant (TrainableTransformer: the same model with autograd on)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
+from ...suite import expected_values
 from ...suite.expected_values import expected_causal_mask
 from ...suite.strategies import transformer_state
 from .layers import decoder_stack, encoder_stack
@@ -44,9 +47,9 @@ class TransformerConfig:
             max_len=self.max_len,
         )
 
-    def state(self, eos_id=None, eos_bias=0.0) -> dict:
-        """The weights in float64; eos_bias is added to the generator's bias at eos_id (> 0: rows finish early,
-        < 0: eos never wins)."""
+    def state(self, eos_id=None, eos_bias=0.0, dtype=torch.float64) -> dict:
+        """The weights (float64 unless `dtype`); eos_bias is added to the generator's bias at eos_id (> 0: rows
+        finish early, < 0: eos never wins)."""
         s = transformer_state(
             self.src_vocab,
             self.tgt_vocab,
@@ -54,7 +57,7 @@ class TransformerConfig:
             self.d_ff,
             self.num_layers,
             self.seed,
-            torch.float64,
+            dtype,
             self.max_len,
         )
         if eos_id is not None and eos_bias:
@@ -105,18 +108,22 @@ class ExpectedTransformer:
 
     def encode(self, src, src_mask=None):
         mask = None if ModelMistake.NO_ENCODER_MASK in self.mistake else src_mask
-        c = self.config
-        return encoder_stack(
-            self.s, c.num_layers, c.num_heads, self.embed(src, True), mask, "encoder."
-        )
+        return self.encoder_layers(self.embed(src, True), mask)
 
     def decode(self, tgt, memory, target_mask=None, memory_mask=None, positions=None):
         """The decoder's hidden states; positions: the target's positional encoding (see embed)."""
         target = None if ModelMistake.NO_TARGET_MASK in self.mistake else target_mask
         cross = None if ModelMistake.NO_CROSS_MASK in self.mistake else memory_mask
-        c, x = self.config, self.embed(tgt, False, positions)
+        return self.decoder_layers(self.embed(tgt, False, positions), memory, target, cross)
+
+    def encoder_layers(self, x, mask):
+        c = self.config
+        return encoder_stack(self.s, c.num_layers, c.num_heads, x, mask, "encoder.")
+
+    def decoder_layers(self, x, memory, target_mask, memory_mask):
+        c = self.config
         return decoder_stack(
-            self.s, c.num_layers, c.num_heads, x, memory, target, cross, "decoder."
+            self.s, c.num_layers, c.num_heads, x, memory, target_mask, memory_mask, "decoder."
         )
 
     def generator(self, x):
@@ -133,3 +140,87 @@ class ExpectedTransformer:
             self.decode(ys, memory, expected_causal_mask(ys.shape[1]), src_mask)
         )
         return torch.log_softmax(logits.to(torch.float64), dim=-1)
+
+
+class TrainableTransformer(ExpectedTransformer, nn.Module):
+    """ExpectedTransformer (no mistake) with autograd on, to train on the checking side: torch's layers built once,
+    each with parameters of its own copied from `state`, the embeddings and the generator parameters too, in train
+    mode (dropout is 0; torch's general path, not eval's fused one). `kit()` names its parameters, or their
+    gradients, as the kit's state dict does."""
+
+    def __init__(self, state: dict, config: TransformerConfig):
+        nn.Module.__init__(self)
+        c, dtype = config, state["generator.weight"].dtype
+        self.encoder = nn.ModuleList(
+            expected_values.torch_encoder_layer(
+                state, c.d_model, c.num_heads, c.d_ff, dtype, f"encoder.layers.{i}.", fresh=True
+            )
+            for i in range(c.num_layers)
+        )
+        self.decoder = nn.ModuleList(
+            expected_values.torch_decoder_layer(
+                state, c.d_model, c.num_heads, c.d_ff, dtype, f"decoder.layers.{i}.", fresh=True
+            )
+            for i in range(c.num_layers)
+        )
+        self.register_buffer("pe", state["positional_encoding.pe"].clone())
+        own = {"positional_encoding.pe": self.pe}
+        for name in OWN_PARAMETERS:
+            own[name] = nn.Parameter(state[name].clone())
+            self.register_parameter(name.replace(".", "_"), own[name])
+        ExpectedTransformer.__init__(self, own, config)
+        self.train()
+
+    def encoder_layers(self, x, mask):
+        b, m = x.shape[:2]
+        mask = expected_values.to_torch_mask(mask, b, self.config.num_heads, m, m)
+        for layer in self.encoder:
+            x = layer(x, src_mask=mask)
+        return x
+
+    def decoder_layers(self, x, memory, target_mask, memory_mask):
+        b, m, h = x.shape[0], x.shape[1], self.config.num_heads
+        target_mask = expected_values.to_torch_mask(target_mask, b, h, m, m)
+        memory_mask = expected_values.to_torch_mask(memory_mask, b, h, m, memory.shape[1])
+        for layer in self.decoder:
+            x = layer(x, memory, tgt_mask=target_mask, memory_mask=memory_mask)
+        return x
+
+    def kit(self, pick=lambda p: p.detach()) -> dict:
+        """{kit name: pick(parameter)}: its value by default, or its gradient (pick=lambda p: p.grad)."""
+        out = {name: pick(self.s[name]) for name in OWN_PARAMETERS}
+        for side, layers in (("encoder", self.encoder), ("decoder", self.decoder)):
+            for i, layer in enumerate(layers):
+                prefix = f"{side}.layers.{i}."
+                for torch_name, kit_name in KIT_ATTENTION.items():
+                    mha = getattr(layer, torch_name, None)
+                    if mha is None:
+                        continue
+                    for kind, whole in (("weight", mha.in_proj_weight), ("bias", mha.in_proj_bias)):
+                        for w, part in zip(("w_q", "w_k", "w_v"), pick(whole).chunk(3)):
+                            out[f"{prefix}{kit_name}.{w}.{kind}"] = part
+                    out[f"{prefix}{kit_name}.w_o.weight"] = pick(mha.out_proj.weight)
+                    out[f"{prefix}{kit_name}.w_o.bias"] = pick(mha.out_proj.bias)
+                for torch_name, kit_name in KIT_MODULES.items():
+                    module = getattr(layer, torch_name, None)
+                    if module is not None:
+                        out[f"{prefix}{kit_name}.weight"] = pick(module.weight)
+                        out[f"{prefix}{kit_name}.bias"] = pick(module.bias)
+        return out
+
+
+# The kit's names of what TrainableTransformer holds outside torch's layers, and of those layers' parts.
+OWN_PARAMETERS = (
+    "src_embedding.embedding.weight",
+    "tgt_embedding.embedding.weight",
+    "generator.weight",
+    "generator.bias",
+)
+KIT_ATTENTION = {"self_attn": "self_attention", "multihead_attn": "cross_attention"}
+KIT_MODULES = {
+    "linear1": "feed_forward.linear_1",
+    "linear2": "feed_forward.linear_2",
+    "norm1": "add_norm_1.norm",
+    "norm2": "add_norm_2.norm",
+    "norm3": "add_norm_3.norm",
+}

@@ -1,0 +1,199 @@
+"""Training on the checking side, right or with one usual mistake given as flags (TrainingMistake): the
+label-smoothed loss, teacher forcing on the trainable Transformer (transformer.TrainableTransformer) and train()'s
+Adam steps on the schedule.
+
+No answer (docs/bundle.md): the loss is torch's F.cross_entropy(label_smoothing=) through an exact identity
+(library_loss), a call training.py may not make, and the teacher-forced loss and the training loop are built on
+it; the schedule is its docstring's closed form. The one mistake no library call reproduces (padding positions
+counted in the mean) is the graded side's oracle (autograder/oracles/training.py): None in the student bundle.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ...suite import graded
+from ...suite.expected_values import expected_causal_mask
+from .transformer import TrainableTransformer
+
+
+class TrainingMistake(enum.Flag):
+    """The usual mistakes in training.py, one flag each."""
+
+    NONE = 0
+    # the loss
+    PAD_MASS = enum.auto()  # the padding token keeps its share of the smoothing mass
+    PAD_COUNTED = (
+        enum.auto()
+    )  # padding positions counted in the mean: no library form, the oracle's
+    SUMMED = enum.auto()  # the sum over the non-padding positions, not their mean
+    TORCH_SMOOTHING = enum.auto()  # torch's smoothing: (1 - s) one-hot + s / V on every token
+    # teacher forcing
+    NOT_SHIFTED = enum.auto()  # the decoder reads tgt itself, not shift_right(tgt, bos_id)
+    NO_CAUSAL_MASK = enum.auto()
+    NO_SRC_MASK = enum.auto()
+    # the training loop
+    NO_ZERO_GRAD = enum.auto()  # the gradients accumulate across steps
+    SCHEDULE_AHEAD = enum.auto()  # step s (from 1) takes the rate of step s + 1
+    SCHEDULE_BEHIND = enum.auto()  # step s takes the rate of step s - 1 (step 1 its own)
+
+
+LOSS_MISTAKES = (
+    TrainingMistake.PAD_MASS
+    | TrainingMistake.PAD_COUNTED
+    | TrainingMistake.SUMMED
+    | TrainingMistake.TORCH_SMOOTHING
+)
+# The smoothed loss by hand with its mistakes: the graded side's; None in the student bundle (docs/bundle.md).
+# Looked up once the flags exist: the oracle imports them from here.
+ORACLE = graded.oracle("training")
+
+
+# ------------------------------------------------------------------------------------------------- the loss
+def library_loss(logits, target, smoothing, pad_id, mistake=TrainingMistake.NONE):
+    """The contract's loss from torch's own cross-entropy (a library call training.py may not make), float64,
+    differentiable through logits, with `mistake` (PAD_MASS, SUMMED, TORCH_SMOOTHING: each a library call too).
+
+    With b = s / (V - 2), k = 1 - s - b + bV and e = bV / k (docs/shared notes, exact to 1e-10 in float64):
+        loss = k * F.cross_entropy(label_smoothing=e, ignore_index=pad) - b * mean(-log p[pad]) over real positions
+    The second term takes the padding token's share back; leaving it in is the mass-on-padding mistake. Terms whose
+    weight is 0 are left out, so -inf logits stay finite where the contract says they do."""
+    assert TrainingMistake.PAD_COUNTED not in mistake, "no library form: the oracle's"
+    x, t = logits.to(torch.float64).flatten(0, -2), target.flatten()
+    vocab, real = x.shape[-1], t != pad_id
+    count = 1 if TrainingMistake.SUMMED in mistake else real.sum().clamp(min=1)
+    if TrainingMistake.TORCH_SMOOTHING in mistake:
+        total = F.cross_entropy(
+            x, t, ignore_index=pad_id, label_smoothing=smoothing, reduction="sum"
+        )
+        return total / count
+    b = smoothing / (vocab - 2)
+    k = 1 - smoothing - b + b * vocab
+    eps = b * vocab / k
+    smooth = {"label_smoothing": eps} if eps else {}
+    total = k * F.cross_entropy(x, t, ignore_index=pad_id, reduction="sum", **smooth)
+    if b and TrainingMistake.PAD_MASS not in mistake:
+        nll_pad = F.cross_entropy(x, torch.full_like(t, pad_id), reduction="none")
+        total = total - b * torch.where(real, nll_pad, 0.0).sum()
+    return total / count
+
+
+def expected_smoothed_loss(logits, target, smoothing, pad_id, mistake=TrainingMistake.NONE):
+    """The loss with `mistake` (loss flags): library_loss, or for PAD_COUNTED the graded side's oracle (None in
+    the student bundle, which has no such model)."""
+    if TrainingMistake.PAD_COUNTED not in mistake:
+        return library_loss(logits, target, smoothing, pad_id, mistake)
+    if ORACLE is None:
+        return None
+    return ORACLE.smoothed_loss(logits, target, smoothing, pad_id, mistake)
+
+
+def minimum_logits(target, vocab, smoothing, pad_id):
+    """log q, the docstring's q (..., V): log(1 - smoothing) at the target, log(smoothing / (V - 2)) elsewhere, and
+    -1e4 (probability 0 here) at pad_id."""
+    logits = torch.full(
+        (*target.shape, vocab), math.log(smoothing / (vocab - 2)), dtype=torch.float64
+    )
+    logits.scatter_(-1, target.unsqueeze(-1), math.log(1.0 - smoothing))
+    logits[..., pad_id] = -1e4
+    return logits
+
+
+def entropy(vocab, smoothing):
+    """H(q) of the smoothed distribution: the smallest value of the loss at one position."""
+    rest = smoothing / (vocab - 2)
+    return -(1 - smoothing) * math.log(1 - smoothing) - (
+        smoothing * math.log(rest) if smoothing else 0.0
+    )
+
+
+# ------------------------------------------------------------------------------------------ teacher forcing
+def shift(tgt, bos_id):
+    return torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt[:, :-1]], dim=1)
+
+
+def teacher_forced_logits(model, src, tgt, bos_id, src_mask=None, mistake=TrainingMistake.NONE):
+    """model(src, shift_right(tgt), src_mask, causal mask), with `mistake` (NOT_SHIFTED, NO_CAUSAL_MASK,
+    NO_SRC_MASK)."""
+    decoder_input = tgt if TrainingMistake.NOT_SHIFTED in mistake else shift(tgt, bos_id)
+    src_mask = None if TrainingMistake.NO_SRC_MASK in mistake else src_mask
+    causal = (
+        None if TrainingMistake.NO_CAUSAL_MASK in mistake else expected_causal_mask(tgt.shape[1])
+    )
+    return model(src, decoder_input, src_mask, causal)
+
+
+def expected_loss(model, src, tgt, bos_id, pad_id, smoothing, mistake=TrainingMistake.NONE):
+    """teacher_forcing_loss on the checking side's model, with `mistake` (PAD_COUNTED needs the oracle)."""
+    mask = (src != pad_id)[:, None, None, :]
+    logits = teacher_forced_logits(model, src, tgt, bos_id, mask, mistake)
+    loss = expected_smoothed_loss(logits, tgt, smoothing, pad_id, mistake & LOSS_MISTAKES)
+    return loss.to(logits.dtype)
+
+
+def expected_gradients(state, case, cotangent=1.0, mistake=TrainingMistake.NONE):
+    """(loss, {kit name: d(cotangent * loss)/d parameter}) of teacher forcing on the case's batch with the weights
+    `state` (a BatchCase: config, src, tgt, bos_id, pad_id, smoothing)."""
+    model = TrainableTransformer(state, case.config)
+    loss = expected_loss(
+        model, case.src, case.tgt, case.bos_id, case.pad_id, case.smoothing, mistake
+    )
+    (loss * cotangent).backward()
+    return loss.detach(), model.kit(lambda p: p.grad)
+
+
+def teacher_forced_accuracy(model, src, tgt, bos_id, mistake=TrainingMistake.NONE):
+    """The share of tgt's tokens that one teacher-forced pass (no source mask) predicts, with `mistake`."""
+    with torch.no_grad():
+        logits = teacher_forced_logits(model, src, tgt, bos_id, None, mistake)
+    return float((logits.argmax(-1) == tgt).double().mean())
+
+
+def greedy_accuracy(model, src, tgt, bos_id):
+    """The share of target tokens greedy decoding reproduces before its first wrong token in each row, without a
+    decoding loop: one teacher-forced pass (causal mask) gives at every position the token greedy decoding chooses
+    after the right prefix, so a row's tokens up to its first wrong choice are the ones greedy decoding gets right
+    (what it decodes after a mistake counts as missed: a lower bound on its token accuracy)."""
+    with torch.no_grad():
+        logits = teacher_forced_logits(model, src, tgt, bos_id)
+    right = (logits.argmax(-1) == tgt).long().cumprod(-1)
+    return float(right.double().mean())
+
+
+# ------------------------------------------------------------------------------------- Adam on the schedule
+def schedule(step, d_model, warmup, factor=1.0):
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def expected_train(
+    state, case, src_batches, tgt_batches, warmup, factor, mistake=TrainingMistake.NONE
+):
+    """(losses, final kit state) of train() from the weights `state` on the case's sizes and loss (a BatchCase):
+    Adam(betas=(0.9, 0.98), eps=1e-9), and torch's LambdaLR over a base lr of 1 multiplies it by the schedule's
+    closed form before step s (from 1), the notes' recipe (same parameters to 1e-9 in float64); with `mistake`
+    (NO_ZERO_GRAD, SCHEDULE_AHEAD, SCHEDULE_BEHIND)."""
+    model = TrainableTransformer(state, case.config)
+    adam = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+
+    def rate(s):  # before step s (from 1): the schedule at s, or at a neighbouring step (a mistake)
+        if TrainingMistake.SCHEDULE_AHEAD in mistake:
+            s = s + 1
+        elif TrainingMistake.SCHEDULE_BEHIND in mistake:
+            s = max(s - 1, 1)
+        return schedule(s, case.config.d_model, warmup, factor)
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(adam, lambda e: rate(e + 1))
+    losses = torch.zeros(len(src_batches), dtype=torch.float64)
+    for i, (src, tgt) in enumerate(zip(src_batches, tgt_batches)):
+        if TrainingMistake.NO_ZERO_GRAD not in mistake:
+            adam.zero_grad()
+        loss = expected_loss(model, src, tgt, case.bos_id, case.pad_id, case.smoothing)
+        loss.backward()
+        losses[i] = loss.item()
+        adam.step()
+        scheduler.step()
+    return losses, model.kit()
