@@ -11,14 +11,14 @@ import torch
 
 from ..i18n import _
 from ..properties import beam_search as visible
+from ..suite.beams import FINISHED_HINT, BeamInputs, Searched, hypotheses
 from ..suite.checks import diagnose, is_close
 from ..suite.expected_values import expected_causal_mask
 
 
 def expected_beam_search(
     w,
-    case,
-    s,
+    inputs: BeamInputs,
     src=None,
     src_mask=None,
     *,
@@ -30,7 +30,9 @@ def expected_beam_search(
     decode_mask=True,
     tiled=False,
 ):
-    """The docstring's beam search on the expected model, optionally with one mistake: (hypotheses, scores)."""
+    """The docstring's beam search of `inputs` on the expected model w, optionally with one mistake: (hypotheses,
+    scores)."""
+    case, s = inputs.case, inputs.settings
     src = case.src if src is None else src
     src_mask = case.src_mask if src is case.src else src_mask
     b, k = src.shape[0], s.beam_size
@@ -67,7 +69,7 @@ def expected_beam_search(
     scores = logp / lengths.clamp(min=1).to(torch.float64) ** s.length_penalty
     best = scores.argmax(-1)
     seqs = ys.view(b, k, -1)[torch.arange(b), best]
-    return visible.hypotheses(seqs, s.eos_id, _("the reference")), scores[torch.arange(b), best]
+    return hypotheses(seqs, s.eos_id, _("the reference")), scores[torch.arange(b), best]
 
 
 class BeamMistake(enum.Flag):
@@ -97,13 +99,15 @@ def rule_hints() -> dict:
         BeamMistake.LENGTH_COUNTS_BOS: visible.LENGTH_COUNT_HINT,
         BeamMistake.RANK_RAW: visible.RANK_HINT,
         BeamMistake.ALL_START_AT_ZERO: visible.START_HINT,
-        BeamMistake.HOLD_AT_COST: visible.FINISHED_HINT,
+        BeamMistake.HOLD_AT_COST: FINISHED_HINT,
         BeamMistake.MASK_TILED: visible.MASK_HINT,
     }
 
 
-def searched_with(w, case, s, mistake: BeamMistake = BeamMistake.NONE):
-    """The docstring's beam search on the expected model w, with `mistake` made on purpose: (hypotheses, scores)."""
+def searched_with(w, inputs: BeamInputs, mistake: BeamMistake = BeamMistake.NONE):
+    """The docstring's beam search of `inputs` on the expected model w, with `mistake` made on purpose:
+    (hypotheses, scores)."""
+    case, s = inputs.case, inputs.settings
     b, k, alpha = case.src.shape[0], s.beam_size, s.length_penalty
     memory = w.encode(case.src, case.src_mask).repeat_interleave(k, dim=0)
     mask = None if case.src_mask is None else case.src_mask.repeat_interleave(k, dim=0)
@@ -147,49 +151,55 @@ def searched_with(w, case, s, mistake: BeamMistake = BeamMistake.NONE):
         choice = choice.masked_fill(~done, float("-inf"))
     best = choice.argmax(-1)
     seqs = ys.view(b, k, -1)[torch.arange(b), best]
-    return visible.hypotheses(seqs, s.eos_id, _("the reference")), scores[torch.arange(b), best]
+    return hypotheses(seqs, s.eos_id, _("the reference")), scores[torch.arange(b), best]
 
 
-def same_as(w, case, s, got, scores=None, **mistake):
-    """A test: the switched search with `mistake` returns the hypotheses `got` (and `scores`, where given)."""
+def same_as(searched: Searched, scores=None, **mistake):
+    """A test: the switched search with `mistake` returns the searched hypotheses (and `scores`, where given)."""
 
     def test():
-        hyps, want_scores = expected_beam_search(w, case, s, **mistake)
-        return hyps == got and (scores is None or is_close(scores, want_scores, case.dtype))
+        hyps, want_scores = expected_beam_search(
+            searched.expected_model, searched.inputs, **mistake
+        )
+        return hyps == searched.hypotheses and (
+            scores is None or is_close(scores, want_scores, searched.case.dtype)
+        )
 
     return test
 
 
-def explain(got, w, case, s, scores=None) -> set[str]:
-    """The hints of every mistake model (the switches and each rule's) that returns the hypotheses `got` (and
+def explain(searched: Searched, scores=None) -> set[str]:
+    """The hints of every mistake model (the switches and each rule's) that returns the searched hypotheses (and
     `scores`, where given)."""
+    penalised, masked = searched.settings.length_penalty, searched.case.src_mask is not None
     usual = [
         (
-            lambda: s.length_penalty and same_as(w, case, s, got, scores, store_ranked=True)(),
+            lambda: penalised and same_as(searched, scores, store_ranked=True)(),
             _(visible.PENALTY_HINT),
         ),
-        (same_as(w, case, s, got, scores, hold=False), _(visible.FINISHED_HINT)),
-        (same_as(w, case, s, got, scores, token_major=True), _(visible.TOPK_HINT)),
-        (same_as(w, case, s, got, scores, mixed_rows=True), _(visible.ROWS_HINT)),
-        (same_as(w, case, s, got, scores, multiply=True), _(visible.ADD_HINT)),
-        (same_as(w, case, s, got, scores, tiled=True), _(visible.ROWS_HINT)),
+        (same_as(searched, scores, hold=False), _(FINISHED_HINT)),
+        (same_as(searched, scores, token_major=True), _(visible.TOPK_HINT)),
+        (same_as(searched, scores, mixed_rows=True), _(visible.ROWS_HINT)),
+        (same_as(searched, scores, multiply=True), _(visible.ADD_HINT)),
+        (same_as(searched, scores, tiled=True), _(visible.ROWS_HINT)),
         (
-            lambda: (
-                case.src_mask is not None and same_as(w, case, s, got, scores, decode_mask=False)()
-            ),
+            lambda: masked and same_as(searched, scores, decode_mask=False)(),
             _(visible.MASK_HINT),
         ),
     ]
     for mistake, hint in rule_hints().items():
-        usual.append((same_rule(w, case, s, got, scores, mistake), _(hint)))
+        usual.append((same_rule(searched, scores, mistake), _(hint)))
     return {hint for test, hint in usual if diagnose(None, (test, hint))}
 
 
-def same_rule(w, case, s, got, scores, mistake: BeamMistake):
-    """A test: the search with the rule `mistake` broken returns `got` (and `scores`, where given)."""
+def same_rule(searched: Searched, scores, mistake: BeamMistake):
+    """A test: the search with the rule `mistake` broken returns the searched hypotheses (and `scores`, where
+    given)."""
 
     def test():
-        hyps, want_scores = searched_with(w, case, s, mistake)
-        return hyps == got and (scores is None or is_close(scores, want_scores, case.dtype))
+        hyps, want_scores = searched_with(searched.expected_model, searched.inputs, mistake)
+        return hyps == searched.hypotheses and (
+            scores is None or is_close(scores, want_scores, searched.case.dtype)
+        )
 
     return test

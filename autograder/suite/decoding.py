@@ -55,14 +55,6 @@ class DecodingCase(LabelledCase):
             self.d_ff,
         )
 
-    # The two shorthands beam_search.py calls (its answer-free rewrite is under way elsewhere: it can call
-    # case.config.state() and ExpectedTransformer(state, case.config) itself, and these two go).
-    def state(self, eos_id=None, eos_bias=0.0) -> dict:
-        return self.config.state(eos_id, eos_bias)
-
-    def expected_model(self, state) -> ExpectedTransformer:
-        return ExpectedTransformer(state, self.config)
-
     def replace(self, **changes) -> DecodingCase:
         return dataclasses.replace(self, **changes)
 
