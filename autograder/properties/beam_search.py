@@ -40,7 +40,7 @@ from ..suite.beams import (
 from ..suite.checks import close, diagnose, fail, is_close, written_by_hand
 from ..suite.core import Kind, prop
 from ..suite.decoding import build_model, decoding_cases, fixed_case, greedy_fixed_point
-from .models.beam_search import Enumerated, enumerate_row, exact_beam, logp_of
+from .models.beam_search import BeamMistake, Enumerated, enumerate_row, exact_beam, logp_of
 
 C = "beam_search"
 ERROR_HINT = N_(
@@ -121,9 +121,8 @@ MASK_HINT = N_(
 
 def explain_beam(searched: Searched, *evidence, scores=True):
     """The hint naming the mistake that gives the searched hypotheses (and their scores, unless scores=False): the
-    graded side's
-    mistake model that returns the same (oracles/beam_search.py: the usual switches and each rule of the search),
-    when only mistakes with one hint do; else the first `evidence` candidate that holds (diagnose's (test, hint)
+    graded side's mistake model that returns the same (oracles/beam_search.py, one search with the mistakes as
+    flags), when only mistakes with one hint do; else the first `evidence` candidate that holds (diagnose's (test, hint)
     pairs: what needs no search, the student bundle's only diagnosis), else the default, which names every rule.
     A short hypothesis such as [bos, eos] is what several mistakes return: naming one of them would be a guess."""
     hints = set()
@@ -161,9 +160,9 @@ def check_scores(searched: Searched, what):
     if is_close(got_scores, want, case.dtype):
         return
 
-    def same_as(**mistake):
-        """The graded side's switched search returns these hypotheses and scores (never in the bundle)."""
-        return lambda: oracle is not None and oracle.same_as(searched, got_scores, **mistake)()
+    def same_as(mistake: BeamMistake):
+        """The graded side's search with `mistake` returns these hypotheses and scores (never in the bundle)."""
+        return lambda: oracle is not None and oracle.same_as(searched, got_scores, mistake)()
 
     def explain():
         penalised = s.length_penalty != 0
@@ -177,7 +176,7 @@ def check_scores(searched: Searched, what):
                 penalised and matches(alpha=s.length_penalty, grown=True),
                 _(LENGTH_GROWS_HINT),
             ),
-            (same_as(multiply=True), _(ADD_HINT)),
+            (same_as(BeamMistake.MULTIPLY), _(ADD_HINT)),
             (
                 lambda: (
                     s.length_penalty
@@ -185,9 +184,9 @@ def check_scores(searched: Searched, what):
                 ),
                 _(PENALTY_HINT),
             ),
-            (lambda: s.length_penalty and same_as(store_ranked=True)(), _(PENALTY_HINT)),
-            (same_as(tiled=True), _(ROWS_HINT)),
-            (same_as(mixed_rows=True), _(ROWS_HINT)),
+            (lambda: s.length_penalty and same_as(BeamMistake.PENALTY_STORED)(), _(PENALTY_HINT)),
+            (same_as(BeamMistake.MEMORY_TILED), _(ROWS_HINT)),
+            (same_as(BeamMistake.ROWS_MIXED), _(ROWS_HINT)),
             (
                 lambda: (
                     case.src_mask is not None
@@ -207,7 +206,7 @@ def check_scores(searched: Searched, what):
             _("{what} are {got}, expected {expected}").format(
                 what=what, got=got_scores.tolist(), expected=want.tolist()
             ),
-            lambda: diagnose(explain(), (same_as(token_major=True), _(TOPK_HINT))),
+            lambda: diagnose(explain(), (same_as(BeamMistake.TOPK_TOKEN_MAJOR), _(TOPK_HINT))),
         )
     close(got_scores, want, what, explain, dtype=case.dtype)
 

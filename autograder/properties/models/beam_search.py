@@ -6,10 +6,39 @@ values come from models.transformer.ExpectedTransformer. No answer: it ships (do
 from __future__ import annotations
 
 import dataclasses
+import enum
 
 import torch
 
 from ...suite.beams import BeamInputs, BeamSettings
+
+
+class BeamMistake(enum.Flag):
+    """The usual mistakes of a beam search (issue 21), one flag each: the graded side's search by hand makes them on
+    purpose (oracles/beam_search.py); the visible properties name them. A flag's name is no answer."""
+
+    NONE = 0
+    MULTIPLY = (
+        enum.auto()
+    )  # logp * log_probs: probabilities multiplied, not log-probabilities added
+    NOT_HELD = enum.auto()  # a finished hypothesis extended like any other
+    TOPK_TOKEN_MAJOR = enum.auto()  # the top-k over candidates flattened token-major
+    ROWS_MIXED = enum.auto()  # ys's rows picked by beam index alone, across the batch's rows
+    PENALTY_STORED = (
+        enum.auto()
+    )  # the penalised score kept as the running sum: the penalty applied twice
+    NO_DECODE_MASK = enum.auto()  # src_mask given to encode only
+    MEMORY_TILED = enum.auto()  # memory repeated batch-major (memory.repeat), the mask per beam
+    FINAL_BY_LOGP = enum.auto()  # each row returns its best raw logp, not its best score
+    FINAL_FINISHED_ONLY = enum.auto()  # an unfinished hypothesis only when none has finished
+    STOP_TOP_FINISHED = enum.auto()  # stops once each row's top hypothesis has finished
+    STOP_ONE_FINISHED = enum.auto()  # stops once each row has a finished hypothesis
+    LENGTH_GROWS = enum.auto()  # a finished hypothesis's T keeps counting the steps
+    LENGTH_COUNTS_BOS = enum.auto()
+    RANK_RAW = enum.auto()  # ranked by logp; the penalty only in the final choice
+    ALL_START_AT_ZERO = enum.auto()  # beam_size copies of [bos] at logp 0
+    HOLD_AT_COST = enum.auto()  # a held hypothesis pays eos's log-probability again
+    MASK_TILED = enum.auto()  # src_mask repeated batch-major, the memory per beam
 
 
 def logp_of(w, case, hyp: tuple[int, ...], row: int, decode_mask=True) -> float:
