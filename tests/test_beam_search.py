@@ -9,7 +9,7 @@ from autograder import KIT, i18n
 from autograder.bugs import catalog, make_submission
 from autograder.judge import sample
 from autograder.properties import beam_search
-from autograder.properties.models.beam_search import exact_beam
+from autograder.properties.models.beam_search import BeamMistake, exact_beam
 from autograder.properties.models.transformer import ExpectedTransformer
 from autograder.student_code import InProcessStudentCode
 from autograder.suite import core
@@ -103,6 +103,13 @@ def test_the_recorded_narrow_searches_are_the_graded_sides():
     for inputs, want in beam_search.RECORDED:
         w = ExpectedTransformer(inputs.state(), inputs.case.config)
         assert expected_beam_search(w, inputs)[0] == list(want), inputs
+
+
+def test_every_mistake_of_the_search_has_its_hint():
+    """The graded search makes each BeamMistake on purpose; a flag without a hint would never name anything."""
+    from autograder.oracles.beam_search import mistake_hints
+
+    assert set(mistake_hints()) == {m for m in BeamMistake if m != BeamMistake.NONE}
 
 
 def test_the_docstring_answers_the_edge_cases():
