@@ -14,6 +14,9 @@ bundle, by evidence that needs no search: the batch's relations (the rows rolled
 positions), the enumeration (the best raw logp, the best of a search stopped after step t) and the score
 formulas (T with bos, T grown to the steps run, the raw logp). One slip, one deduction: the return value's order
 and dtypes are the contract property's, the scores the scores property's.
+
+The cases, the student's search run once and the batch's relations are suite/beams.py (the hidden properties and
+the graded search use them too); the enumeration is properties/models/beam_search.py.
 """
 
 from __future__ import annotations
