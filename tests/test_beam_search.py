@@ -9,6 +9,8 @@ from autograder import KIT, i18n
 from autograder.bugs import catalog, make_submission
 from autograder.judge import sample
 from autograder.properties import beam_search
+from autograder.properties.models.beam_search import BeamMistake, exact_beam
+from autograder.properties.models.transformer import ExpectedTransformer
 from autograder.student_code import InProcessStudentCode
 from autograder.suite import core
 
@@ -24,10 +26,10 @@ def outcomes(folder, names=None):
 
 
 def test_exact_beam_is_far_narrower_than_every_hypothesis():
-    assert [beam_search.exact_beam(v, 2) for v in (3, 4, 5)] == [1, 1, 1]
-    assert [beam_search.exact_beam(v, 3) for v in (3, 4, 5)] == [3, 4, 5]
-    assert beam_search.exact_beam(3, 4) == 7 < 3**3
-    assert beam_search.exact_beam(4, 4) == 13 < 4**3
+    assert [exact_beam(v, 2) for v in (3, 4, 5)] == [1, 1, 1]
+    assert [exact_beam(v, 3) for v in (3, 4, 5)] == [3, 4, 5]
+    assert exact_beam(3, 4) == 7 < 3**3
+    assert exact_beam(4, 4) == 13 < 4**3
 
 
 def test_the_enumeration_draws_beams_narrower_than_the_old_signature():
@@ -38,7 +40,7 @@ def test_the_enumeration_draws_beams_narrower_than_the_old_signature():
     @hypothesis.given(inputs=beam_search.wide_cases(penalties=(0.0, 1.0)), data=st.data())
     def draw(inputs, data):
         s, v = inputs.settings, inputs.case.tgt_vocab
-        assert beam_search.exact_beam(v, s.max_len) <= s.beam_size
+        assert exact_beam(v, s.max_len) <= s.beam_size
         seen.add((v, s.max_len, s.beam_size < v ** (s.max_len - 1), s.length_penalty > 0))
 
     draw()
@@ -99,9 +101,15 @@ def test_the_recorded_narrow_searches_are_the_graded_sides():
     from autograder.diagnoses.beam_search import expected_beam_search
 
     for inputs, want in beam_search.RECORDED:
-        case, s = inputs.case, inputs.settings
-        w = case.expected_model(case.state(s.eos_id, s.eos_bias))
-        assert expected_beam_search(w, case, s)[0] == list(want), inputs
+        w = ExpectedTransformer(inputs.state(), inputs.case.config)
+        assert expected_beam_search(w, inputs)[0] == list(want), inputs
+
+
+def test_every_mistake_of_the_search_has_its_hint():
+    """The graded search makes each BeamMistake on purpose; a flag without a hint would never name anything."""
+    from autograder.oracles.beam_search import mistake_hints
+
+    assert set(mistake_hints()) == {m for m in BeamMistake if m != BeamMistake.NONE}
 
 
 def test_the_docstring_answers_the_edge_cases():

@@ -9,22 +9,20 @@ from hypothesis import strategies as st
 
 from ..i18n import _
 from ..oracles.beam_search import expected_beam_search
-from ..properties.beam_search import (
-    DEFAULT_HINT,
-    ERROR_HINT,
-    ROWS_HINT,
+from ..properties.beam_search import DEFAULT_HINT, ERROR_HINT, ROWS_HINT, explain_beam
+from ..properties.models.transformer import ExpectedTransformer
+from ..suite.beams import (
     BeamInputs,
     BeamSettings,
+    Searched,
     beam_call,
     beam_cases,
-    explain_beam,
     hypotheses,
     search,
 )
-from ..properties.transformer import expect_run_in_eval_and_restored
 from ..suite.checks import close, fail
 from ..suite.core import prop
-from ..suite.decoding import build_model, fixed_case
+from ..suite.decoding import build_model, expect_run_in_eval_and_restored, fixed_case
 
 C = "beam_search"
 
@@ -54,11 +52,11 @@ def beam_search_rows_are_independent(student, inputs, order):
     perm = (
         torch.roll(torch.arange(b), 1) if order is None else torch.tensor(order.sample(range(b), b))
     )
-    state = case.state(s.eos_id, s.eos_bias)
+    state = inputs.state()
     model = build_model(student, case, state)[0]
-    seqs, scores, _reply = beam_call(student, model, case, s)
+    seqs, scores, _reply = beam_call(student, model, inputs)
     mask = None if case.src_mask is None else case.src_mask[perm]
-    moved, moved_scores, _reply = beam_call(student, model, case, s, case.src[perm], mask)
+    moved, moved_scores, _reply = beam_call(student, model, inputs, case.src[perm], mask)
     got, permuted = (
         hypotheses(seqs, s.eos_id, "beam_search"),
         hypotheses(moved, s.eos_id, "beam_search"),
@@ -81,13 +79,15 @@ def beam_search_rows_are_independent(student, inputs, order):
         _(ROWS_HINT),
         dtype=case.dtype,
     )
-    want = expected_beam_search(case.expected_model(state), case, s)[0]
+    w = ExpectedTransformer(state, case.config)
+    want = expected_beam_search(w, inputs)[0]
     if got != want:
+        searched = Searched(inputs, got, scores, w, seqs.shape[1] - 1, model)
         fail(
             _("beam_search gave {got}, expected {want}").format(
                 got=[list(h) for h in got], want=[list(h) for h in want]
             ),
-            lambda: explain_beam(got, case.expected_model(state), case, s, scores=scores),
+            lambda: explain_beam(searched),
         )
 
 
@@ -105,17 +105,18 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
     With dropout=0.5 the result equals the dropout-free expected model's. A mistake of the search itself that
     another property names (the same result from the same model built in eval mode) is not charged again here."""
     case, s = inputs.case, inputs.settings
-    state = case.state(s.eos_id, s.eos_bias)
+    state = inputs.state()
     model = build_model(student, case, state, dropout=0.5, train=True)[0]
-    seqs, scores, reply = beam_call(student, model, case, s)
+    seqs, scores, reply = beam_call(student, model, inputs)
     expect_run_in_eval_and_restored(student, model, reply, "beam_search", search=True)
     got = hypotheses(seqs, s.eos_id, "beam_search")
-    w = case.expected_model(state)
-    want = expected_beam_search(w, case, s)[0]
+    w = ExpectedTransformer(state, case.config)
+    want = expected_beam_search(w, inputs)[0]
     if got != want:
         in_eval = build_model(student, case, state, dropout=0.5)[0]
-        same = hypotheses(beam_call(student, in_eval, case, s)[0], s.eos_id, "beam_search") == got
-        if same and explain_beam(got, w, case, s, scores=scores) != _(DEFAULT_HINT):
+        same = hypotheses(beam_call(student, in_eval, inputs)[0], s.eos_id, "beam_search") == got
+        searched = Searched(inputs, got, scores, w, seqs.shape[1] - 1, model)
+        if same and explain_beam(searched) != _(DEFAULT_HINT):
             return
         fail(
             _("beam_search of a model in train mode gave {got}, expected {want}").format(
@@ -144,14 +145,13 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
 )
 def beam_search_with_src_mask_equals_expected(student, inputs):
     """With a padding src_mask, beam_search equals the expected model's (the mask serves encode and every decode)."""
-    case, s = inputs.case, inputs.settings
-    searched = search(student, case, s)
-    got, w = searched.hypotheses, searched.expected_model
-    want = expected_beam_search(w, case, s)[0]
+    searched = search(student, inputs)
+    got = searched.hypotheses
+    want = expected_beam_search(searched.expected_model, inputs)[0]
     if got != want:
         fail(
             _("beam_search with src_mask gave {got}, expected {want}").format(
                 got=[list(h) for h in got], want=[list(h) for h in want]
             ),
-            lambda: explain_beam(got, w, case, s, scores=searched.scores),
+            lambda: explain_beam(searched),
         )

@@ -13,7 +13,6 @@ from ..properties.transformer import (
     NO_PAD,
     NO_PE_TGT,
     NO_STOP,
-    build,
     cases,
     eos_biased,
     explain_greedy,
@@ -23,6 +22,7 @@ from ..properties.transformer import (
 )
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
 from ..suite.core import prop
+from ..suite.decoding import build_model
 from ..suite.expected_values import expected_causal_mask
 
 C = "transformer"
@@ -47,7 +47,7 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
     """After a row produces eos_id it holds eos_id; decoding stops as soon as every row has finished."""
     case, bias = cb
     bos, eos, max_len = 1, 2, 7
-    handle, state = build(student, case, state=eos_biased(case, eos, bias))
+    handle, state = build_model(student, case, state=eos_biased(case, eos, bias))
     ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     for row in ys.tolist():
         if eos in row[1:]:
@@ -94,7 +94,7 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
 def greedy_decode_with_src_mask_equals_expected(student, case):
     """With a padding src_mask, greedy_decode equals the expected tokens (the mask serves encode and decode)."""
     bos, eos = 1, 2
-    handle, state = build(student, case, state=eos_biased(case, eos, 1.0))
+    handle, state = build_model(student, case, state=eos_biased(case, eos, 1.0))
     ys = greedy_decode(student, handle, case, 6, bos, eos, case.src_mask)[0]
     expected = expected_greedy_decode(state, case, 6, bos, eos, case.src_mask)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
@@ -122,7 +122,7 @@ def greedy_decode_with_src_mask_equals_expected(student, case):
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
-    handle = build(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)[0]
+    handle = build_model(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)[0]
     greedy_decode(student, handle, case, 4, 1, 2)
     expect(
         not student.inspect(handle)["training"],
@@ -139,7 +139,7 @@ def greedy_decode_keeps_eval_mode(student, case):
 @example(case=fixed_case(9, m_d=4, lengths=[3, 5]))
 def transformer_encode_and_decode_equal_torch(student, case):
     """encode(src, src_mask) equals the expected memory; decode(tgt, memory, causal, src_mask) its hidden states."""
-    handle, state = build(student, case)
+    handle, state = build_model(student, case)
     model = ExpectedTransformer(state, case.config)
     kwargs = {} if case.src_mask is None else {"src_mask": case.src_mask}
     memory = tensor(
@@ -194,7 +194,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
 @given(case=cases(mask=False, max_layers=1))
 def transformer_dropout_is_used_in_training(student, case):
     """Built with dropout=0.5 in train mode, two forwards with different seeds differ (dropout is passed on)."""
-    handle = build(student, case, dropout=0.5, train=True)[0]
+    handle = build_model(student, case, dropout=0.5, train=True)[0]
     tm = expected_causal_mask(case.tgt.shape[1])
     a, b = forward(student, handle, case, tm, seed=1), forward(student, handle, case, tm, seed=2)
     expect(

@@ -14,33 +14,36 @@ bundle, by evidence that needs no search: the batch's relations (the rows rolled
 positions), the enumeration (the best raw logp, the best of a search stopped after step t) and the score
 formulas (T with bos, T grown to the steps run, the raw logp). One slip, one deduction: the return value's order
 and dtypes are the contract property's, the scores the scores property's.
+
+The cases, the student's search run once and the batch's relations are suite/beams.py (the hidden properties and
+the graded search use them too); the enumeration is properties/models/beam_search.py.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from ..student_code import Call
 from ..suite import graded
-from ..suite.checks import (
-    EXPECTED_DTYPE,
-    close,
-    diagnose,
-    expect,
-    fail,
-    is_close,
-    tensor,
-    written_by_hand,
+from ..suite.beams import (
+    BeamInputs,
+    BeamSettings,
+    Searched,
+    alone_differs,
+    beam_call,
+    beam_cases,
+    beam_settings,
+    hypotheses,
+    padding_matters,
+    rows_interfere,
+    search,
 )
+from ..suite.checks import close, diagnose, fail, is_close, written_by_hand
 from ..suite.core import Kind, prop
-from ..suite.decoding import SRC_VOCAB, DecodingCase, build_model, decoding_cases, fixed_case
-from ..suite.strategies import LabelledCase
-from .transformer import greedy_fixed_point
+from ..suite.decoding import build_model, decoding_cases, fixed_case, greedy_fixed_point
+from .models.beam_search import BeamMistake, Enumerated, enumerate_row, exact_beam, logp_of
 
 C = "beam_search"
 ERROR_HINT = N_(
@@ -50,10 +53,6 @@ ERROR_HINT = N_(
 ADD_HINT = N_(
     "scores are sums of log-probabilities: add the log-probabilities, candidates = logp[..., None] + "
     "log_softmax(logits) (never multiply probabilities or scores)"
-)
-FINISHED_HINT = N_(
-    "a finished hypothesis (its last token is eos_id) is kept and not extended: its only "
-    "continuation is eos_id at no cost (log-probability 0 at eos_id, -inf elsewhere)"
 )
 TOPK_HINT = N_(
     "the top-k runs over each row's beam_size * vocab candidates flattened beam-major: "
@@ -104,9 +103,6 @@ START_HINT = N_(
     "each row's beam starts with [bos_id] once, at logp 0, and beam_size - 1 empty slots at logp -inf: "
     "beam_size copies of [bos_id] at logp 0 fill the beam with the same hypothesis"
 )
-PAD_HINT = N_(
-    "after its eos a row is padded with eos_id only: a finished hypothesis is held with eos_id at no cost"
-)
 WIDE_HINT = N_(
     "beam_size may be larger than the vocabulary: the first step has only vocab real candidates, the other "
     "beams stay empty (-inf, never chosen while a real candidate remains); one top-k over each row's "
@@ -120,337 +116,22 @@ MAX_LEN_ONE_HINT = N_(
     "max_len=1 runs no step: each row returns [bos_id] alone with score 0.0 (T = 0: divide by max(T, 1) ** "
     "length_penalty, never by 0 ** length_penalty)"
 )
-CONTRACT_HINT = N_(
-    "return (sequences, scores): sequences int64 (batch, L), L <= max_len, bos_id first and eos_id after "
-    "each eos; scores (batch,) in the model's dtype"
-)
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class BeamSettings(LabelledCase):
-    """beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty); eos_bias is added to the
-    generator's bias at eos_id (> 0: hypotheses finish early)."""
-
-    max_len: int
-    bos_id: int
-    eos_id: int
-    beam_size: int
-    length_penalty: float
-    eos_bias: float = 0.0
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class BeamInputs(LabelledCase):
-    """A model and source batch (case) searched with these settings."""
-
-    case: DecodingCase
-    settings: BeamSettings
-
-
-@st.composite
-def beam_settings(
-    draw, vocab, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6, 1.2), biases=(0.0, 1.0, 2.0)
-):
-    bos, eos = draw(st.lists(st.integers(0, vocab - 1), min_size=2, max_size=2, unique=True))
-    return BeamSettings(
-        draw(st.integers(*max_len)),
-        bos,
-        eos,
-        draw(st.integers(*beam)),
-        draw(st.sampled_from(penalties)),
-        draw(st.sampled_from(biases)),
-    )
-
-
-@st.composite
-def beam_cases(draw, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6, 1.2), **case_options):
-    case = draw(decoding_cases(**case_options))
-    return BeamInputs(case, draw(beam_settings(case.tgt_vocab, beam, max_len, penalties)))
-
-
-# ------------------------------------------------------------------------------------------------- plumbing
-def beam_call(
-    student, model, case: DecodingCase, s: BeamSettings, src=None, src_mask=None, strict=False
-):
-    """The student's (sequences, scores, reply), checked for shapes.
-
-    strict: the contract property, which alone checks the tuple's order and the dtypes (one slip, one deduction).
-    Elsewhere (scores, sequences) is put back in order and integer sequences of another dtype are read as int64;
-    the scores of another float dtype are compared by value."""
-    src = case.src if src is None else src
-    src_mask = case.src_mask if src is case.src else src_mask
-    kwargs = dict(
-        max_len=s.max_len,
-        bos_id=s.bos_id,
-        eos_id=s.eos_id,
-        beam_size=s.beam_size,
-        length_penalty=s.length_penalty,
-    )
-    if src_mask is not None:
-        kwargs["src_mask"] = src_mask
-    reply = student.run(Call(C, "beam_search", (model, src), kwargs))
-    what = (
-        f"beam_search(model, src, max_len={s.max_len}, bos_id={s.bos_id}, eos_id={s.eos_id}, "
-        f"beam_size={s.beam_size}, length_penalty={s.length_penalty})"
-    )
-    value = reply.value
-    pair = isinstance(value, (tuple, list)) and len(value) == 2
-    expect(
-        pair and (isinstance(value, tuple) or not strict),
-        _("{what} returned {type}, expected a tuple (sequences, scores)").format(
-            what=what, type=type(value).__name__
-        ),
-        _(CONTRACT_HINT),
-    )
-    swapped = all(isinstance(v, torch.Tensor) for v in value) and (
-        value[0].is_floating_point() and not value[1].is_floating_point()
-    )
-    expect(
-        not (strict and swapped),
-        _(
-            "{what} returned (scores, sequences): a float tensor first, an integer one second"
-        ).format(what=what),
-        _(CONTRACT_HINT),
-    )
-    raw_seqs, raw_scores = value[::-1] if swapped else value
-    b = src.shape[0]
-    seqs = tensor(raw_seqs, _("{what}[0] (sequences)").format(what=what))
-    integer = not seqs.is_floating_point() and not seqs.is_complex() and seqs.dtype != torch.bool
-    expect(
-        (seqs.dtype == torch.long or (integer and not strict))
-        and seqs.dim() == 2
-        and seqs.shape[0] == b
-        and 1 <= seqs.shape[1] <= s.max_len,
-        _(
-            "{what}: sequences are {dtype} of shape {shape}, expected int64 ({b}, L), "
-            "1 <= L <= max_len={max_len}"
-        ).format(what=what, dtype=seqs.dtype, shape=tuple(seqs.shape), b=b, max_len=s.max_len),
-        _(CONTRACT_HINT)
-        if strict
-        else _("one row per source sentence, bos first, at most max_len tokens"),
-    )
-    seqs = seqs.long()
-    expect(
-        bool((seqs[:, 0] == s.bos_id).all()),
-        _("{what}: column 0 is {column}, expected bos_id").format(
-            what=what, column=seqs[:, 0].tolist()
-        ),
-        _("every hypothesis starts with bos_id"),
-    )
-    if strict and isinstance(raw_scores, torch.Tensor):
-        expect(
-            raw_scores.dtype == case.dtype,
-            _(EXPECTED_DTYPE).format(
-                what=_("{what}[1] (scores)").format(what=what),
-                expected=case.dtype,
-                got=raw_scores.dtype,
-            ),
-            _(CONTRACT_HINT),
-        )
-    # NaN or inf scores are judged by check_scores, which knows the likely cause here (not a masked softmax).
-    scores = tensor(
-        raw_scores,
-        _("{what}[1] (scores)").format(what=what),
-        shape=(b,),
-        dtype=case.dtype,
-        shape_only=True,
-    )
-    return seqs, scores, reply
-
-
-def hypotheses(seqs: torch.Tensor, eos: int, where: str) -> list[tuple[int, ...]]:
-    """Each row's hypothesis: its tokens up to its first eos after bos; padding after it must be eos only."""
-    out = []
-    for row in seqs.tolist():
-        end = row.index(eos, 1) + 1 if eos in row[1:] else len(row)
-        after = row[end:]
-        if any(tok != eos for tok in after):
-            # A held hypothesis repeats one token after its eos; one that was extended varies.
-            fail(
-                _("{where}: the row {row} has tokens other than eos_id={eos} after its eos").format(
-                    where=where, row=row, eos=eos
-                ),
-                _(FINISHED_HINT) if len(set(after)) > 1 else _(PAD_HINT),
-            )
-        out.append(tuple(row[:end]))
-    return out
-
-
-def score_of(
-    w,
-    case: DecodingCase,
-    hyp: tuple[int, ...],
-    row: int,
-    alpha: float,
-    decode_mask=True,
-    length=None,
-) -> float:
-    """logp(hyp) / T ** alpha from the expected model, for the source row `row` (T = tokens after bos).
-
-    decode_mask=False: with src_mask given to the encoder only (a mistake); length: another T (a mistake)."""
-    if len(hyp) == 1:
-        return 0.0 if length is None else 0.0 / max(length, 1) ** alpha
-    src = case.src[row : row + 1]
-    mask = None if case.src_mask is None else case.src_mask[row : row + 1]
-    ys = torch.tensor([hyp])
-    memory = w.encode(src, mask)
-    lp = w.log_probs(src, ys[:, :-1], mask if decode_mask else None, memory)[0]  # (T, vocab)
-    logp = float(lp.gather(1, ys[0, 1:, None]).sum())
-    return logp / max(len(hyp) - 1 if length is None else length, 1) ** alpha
-
-
-@dataclasses.dataclass(frozen=True)
-class Searched:
-    """The student's beam_search run once on a case, beside the expected model built from the same weights."""
-
-    case: DecodingCase
-    settings: BeamSettings
-    hypotheses: list
-    scores: object
-    expected_model: object
-    steps: int = 0  # the steps the search ran: the returned sequences' length - 1
-    # the student's model (a handle), for the relations that diagnose a mismatch
-    model: object = None
-
-
-def search(student, case: DecodingCase, s: BeamSettings) -> Searched:
-    state = case.state(s.eos_id, s.eos_bias)
-    model = build_model(student, case, state)[0]
-    seqs, scores, _reply = beam_call(student, model, case, s)
-    got = hypotheses(seqs, s.eos_id, "beam_search")
-    return Searched(case, s, got, scores, case.expected_model(state), seqs.shape[1] - 1, model)
-
-
-def searched_batch(student, searched: Searched, src, src_mask=None) -> list[tuple[int, ...]]:
-    """The student's hypotheses for the batch `src` (same model and settings as `searched`)."""
-    s = searched.settings
-    seqs = beam_call(student, searched.model, searched.case, s, src, src_mask)[0]
-    return hypotheses(seqs, s.eos_id, "beam_search")
-
-
-def rows_interfere(student, searched: Searched) -> bool:
-    """Answer-free evidence: on the batch cut to its shortest row (no padding, no mask), rolling the rows does not
-    roll the hypotheses. Each row is searched on its own; a rule over the whole batch, such as a stopping rule,
-    gives the same rolled, so it is not mistaken for mixed rows."""
-    case = searched.case
-    b = case.src.shape[0]
-    if b < 2:
-        return False
-    shortest = case.src.shape[1] if case.src_mask is None else int(case.src_mask.sum(-1).min())
-    src = case.src[:, :shortest]
-    order = torch.roll(torch.arange(b), 1)
-    together = searched_batch(student, searched, src)
-    rolled = searched_batch(student, searched, src[order])
-    return rolled != [together[i] for i in order.tolist()]
-
-
-def alone_differs(student, searched: Searched) -> bool:
-    """Answer-free evidence: some row searched alone (a batch of one, its own src_mask) gets another hypothesis
-    than in the batch. A stopping rule over the whole batch breaks this too: only after the enumeration has ruled
-    that out (a stopped search's result) does it name mixed rows. It catches what rolling cannot: beams that
-    read every row's memory alike (memory.repeat with beam_size a multiple of the batch)."""
-    case = searched.case
-    if case.src.shape[0] < 2:
-        return False
-    for r in range(case.src.shape[0]):
-        mask = None if case.src_mask is None else case.src_mask[r : r + 1]
-        if (
-            searched_batch(student, searched, case.src[r : r + 1], mask)[0]
-            != searched.hypotheses[r]
-        ):
-            return True
-    return False
-
-
-def padding_matters(student, searched: Searched) -> bool:
-    """Answer-free evidence: other tokens at the padded positions of the source (the same src_mask) change the
-    hypotheses. The mask must hide the padding from encode and every decode, one copy per beam."""
-    case = searched.case
-    if case.src_mask is None:
-        return False
-    pad = ~case.src_mask.reshape(case.src.shape)
-    if not bool(pad.any()):
-        return False
-    others = torch.arange(case.src.numel()).reshape(case.src.shape) % (SRC_VOCAB - 1) + 1
-    src = torch.where(pad, others, case.src)
-    return searched_batch(student, searched, src, case.src_mask) != searched.hypotheses
-
-
-@dataclasses.dataclass(frozen=True)
-class Enumerated:
-    """Every hypothesis of one source row and every unfinished prefix of one, with its logp: no beam, exhaustive.
-    A hypothesis is complete when it has finished (its last token is eos) or has max_len tokens."""
-
-    logp: dict  # tuple of tokens (bos first) -> logp
-    settings: BeamSettings
-
-    def complete(self, hyp) -> bool:
-        return hyp[-1] == self.settings.eos_id and len(hyp) > 1 or len(hyp) == self.settings.max_len
-
-    def score(self, hyp, alpha=None, length=None) -> float:
-        alpha = self.settings.length_penalty if alpha is None else alpha
-        return self.logp[hyp] / max(len(hyp) - 1 if length is None else length, 1) ** alpha
-
-    def best(self, among=None, **scoring) -> tuple[tuple[int, ...], float]:
-        """The best complete hypothesis (of `among`, a test on a hypothesis) and its score."""
-        pool = [h for h in self.logp if self.complete(h) and (among is None or among(h))]
-        best = max(pool, key=lambda h: self.score(h, **scoring))
-        return best, self.score(best, **scoring)
-
-    def stopped_after(self, t: int) -> tuple[int, ...]:
-        """What a wide beam returns if it stops after step t: the best of the finished hypotheses of at most t
-        tokens and of the unfinished prefixes of t tokens."""
-        pool = [h for h in self.logp if len(h) - 1 == t or self.complete(h) and len(h) - 1 < t]
-        return max(pool, key=self.score)
-
-
-def enumerate_row(w, case: DecodingCase, s: BeamSettings, row: int) -> Enumerated:
-    """Every hypothesis of source row `row` and its logp, from the expected model."""
-    src = case.src[row : row + 1]
-    mask = None if case.src_mask is None else case.src_mask[row : row + 1]
-    memory = w.encode(src, mask)
-    table = {(s.bos_id,): 0.0}
-    frontier = [(s.bos_id,)] if s.max_len > 1 else []
-    while frontier:
-        ys = torch.tensor(frontier)
-        m = None if mask is None else mask.expand(len(frontier), -1, -1, -1)
-        lp = w.log_probs(src, ys, m, memory.expand(len(frontier), -1, -1))[:, -1]  # (n, vocab)
-        grown = []
-        for hyp, row_lp in zip(frontier, lp.tolist()):
-            for token, token_lp in enumerate(row_lp):
-                new = hyp + (token,)
-                table[new] = table[hyp] + token_lp
-                if token != s.eos_id and len(new) < s.max_len:
-                    grown.append(new)
-        frontier = grown
-    return Enumerated(table, s)
-
-
-def exact_beam(vocab: int, max_len: int) -> int:
-    """The narrowest beam that keeps every hypothesis alive until the last step, where only the best must stay:
-    there beam search returns what enumeration does (vocab ** (max_len - 1) is far wider than needed)."""
-    unfinished, finished = 1, 0
-    for _step in range(1, max_len - 1):
-        finished, unfinished = finished + unfinished, unfinished * (vocab - 1)
-    return unfinished + finished
-
-
 MASK_HINT = N_(
     "src_mask must reach every decode too, one copy per beam: "
     "model.decode(ys, memory, causal_mask(L), src_mask.repeat_interleave(beam_size, dim=0))"
 )
 
 
-def explain_beam(got, w, case, s, *evidence, scores=None):
-    """The hint naming the mistake that gives the hypotheses `got` (and `scores`, where given): the graded side's
-    mistake model that returns the same (oracles/beam_search.py: the usual switches and each rule of the search),
-    when only mistakes with one hint do; else the first `evidence` candidate that holds (diagnose's (test, hint)
+def explain_beam(searched: Searched, *evidence, scores=True):
+    """The hint naming the mistake that gives the searched hypotheses (and their scores, unless scores=False): the
+    graded side's mistake model that returns the same (oracles/beam_search.py, one search with the mistakes as
+    flags), when only mistakes with one hint do; else the first `evidence` candidate that holds (diagnose's (test, hint)
     pairs: what needs no search, the student bundle's only diagnosis), else the default, which names every rule.
     A short hypothesis such as [bos, eos] is what several mistakes return: naming one of them would be a guess."""
     hints = set()
     if oracle is not None:
         try:
-            hints = oracle.explain(got, w, case, s, scores)
+            hints = oracle.explain(searched, searched.scores if scores else None)
         except Exception:  # noqa: BLE001 - a diagnosis is best effort
             hints = set()
     if len(hints) == 1:
@@ -458,14 +139,18 @@ def explain_beam(got, w, case, s, *evidence, scores=None):
     return diagnose(_(DEFAULT_HINT), *evidence)
 
 
-def check_scores(got_scores, hyps, w, case, s, what, steps=None):
-    """The returned scores equal logp / T ** length_penalty of the returned hypotheses (steps: how many the search
-    ran, the returned sequences' length - 1)."""
+def check_scores(searched: Searched, what):
+    """The returned scores equal logp / T ** length_penalty of the returned hypotheses."""
+    got_scores, hyps, steps = searched.scores, searched.hypotheses, searched.steps
+    case, s, w = searched.case, searched.settings, searched.expected_model
 
-    def scores(grown=False, extra=0, **options):
+    def scores(alpha, grown=False, extra=0, decode_mask=True):
+        """From the expected model; grown: T the steps run, extra: added to T, decode_mask=False: src_mask given
+        to the encoder only (the last three are mistakes)."""
         return torch.tensor(
             [
-                score_of(w, case, h, i, length=steps if grown else len(h) - 1 + extra, **options)
+                logp_of(w, case, h, i, decode_mask)
+                / max(steps if grown else len(h) - 1 + extra, 1) ** alpha
                 for i, h in enumerate(hyps)
             ],
             dtype=torch.float64,
@@ -478,11 +163,9 @@ def check_scores(got_scores, hyps, w, case, s, what, steps=None):
     if is_close(got_scores, want, case.dtype):
         return
 
-    def same_as(**mistake):
-        """The graded side's switched search returns these hypotheses and scores (never in the bundle)."""
-        return lambda: (
-            oracle is not None and oracle.same_as(w, case, s, hyps, got_scores, **mistake)()
-        )
+    def same_as(mistake: BeamMistake):
+        """The graded side's search with `mistake` returns these hypotheses and scores (never in the bundle)."""
+        return lambda: oracle is not None and oracle.same_as(searched, got_scores, mistake)()
 
     def explain():
         penalised = s.length_penalty != 0
@@ -493,10 +176,10 @@ def check_scores(got_scores, hyps, w, case, s, what, steps=None):
             (penalised and matches(alpha=s.length_penalty, extra=1), _(LENGTH_COUNT_HINT)),
             (penalised and matches(alpha=s.length_penalty, extra=-1), _(LENGTH_COUNT_HINT)),
             (
-                penalised and steps is not None and matches(alpha=s.length_penalty, grown=True),
+                penalised and matches(alpha=s.length_penalty, grown=True),
                 _(LENGTH_GROWS_HINT),
             ),
-            (same_as(multiply=True), _(ADD_HINT)),
+            (same_as(BeamMistake.MULTIPLY), _(ADD_HINT)),
             (
                 lambda: (
                     s.length_penalty
@@ -504,9 +187,9 @@ def check_scores(got_scores, hyps, w, case, s, what, steps=None):
                 ),
                 _(PENALTY_HINT),
             ),
-            (lambda: s.length_penalty and same_as(store_ranked=True)(), _(PENALTY_HINT)),
-            (same_as(tiled=True), _(ROWS_HINT)),
-            (same_as(mixed_rows=True), _(ROWS_HINT)),
+            (lambda: s.length_penalty and same_as(BeamMistake.PENALTY_STORED)(), _(PENALTY_HINT)),
+            (same_as(BeamMistake.MEMORY_TILED), _(ROWS_HINT)),
+            (same_as(BeamMistake.ROWS_MIXED), _(ROWS_HINT)),
             (
                 lambda: (
                     case.src_mask is not None
@@ -526,7 +209,7 @@ def check_scores(got_scores, hyps, w, case, s, what, steps=None):
             _("{what} are {got}, expected {expected}").format(
                 what=what, got=got_scores.tolist(), expected=want.tolist()
             ),
-            lambda: diagnose(explain(), (same_as(token_major=True), _(TOPK_HINT))),
+            lambda: diagnose(explain(), (same_as(BeamMistake.TOPK_TOKEN_MAJOR), _(TOPK_HINT))),
         )
     close(got_scores, want, what, explain, dtype=case.dtype)
 
@@ -543,23 +226,22 @@ def beam_search_size_one_is_greedy(student, case, settings):
 
     Checked as a fixed point, with no decoding loop on the checking side: one teacher-forced pass of the expected
     model over the returned tokens gives greedy's choice after every prefix (transformer.greedy_fixed_point)."""
-    state = case.state(settings.eos_id, settings.eos_bias)
-    model = build_model(student, case, state)[0]
-    seqs = beam_call(student, model, case, settings)[0]
-    got = hypotheses(seqs, settings.eos_id, _("beam_search with beam_size=1"))
+    inputs = BeamInputs(case, settings)
+    searched = search(student, inputs, _("beam_search with beam_size=1"))
+    got = searched.hypotheses
     # The hypotheses padded with eos to the longest: greedy's own output when they are greedy's (greedy stops
     # once every row has finished), so that eos padding after the last finish is not charged here.
     width = max(len(h) for h in got)
     ys = torch.tensor([list(h) + [settings.eos_id] * (width - len(h)) for h in got])
     why = greedy_fixed_point(
-        ys, state, case, settings.max_len, settings.bos_id, settings.eos_id, case.src_mask
+        ys, inputs.state(), case, settings.max_len, settings.bos_id, settings.eos_id, case.src_mask
     )
     if why is not None:
         fail(
             _(
                 "beam_search with beam_size=1 gave {got}, which is not greedy decoding: {why}"
             ).format(got=[list(h) for h in got], why=why),
-            lambda: explain_beam(got, case.expected_model(state), case, settings),
+            lambda: explain_beam(searched, scores=False),
         )
 
 
@@ -592,7 +274,7 @@ def explain_wide(student, searched: Searched, tables: list[Enumerated], row: int
     """The rule of the search that the returned hypothesis of row `row` breaks: the graded side's mistake models
     where they exist, else evidence that needs no search: the batch's relations (the rows rolled, other tokens at
     the padded positions) and the enumeration (the best raw logp, the best of a search stopped after step t)."""
-    got, s, w = searched.hypotheses, searched.settings, searched.expected_model
+    got, s = searched.hypotheses, searched.settings
     hyp, table = got[row], tables[row]
     steps = searched.steps
 
@@ -632,16 +314,15 @@ def explain_wide(student, searched: Searched, tables: list[Enumerated], row: int
             _(FINAL_CHOICE_HINT),
         ),
     )
-    return explain_beam(got, w, searched.case, s, *evidence, scores=searched.scores)
+    return explain_beam(searched, *evidence)
 
 
 def check_by_enumeration(student, inputs: BeamInputs) -> None:
     """Each row's returned hypothesis is complete and the best of every hypothesis found by exhaustive enumeration
     of the expected model's (two whose scores tie within 1e-9 are both right)."""
-    case, s = inputs.case, inputs.settings
-    searched = search(student, case, s)
+    searched = search(student, inputs)
     got, w = searched.hypotheses, searched.expected_model
-    tables = [enumerate_row(w, case, s, row) for row in range(case.src.shape[0])]
+    tables = [enumerate_row(w, inputs, row) for row in range(inputs.case.src.shape[0])]
     best = [t.best() for t in tables]
     for row, (hyp, table) in enumerate(zip(got, tables)):
         if hyp in table.logp and table.complete(hyp) and table.score(hyp) >= best[row][1] - 1e-9:
@@ -769,8 +450,7 @@ def beam_search_recorded_narrow_searches(student, recorded):
     """With beams narrower than the hypotheses and a length penalty, beam_search returns what the reference
     returned on four recorded cases (each usual mistake of the search returns something else there)."""
     inputs, want = recorded
-    case, s = inputs.case, inputs.settings
-    searched = search(student, case, s)
+    searched = search(student, inputs)
     got = searched.hypotheses
     if got != list(want):
         evidence = (
@@ -781,9 +461,7 @@ def beam_search_recorded_narrow_searches(student, recorded):
             _("beam_search gave {got}, expected {want}").format(
                 got=[list(h) for h in got], want=[list(h) for h in want]
             ),
-            lambda: explain_beam(
-                got, searched.expected_model, case, s, *evidence, scores=searched.scores
-            ),
+            lambda: explain_beam(searched, *evidence),
         )
 
 
@@ -811,19 +489,7 @@ def beam_search_recorded_narrow_searches(student, recorded):
 def beam_search_scores_are_log_prob_sums(student, inputs):
     """Each returned score is the sum of the hypothesis's log-probabilities divided by T ** length_penalty
     (T: its generated tokens, eos included, bos not; max_len=1: [bos_id] alone, score 0)."""
-    case, s = inputs.case, inputs.settings
-    state = case.state(s.eos_id, s.eos_bias)
-    model = build_model(student, case, state)[0]
-    seqs, scores, _reply = beam_call(student, model, case, s)
-    check_scores(
-        scores,
-        hypotheses(seqs, s.eos_id, "beam_search"),
-        case.expected_model(state),
-        case,
-        s,
-        "beam_search",
-        steps=seqs.shape[1] - 1,
-    )
+    check_scores(search(student, inputs), "beam_search")
 
 
 @prop(C, points=1, examples=1, error_hint=WIDE_HINT)
@@ -866,11 +532,9 @@ def contract_cases(draw):
 def beam_search_returns_sequences_and_scores(student, inputs):
     """beam_search returns a tuple (sequences, scores): sequences int64 (batch, L), L <= max_len, bos_id first and
     only eos_id after an eos; scores (batch,) in the model's dtype (float32 or float64)."""
-    case, s = inputs.case, inputs.settings
-    state = case.state(s.eos_id, s.eos_bias)
-    model = build_model(student, case, state)[0]
-    seqs = beam_call(student, model, case, s, strict=True)[0]
-    hypotheses(seqs, s.eos_id, "beam_search")
+    model = build_model(student, inputs.case, inputs.state())[0]
+    seqs = beam_call(student, model, inputs, strict=True)[0]
+    hypotheses(seqs, inputs.settings.eos_id, "beam_search")
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)

@@ -32,10 +32,10 @@ from ..suite.checks import (
     written_by_hand,
 )
 from ..suite.core import Kind, default_hint, prop
-from ..suite.decoding import expect_run_in_eval_and_restored, greedy_fixed_point
+from ..suite.decoding import build_model, expect_run_in_eval_and_restored, greedy_fixed_point
 from ..suite.expected_values import expected_causal_mask
 from ..suite.strategies import seeds
-from .models.transformer import ExpectedTransformer, ModelMistake, TransformerConfig
+from .models.transformer import ExpectedTransformer, ModelMistake, SizedCase
 
 C = "transformer"
 MAX_LEN = 16
@@ -49,9 +49,13 @@ default_hint(C, BUILD_ERROR)
 
 # ------------------------------------------------------------------------------------------------- cases
 @dataclass(frozen=True)
-class Case:
+class Case(SizedCase):
     """A tiny model (sizes + weight seed) and a batch: src (batch, m_E), tgt (batch, m_D), a padding src_mask.
     (Printed by the dataclass's own repr, on one line, as the reports have always shown it.)"""
+
+    # Not fields (the repr stays as it was): every transformer case's, read by SizedCase.config and build_model.
+    max_len = MAX_LEN
+    dtype = torch.float64
 
     src_vocab: int
     tgt_vocab: int
@@ -63,19 +67,6 @@ class Case:
     tgt: torch.Tensor
     src_mask: torch.Tensor | None
     d_ff: int = 8
-
-    @property
-    def config(self) -> TransformerConfig:
-        return TransformerConfig(
-            self.src_vocab,
-            self.tgt_vocab,
-            self.d_model,
-            self.num_heads,
-            self.num_layers,
-            self.seed,
-            MAX_LEN,
-            self.d_ff,
-        )
 
 
 def _tokens(draw, shape, lo, hi):
@@ -139,14 +130,6 @@ def fixed_case(
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
-def build(student, case, state=None, dropout=0.0, train=False):
-    config = case.config
-    state = config.state() if state is None else state
-    return student.build(
-        C, "Transformer", state=state, train=train, dtype=torch.float64, **config.kwargs(dropout)
-    ), state
-
-
 def forward(student, handle, case, target_mask=None, seed=0, strict=False):
     """The logits. strict: the shape property, which alone owns their dtype and earns its points on shapes."""
     kwargs = {
@@ -433,7 +416,7 @@ def transformer_submodules_are_named(student):
 @given(case=cases(max_layers=1))
 def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
-    handle = build(student, case)[0]
+    handle = build_model(student, case)[0]
     forward(student, handle, case, expected_causal_mask(case.tgt.shape[1]), strict=True)
 
 
@@ -447,7 +430,7 @@ def transformer_logits_shape(student, case):
 def transformer_forward_equals_torch(student, case, use_causal):
     """forward equals the same model assembled from torch's encoder and decoder layers (float64)."""
     tm = expected_causal_mask(case.tgt.shape[1]) if use_causal else None
-    handle, state = build(student, case)
+    handle, state = build_model(student, case)
     out = forward(student, handle, case, tm)
     expected = ExpectedTransformer(state, case.config).forward(
         case.src, case.tgt, case.src_mask, tm
@@ -475,7 +458,7 @@ def transformer_forward_equals_torch(student, case, use_causal):
 @example(case=fixed_case(5, lengths=[2, 4]), noise=1)
 def transformer_src_mask_serves_cross_attention(student, case, noise):
     """Changing the source tokens that src_mask blocks leaves the logits unchanged (encoder and cross-attention)."""
-    handle, state = build(student, case)
+    handle, state = build_model(student, case)
     tm = expected_causal_mask(case.tgt.shape[1])
     out = forward(student, handle, case, tm)
     g = torch.Generator().manual_seed(noise)
@@ -501,7 +484,7 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
 @given(case=cases(max_layers=1))
 def transformer_eval_is_deterministic(student, case):
     """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free expected model."""
-    handle, state = build(student, case, dropout=0.1)
+    handle, state = build_model(student, case, dropout=0.1)
     tm = expected_causal_mask(case.tgt.shape[1])
     out, again = (
         forward(student, handle, case, tm, seed=1),
@@ -533,7 +516,7 @@ def transformer_eval_is_deterministic(student, case):
 @given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
 def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
-    handle = build(student, case, train=True)[0]
+    handle = build_model(student, case, train=True)[0]
     tm = expected_causal_mask(case.tgt.shape[1])
     reply = student.run(
         Call(handle, "forward", (case.src, case.tgt), {"target_mask": tm}, backward=True)
@@ -574,7 +557,7 @@ def transformer_gradients_reach_every_parameter(student, case):
 def greedy_decode_equals_expected(student, case, ids, max_len, bias):
     """greedy_decode returns exactly the expected greedy sequence: bos first, argmax of the last position."""
     bos, eos = ids
-    handle, state = build(student, case, state=eos_biased(case, eos, bias))
+    handle, state = build_model(student, case, state=eos_biased(case, eos, bias))
     ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     expect_greedy(
         ys,
@@ -596,7 +579,7 @@ def greedy_decode_equals_expected(student, case, ids, max_len, bias):
 def greedy_decode_respects_max_len(student, case, max_len):
     """When eos never wins, greedy_decode returns exactly max_len tokens (max_len=1: just bos)."""
     bos, eos = 1, 2
-    handle, state = build(student, case, state=eos_biased(case, eos, -1e3))
+    handle, state = build_model(student, case, state=eos_biased(case, eos, -1e3))
     ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     if ys.shape[1] != max_len:
         fail(
@@ -616,7 +599,7 @@ def greedy_decode_respects_max_len(student, case, max_len):
 def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
     bos, eos = 0, 3
-    handle, state = build(student, case, state=eos_biased(case, eos, 1e3))
+    handle, state = build_model(student, case, state=eos_biased(case, eos, 1e3))
     ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
     expected = torch.tensor([[bos, eos]] * case.src.shape[0])
     if ys.shape != expected.shape:
@@ -653,7 +636,7 @@ def expect_greedy(ys, state, case, decoding, default_hint):
 def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     """A model in train mode (dropout=0.5) decodes as expected without dropout and is in train mode afterwards."""
     state = eos_biased(case, 2, 0.5)
-    handle = build(student, case, state=state, dropout=0.5, train=True)[0]
+    handle = build_model(student, case, state=state, dropout=0.5, train=True)[0]
     ys, reply = greedy_decode(student, handle, case, 5, 1, 2)
     expect_run_in_eval_and_restored(student, handle, reply, "greedy_decode")
     why = greedy_fixed_point(ys, state, case, 5, 1, 2)

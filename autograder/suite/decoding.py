@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
-from ..properties.models.transformer import ExpectedTransformer, TransformerConfig
+from ..properties.models.transformer import ExpectedTransformer, SizedCase
 from .checks import expect
 from .expected_values import expected_causal_mask
 from .strategies import LabelledCase, seeds
@@ -28,9 +28,13 @@ SRC_VOCAB = 5
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class DecodingCase(LabelledCase):
+class DecodingCase(LabelledCase, SizedCase):
     """Transformer(SRC_VOCAB, tgt_vocab, d_model, num_heads, num_layers, d_ff=8) with weights from `seed`, a
     source batch src (batch, m_E) and its padding src_mask (batch, 1, 1, m_E) or None."""
+
+    # Not fields (a case prints as it always has): every decoding case's, read by SizedCase.config.
+    src_vocab = SRC_VOCAB
+    max_len = MAX_LEN
 
     src: torch.Tensor
     src_mask: torch.Tensor | None
@@ -41,27 +45,6 @@ class DecodingCase(LabelledCase):
     seed: int
     dtype: torch.dtype = torch.float64
     d_ff: int = 8
-
-    @property
-    def config(self) -> TransformerConfig:
-        return TransformerConfig(
-            SRC_VOCAB,
-            self.tgt_vocab,
-            self.d_model,
-            self.num_heads,
-            self.num_layers,
-            self.seed,
-            MAX_LEN,
-            self.d_ff,
-        )
-
-    # The two shorthands beam_search.py calls (its answer-free rewrite is under way elsewhere: it can call
-    # case.config.state() and ExpectedTransformer(state, case.config) itself, and these two go).
-    def state(self, eos_id=None, eos_bias=0.0) -> dict:
-        return self.config.state(eos_id, eos_bias)
-
-    def expected_model(self, state) -> ExpectedTransformer:
-        return ExpectedTransformer(state, self.config)
 
     def replace(self, **changes) -> DecodingCase:
         return dataclasses.replace(self, **changes)

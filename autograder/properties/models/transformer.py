@@ -66,6 +66,25 @@ class TransformerConfig:
         return s
 
 
+class SizedCase:
+    """The one config builder of the checking side's Transformer cases (properties/transformer.Case and
+    suite/decoding.DecodingCase): their sizes and weight seed, by the config's names, give the config. src_vocab
+    and max_len are fields or class attributes of each kind of case."""
+
+    @property
+    def config(self) -> TransformerConfig:
+        return TransformerConfig(
+            self.src_vocab,
+            self.tgt_vocab,
+            self.d_model,
+            self.num_heads,
+            self.num_layers,
+            self.seed,
+            self.max_len,
+            self.d_ff,
+        )
+
+
 class ModelMistake(enum.Flag):
     """The usual mistakes in assembling the Transformer, one flag each."""
 

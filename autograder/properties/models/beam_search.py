@@ -1,0 +1,114 @@
+"""The checking side's model of a beam search, with no search in it: every hypothesis of a source row enumerated
+with its sum of log-probabilities (no beam), a hypothesis's log-probability from one teacher-forced pass, and the
+narrowest beam that keeps every hypothesis, where a beam search returns what the enumeration does. The expected
+values come from models.transformer.ExpectedTransformer. No answer: it ships (docs/bundle.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import torch
+
+from ...suite.beams import BeamInputs, BeamSettings
+
+
+class BeamMistake(enum.Flag):
+    """The usual mistakes of a beam search (issue 21), one flag each: the graded side's search by hand makes them on
+    purpose (oracles/beam_search.py); the visible properties name them. A flag's name is no answer."""
+
+    NONE = 0
+    MULTIPLY = (
+        enum.auto()
+    )  # logp * log_probs: probabilities multiplied, not log-probabilities added
+    NOT_HELD = enum.auto()  # a finished hypothesis extended like any other
+    TOPK_TOKEN_MAJOR = enum.auto()  # the top-k over candidates flattened token-major
+    ROWS_MIXED = enum.auto()  # ys's rows picked by beam index alone, across the batch's rows
+    PENALTY_STORED = (
+        enum.auto()
+    )  # the penalised score kept as the running sum: the penalty applied twice
+    NO_DECODE_MASK = enum.auto()  # src_mask given to encode only
+    MEMORY_TILED = enum.auto()  # memory repeated batch-major (memory.repeat), the mask per beam
+    FINAL_BY_LOGP = enum.auto()  # each row returns its best raw logp, not its best score
+    FINAL_FINISHED_ONLY = enum.auto()  # an unfinished hypothesis only when none has finished
+    STOP_TOP_FINISHED = enum.auto()  # stops once each row's top hypothesis has finished
+    STOP_ONE_FINISHED = enum.auto()  # stops once each row has a finished hypothesis
+    LENGTH_GROWS = enum.auto()  # a finished hypothesis's T keeps counting the steps
+    LENGTH_COUNTS_BOS = enum.auto()
+    RANK_RAW = enum.auto()  # ranked by logp; the penalty only in the final choice
+    ALL_START_AT_ZERO = enum.auto()  # beam_size copies of [bos] at logp 0
+    HOLD_AT_COST = enum.auto()  # a held hypothesis pays eos's log-probability again
+    MASK_TILED = enum.auto()  # src_mask repeated batch-major, the memory per beam
+
+
+def logp_of(w, case, hyp: tuple[int, ...], row: int, decode_mask=True) -> float:
+    """logp(hyp), the sum of its tokens' log-probabilities after bos, from the expected model w for the source row
+    `row` of `case` (0 for [bos] alone). decode_mask=False: src_mask given to the encoder only (a mistake)."""
+    if len(hyp) == 1:
+        return 0.0
+    src = case.src[row : row + 1]
+    mask = None if case.src_mask is None else case.src_mask[row : row + 1]
+    ys = torch.tensor([hyp])
+    memory = w.encode(src, mask)
+    lp = w.log_probs(src, ys[:, :-1], mask if decode_mask else None, memory)[0]  # (T, vocab)
+    return float(lp.gather(1, ys[0, 1:, None]).sum())
+
+
+@dataclasses.dataclass(frozen=True)
+class Enumerated:
+    """Every hypothesis of one source row and every unfinished prefix of one, with its logp: no beam, exhaustive.
+    A hypothesis is complete when it has finished (its last token is eos) or has max_len tokens."""
+
+    logp: dict  # tuple of tokens (bos first) -> logp
+    settings: BeamSettings
+
+    def complete(self, hyp) -> bool:
+        return hyp[-1] == self.settings.eos_id and len(hyp) > 1 or len(hyp) == self.settings.max_len
+
+    def score(self, hyp, alpha=None, length=None) -> float:
+        alpha = self.settings.length_penalty if alpha is None else alpha
+        return self.logp[hyp] / max(len(hyp) - 1 if length is None else length, 1) ** alpha
+
+    def best(self, among=None, **scoring) -> tuple[tuple[int, ...], float]:
+        """The best complete hypothesis (of `among`, a test on a hypothesis) and its score."""
+        pool = [h for h in self.logp if self.complete(h) and (among is None or among(h))]
+        best = max(pool, key=lambda h: self.score(h, **scoring))
+        return best, self.score(best, **scoring)
+
+    def stopped_after(self, t: int) -> tuple[int, ...]:
+        """What a wide beam returns if it stops after step t: the best of the finished hypotheses of at most t
+        tokens and of the unfinished prefixes of t tokens."""
+        pool = [h for h in self.logp if len(h) - 1 == t or self.complete(h) and len(h) - 1 < t]
+        return max(pool, key=self.score)
+
+
+def enumerate_row(w, inputs: BeamInputs, row: int) -> Enumerated:
+    """Every hypothesis of source row `row` and its logp, from the expected model w."""
+    case, s = inputs.case, inputs.settings
+    src = case.src[row : row + 1]
+    mask = None if case.src_mask is None else case.src_mask[row : row + 1]
+    memory = w.encode(src, mask)
+    table = {(s.bos_id,): 0.0}
+    frontier = [(s.bos_id,)] if s.max_len > 1 else []
+    while frontier:
+        ys = torch.tensor(frontier)
+        m = None if mask is None else mask.expand(len(frontier), -1, -1, -1)
+        lp = w.log_probs(src, ys, m, memory.expand(len(frontier), -1, -1))[:, -1]  # (n, vocab)
+        grown = []
+        for hyp, row_lp in zip(frontier, lp.tolist()):
+            for token, token_lp in enumerate(row_lp):
+                new = hyp + (token,)
+                table[new] = table[hyp] + token_lp
+                if token != s.eos_id and len(new) < s.max_len:
+                    grown.append(new)
+        frontier = grown
+    return Enumerated(table, s)
+
+
+def exact_beam(vocab: int, max_len: int) -> int:
+    """The narrowest beam that keeps every hypothesis alive until the last step, where only the best must stay:
+    there beam search returns what enumeration does (vocab ** (max_len - 1) is far wider than needed)."""
+    unfinished, finished = 1, 0
+    for _step in range(1, max_len - 1):
+        finished, unfinished = finished + unfinished, unfinished * (vocab - 1)
+    return unfinished + finished
