@@ -23,11 +23,10 @@ def main() -> None:
     parser.add_argument("--component", action="append")
     args = parser.parse_args()
     if args.bundle:
-        # As in the bundle: no diagnoses beside the properties (set before they are imported). `oracle` is the
-        # old name, still called by properties/training.py and beam_search.py until the lead renames it.
+        # As in the bundle: no diagnoses beside the properties (set before they are imported).
         from autograder.suite import graded
 
-        graded.diagnosis = graded.oracle = lambda name: None
+        graded.diagnosis = lambda name: None
     from autograder import KIT, i18n
     from autograder.bugs import catalog, make_submission
     from autograder.student_code import InProcessStudentCode

@@ -76,7 +76,7 @@ def test_the_bundle_names_each_rule_without_the_mistake_model(
 ):
     """The student bundle has no graded side (no mistake model of the search): the enumeration and the score
     formulas still name the rule, in English and in Spanish."""
-    monkeypatch.setattr(beam_search, "oracle", None)
+    monkeypatch.setattr(beam_search, "mistake_models", None)
     bug = next(b for b in catalog() if b.id == f"beam_search:{bug_name}")
     folder = make_submission(bug, KIT / "solutions", tmp_path / "sub")
     for lang in ("en", "es"):
@@ -107,7 +107,7 @@ def test_the_recorded_narrow_searches_are_the_graded_sides():
 
 def test_every_mistake_of_the_search_has_its_hint():
     """The graded search makes each BeamMistake on purpose; a flag without a hint would never name anything."""
-    from autograder.oracles.beam_search import mistake_hints
+    from autograder.diagnoses.beam_search import mistake_hints
 
     assert set(mistake_hints()) == {m for m in BeamMistake if m != BeamMistake.NONE}
 

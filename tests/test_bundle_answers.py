@@ -212,10 +212,8 @@ def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
     assert bug.component not in release.GRADED_ONLY
     properties = [p for p in core.load() if p.visible and p.component == bug.component]
     for module in {sys.modules[p.fn.__module__] for p in properties}:
-        # "oracle": the old name, still in properties/training.py and beam_search.py until the lead renames it
-        for name in ("mistake_models", "oracle"):
-            if hasattr(module, name):
-                monkeypatch.setattr(module, name, None)
+        if hasattr(module, "mistake_models"):
+            monkeypatch.setattr(module, "mistake_models", None)
     student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "s"), bug.id)
     with i18n.chosen("en"):
         failed = [o for p in properties for o in [core.run_property(p, student)] if not o.passed]

@@ -1,5 +1,5 @@
 """The checking side's model of training (properties/models/training.py) is one model: its trainable Transformer is
-the expected Transformer with autograd on, and its library loss is the by-hand loss of the graded side's oracle,
+the expected Transformer with autograd on, and its library loss is the by-hand loss of the graded side's mistake model,
 mistake by mistake (the identity docs/bundle.md states)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.oracles.training import smoothed_loss
+from autograder.diagnoses.training import smoothed_loss
 from autograder.properties.models.training import TrainingMistake as M
 from autograder.properties.models.training import expected_smoothed_loss, library_loss
 from autograder.properties.models.transformer import (
@@ -36,7 +36,7 @@ def test_the_trainable_transformer_is_the_expected_one_with_autograd():
 
 @pytest.mark.parametrize("mistake", [M.NONE, M.PAD_MASS, M.SUMMED, M.TORCH_SMOOTHING])
 @pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.4])
-def test_the_library_loss_is_the_oracles_mistake_by_mistake(mistake, smoothing):
+def test_the_library_loss_is_the_graded_sides_mistake_by_mistake(mistake, smoothing):
     inputs = fixed_loss_inputs(7, smoothing=smoothing, pad_id=2)
     args = (inputs.logits, inputs.target, smoothing, inputs.pad_id)
     torch.testing.assert_close(
@@ -44,7 +44,7 @@ def test_the_library_loss_is_the_oracles_mistake_by_mistake(mistake, smoothing):
     )
 
 
-def test_padding_counted_has_no_library_form_and_is_the_oracles():
+def test_padding_counted_has_no_library_form_and_is_the_graded_sides():
     inputs = fixed_loss_inputs(8)
     args = (inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id)
     with pytest.raises(AssertionError):

@@ -1,8 +1,8 @@
 """Beam search by hand (graded side, never shipped): the docstring's search on the expected model, right or with
 usual mistakes made on purpose (models/beam_search.BeamMistake), so that a diagnosis can name the mistake whose
-hypotheses (and scores) match a submission's. The hidden properties use it as their witness; the visible ones
-reach it only through suite/graded.oracle("beam_search") (None in the student bundle, whose verdicts never depend
-on it)."""
+hypotheses (and scores) match a submission's. The hidden properties take their expected values from it; the
+visible ones reach it only through suite/graded.diagnosis("beam_search") (None in the student bundle, whose
+verdicts never depend on it)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Hidden properties of beam_search.beam_search (graded, never shipped to students). Their witness is the graded
-side's beam search by hand (autograder/oracles/beam_search.py, with the mistake models that name a rule broken)."""
+"""Hidden properties of beam_search.beam_search (graded, never shipped to students). Their expected values come
+from the graded side's beam search by hand (autograder/diagnoses/beam_search.py, with the mistake models that name
+a rule broken)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,16 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ..diagnoses.beam_search import expected_beam_search
 from ..i18n import _
-from ..oracles.beam_search import expected_beam_search
-from ..properties.beam_search import DEFAULT_HINT, ERROR_HINT, ROWS_HINT, explain_beam
+from ..properties.beam_search import DEFAULT_HINT, ROWS_HINT, explain_beam
 from ..properties.models.transformer import ExpectedTransformer
 from ..suite.beams import (
     BeamInputs,
     BeamSettings,
     Searched,
-    beam_call,
     beam_cases,
+    beam_search,
     hypotheses,
     search,
 )
@@ -27,7 +28,7 @@ from ..suite.decoding import build_model, expect_run_in_eval_and_restored, fixed
 C = "beam_search"
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=2, visible=False)
 @given(inputs=beam_cases(batch=(2, 3)), order=st.randoms(use_true_random=False))
 # Issue 20 item 5: here (as in the two examples below) greedy decoding is not the beam's result in any row, so
 # that a greedy decoder earns nothing from these properties.
@@ -54,9 +55,9 @@ def beam_search_rows_are_independent(student, inputs, order):
     )
     state = inputs.state()
     model = build_model(student, case, state)[0]
-    seqs, scores, _reply = beam_call(student, model, inputs)
+    seqs, scores, _reply = beam_search(student, model, inputs)
     mask = None if case.src_mask is None else case.src_mask[perm]
-    moved, moved_scores, _reply = beam_call(student, model, inputs, case.src[perm], mask)
+    moved, moved_scores, _reply = beam_search(student, model, inputs, case.src[perm], mask)
     got, permuted = (
         hypotheses(seqs, s.eos_id, "beam_search"),
         hypotheses(moved, s.eos_id, "beam_search"),
@@ -91,7 +92,7 @@ def beam_search_rows_are_independent(student, inputs, order):
         )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=1, visible=False)
 @given(inputs=beam_cases(beam=(2, 3), mask=False, layers=(1, 1)))
 @example(
     inputs=BeamInputs(
@@ -107,14 +108,14 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
     case, s = inputs.case, inputs.settings
     state = inputs.state()
     model = build_model(student, case, state, dropout=0.5, train=True)[0]
-    seqs, scores, reply = beam_call(student, model, inputs)
+    seqs, scores, reply = beam_search(student, model, inputs)
     expect_run_in_eval_and_restored(student, model, reply, "beam_search", search=True)
     got = hypotheses(seqs, s.eos_id, "beam_search")
     w = ExpectedTransformer(state, case.config)
     want = expected_beam_search(w, inputs)[0]
     if got != want:
         in_eval = build_model(student, case, state, dropout=0.5)[0]
-        same = hypotheses(beam_call(student, in_eval, inputs)[0], s.eos_id, "beam_search") == got
+        same = hypotheses(beam_search(student, in_eval, inputs)[0], s.eos_id, "beam_search") == got
         searched = Searched(inputs, got, scores, w, seqs.shape[1] - 1, model)
         if same and explain_beam(searched) != _(DEFAULT_HINT):
             return
@@ -129,7 +130,7 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
         )
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=2, visible=False)
 @given(inputs=beam_cases(batch=(2, 3), mask=True))
 @example(
     inputs=BeamInputs(

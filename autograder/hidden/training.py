@@ -8,8 +8,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ..diagnoses.training import smoothed_loss
 from ..i18n import _
-from ..oracles.training import smoothed_loss
 from ..properties.models.training import expected_train, schedule
 from ..suite.checks import close, expect, is_close, tensor
 from ..suite.core import prop
@@ -21,9 +21,9 @@ from ..suite.training import (
     batch_cases,
     build_model,
     explain_loss,
-    loss_call,
+    label_smoothed_cross_entropy,
+    learning_rate,
     loss_inputs,
-    rate_call,
 )
 
 
@@ -32,7 +32,7 @@ from ..suite.training import (
 def smoothed_loss_accepts_flat_logits(student, inputs):
     """Logits (N, V) and targets (N,) (positions already flattened) give the same loss as (batch, m, V)."""
     flat = inputs.replace(logits=inputs.logits.flatten(0, 1), target=inputs.target.flatten())
-    got, _reply, what = loss_call(student, flat)
+    got, _reply, what = label_smoothed_cross_entropy(student, flat)
     expected = smoothed_loss(flat.logits, flat.target, flat.smoothing, flat.pad_id)
     if not is_close(got, expected, flat.logits.dtype):
         close(
@@ -55,7 +55,7 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
     one = torch.full_like(inputs.target, inputs.pad_id)
     one[0, 0] = inputs.target[0, 0]
     single = inputs.replace(target=one)
-    got, _reply, what = loss_call(student, single)
+    got, _reply, what = label_smoothed_cross_entropy(student, single)
     expected = smoothed_loss(inputs.logits, one, inputs.smoothing, inputs.pad_id)
     if not is_close(got, expected, inputs.logits.dtype):
         close(
@@ -66,7 +66,7 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
             inputs.logits.dtype,
         )
     target = torch.full_like(inputs.target, inputs.pad_id)
-    got, _reply, what = loss_call(student, inputs.replace(target=target))
+    got, _reply, what = label_smoothed_cross_entropy(student, inputs.replace(target=target))
     expect(
         torch.isfinite(got) and float(got) == 0.0,
         _("{what} with every target = pad_id gave {got}, expected 0.0").format(
@@ -84,7 +84,7 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
 )
 def learning_rate_scales_as_inverse_sqrt_d_model(student, step, d_model, warmup):
     """Four times the width, half the rate, at every step."""
-    small, what = rate_call(student, step, d_model, warmup)
+    small, what = learning_rate(student, step, d_model, warmup)
     expect(
         math.isclose(small, schedule(step, d_model, warmup), rel_tol=1e-9),
         _("{what} = {got:.6g}, expected {expected:.6g}").format(
@@ -92,7 +92,7 @@ def learning_rate_scales_as_inverse_sqrt_d_model(student, step, d_model, warmup)
         ),
         _(SCHEDULE),
     )
-    large = rate_call(student, step, 4 * d_model, warmup)[0]
+    large = learning_rate(student, step, 4 * d_model, warmup)[0]
     expect(
         math.isclose(large, small / 2, rel_tol=1e-9),
         _(

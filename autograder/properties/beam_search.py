@@ -8,8 +8,8 @@ enumeration (no beam at all); each returned score is recomputed from the expecte
 returned tokens. A returned hypothesis is compared as the tokens up to its first eos.
 
 Each rule of the search has its own hint (issue 21, issue 22 item 5). A mismatch is named by the graded side's
-mistake models (autograder/oracles/beam_search.py: the search by hand with each usual mistake, never shipped,
-reached through graded.oracle) where exactly one returns the same hypotheses and scores; else, and in the student
+mistake models (autograder/diagnoses/beam_search.py: the search by hand with each usual mistake, never shipped,
+reached through graded.diagnosis) where exactly one returns the same hypotheses and scores; else, and in the student
 bundle, by evidence that needs no search: the batch's relations (the rows rolled, other tokens at the padded
 positions), the enumeration (the best raw logp, the best of a search stopped after step t) and the score
 formulas (T with bos, T grown to the steps run, the raw logp). One slip, one deduction: the return value's order
@@ -32,8 +32,8 @@ from ..suite.beams import (
     BeamSettings,
     Searched,
     alone_differs,
-    beam_call,
     beam_cases,
+    beam_search,
     beam_settings,
     hypotheses,
     padding_matters,
@@ -41,7 +41,7 @@ from ..suite.beams import (
     search,
 )
 from ..suite.checks import close, diagnose, fail, is_close, written_by_hand
-from ..suite.core import Kind, prop
+from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import build_model, decoding_cases, fixed_case, greedy_fixed_point
 from .models.beam_search import BeamMistake, Enumerated, enumerate_row, exact_beam, logp_of
 
@@ -50,6 +50,7 @@ ERROR_HINT = N_(
     "beam_search(model, src, max_len, bos_id, eos_id, beam_size, length_penalty=0.0, src_mask=None) "
     "returns (sequences (batch, L), scores (batch,)); see the docstring"
 )
+default_hint(C, ERROR_HINT)
 ADD_HINT = N_(
     "scores are sums of log-probabilities: add the log-probabilities, candidates = logp[..., None] + "
     "log_softmax(logits) (never multiply probabilities or scores)"
@@ -124,14 +125,14 @@ MASK_HINT = N_(
 
 def explain_beam(searched: Searched, *evidence, scores=True):
     """The hint naming the mistake that gives the searched hypotheses (and their scores, unless scores=False): the
-    graded side's mistake model that returns the same (oracles/beam_search.py, one search with the mistakes as
+    graded side's mistake model that returns the same (diagnoses/beam_search.py, one search with the mistakes as
     flags), when only mistakes with one hint do; else the first `evidence` candidate that holds (diagnose's (test, hint)
     pairs: what needs no search, the student bundle's only diagnosis), else the default, which names every rule.
     A short hypothesis such as [bos, eos] is what several mistakes return: naming one of them would be a guess."""
     hints = set()
-    if oracle is not None:
+    if mistake_models is not None:
         try:
-            hints = oracle.explain(searched, searched.scores if scores else None)
+            hints = mistake_models.explain(searched, searched.scores if scores else None)
         except Exception:  # noqa: BLE001 - a diagnosis is best effort
             hints = set()
     if len(hints) == 1:
@@ -165,7 +166,9 @@ def check_scores(searched: Searched, what):
 
     def same_as(mistake: BeamMistake):
         """The graded side's search with `mistake` returns these hypotheses and scores (never in the bundle)."""
-        return lambda: oracle is not None and oracle.same_as(searched, got_scores, mistake)()
+        return lambda: (
+            mistake_models is not None and mistake_models.same_as(searched, got_scores, mistake)()
+        )
 
     def explain():
         penalised = s.length_penalty != 0
@@ -215,7 +218,7 @@ def check_scores(searched: Searched, what):
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=2, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=2)
 @given(case=decoding_cases(), settings=beam_settings(5, beam=(1, 1), max_len=(1, 6)))
 @example(
     case=fixed_case(5, b=3, me=5, lengths=[2, 5, 3]),
@@ -440,7 +443,7 @@ RECORDED = (
 )
 
 
-@prop(C, points=1, examples=1, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=1)
 @given(recorded=st.sampled_from(RECORDED))
 @example(recorded=RECORDED[0])
 @example(recorded=RECORDED[1])
@@ -465,7 +468,7 @@ def beam_search_recorded_narrow_searches(student, recorded):
         )
 
 
-@prop(C, points=2, examples=3, error_hint=ERROR_HINT)
+@prop(C, points=2, examples=3)
 @given(inputs=beam_cases(beam=(1, 3), penalties=(0.0, 0.6, 1.2)))
 # Issue 21: two rows finished at different lengths under a length penalty; max_len=1 (no step: score 0).
 @example(
@@ -515,7 +518,7 @@ def contract_cases(draw):
     return BeamInputs(case, draw(beam_settings(case.tgt_vocab, beam=(1, 3), max_len=(1, 5))))
 
 
-@prop(C, points=1, examples=3, error_hint=ERROR_HINT)
+@prop(C, points=1, examples=3)
 @given(inputs=contract_cases())
 @example(
     inputs=BeamInputs(
@@ -533,7 +536,7 @@ def beam_search_returns_sequences_and_scores(student, inputs):
     """beam_search returns a tuple (sequences, scores): sequences int64 (batch, L), L <= max_len, bos_id first and
     only eos_id after an eos; scores (batch,) in the model's dtype (float32 or float64)."""
     model = build_model(student, inputs.case, inputs.state())[0]
-    seqs = beam_call(student, model, inputs, strict=True)[0]
+    seqs = beam_search(student, model, inputs, strict=True)[0]
     hypotheses(seqs, inputs.settings.eos_id, "beam_search")
 
 
@@ -550,6 +553,6 @@ def beam_search_is_written_by_hand(student):
     )
 
 
-# The graded side's beam search by hand and its mistake models (autograder/oracles/beam_search.py, never shipped),
-# for diagnoses only: None in the student bundle. Looked up last: the oracle reads this module's hints.
-oracle = graded.oracle("beam_search")
+# The graded side's beam search by hand and its mistake models (autograder/diagnoses/beam_search.py, never shipped),
+# for diagnoses only: None in the student bundle. Looked up last: they read this module's hints.
+mistake_models = graded.diagnosis("beam_search")

@@ -48,15 +48,15 @@ from ..suite.training import (
     fixed_far_apart,
     fixed_loss_inputs,
     fixed_minus_inf,
-    loss_call,
+    label_smoothed_cross_entropy,
+    learning_rate,
     loss_inputs,
     minus_inf_inputs,
-    rate_call,
     tensors_like,
-    train_call,
+    train,
 )
 from .models.training import (
-    ORACLE,
+    MISTAKE_MODELS,
     TrainingMistake,
     entropy,
     expected_gradients,
@@ -103,7 +103,7 @@ def teacher_forcing_gradient_equals_expected(student, case):
 
     def explain():
         for mistake, hint in TEACHER_FORCING_MISTAKES:
-            if M.PAD_COUNTED in mistake and ORACLE is None:
+            if M.PAD_COUNTED in mistake and MISTAKE_MODELS is None:
                 continue
             try:
                 if is_close(got, expected_gradients(state, case, mistake=mistake)[0]):
@@ -138,7 +138,7 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
     Adam(betas=(0.9, 0.98), eps=1e-9), lr = learning_rate(s, ...) before step s, gradients cleared at every step."""
     src_b, tgt_b = case.batches(steps)
     handle, state = build_model(student, case)
-    losses, what = train_call(student, handle, src_b, tgt_b, case, warmup, 1.0)
+    losses, what = train(student, handle, src_b, tgt_b, case, warmup, 1.0)
     info = student.inspect(handle)
     expect(
         info.get("training"),
@@ -203,7 +203,7 @@ def smoothed_loss_equals_closed_form(student, inputs):
     """label_smoothed_cross_entropy = mean over non-padding positions of -sum_v q[v] log softmax(logits)[v].
 
     Compared with torch's F.cross_entropy(label_smoothing=) through an exact identity (library_loss)."""
-    got, _reply, what = loss_call(student, inputs)
+    got, _reply, what = label_smoothed_cross_entropy(student, inputs)
     expected = library_loss(inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id)
     if not is_close(got, expected, inputs.logits.dtype):
         close(
@@ -227,7 +227,7 @@ def smoothed_loss_equals_closed_form(student, inputs):
 @given(inputs=loss_inputs(smoothing=0.0))
 def smoothing_zero_is_cross_entropy(student, inputs):
     """With smoothing = 0 the loss is the ordinary cross-entropy with padding ignored."""
-    got, _reply, what = loss_call(student, inputs)
+    got, _reply, what = label_smoothed_cross_entropy(student, inputs)
     logits = inputs.logits.to(torch.float64)
     expected = F.cross_entropy(
         logits.flatten(0, 1), inputs.target.flatten(), ignore_index=inputs.pad_id
@@ -257,7 +257,7 @@ def smoothed_loss_is_finite_for_logits_far_apart(student, inputs):
     """Logits hundreds apart (a probability that underflows to 0): the loss stays finite and exact.
 
     Compared with torch's own cross-entropy, class by class."""
-    got, _reply, what = loss_call(student, inputs, nan_hint=_(UNDERFLOW))
+    got, _reply, what = label_smoothed_cross_entropy(student, inputs, nan_hint=_(UNDERFLOW))
     expected = library_loss(inputs.logits, inputs.target, inputs.smoothing, inputs.pad_id)
     close(
         got,
@@ -277,7 +277,7 @@ def smoothing_zero_allows_minus_inf_logits(student, inputs):
 
     It equals F.cross_entropy(ignore_index=pad_id). (The gradient is not checked here: log(softmax) makes it NaN,
     a mistake charged once, by the property on logits far apart.)"""
-    got, _reply, what = loss_call(student, inputs, nan_hint=_(ZERO_LOG_ZERO))
+    got, _reply, what = label_smoothed_cross_entropy(student, inputs, nan_hint=_(ZERO_LOG_ZERO))
     expected = F.cross_entropy(
         inputs.logits.to(torch.float64).flatten(0, 1),
         inputs.target.flatten(),
@@ -300,7 +300,7 @@ def smoothed_distribution_minimises_the_loss(student, inputs):
     vocab = inputs.logits.shape[-1]
     logits = minimum_logits(inputs.target, vocab, inputs.smoothing, inputs.pad_id)
     inputs = inputs.replace(logits=logits)
-    got, reply, what = loss_call(student, inputs, backward=True)
+    got, reply, what = label_smoothed_cross_entropy(student, inputs, backward=True)
     h = entropy(vocab, inputs.smoothing)
     hint = explain_loss(
         got,
@@ -334,7 +334,7 @@ def smoothed_distribution_minimises_the_loss(student, inputs):
 @given(inputs=loss_inputs(min_pad=1), noise=seeds())
 def padding_positions_contribute_nothing(student, inputs, noise):
     """Changing the logits at padding positions changes neither the loss nor the other positions' gradients."""
-    got, reply, what = loss_call(student, inputs, backward=True)
+    got, reply, what = label_smoothed_cross_entropy(student, inputs, backward=True)
     pad = inputs.target == inputs.pad_id
     grad = (reply.input_grads or [None])[0]
     expect(
@@ -348,7 +348,7 @@ def padding_positions_contribute_nothing(student, inputs, noise):
         _("the loss must depend on the logits of the non-padding positions"),
     )
     changed = inputs.logits + pad[..., None] * tensors_like(inputs.logits, noise)
-    again = loss_call(student, inputs.replace(logits=changed))[0]
+    again = label_smoothed_cross_entropy(student, inputs.replace(logits=changed))[0]
     close(
         again,
         got,
@@ -375,7 +375,7 @@ def padding_positions_contribute_nothing(student, inputs, noise):
 @example(step=4000, d_model=512, warmup=4000, factor=1.0)
 def learning_rate_equals_closed_form(student, step, d_model, warmup, factor):
     """learning_rate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)."""
-    got, what = rate_call(student, step, d_model, warmup, factor)
+    got, what = learning_rate(student, step, d_model, warmup, factor)
     expected = schedule(step, d_model, warmup, factor)
     if not math.isclose(got, expected, rel_tol=1e-9):
         fail(
@@ -402,7 +402,7 @@ def learning_rate_equals_closed_form(student, step, d_model, warmup, factor):
 @example(d_model=512, warmup=25)
 def learning_rate_peaks_at_warmup(student, d_model, warmup):
     """Over steps 1..3·warmup the rate rises to its peak (d_model·warmup)^-0.5 at step warmup, then falls."""
-    rates = [rate_call(student, s, d_model, warmup)[0] for s in range(1, 3 * warmup + 1)]
+    rates = [learning_rate(student, s, d_model, warmup)[0] for s in range(1, 3 * warmup + 1)]
     peak = max(range(len(rates)), key=rates.__getitem__) + 1
     expect(
         peak == warmup,
@@ -498,7 +498,7 @@ def training_returns_the_contract_types(student):
         _(RATE_TYPE),
     )
     inputs = fixed_loss_inputs(5, dtype=torch.float32)
-    loss = loss_call(student, inputs)[1].value
+    loss = label_smoothed_cross_entropy(student, inputs)[1].value
     expect(
         isinstance(loss, torch.Tensor) and loss.dtype == torch.float32 and loss.dim() == 0,
         _(
@@ -531,7 +531,7 @@ def copy_task_learned(student, task, draw):
     kwargs = task.config.kwargs()
     handle = student.build("transformer", "Transformer", state=initial, train=True, **kwargs)
     src_b, tgt_b = task.data(draw + 1, task.steps, task.batch, noise=True, mapping=mapping)
-    losses, what = train_call(student, handle, src_b, tgt_b, task, task.warmup, task.factor)
+    losses, what = train(student, handle, src_b, tgt_b, task, task.warmup, task.factor)
     expect(
         float(losses[-1]) < float(losses[0]),
         _("{what}: the loss went from {first:.4g} at step 1 to {last:.4g} at step {steps}").format(
@@ -571,9 +571,8 @@ def copy_task_learned(student, task, draw):
     )
     state = student.inspect(handle)["state"]
     src, tgt = (x[0] for x in task.data(draw + 999, 1, task.held_out, mapping=mapping))
-    trained = TrainableTransformer(
-        state, task.config
-    )  # the trained weights, as greedy decoding uses them
+    # the trained weights, as greedy decoding uses them
+    trained = TrainableTransformer(state, task.config)
     accuracy = greedy_accuracy(trained, src, tgt, task.bos_id)
     return None if accuracy >= task.accuracy else (losses, trained, src, tgt, accuracy)
 

@@ -79,7 +79,7 @@ def beam_cases(draw, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6, 1.2), **c
     return BeamInputs(case, draw(beam_settings(case.tgt_vocab, beam, max_len, penalties)))
 
 
-def beam_call(student, model, inputs: BeamInputs, src=None, src_mask=None, strict=False):
+def beam_search(student, model, inputs: BeamInputs, src=None, src_mask=None, strict=False):
     """The student's (sequences, scores, reply), checked for shapes.
 
     strict: the contract property, which alone checks the tuple's order and the dtypes (one slip, one deduction).
@@ -211,7 +211,7 @@ def search(student, inputs: BeamInputs, where="beam_search") -> Searched:
     name in a message)."""
     state = inputs.state()
     model = build_model(student, inputs.case, state)[0]
-    seqs, scores, _reply = beam_call(student, model, inputs)
+    seqs, scores, _reply = beam_search(student, model, inputs)
     got = hypotheses(seqs, inputs.settings.eos_id, where)
     expected = ExpectedTransformer(state, inputs.case.config)
     return Searched(inputs, got, scores, expected, seqs.shape[1] - 1, model)
@@ -220,7 +220,7 @@ def search(student, inputs: BeamInputs, where="beam_search") -> Searched:
 def searched_batch(student, searched: Searched, src, src_mask=None) -> list[tuple[int, ...]]:
     """The student's hypotheses for the batch `src` (same model and settings as `searched`)."""
     s = searched.settings
-    seqs = beam_call(student, searched.model, searched.inputs, src, src_mask)[0]
+    seqs = beam_search(student, searched.model, searched.inputs, src, src_mask)[0]
     return hypotheses(seqs, s.eos_id, "beam_search")
 
 

@@ -88,7 +88,7 @@ ZERO_LOG_ZERO = N_(
 
 def explain_loss(got, inputs, default):
     """The hint of a wrong loss on `inputs`: the one mistake whose model gives `got` (PAD_COUNTED only where the
-    graded side's oracle is), or `default`."""
+    graded side's diagnoses are), or `default`."""
 
     def same(mistake):
         return lambda: matches(
@@ -120,7 +120,7 @@ TEACHER_FORCING_MISTAKES = [
 ]
 
 
-def rate_call(student, step, d_model, warmup, factor=1.0):
+def learning_rate(student, step, d_model, warmup, factor=1.0):
     value = student.call(C, "learning_rate", step, d_model, warmup_steps=warmup, factor=factor)
     what = f"learning_rate({step}, d_model={d_model}, warmup_steps={warmup}, factor={factor})"
     if isinstance(value, torch.Tensor) and value.numel() == 1:
@@ -232,7 +232,7 @@ def tensors_like(x, seed):
     return (torch.randint(-16, 17, tuple(x.shape), generator=g) / 4.0).to(x.dtype)
 
 
-def loss_call(student, inputs, backward=False, nan_hint=None):
+def label_smoothed_cross_entropy(student, inputs, backward=False, nan_hint=None):
     reply = student.run(
         Call(
             C,
@@ -314,7 +314,7 @@ def build_model(student, case):
     return handle, state
 
 
-def train_call(student, handle, src_batches, tgt_batches, case, warmup, factor, seed=0):
+def train(student, handle, src_batches, tgt_batches, case, warmup, factor, seed=0):
     """train(model, ...) with the case's d_model, bos_id, pad_id and smoothing: (losses, the call as text)."""
     d_model, bos_id, pad_id, smoothing = (
         case.config.d_model,

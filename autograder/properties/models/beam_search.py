@@ -15,18 +15,16 @@ from ...suite.beams import BeamInputs, BeamSettings
 
 class BeamMistake(enum.Flag):
     """The usual mistakes of a beam search (issue 21), one flag each: the graded side's search by hand makes them on
-    purpose (oracles/beam_search.py); the visible properties name them. A flag's name is no answer."""
+    purpose (diagnoses/beam_search.py); the visible properties name them. A flag's name is no answer."""
 
     NONE = 0
-    MULTIPLY = (
-        enum.auto()
-    )  # logp * log_probs: probabilities multiplied, not log-probabilities added
+    # logp * log_probs: probabilities multiplied, not log-probabilities added
+    MULTIPLY = enum.auto()
     NOT_HELD = enum.auto()  # a finished hypothesis extended like any other
     TOPK_TOKEN_MAJOR = enum.auto()  # the top-k over candidates flattened token-major
     ROWS_MIXED = enum.auto()  # ys's rows picked by beam index alone, across the batch's rows
-    PENALTY_STORED = (
-        enum.auto()
-    )  # the penalised score kept as the running sum: the penalty applied twice
+    # the penalised score kept as the running sum: the penalty applied twice
+    PENALTY_STORED = enum.auto()
     NO_DECODE_MASK = enum.auto()  # src_mask given to encode only
     MEMORY_TILED = enum.auto()  # memory repeated batch-major (memory.repeat), the mask per beam
     FINAL_BY_LOGP = enum.auto()  # each row returns its best raw logp, not its best score

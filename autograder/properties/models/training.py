@@ -5,7 +5,7 @@ Adam steps on the schedule.
 No answer (docs/bundle.md): the loss is torch's F.cross_entropy(label_smoothing=) through an exact identity
 (library_loss), a call training.py may not make, and the teacher-forced loss and the training loop are built on
 it; the schedule is its docstring's closed form. The one mistake no library call reproduces (padding positions
-counted in the mean) is the graded side's oracle (autograder/oracles/training.py): None in the student bundle.
+counted in the mean) is the graded side's mistake model (autograder/diagnoses/training.py): None in the student bundle.
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ class TrainingMistake(enum.Flag):
     NONE = 0
     # the loss
     PAD_MASS = enum.auto()  # the padding token keeps its share of the smoothing mass
-    PAD_COUNTED = (
-        enum.auto()
-    )  # padding positions counted in the mean: no library form, the oracle's
+    # padding positions counted in the mean: no library form, the graded side's
+    PAD_COUNTED = enum.auto()
     SUMMED = enum.auto()  # the sum over the non-padding positions, not their mean
     TORCH_SMOOTHING = enum.auto()  # torch's smoothing: (1 - s) one-hot + s / V on every token
     # teacher forcing
@@ -49,8 +48,8 @@ LOSS_MISTAKES = (
     | TrainingMistake.TORCH_SMOOTHING
 )
 # The smoothed loss by hand with its mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-# Looked up once the flags exist: the oracle imports them from here.
-ORACLE = graded.oracle("training")
+# Looked up once the flags exist: the graded side's model imports them from here.
+MISTAKE_MODELS = graded.diagnosis("training")
 
 
 # ------------------------------------------------------------------------------------------------- the loss
@@ -62,7 +61,7 @@ def library_loss(logits, target, smoothing, pad_id, mistake=TrainingMistake.NONE
         loss = k * F.cross_entropy(label_smoothing=e, ignore_index=pad) - b * mean(-log p[pad]) over real positions
     The second term takes the padding token's share back; leaving it in is the mass-on-padding mistake. Terms whose
     weight is 0 are left out, so -inf logits stay finite where the contract says they do."""
-    assert TrainingMistake.PAD_COUNTED not in mistake, "no library form: the oracle's"
+    assert TrainingMistake.PAD_COUNTED not in mistake, "no library form: the graded side's"
     x, t = logits.to(torch.float64).flatten(0, -2), target.flatten()
     vocab, real = x.shape[-1], t != pad_id
     count = 1 if TrainingMistake.SUMMED in mistake else real.sum().clamp(min=1)
@@ -83,13 +82,13 @@ def library_loss(logits, target, smoothing, pad_id, mistake=TrainingMistake.NONE
 
 
 def expected_smoothed_loss(logits, target, smoothing, pad_id, mistake=TrainingMistake.NONE):
-    """The loss with `mistake` (loss flags): library_loss, or for PAD_COUNTED the graded side's oracle (None in
+    """The loss with `mistake` (loss flags): library_loss, or for PAD_COUNTED the graded side's mistake model (None in
     the student bundle, which has no such model)."""
     if TrainingMistake.PAD_COUNTED not in mistake:
         return library_loss(logits, target, smoothing, pad_id, mistake)
-    if ORACLE is None:
+    if MISTAKE_MODELS is None:
         return None
-    return ORACLE.smoothed_loss(logits, target, smoothing, pad_id, mistake)
+    return MISTAKE_MODELS.smoothed_loss(logits, target, smoothing, pad_id, mistake)
 
 
 def minimum_logits(target, vocab, smoothing, pad_id):
@@ -128,7 +127,7 @@ def teacher_forced_logits(model, src, tgt, bos_id, src_mask=None, mistake=Traini
 
 
 def expected_loss(model, src, tgt, bos_id, pad_id, smoothing, mistake=TrainingMistake.NONE):
-    """teacher_forcing_loss on the checking side's model, with `mistake` (PAD_COUNTED needs the oracle)."""
+    """teacher_forcing_loss on the checking side's model, with `mistake` (PAD_COUNTED needs the graded side's model)."""
     mask = (src != pad_id)[:, None, None, :]
     logits = teacher_forced_logits(model, src, tgt, bos_id, mask, mistake)
     loss = expected_smoothed_loss(logits, tgt, smoothing, pad_id, mistake & LOSS_MISTAKES)
