@@ -185,7 +185,7 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
     from autograder.judge import wire
     from autograder.judge.grading_process import GradingProcess
     from autograder.judge.limits import Limits
-    from autograder.judge.sandbox import Reaper
+    from autograder.judge.reaper import Reaper
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-layers-"))
     tmp.chmod(0o711)
@@ -260,13 +260,13 @@ def layers(n: int = 40) -> list[tuple[str, str]]:
             "decoder",
         )
     }
-    grader.write_package(reference, tuple(reference))
+    grader.package.write(reference, tuple(reference))
     times = []
     for _ in range(n):
         pid, sock = z.take()
         wire.recv(sock)
         t0 = time.perf_counter()
-        wire.send(sock, {"preload": grader.preload})
+        wire.send(sock, {"preload": grader.package.preload})
         wire.recv(sock)
         times.append(time.perf_counter() - t0)
         z.kill(pid)

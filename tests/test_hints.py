@@ -433,7 +433,7 @@ def test_the_spanish_notebooks_contract_and_setup_comment_are_spanish():
 
 def test_the_spanish_words_the_trial_found(lang):
     from autograder import catalogs
-    from autograder.judge.remote import _brief
+    from autograder.judge.operations import _brief
 
     po = catalogs.po_path("es").read_text()
     assert "entero -inf" not in po and "tus propios {files}" not in po

@@ -33,12 +33,12 @@ GRADER_STAGES = ("compile", "section", "picture")
 # the judge raise at that stage.
 SITECUSTOMIZE = textwrap.dedent(
     """
-    from autograder.judge import grading_process as _gp
+    from autograder.judge import grading_process as _gp, package_folder as _pf
 
     class InjectedFault(Exception):
         pass
 
-    _compiled, _run, _picture = _gp.GradingProcess.compiled, _gp.GradingProcess.run, _gp.GradingProcess.picture
+    _compiled, _run, _picture = _pf.PackageFolder.compiled, _gp.GradingProcess.run, _gp.GradingProcess.picture
 
     def compiled(self, name, data, path):
         if name == "fault_compile.py":
@@ -56,7 +56,7 @@ SITECUSTOMIZE = textwrap.dedent(
             raise InjectedFault("picture")
         return _picture(self, student)
 
-    _gp.GradingProcess.compiled, _gp.GradingProcess.run, _gp.GradingProcess.picture = compiled, run, picture
+    _pf.PackageFolder.compiled, _gp.GradingProcess.run, _gp.GradingProcess.picture = compiled, run, picture
     """
 )
 

@@ -19,8 +19,8 @@ from autograder import KIT
 from autograder.components import NAMES
 from autograder.judge import sample
 from autograder.judge.limits import Limits
-from autograder.judge.remote import UIDS_PER_RUN, uid_block
 from autograder.judge.scheduler import Options, grade
+from autograder.judge.zygote_client import UIDS_PER_RUN, uid_block
 
 HOSTILE = sample.hostile_names()
 PWNED = Path("/tmp/autograder-hostile-pwned")

@@ -170,7 +170,7 @@ def test_reference_bytecode_has_no_text():
     docstrings."""
     import marshal
 
-    from autograder.judge.sandbox import reference_code
+    from autograder.judge.package_folder import reference_code
 
     code = marshal.loads(
         reference_code((KIT / "solutions" / "multi_head.py").read_bytes(), "multi_head.py")

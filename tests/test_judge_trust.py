@@ -28,7 +28,7 @@ from autograder.judge import feedback, picture, sample, wire
 from autograder.judge.grading_process import FIELD_LIMITS, tidy
 from autograder.judge.limits import Limits
 from autograder.judge.outputs import StudentResult, render_gradebook
-from autograder.judge.remote import _tidy
+from autograder.judge.replies import judged_error
 from autograder.judge.scheduler import Options, grade
 from autograder.student_code import ERROR_LIMITS, InProcessStudentCode, Reply, StudentError
 from autograder.suite import core
@@ -127,12 +127,12 @@ def test_an_error_is_flat_and_bounded_where_it_is_made_and_where_it_is_read():
     # A frame that sets the fields after construction (BUILD) gets past __init__: the judge rebuilds it.
     forged = StudentError("timeout", "m")
     forged.__dict__.update(kind=("a",) * 1000, message=["x"] * 1000, detail=b"bytes")
-    judged = _tidy(forged, "in attention.softmax")
+    judged = judged_error(forged, "in attention.softmax")
     assert (
         judged.kind == "exception" and "not text" in judged.message and "not text" in judged.detail
     )
     # the judge's word
-    assert _tidy(StudentError("timeout", "I timed out, honest"), "x").kind == "exception"
+    assert judged_error(StudentError("timeout", "I timed out, honest"), "x").kind == "exception"
 
 
 def test_outcome_fields_are_bounded_in_the_judge():
@@ -425,13 +425,13 @@ def test_lone_surrogates_arrive_as_text():
 
 
 def test_the_kits_kinds_are_checked_and_worded_by_the_judge():
-    from autograder.judge.remote import Import
+    from autograder.judge.operations import Import
     from autograder.student_code.interface import Call
 
     op = Call("attention", "softmax", (), {})
     sources = {"attention": "...", "helper": "..."}
     forged = StudentError("missing", "KIT " * 150, "attention.softmax", "X", "D" * 3000)
-    judged = _tidy(forged, "in attention.softmax", op, sources, {})
+    judged = judged_error(forged, "in attention.softmax", op, sources, {})
     assert judged.kind == "exception" and judged.message.startswith("X in attention.softmax: KIT")
     assert len(judged.message) < 400
     # a real missing file: a module the section lacks, worded by the judge, no detail
@@ -440,19 +440,21 @@ def test_the_kits_kinds_are_checked_and_worded_by_the_judge():
         "mask.py is missing from the submission (needed by attention.softmax)",
         "attention.softmax",
     )
-    judged = _tidy(real, "in attention.softmax", op, sources, {})
+    judged = judged_error(real, "in attention.softmax", op, sources, {})
     assert judged.kind == "missing" and judged.message == real.message and judged.detail == ""
     # a file the section has is not missing
     has = StudentError(
         "missing", "helper.py is missing from the submission (needed by attention.softmax)"
     )
-    assert _tidy(has, "w", op, sources, {}).kind == "exception"
+    assert judged_error(has, "w", op, sources, {}).kind == "exception"
     # a syntax error the judge's own compile did not find is the student's exception
-    assert _tidy(
+    assert judged_error(
         StudentError("syntax", "SyntaxError in x.py, line 1: no"), "w", op, sources, {}
     ).kind == ("exception")
     found = {"attention.py": (3, "invalid syntax")}
-    syntax = _tidy(StudentError("syntax", "anything"), "w", Import("attention"), sources, found)
+    syntax = judged_error(
+        StudentError("syntax", "anything"), "w", Import("attention"), sources, found
+    )
     assert (
         syntax.kind == "syntax"
         and syntax.message == "SyntaxError in attention.py, line 3: invalid syntax"
@@ -549,10 +551,9 @@ def test_module_names_the_judge_loads():
 
 
 def test_a_file_too_large_to_compile_here_is_left_to_the_worker(tmp_path, monkeypatch):
-    from autograder.judge import grading_process as gp
+    from autograder.judge import package_folder as gp
 
-    grader = gp.GradingProcess.__new__(gp.GradingProcess)
-    grader.code, grader.syntax = __import__("collections").OrderedDict(), {}
+    grader = gp.PackageFolder(tmp_path)
     big = b'a = "x" * 4096\n' * (gp.COMPILE_SOURCE_BYTES // 15 + 1)
     assert grader.compiled("big.py", big, str(tmp_path / "big.py")) is None
     assert grader.syntax["big.py"] == gp.UNCHECKED and not grader.code[("big.py", big)][0]

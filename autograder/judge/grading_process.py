@@ -12,15 +12,12 @@ the machine down; if it dies, the scheduler regrades its section in a fresh one.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import gc
 import os
 import random
 import re
 import resource
-import shutil
-import sys
 import tempfile
 import time
 import traceback
@@ -32,6 +29,8 @@ from pathlib import Path
 from .. import KIT, i18n
 from ..i18n import N_, _, ngettext
 from .frames import read_trusted, write_trusted
+from .package_folder import PackageFolder
+from .sandbox import sandbox_paths
 
 GRADER_MEMORY_MB = (
     3072  # address space on top of a set-up grading process's own (torch, properties: ~0.7 GiB)
@@ -45,20 +44,7 @@ FIELD_LIMITS = {"message": 1200, "example": 2000, "hint": 600, "detail": 3000}
 # Text from the code under test shown per section (outputs.text_bytes); the submission has a budget of its own
 # (outputs.SUBMISSION_TEXT_BUDGET).
 SECTION_TEXT_BUDGET = 2 << 10
-# What one submission's files may cost this process to load. A file of at most COMPILE_SOURCE_BYTES is compiled
-# here (one at a time) and its bytecode written beside it for the section's workers; a larger one, or one
-# whose code exceeds MAX_CODE_BYTES, is compiled by the worker itself if it imports it, within the worker's
-# limits and the section's time, and released with the worker. Constant folding multiplies: 1 MiB of
-# `a = "x" * 4096` lines made a 231 MB code object, held for this process's life; 128 KiB of it now cost a
-# transient ~30 MB here at most, and honest files are under 20 KiB (the largest reference file: 11 KiB).
-COMPILE_SOURCE_BYTES = 128 << 10
-MAX_CODE_BYTES = 8 << 20
-# Bytecode kept between sections (a helper shared by a student's sections is compiled once): at most this much,
-# the oldest dropped first; never a student's file bigger than CACHED_CODE_BYTES.
-CODE_CACHE_BYTES, CACHED_CODE_BYTES = 32 << 20, 256 << 10
-
 TIMEOUT_HINT = N_("an endless loop, or far too slow? Every call must finish within the time limit")
-UNCHECKED = ()  # self.syntax's value for a file this process did not compile
 
 CRASH_HINT = N_(
     "the process died: sys.exit / os._exit, a segfault (ctypes?), running out of memory, or a kill"
@@ -93,7 +79,7 @@ class GradingProcess:
         self.log_path = self.tmp / f"zygote-{cfg['slot']}.log"
         self.zygote = None
         self.zygote_factory()
-        # As root, workers of slot i alternate between two uids of their own (see sandbox.ZygoteServer).
+        # As root, workers of slot i alternate between two uids of their own (see zygote.ZygoteServer).
         base = cfg["uid_base"] + 2 * cfg["slot"]
         uids = [base, base + 1] if self.zygote.mode == "root" else []
         core.load(include_hidden=cfg["include_hidden"])
@@ -126,15 +112,7 @@ class GradingProcess:
         if soft == resource.RLIM_INFINITY or soft > self.as_limit:
             resource.setrlimit(resource.RLIMIT_AS, (self.as_limit, hard))
         self.pictures: dict[str, bytes] = {}
-        # (file name, source) -> (marshalled code or None, what self.syntax says of it), oldest first (compiled)
-        self.code: collections.OrderedDict[tuple[str, bytes], tuple] = collections.OrderedDict()
-        # the reference's bytecode, kept for the process's life (a few files, the same for everyone)
-        self.reference_code: dict[tuple[str, bytes], bytes] = {}
-        # file name -> (line, message): the section's files that do not compile, as this process says it; or
-        # UNCHECKED: too large to compile here (the worker's word is taken, its text bounded)
-        self.syntax: dict[str, tuple] = {}
-        # the section's reference dependencies, as bytecode
-        self.preload: list[tuple[str, bytes]] = []
+        self.package = PackageFolder(self.pkg)
         # The set-up's objects (torch, Hypothesis, the properties: ~250 000) leave the collector's generations:
         # each full collection walked them all, about 8 % of a grading process's CPU time.
         gc.collect()
@@ -147,7 +125,7 @@ class GradingProcess:
 
     def zygote_factory(self):
         """The slot's zygote, started (again) if need be."""
-        from .remote import ZygoteClient
+        from .zygote_client import ZygoteClient
 
         if self.zygote is None or not self.zygote.alive():
             if self.zygote is not None:
@@ -157,87 +135,6 @@ class GradingProcess:
             if hasattr(self, "worker_cfg"):
                 self.zygote.configure(self.worker_cfg)
         return self.zygote
-
-    def write_package(self, files: dict[str, bytes], reference: tuple[str, ...] = ()) -> None:
-        """The section's student files, in the slot's package folder (bound into the spare worker already),
-        each with its bytecode: compiling is not running, and a file is compiled once per grading process, not
-        per worker. The `reference` files (the component's dependencies) never reach the folder: they go to the
-        worker as bytecode without docstrings (self.preload, in dependency order), so no worker can read
-        reference source."""
-        import importlib._bootstrap_external as bx
-        import importlib.util
-
-        from ..components import NAMES
-        from .sandbox import reference_code
-
-        shutil.rmtree(self.pkg / "__pycache__", ignore_errors=True)
-        for old in self.pkg.iterdir():
-            old.unlink()
-        cache = self.pkg / "__pycache__"
-        cache.mkdir(mode=0o755)
-        self.preload = []
-        for name in sorted(reference, key=lambda n: NAMES.index(n[:-3])):
-            key = (name, files[name])
-            if key not in self.reference_code:
-                self.reference_code[key] = reference_code(files[name], name)
-            self.preload.append((name[:-3], self.reference_code[key]))
-        self.syntax = {}
-        for name, data in files.items():
-            if name in reference:
-                continue
-            path = self.pkg / name
-            path.write_bytes(data)
-            path.chmod(0o644)
-            code = self.compiled(name, data, str(path))
-            if code is None:
-                continue
-            st = path.stat()
-            pyc = (
-                bytearray(importlib.util.MAGIC_NUMBER)
-                + bx._pack_uint32(0)
-                + bx._pack_uint32(int(st.st_mtime))
-                + bx._pack_uint32(st.st_size)
-                + code
-            )
-            target = Path(importlib.util.cache_from_source(str(path)))
-            try:  # without it, the worker compiles the file itself (within its own limits)
-                target.write_bytes(pyc)
-                target.chmod(0o644)
-            except OSError:
-                target.unlink(missing_ok=True)
-
-    def compiled(self, name: str, data: bytes, path: str) -> bytes | None:
-        """The file's marshalled code, or None: it does not compile (the worker's import reports it, and
-        self.syntax keeps the judge's own message), or it is too large to compile here (COMPILE_SOURCE_BYTES,
-        MAX_CODE_BYTES: the worker's import compiles it within the worker's limits, charged to the section).
-        Kept between sections within CODE_CACHE_BYTES, so a submission's files cost this process at most that
-        much after its section."""
-        import marshal
-
-        key = (name, data)
-        if key not in self.code:
-            code, syntax = None, None
-            if len(data) > COMPILE_SOURCE_BYTES:
-                syntax = UNCHECKED
-            else:
-                try:
-                    code = marshal.dumps(compile(data, path, "exec", dont_inherit=True))
-                except SyntaxError as e:
-                    syntax = (e.lineno, str(e.msg))
-                except (ValueError, RecursionError, MemoryError, OverflowError):
-                    pass
-                if code is not None and len(code) > MAX_CODE_BYTES:
-                    code, syntax = None, UNCHECKED
-            if code is not None and len(code) > CACHED_CODE_BYTES:
-                return code  # used for this section, never kept (a file too big to compile has no syntax)
-            self.code[key] = (code, syntax)
-        self.code.move_to_end(key)
-        code, syntax = self.code[key]
-        while self.code and sum(len(c or b"") for c, _ in self.code.values()) > CODE_CACHE_BYTES:
-            self.code.popitem(last=False)
-        if syntax is not None:
-            self.syntax[name] = syntax
-        return code
 
     def property_for(self, spec):
         """spec: (property id, points or None). A points override marks an integration re-run."""
@@ -253,7 +150,7 @@ class GradingProcess:
 
         start = time.perf_counter()
         _limit_cpu(section["budget_s"] + GRADER_CPU_MARGIN_S)
-        self.write_package(section["files"], tuple(section.get("reference", ())))
+        self.package.write(section["files"], tuple(section.get("reference", ())))
         sources = {
             Path(n).stem: d.decode("utf-8", errors="replace") for n, d in section["files"].items()
         }
@@ -267,8 +164,8 @@ class GradingProcess:
                 self.limits,
                 time.monotonic() + section["budget_s"],
                 section["label"],
-                self.preload,
-                dict(self.syntax),
+                self.package.preload,
+                dict(self.package.syntax),
             )
         # a function that timed out is not called again (student_code.StopsAtLoops, as in the self-check)
         student = StopsAtLoops(student)
@@ -456,77 +353,6 @@ def _unlimited():
     finally:
         for r, limits in saved.items():
             resource.setrlimit(r, limits)
-
-
-def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str]]:
-    """(hide, keep): what a worker must not see, and what it must, for Python to keep working."""
-    import autograder
-
-    home = os.path.expanduser("~")
-    hide = [
-        str(kit),
-        str(Path(autograder.__file__).resolve().parent),
-        str(kit / "solutions"),
-        home,
-        str(tmp),
-        *map(str, extra_hide),
-    ]
-    keep = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    for p in sys.path:
-        real = os.path.realpath(p) if p else ""
-        if (
-            real
-            and os.path.isdir(real)
-            and real != str(kit)
-            and not real.startswith(str(kit / "autograder"))
-        ):
-            keep.add(real)
-    # the outermost suffice
-    keep = {k for k in keep if not any(k.startswith(o + "/") for o in keep)}
-    # A kept folder inside a folder that others may not traverse (Python under /root, say): hide that folder
-    # too, so that it is replaced by a traversable empty one with the kept folder bound back inside.
-    for k in list(keep):
-        for parent in Path(k).parents:
-            if str(parent) != "/" and not os.stat(parent).st_mode & 0o001:
-                hide.append(str(parent))
-    system = {
-        "/",
-        "/usr",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/libx32",
-        "/bin",
-        "/sbin",
-        "/etc",
-        "/proc",
-        "/dev",
-        "/sys",
-        "/run",
-        "/var",
-        "/tmp",
-    }
-    # Deny by default: every other top-level folder is hidden too. Another checkout of the kit, a copy of the
-    # solutions or last year's submissions could sit anywhere (/work, /home, /srv, /opt...): the judge cannot
-    # list them, so it shows nothing but the system and binds back what Python needs (keep).
-    for entry in os.listdir("/"):
-        path = "/" + entry
-        if path not in system and os.path.isdir(path) and not os.path.islink(path):
-            hide.append(path)
-    hide = {os.path.realpath(h) for h in hide} - system
-    # The outermost suffice: a folder inside another cover (the kit, the solutions, the submissions and output
-    # folders inside /work or /home) is hidden with it, and its path stays out of the worker's configuration;
-    # unless it is inside a folder bound back (the kit installed in the Python installation's site-packages).
-    from .sandbox import MASKED, WRITABLE
-
-    covers = hide | set(MASKED) | set(WRITABLE)
-    hide = {
-        h
-        for h in hide
-        if not any(h.startswith(c + "/") for c in covers)
-        or any(h.startswith(k + "/") for k in keep)
-    }
-    return sorted(hide), sorted(keep)
 
 
 def main() -> None:

@@ -1,12 +1,4 @@
-"""The zygote and the workers it forks.
-
-The zygote is a fresh interpreter that imports torch, numpy and autograder.student_code once, pins torch to one
-thread (no OpenMP pool to break fork, and the same float reductions in every worker), and then only forks:
-a worker costs a fork (milliseconds), not an import of torch (a second and a half). It never imports a
-property, an oracle or a hidden test, so nothing of the sort can be found in a worker's memory.
-
-The zygote is exec'd with an empty environment plus a fixed allowlist (ENVIRONMENT in remote.py), so no
-worker can find the instructor's variables in os.environ, posix.environ or /proc/self/environ.
+"""The sandbox: what confines a worker, from its fork to the first operation (the kernel's part of the trust model).
 
 With namespaces, each worker is process 1 of a PID namespace of its own and sees only itself in its own /proc.
 As root, the zygote forks it straight into a new PID namespace and then returns to its own. Without root, in
@@ -14,7 +6,7 @@ an unprivileged user namespace, the forked child is only a keeper: it enters a n
 judge's own uid and gid and a new PID namespace, forks the worker proper, then waits for it and ends the
 same way (exit status or signal), so the zygote learns how the worker died.
 
-A worker, right after the fork and before any student code runs:
+A worker, right after the fork and before any student code runs (setup_worker):
   - starts its own session (so its whole process group can be killed) and dies with the zygote;
   - with namespaces: enters new mount, network and IPC namespaces, hides the kit (solutions, hidden properties),
     the submissions, the output folder and the judge's temp folder behind empty read-only tmpfs mounts,
@@ -24,55 +16,24 @@ A worker, right after the fork and before any student code runs:
     own uid) no processes or threads beyond itself;
   - redirects fds 1 and 2 to a file in its private working directory (bounded by RLIMIT_FSIZE);
   - as root: drops to an unprivileged uid/gid of its own (one per grading slot), with no_new_privs; in a user
-    namespace: drops every capability (it keeps the judge's uid, which the namespace maps to itself).
-Then it serves operations from its socket with an Executor, and is SIGKILLed when its section is done. The
-first operation preloads the section's reference dependencies from code objects without docstrings (no file,
-no source text in the worker): see `preload`.
+    namespace: drops every capability (it keeps the judge's uid, which the namespace maps to itself);
+  - loads a seccomp filter that refuses it any new user namespace (x86_64).
+What the mounts hide and keep is decided in the grading process (sandbox_paths). The zygote that forks workers
+is zygote.py; what a worker does once set up is worker.py.
 """
 
 from __future__ import annotations
 
-import ast
 import ctypes
-import gc
-import importlib.machinery
-import marshal
 import os
 import resource
 import signal
-import socket
 import sys
-import time
-import types
-from dataclasses import dataclass
-
-import numpy as np  # noqa: F401 - imported once here so that workers inherit it
-import torch
-import torch.nn
-import torch.nn.functional
-
-from .. import i18n, rules
-from ..components import COMPONENTS
-from ..student_code.executor import Executor
-from ..student_code.interface import Reply, StudentError
-from . import wire
-
-
-@dataclass(frozen=True)
-class Import:
-    """Import a component's module (the first thing a worker does with it, so a crash there is named)."""
-
-    component: str
-
-
-@dataclass(frozen=True)
-class Bye:
-    """Return what the student's code printed (trimmed); the worker is killed right after."""
-
+from pathlib import Path
 
 # --------------------------------------------------------------------------------------------- libc bits
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mount.argtypes = [
     ctypes.c_char_p,
     ctypes.c_char_p,
     ctypes.c_char_p,
@@ -103,11 +64,11 @@ def _check(ret: int, what: str) -> None:
 
 def _mount(source, target, fstype, flags, data=None) -> None:
     enc = lambda s: None if s is None else str(s).encode()  # noqa: E731
-    _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+    _check(libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
 
 
-def _prctl(option: int, arg: int) -> None:
-    _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
+def prctl(option: int, arg: int) -> None:
+    _check(libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
 
 
 def _drop_capabilities() -> None:
@@ -115,8 +76,8 @@ def _drop_capabilities() -> None:
     uid, so this is what stops it from unmounting what hides the host."""
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()
-    _check(_libc.capset(header, data), "capset")
-    _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl PR_CAP_AMBIENT")
+    _check(libc.capset(header, data), "capset")
+    _check(libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl PR_CAP_AMBIENT")
 
 
 # A seccomp filter (classic BPF, loaded with prctl: no library needed) that refuses a worker any new user
@@ -169,7 +130,7 @@ def forbid_user_namespaces() -> bool:
     )
     prog = _SockFprog(len(NO_USER_NAMESPACES), program)
     _check(
-        _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0),
+        libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0),
         "prctl PR_SET_SECCOMP",
     )
     return True
@@ -184,7 +145,7 @@ def enter_user_namespaces() -> None:
     """The keeper's part, without root: the next child is process 1 of a new PID namespace, inside a new user
     namespace that maps only the judge's own uid and gid (so the worker owns nothing more than the judge)."""
     uid, gid = os.geteuid(), os.getegid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWPID), "unshare")
+    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWPID), "unshare")
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
@@ -194,9 +155,9 @@ def fork_into_new_pid_namespace(own_pidns: int) -> int:
     """As root: fork a child that is process 1 of a new PID namespace, then put this process's next children
     back in its own namespace (`own_pidns`, an fd of /proc/self/ns/pid). No keeper: a second fork of this
     large process cost ~7 ms of the kernel's time a worker."""
-    _check(_libc.unshare(CLONE_NEWPID), "unshare")
+    _check(libc.unshare(CLONE_NEWPID), "unshare")
     pid = os.fork()
-    if pid and _libc.setns(own_pidns, CLONE_NEWPID) != 0:
+    if pid and libc.setns(own_pidns, CLONE_NEWPID) != 0:
         # The next worker would be born inside this one's namespace, where this one could see it: stop here.
         os.kill(pid, signal.SIGKILL)
         os._exit(70)
@@ -249,7 +210,7 @@ def _kept_flags(path: str) -> int:
 def isolate(hide: list[str], keep: list[str], tmp_mb: int, own_proc: bool) -> None:
     """New mount/network/IPC namespaces; `hide` behind empty tmpfs mounts, except the `keep` paths inside,
     which are bound back read-only. own_proc: a /proc of the worker's PID namespace (it sees only itself)."""
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing we mount leaks back to the host
     keep = [k for k in dict.fromkeys(keep) if os.path.isdir(k)]
     fds = {k: os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep}  # before anything shadows them
@@ -294,7 +255,7 @@ def setup_worker(cfg: dict, sock_fd: int) -> int:
     worker's pid as the zygote's PID namespace sees it (the grader reads its CPU time there)."""
     host_pid = int(os.readlink("/proc/self"))  # before its own /proc (where it is 1) is mounted
     os.setsid()
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its keeper (or the zygote) from the start
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its keeper (or the zygote) from the start
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.closerange(3, sock_fd)  # nothing of the zygote's but the socket to the grader
@@ -331,190 +292,21 @@ def setup_worker(cfg: dict, sock_fd: int) -> int:
     for which, value in limits.items():
         if value is not None:
             resource.setrlimit(which, (value, value))
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
     if uid is not None:  # last: everything above needed root
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-        _prctl(PR_SET_DUMPABLE, 0)
+        prctl(PR_SET_DUMPABLE, 0)
     if cfg.get("pidns") == "user":  # last: the mounts above needed the namespace's capabilities
         _drop_capabilities()
-        _prctl(PR_SET_DUMPABLE, 0)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the zygote
+        prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the zygote
     if cfg["isolate"]:  # last: the keeper and the set-up above made the namespaces this one refuses
         forbid_user_namespaces()
-    # No .pyc written (the kit's folder left sys.path in the zygote: see ZygoteServer.serve).
+    # No .pyc written (the kit's folder left sys.path in the zygote: see zygote.ZygoteServer.serve).
     sys.dont_write_bytecode = True
     return host_pid
-
-
-# ---------------------------------------------------------------------------- reference dependencies
-def _without_docstrings(tree: ast.AST) -> ast.AST:
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            node.body = body[1:] or [ast.Pass()]
-    return tree
-
-
-def reference_code(source: bytes, name: str) -> bytes:
-    """A reference module as the worker gets it: marshalled bytecode without docstrings, compiled under a name
-    that is no file (so linecache, inspect and tracebacks find no text). Asserts are kept (optimize=0)."""
-    tree = _without_docstrings(ast.parse(source))
-    return marshal.dumps(compile(tree, f"<reference {name}>", "exec", dont_inherit=True))
-
-
-def preload(package: str, modules: list) -> None:
-    """Run the reference dependencies (in dependency order) as modules of the worker's package, before any
-    student code: no file on disk, no __file__, no loader to ask for source, a spec with no origin. The
-    student's `from .attention import ...` then finds them in sys.modules."""
-    parent = sys.modules[package]
-    for name, code in modules:
-        full = f"{package}.{name}"
-        module = types.ModuleType(full)
-        module.__package__ = package
-        module.__spec__ = importlib.machinery.ModuleSpec(full, None)
-        module.__loader__ = None
-        sys.modules[full] = module
-        exec(marshal.loads(code), module.__dict__)  # noqa: S102 - the kit's own reference, compiled by the grader
-        setattr(parent, name, module)
-
-
-def serve(sock: socket.socket, root: str, output_limit: int) -> None:
-    """Carry out operations until killed. Every student failure goes back as a StudentError."""
-    executor = Executor(root, output_limit=output_limit)
-    while True:
-        try:
-            op = wire.recv(sock, trusted=True)  # from the grading process: the judge's own frames
-        except (EOFError, OSError, wire.WireError):
-            os._exit(0)
-        try:
-            if (
-                isinstance(op, dict) and "preload" in op
-            ):  # a plain dict: the wire's allowlist needs no entry
-                preload(executor.package, op["preload"])
-                reply = Reply()
-            elif isinstance(op, Import):
-                executor.module(op.component)
-                reply = Reply()
-            elif isinstance(op, Bye):
-                reply = Reply(executor.output.getvalue() + _head("output.txt", 4000))
-            else:
-                reply = executor.run(op)
-        except StudentError as e:
-            reply = e
-        except BaseException as e:  # noqa: BLE001 - student objects can raise anywhere, even in repr
-            reply = StudentError(
-                "exception", f"{type(e).__name__}: {e}"[:300], "", type(e).__name__
-            )
-        try:
-            data = wire.dumps(reply)
-        except Exception as e:  # noqa: BLE001 - whatever the student returned, it cannot travel
-            data = wire.dumps(
-                StudentError("exception", f"the result could not be sent back: {e}"[:300])
-            )
-        wire.send_bytes(sock, data)
-
-
-def _head(path: str, n: int) -> str:
-    """The first n bytes the student's code wrote to file descriptors 1 and 2."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(n)
-    except OSError:
-        return ""
-    return ("\n[written to fd 1/2]\n" + data.decode(errors="replace")) if data else ""
-
-
-# ------------------------------------------------------------------------------------- the run's reaper
-def _parents() -> dict[int, int]:
-    """pid -> parent pid, for every process this one can see."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as f:
-                    parents[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    return parents
-
-
-class Reaper:
-    """The orchestrator becomes the subreaper of everything its run starts: a process that leaves its
-    process group and its parent (a daemon: double fork, setsid) is re-parented here, not to init, and
-    `end_all` kills every such descendant before the final results are written. Without namespaces this is
-    what stops a submission from outliving the judge (and rewriting its outputs afterwards); with them, a
-    worker's PID namespace already dies with it, and this finds nothing."""
-
-    def __init__(self):
-        flag = ctypes.c_int(0)
-        _libc.prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
-        self.was = flag.value
-        _prctl(PR_SET_CHILD_SUBREAPER, 1)
-        self.pid = os.getpid()
-        parents = _parents()
-        # children that are not the run's
-        self.others = {p for p, pp in parents.items() if pp == self.pid}
-
-    def descendants(self) -> list[int]:
-        parents = _parents()
-        children: dict[int, list[int]] = {}
-        for p, pp in parents.items():
-            children.setdefault(pp, []).append(p)
-        found, todo = [], [p for p in children.get(self.pid, []) if p not in self.others]
-        while todo:
-            p = todo.pop()
-            found.append(p)
-            todo.extend(children.get(p, []))
-        return found
-
-    def end_all(self) -> int:
-        """Kill every process of the run still alive (those that fork meanwhile are caught by the next
-        round: their parent's death re-parents them here); returns how many there were."""
-        ended = set()
-        for _ in range(200):
-            alive = self.descendants()
-            if not alive:
-                break
-            for p in alive:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except OSError:
-                    pass
-                ended.add(p)
-            time.sleep(0.01)
-            for p in alive:  # those re-parented here are our children now: reap them
-                try:
-                    os.waitpid(p, os.WNOHANG)
-                except ChildProcessError:
-                    pass
-        return len(ended)
-
-    def close(self) -> None:
-        _prctl(PR_SET_CHILD_SUBREAPER, self.was)
-
-
-# ------------------------------------------------------------------------------------------------ zygote
-def warm_up() -> None:
-    """Pay every lazy initialisation once, here, instead of in each worker."""
-    torch.set_num_threads(1)
-    x = torch.randn(2, 3, 4, dtype=torch.float64)
-    with rules.guard("attention"):
-        (x @ x.transpose(-2, -1)).exp().sum(-1)
-        torch.nn.Linear(4, 4)(x.float()).relu()
-    torch.manual_seed(0)
-    # the components' library preloads (torch.optim imports torch._dynamo on
-    # first use, which the guard refuses during a call): 0.9 s once here instead of in every training worker.
-    for component in COMPONENTS:
-        for name in component.preload:
-            importlib.import_module(name)
 
 
 def _probe(mode: str) -> str:
@@ -532,7 +324,7 @@ def _probe(mode: str) -> str:
                 inner = fork_into_new_pid_namespace(os.open("/proc/self/ns/pid", os.O_RDONLY))
             if inner:
                 keep_until_it_ends(inner)
-            _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
+            _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
             _mount(None, "/", None, MS_REC | MS_PRIVATE)
             _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
             if mode == "user":
@@ -558,198 +350,70 @@ def probe_isolation() -> tuple[str | None, str]:
     return ("user", "") if not why else (None, f"not root, and no user namespaces ({why})")
 
 
-class ZygoteServer:
-    """Serves one grader. It keeps one worker forked and set up ahead of time (the spare), so that taking a
-    worker costs the grader a message, not a fork; consecutive workers alternate between two uids, so a
-    running worker cannot signal the spare that will grade the next section."""
+def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str]]:
+    """(hide, keep): what a worker must not see, and what it must, for Python to keep working."""
+    import autograder
 
-    def __init__(self, ctrl: socket.socket):
-        self.ctrl, self.cfg, self.spare, self.count = ctrl, None, None, 0
-        self.exited: dict[int, int] = {}  # pid -> wait status, the most recent few hundred
-        self.dying: set[int] = set()  # killed by us, not yet reaped
-        # this process's own PID namespace, to come back to after forking a worker into a new one (as root)
-        self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-
-    def _record(self, pid: int, st: int) -> None:
-        self.exited[pid] = st
-        self.dying.discard(pid)
-        while len(self.exited) > 256:
-            del self.exited[next(iter(self.exited))]
-
-    def reap_all(self) -> None:
-        """Collect exit statuses without waiting (orphans of workers come here too: we are their subreaper)."""
-        while True:
-            try:
-                pid, st = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            self._record(pid, st)
-
-    def wait_for(self, pid: int, block: bool) -> bool:
-        """True once `pid` has ended (its status is in self.exited, unless it was never ours)."""
-        if pid in self.exited:
-            return True
-        try:
-            got, st = os.waitpid(pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:
-            self.dying.discard(pid)
-            return True
-        if got == 0:
-            return False
-        self._record(got, st)
-        return True
-
-    def fork_spare(self) -> None:
-        for pid in list(self.dying):  # the last worker under the uid we are about to reuse is gone
-            self.wait_for(pid, block=True)
-        self.reap_all()
-        cfg = dict(self.cfg)
-        if cfg["uids"]:
-            cfg["uid"] = cfg["uids"][self.count % len(cfg["uids"])]
-        self.count += 1
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        if cfg.get("pidns") == "root":
-            pid = fork_into_new_pid_namespace(self.own_pidns)
-        else:
-            pid = os.fork()
-        if pid == 0:
-            self.ctrl.close()
-            ours.close()
-            self.cfg = None  # the worker's own copy (cfg) is cleared once it is set up
-            worker(cfg, theirs)
-        theirs.close()
-        self.spare = (pid, ours)
-
-    def kill(self, pid: int) -> None:
-        for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-            try:
-                kill()
-            except (ProcessLookupError, PermissionError):
-                pass
-        if pid not in self.exited:
-            self.dying.add(pid)
-
-    def status(self, pid: int, grace: float) -> tuple[int | None, bool]:
-        """How a worker ended: wait up to `grace` seconds for it, then kill it."""
-        deadline, killed = time.monotonic() + grace, False
-        while not self.wait_for(pid, block=False):
-            if time.monotonic() >= deadline:
-                self.kill(pid)
-                killed = True
-                self.wait_for(pid, block=True)
-                break
-            time.sleep(0.0005)
-        self.kill(pid)  # whatever is left of its process group
-        self.dying.discard(pid)
-        return self.exited.pop(pid, None), killed
-
-    def serve(self) -> None:
-        while True:
-            try:
-                msg = self.ctrl.recv(1 << 16)
-            except OSError:
-                return
-            if not msg:  # the grader hung up: take our workers down before we go
-                if self.spare:
-                    self.kill(self.spare[0])
-                for pid in list(self.dying):
-                    self.wait_for(pid, block=True)
-                return
-            req = wire.loads(msg)
-            msg = None  # a worker forked below must find no frame of the host's configuration
-            if req["op"] == "configure":
-                self.cfg = req["cfg"]
-                # The run's language, with its catalog read now: a worker's mounts hide the kit's folder,
-                # and its environment is an allowlist. The choice is a name from i18n.LANGUAGES, not a path.
-                lang = self.cfg.get("lang")
-                i18n.set_language(lang if lang in i18n.LANGUAGES else None)
-                i18n.translation(i18n.current_language())
-                # Nothing of the kit's own folder on the path, here once rather than in each worker (where
-                # it is hidden anyway): the worker's configuration need not name it.
-                unpath = set(self.cfg.pop("unpath", ()))
-                sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in unpath]
-                req = unpath = None
-                self.ctrl.send(wire.dumps({"ok": True}))
-                self.fork_spare()
-            elif req["op"] == "take":
-                req = None
-                pid, sock = self.spare
-                socket.send_fds(self.ctrl, [wire.dumps({"pid": pid})], [sock.fileno()])
-                sock.close()
-                self.fork_spare()  # after answering: the grader does not wait for this
-            elif req["op"] == "kill":  # no answer: the grader goes on at once
-                self.kill(req["pid"])
-            elif req["op"] == "status":
-                st, killed = self.status(req["pid"], req["grace"])
-                self.ctrl.send(wire.dumps({"status": st, "killed": killed}))
-
-
-def worker(cfg: dict, sock: socket.socket) -> None:
-    """The forked child: (with namespaces, become the keeper of the worker proper in a new PID namespace)
-    set up, say so, then serve. Never returns."""
-    try:
-        # as root, the zygote forked this process into its namespace already
-        if cfg.get("pidns") == "user":
-            os.setsid()  # the zygote's killpg reaches the keeper
-            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            enter_user_namespaces()
-            inner = os.fork()
-            if inner:
-                sock.close()
-                os.closerange(3, 1 << 16)
-                keep_until_it_ends(inner)
-        host_pid = setup_worker(cfg, sock.fileno())
-    except BaseException as e:  # noqa: BLE001 - refuse to run student code unprotected
-        try:
-            wire.send(sock, {"setup_failed": f"{type(e).__name__}: {e}"[:300]})
-        finally:
-            os._exit(70)
-    # What the worker needs of its configuration; the rest (the folders it hides and binds) leaves its memory's
-    # reachable objects before any student code runs.
-    root, output_limit = cfg["root"], cfg["output_limit"]
-    cfg.clear()
-    try:
-        wire.send(sock, {"ready": True, "pid": host_pid})
-        serve(sock, root, output_limit)
-    finally:
-        os._exit(0)
-
-
-def _vm_kb() -> int:
-    with open("/proc/self/status") as f:
-        return int(f.read().split("VmSize:")[1].split()[0])
-
-
-def zygote(ctrl: socket.socket) -> None:
-    warm_up()
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker come back here to be reaped
-    vm_kb = (
-        _vm_kb()
-    )  # (no local of this frame, which every worker's stack holds, keeps the host's pids)
-    mode, problem = probe_isolation()
-    # Everything imported so far leaves the collector's generations: a worker's first full collection would
-    # otherwise walk torch's ~250 000 objects and copy every page they sit on (a tenth of a worker's CPU time).
-    gc.collect()
-    gc.freeze()
-    ctrl.send(
-        wire.dumps(
-            {
-                "ready": True,
-                "vm_bytes": vm_kb * 1024,
-                "isolation": problem,
-                "mode": mode,
-                "euid": os.geteuid(),
-            }
-        )
-    )
-    ZygoteServer(ctrl).serve()
-
-
-def main() -> None:
-    ctrl = socket.socket(fileno=int(sys.argv[1]))
-    try:
-        zygote(ctrl)
-    finally:
-        os._exit(0)
+    home = os.path.expanduser("~")
+    hide = [
+        str(kit),
+        str(Path(autograder.__file__).resolve().parent),
+        str(kit / "solutions"),
+        home,
+        str(tmp),
+        *map(str, extra_hide),
+    ]
+    keep = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    for p in sys.path:
+        real = os.path.realpath(p) if p else ""
+        if (
+            real
+            and os.path.isdir(real)
+            and real != str(kit)
+            and not real.startswith(str(kit / "autograder"))
+        ):
+            keep.add(real)
+    # the outermost suffice
+    keep = {k for k in keep if not any(k.startswith(o + "/") for o in keep)}
+    # A kept folder inside a folder that others may not traverse (Python under /root, say): hide that folder
+    # too, so that it is replaced by a traversable empty one with the kept folder bound back inside.
+    for k in list(keep):
+        for parent in Path(k).parents:
+            if str(parent) != "/" and not os.stat(parent).st_mode & 0o001:
+                hide.append(str(parent))
+    system = {
+        "/",
+        "/usr",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/bin",
+        "/sbin",
+        "/etc",
+        "/proc",
+        "/dev",
+        "/sys",
+        "/run",
+        "/var",
+        "/tmp",
+    }
+    # Deny by default: every other top-level folder is hidden too. Another checkout of the kit, a copy of the
+    # solutions or last year's submissions could sit anywhere (/work, /home, /srv, /opt...): the judge cannot
+    # list them, so it shows nothing but the system and binds back what Python needs (keep).
+    for entry in os.listdir("/"):
+        path = "/" + entry
+        if path not in system and os.path.isdir(path) and not os.path.islink(path):
+            hide.append(path)
+    hide = {os.path.realpath(h) for h in hide} - system
+    # The outermost suffice: a folder inside another cover (the kit, the solutions, the submissions and output
+    # folders inside /work or /home) is hidden with it, and its path stays out of the worker's configuration;
+    # unless it is inside a folder bound back (the kit installed in the Python installation's site-packages).
+    covers = hide | set(MASKED) | set(WRITABLE)
+    hide = {
+        h
+        for h in hide
+        if not any(h.startswith(c + "/") for c in covers)
+        or any(h.startswith(k + "/") for k in keep)
+    }
+    return sorted(hide), sorted(keep)

@@ -38,11 +38,11 @@ from .outputs import (
     write_student,
     write_timing,
 )
+from .reaper import Reaper
 from .records import OutcomeRecord
-from .remote import MAX_JOBS, uid_block
-from .sandbox import Reaper
 from .sections import Section, discover, plan, read_files
 from .wire import valid_text
+from .zygote_client import MAX_JOBS, uid_block
 
 GRADER_TRIES = 3  # a section on which grading processes keep dying is marked crashed (for its student) after this
 STALL_S = 120  # a grading process silent this long past its section's time limit is stuck (a judge bug): killed

@@ -162,7 +162,7 @@ _ALLOWED = {
     ),
     # the checking side's probe of the by-hand guard
     ("autograder.student_code.interface", "Probe"),
-    *(("autograder.judge.sandbox", n) for n in ("Import", "Bye")),
+    *(("autograder.judge.operations", n) for n in ("Import", "Bye")),
 }
 
 
