@@ -18,14 +18,6 @@ GONE = re.compile(r"oracle|witness", re.IGNORECASE)
 # computation called by solutions/' name. Elsewhere (the judge, the notebooks, the reports) it means solutions/.
 CHECKING_SIDE = ("properties/", "hidden/", "diagnoses/", "suite/")
 REFERENCE_WORDS = {"reference", "references", "ref", "refs"}
-# Temporary, removed by the lead after the merge: files that other branches are editing while this rule lands
-# (issue 25's splits), and the two shims that keep their old imports working until then.
-NOT_YET = {
-    "judge/sandbox.py",
-    "judge/remote.py",
-    "judge/grading_process.py",
-}
-NOT_YET_NAMES: set[tuple[str, str]] = set()
 # A student-side helper (a module-level function of the checking side's packages whose first parameter is
 # `student`) is named for what it calls or builds, as most were (softmax, attend, forward, build_layer: 40 of
 # 50): the parameter says its side, so neither a `student_` prefix nor a `_call` suffix, and never `expected`.
@@ -85,14 +77,10 @@ def misnamed(root) -> list[str]:
     package = root / "autograder"
     for path in sorted(package.rglob("*.py")):
         rel = path.relative_to(package).as_posix()
-        if rel in NOT_YET:
-            continue
         if GONE.search(rel):
             found.append(f"autograder/{rel}: the file's own name")
         source = path.read_text()
         for line, name in identifiers(ast.parse(source)):
-            if (rel, name) in NOT_YET_NAMES:
-                continue
             if GONE.search(name):
                 found.append(f"autograder/{rel}:{line}: {name}")
             elif rel.startswith(CHECKING_SIDE) and words(name) & REFERENCE_WORDS:

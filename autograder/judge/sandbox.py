@@ -183,12 +183,8 @@ def keep_until_it_ends(pid: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------- worker set-up
-WRITABLE = (
-    "/tmp",
-    "/var/tmp",
-    "/dev/shm",
-    "/run/lock",
-)  # world-writable places, made private per worker
+# World-writable places, made private per worker
+WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 # System folders that hold what belongs to a logged-in user: the session's runtime folder (sockets of its
 # D-Bus and systemd --user), its terminals, its delegated cgroups. In a user namespace the worker has the
 # judge's uid and could use them; as root it could not, but there is nothing there it needs either.

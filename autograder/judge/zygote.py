@@ -3,7 +3,7 @@
 The zygote is a fresh interpreter that imports torch, numpy and autograder.student_code once, pins torch to one
 thread (no OpenMP pool to break fork, and the same float reductions in every worker), and then only forks:
 a worker costs a fork (milliseconds), not an import of torch (a second and a half). It never imports a
-property, an oracle or a hidden test, so nothing of the sort can be found in a worker's memory.
+property, a mistake model or a hidden test, so nothing of the sort can be found in a worker's memory.
 
 The zygote is exec'd with an empty environment plus a fixed allowlist (ENVIRONMENT in zygote_client.py), so no
 worker can find the instructor's variables in os.environ, posix.environ or /proc/self/environ. The grading
@@ -40,8 +40,8 @@ def warm_up() -> None:
         (x @ x.transpose(-2, -1)).exp().sum(-1)
         torch.nn.Linear(4, 4)(x.float()).relu()
     torch.manual_seed(0)
-    # the components' library preloads (torch.optim imports torch._dynamo on
-    # first use, which the guard refuses during a call): 0.9 s once here instead of in every training worker.
+    # The components' preloads (training's: a stand-in for torch._dynamo, which torch.optim imports on first use
+    # and the guard refuses during a call): once here instead of in every training worker.
     for component in COMPONENTS:
         for name in component.preload:
             importlib.import_module(name)
@@ -183,9 +183,8 @@ def _vm_kb() -> int:
 def zygote(ctrl: socket.socket) -> None:
     warm_up()
     prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker come back here to be reaped
-    vm_kb = (
-        _vm_kb()
-    )  # (no local of this frame, which every worker's stack holds, keeps the host's pids)
+    # (no local of this frame, which every worker's stack holds, keeps the host's pids)
+    vm_kb = _vm_kb()
     mode, problem = probe_isolation()
     # Everything imported so far leaves the collector's generations: a worker's first full collection would
     # otherwise walk torch's ~250 000 objects and copy every page they sit on (a tenth of a worker's CPU time).
