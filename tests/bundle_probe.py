@@ -49,6 +49,11 @@ ALIASES = {
 }
 
 
+# Context records the checker builds from an exercise's own inputs (greedy decoding's settings: max_len, bos_id,
+# eos_id, src_mask): a function that takes one takes the exercise's inputs.
+CARRIES_INPUTS = {"decoding"}
+
+
 def reference(name):
     return importlib.import_module(f"solutions.{name}")
 
@@ -179,7 +184,9 @@ def targets():
         )
     )
     dec = {"src": src, "max_len": 6, "bos_id": 1, "eos_id": 2, "src_mask": src_mask}
-    out.append(("transformer", "greedy_decode", {"model": model, **dec}, ctx, None))
+    settings = {k: dec[k] for k in ("max_len", "bos_id", "eos_id", "src_mask")}
+    dctx = {**ctx, "decoding": SimpleNamespace(**settings)}
+    out.append(("transformer", "greedy_decode", {"model": model, **dec}, dctx, None))
     out[-1] = (*out[-1][:4], tr.greedy_decode(model, **dec))
     kv = reference("kv_cache")
     out.append(
@@ -187,7 +194,7 @@ def targets():
             "kv_cache",
             "cached_greedy_decode",
             {"model": model, **dec},
-            ctx,
+            dctx,
             kv.cached_greedy_decode(model, **dec),
         )
     )
@@ -267,7 +274,9 @@ def bindings(fn, inputs, context):
             missing = True
     # it takes at least one of the exercise's own inputs, not only the context
     takes_inputs = any(
-        (p.name if p.name in inputs else ALIASES.get(p.name)) in inputs for p in params
+        (p.name if p.name in inputs else ALIASES.get(p.name)) in inputs
+        or (p.name in CARRIES_INPUTS and p.name in context)
+        for p in params
     )
     if not missing and takes_inputs:
         out.append(((), named))

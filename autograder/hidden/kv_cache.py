@@ -33,6 +33,7 @@ from ..properties.models.transformer import ExpectedTransformer
 from ..suite.checks import close, consistent, diagnose, fail, is_close
 from ..suite.core import prop
 from ..suite.decoding import (
+    Decoding,
     build_model,
     decoding_cases,
     expect_run_in_eval_and_restored,
@@ -135,9 +136,10 @@ def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
     With dropout=0.5 the tokens equal the dropout-free expected model's."""
     state = case.config.state(2, 0.5)
     model = build_model(student, case, state, dropout=0.5, train=True)[0]
-    ys, reply = cached_greedy_decode(student, model, case, 5, 1, 2)
+    decoding = Decoding(max_len=5, bos_id=1, eos_id=2)
+    ys, reply = cached_greedy_decode(student, model, case, decoding)
     expect_run_in_eval_and_restored(student, model, reply, "cached_greedy_decode")
-    expected = expected_greedy_decode(state, case, 5, 1, 2)
+    expected = expected_greedy_decode(state, case, decoding)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
             _(

@@ -22,7 +22,7 @@ from ..properties.transformer import (
 )
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
 from ..suite.core import prop
-from ..suite.decoding import build_model
+from ..suite.decoding import Decoding, build_model
 from ..suite.expected_values import expected_causal_mask
 
 C = "transformer"
@@ -46,9 +46,10 @@ def _finishing_case(seed, bias):
 def greedy_decode_finished_rows_hold_eos(student, cb):
     """After a row produces eos_id it holds eos_id; decoding stops as soon as every row has finished."""
     case, bias = cb
-    bos, eos, max_len = 1, 2, 7
+    decoding = Decoding(max_len=7, bos_id=1, eos_id=2)
+    eos, max_len = decoding.eos_id, decoding.max_len
     handle, state = build_model(student, case, state=eos_biased(case, eos, bias))
-    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, decoding)[0]
     for row in ys.tolist():
         if eos in row[1:]:
             first = row.index(eos, 1)
@@ -78,13 +79,13 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
             ),
             _(NO_STOP),
         )
-    expected = expected_greedy_decode(state, case, max_len, bos, eos)
+    expected = expected_greedy_decode(state, case, decoding)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
             _("greedy_decode gave {got}, expected {expected}").format(
                 got=ys.tolist(), expected=expected.tolist()
             ),
-            explain_greedy(ys, state, case, max_len, bos, eos, None, _("finished rows get eos_id")),
+            explain_greedy(ys, state, case, decoding, _("finished rows get eos_id")),
         )
 
 
@@ -93,10 +94,10 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
 @example(case=fixed_case(10, num_layers=1, lengths=[2, 5]))
 def greedy_decode_with_src_mask_equals_expected(student, case):
     """With a padding src_mask, greedy_decode equals the expected tokens (the mask serves encode and decode)."""
-    bos, eos = 1, 2
-    handle, state = build_model(student, case, state=eos_biased(case, eos, 1.0))
-    ys = greedy_decode(student, handle, case, 6, bos, eos, case.src_mask)[0]
-    expected = expected_greedy_decode(state, case, 6, bos, eos, case.src_mask)
+    decoding = Decoding(max_len=6, bos_id=1, eos_id=2, src_mask=case.src_mask)
+    handle, state = build_model(student, case, state=eos_biased(case, decoding.eos_id, 1.0))
+    ys = greedy_decode(student, handle, case, decoding)[0]
+    expected = expected_greedy_decode(state, case, decoding)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
             _("greedy_decode with src_mask gave {got}, expected {expected}").format(
@@ -106,10 +107,7 @@ def greedy_decode_with_src_mask_equals_expected(student, case):
                 ys,
                 state,
                 case,
-                6,
-                bos,
-                eos,
-                case.src_mask,
+                decoding,
                 _(
                     "pass src_mask to encode and to every decode: model.encode(src, src_mask), "
                     "model.decode(ys, memory, causal_mask(L), src_mask)"
@@ -123,7 +121,7 @@ def greedy_decode_with_src_mask_equals_expected(student, case):
 def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
     handle = build_model(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)[0]
-    greedy_decode(student, handle, case, 4, 1, 2)
+    greedy_decode(student, handle, case, Decoding(max_len=4, bos_id=1, eos_id=2))
     expect(
         not student.inspect(handle)["training"],
         _("greedy_decode left a model that was in eval mode in train mode"),

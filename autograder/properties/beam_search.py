@@ -236,9 +236,7 @@ def beam_search_size_one_is_greedy(student, case, settings):
     # once every row has finished), so that eos padding after the last finish is not charged here.
     width = max(len(h) for h in got)
     ys = torch.tensor([list(h) + [settings.eos_id] * (width - len(h)) for h in got])
-    why = greedy_fixed_point(
-        ys, inputs.state(), case, settings.max_len, settings.bos_id, settings.eos_id, case.src_mask
-    )
+    why = greedy_fixed_point(ys, inputs.state(), case, settings.greedy(case.src_mask))
     if why is not None:
         fail(
             _(

@@ -29,6 +29,7 @@ from ..student_code import Build, Call
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import (
+    Decoding,
     DecodingCase,
     build_model,
     decoding_cases,
@@ -419,12 +420,9 @@ def kv_cache_keeps_the_memory_of_start(student, inputs, seed):
         done += n
 
 
-def cached_greedy_decode(student, model, case, max_len, bos, eos, src_mask=None):
-    kwargs = dict(max_len=max_len, bos_id=bos, eos_id=eos)
-    if src_mask is not None:
-        kwargs["src_mask"] = src_mask
-    reply = student.run(Call(C, "cached_greedy_decode", (model, case.src), kwargs))
-    what = f"cached_greedy_decode(model, src, max_len={max_len}, bos_id={bos}, eos_id={eos})"
+def cached_greedy_decode(student, model, case, decoding: Decoding):
+    reply = student.run(Call(C, "cached_greedy_decode", (model, case.src), decoding.kwargs()))
+    what = decoding.call("cached_greedy_decode")
     ys = tensor(reply.value, what)
     expect(
         ys.dtype == torch.long and ys.dim() == 2,
@@ -452,11 +450,12 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
 
     Rows of a batch may finish at different steps: a finished row holds eos_id while another is decoding."""
     bos, eos = ids
+    decoding = Decoding(max_len, bos, eos, case.src_mask)
     state = case.config.state(eos, bias)
     model = build_model(student, case, state)[0]
-    ys = cached_greedy_decode(student, model, case, max_len, bos, eos, case.src_mask)[0]
+    ys = cached_greedy_decode(student, model, case, decoding)[0]
     # greedy's tokens are a fixed point of one teacher-forced pass: no decoding loop on the checking side
-    why = greedy_fixed_point(ys, state, case, max_len, bos, eos, case.src_mask)
+    why = greedy_fixed_point(ys, state, case, decoding)
     if why is not None:
         gave = _("cached_greedy_decode gave {got}: {why}").format(got=ys.tolist(), why=why)
         # the two batch mistakes read off the tokens themselves: a token other than eos_id after a row's
@@ -470,7 +469,7 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
             fail(gave, _(STOP_WHEN_ALL))
         if (
             case.src_mask is not None
-            and greedy_fixed_point(ys, state, case, max_len, bos, eos) is None
+            and greedy_fixed_point(ys, state, case, decoding.unmasked()) is None
         ):
             fail(
                 gave,

@@ -32,7 +32,12 @@ from ..suite.checks import (
     written_by_hand,
 )
 from ..suite.core import Kind, default_hint, prop
-from ..suite.decoding import build_model, expect_run_in_eval_and_restored, greedy_fixed_point
+from ..suite.decoding import (
+    Decoding,
+    build_model,
+    expect_run_in_eval_and_restored,
+    greedy_fixed_point,
+)
 from ..suite.expected_values import expected_causal_mask
 from ..suite.strategies import seeds
 from .models.transformer import ExpectedTransformer, ModelMistake, SizedCase
@@ -268,14 +273,10 @@ MAX_LEN_HINT = N_(
 )
 
 
-def greedy_decode(student, handle, case, max_len, bos_id, eos_id, src_mask=None):
-    kwargs = dict(max_len=max_len, bos_id=bos_id, eos_id=eos_id)
-    if src_mask is not None:
-        kwargs["src_mask"] = src_mask
-    reply = student.run(Call(C, "greedy_decode", (handle, case.src), kwargs))
-    ys = reply.value
-    what = f"greedy_decode(model, src, max_len={max_len}, bos_id={bos_id}, eos_id={eos_id})"
-    ys = tensor(ys, what)
+def greedy_decode(student, handle, case, decoding: Decoding):
+    reply = student.run(Call(C, "greedy_decode", (handle, case.src), decoding.kwargs()))
+    what = decoding.call("greedy_decode")
+    ys = tensor(reply.value, what)
     expect(
         ys.dtype == torch.long,
         _("{call} returned dtype {dtype}, expected torch.int64").format(call=what, dtype=ys.dtype),
@@ -293,23 +294,23 @@ def greedy_decode(student, handle, case, max_len, bos_id, eos_id, src_mask=None)
         _("one row per source sentence: (batch, L)"),
     )
     expect(
-        ys.shape[1] <= max_len,
+        ys.shape[1] <= decoding.max_len,
         _("{call} returned {n} tokens, more than max_len={max_len}").format(
-            call=what, n=ys.shape[1], max_len=max_len
+            call=what, n=ys.shape[1], max_len=decoding.max_len
         ),
         _(MAX_LEN_HINT),
     )
     expect(
-        ys.shape[1] >= 1 and bool((ys[:, 0] == bos_id).all()),
+        ys.shape[1] >= 1 and bool((ys[:, 0] == decoding.bos_id).all()),
         _("{call}: column 0 is {column}, expected bos_id={bos_id}").format(
-            call=what, column=ys[:, 0].tolist(), bos_id=bos_id
+            call=what, column=ys[:, 0].tolist(), bos_id=decoding.bos_id
         ),
         _("start every row with bos_id: ys = torch.full((batch, 1), bos_id)"),
     )
     return ys, reply
 
 
-def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, default=""):
+def explain_greedy(got, state, case, decoding: Decoding, default=""):
     """The hint naming the loop mistake whose tokens are `got` (`default` without the diagnoses)."""
     if mistake_models is None:
         return default
@@ -317,9 +318,7 @@ def explain_greedy(got, state, case, max_len, bos_id, eos_id, src_mask=None, def
 
     def same(mistake):
         def test():
-            expected = mistake_models.expected_greedy_decode(
-                state, case, max_len, bos_id, eos_id, src_mask, mistake
-            )
+            expected = mistake_models.expected_greedy_decode(state, case, decoding, mistake)
             return expected.shape == got.shape and torch.equal(expected, got)
 
         return test
@@ -558,12 +557,13 @@ def greedy_decode_equals_expected(student, case, ids, max_len, bias):
     """greedy_decode returns exactly the expected greedy sequence: bos first, argmax of the last position."""
     bos, eos = ids
     handle, state = build_model(student, case, state=eos_biased(case, eos, bias))
-    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
+    decoding = Decoding(max_len, bos, eos)
+    ys = greedy_decode(student, handle, case, decoding)[0]
     expect_greedy(
         ys,
         state,
         case,
-        (max_len, bos, eos),
+        decoding,
         _(
             "memory = encode(src, src_mask) once; each step: logits = generator(decode(ys, "
             "memory, causal_mask(L), src_mask)[:, -1]), next = argmax, append; finished rows "
@@ -580,7 +580,8 @@ def greedy_decode_respects_max_len(student, case, max_len):
     """When eos never wins, greedy_decode returns exactly max_len tokens (max_len=1: just bos)."""
     bos, eos = 1, 2
     handle, state = build_model(student, case, state=eos_biased(case, eos, -1e3))
-    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
+    decoding = Decoding(max_len, bos, eos)
+    ys = greedy_decode(student, handle, case, decoding)[0]
     if ys.shape[1] != max_len:
         fail(
             _(
@@ -589,9 +590,7 @@ def greedy_decode_respects_max_len(student, case, max_len):
             ).format(max_len=max_len, n=ys.shape[1]),
             _(MAX_LEN_HINT),
         )
-    expect_greedy(
-        ys, state, case, (max_len, bos, eos), _("next token = argmax of the last position")
-    )
+    expect_greedy(ys, state, case, decoding, _("next token = argmax of the last position"))
 
 
 @prop(C, points=1, examples=2)
@@ -600,7 +599,7 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
     bos, eos = 0, 3
     handle, state = build_model(student, case, state=eos_biased(case, eos, 1e3))
-    ys = greedy_decode(student, handle, case, max_len, bos, eos)[0]
+    ys = greedy_decode(student, handle, case, Decoding(max_len, bos, eos))[0]
     expected = torch.tensor([[bos, eos]] * case.src.shape[0])
     if ys.shape != expected.shape:
         fail(
@@ -619,14 +618,14 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     )
 
 
-def expect_greedy(ys, state, case, decoding, default_hint):
-    """Fail unless greedy_decode's tokens `ys` are the expected model's; decoding = (max_len, bos, eos). The hint
-    names the mistake that explains them (explain_greedy, on the graded side), else `default_hint`."""
-    why = greedy_fixed_point(ys, state, case, *decoding)
+def expect_greedy(ys, state, case, decoding: Decoding, default_hint):
+    """Fail unless greedy_decode's tokens `ys` are the expected model's. The hint names the mistake that
+    explains them (explain_greedy, on the graded side), else `default_hint`."""
+    why = greedy_fixed_point(ys, state, case, decoding)
     if why is not None:
         fail(
             _("greedy_decode gave {got}: {why}").format(got=ys.tolist(), why=why),
-            explain_greedy(ys, state, case, *decoding, None, default_hint),
+            explain_greedy(ys, state, case, decoding, default_hint),
         )
 
 
@@ -637,9 +636,10 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
     """A model in train mode (dropout=0.5) decodes as expected without dropout and is in train mode afterwards."""
     state = eos_biased(case, 2, 0.5)
     handle = build_model(student, case, state=state, dropout=0.5, train=True)[0]
-    ys, reply = greedy_decode(student, handle, case, 5, 1, 2)
+    decoding = Decoding(max_len=5, bos_id=1, eos_id=2)
+    ys, reply = greedy_decode(student, handle, case, decoding)
     expect_run_in_eval_and_restored(student, handle, reply, "greedy_decode")
-    why = greedy_fixed_point(ys, state, case, 5, 1, 2)
+    why = greedy_fixed_point(ys, state, case, decoding)
     if why is not None:
         fail(
             _("greedy_decode of a model in train mode gave {got}: {why}").format(

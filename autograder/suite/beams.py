@@ -16,7 +16,7 @@ from ..i18n import N_, _
 from ..properties.models.transformer import ExpectedTransformer
 from ..student_code import Call
 from .checks import EXPECTED_DTYPE, expect, fail, tensor
-from .decoding import SRC_VOCAB, DecodingCase, build_model, decoding_cases
+from .decoding import SRC_VOCAB, Decoding, DecodingCase, build_model, decoding_cases
 from .strategies import LabelledCase
 
 C = "beam_search"
@@ -44,6 +44,10 @@ class BeamSettings(LabelledCase):
     beam_size: int
     length_penalty: float
     eos_bias: float = 0.0
+
+    def greedy(self, src_mask=None) -> Decoding:
+        """Greedy decoding with the same max_len, bos_id and eos_id (what beam_size=1 must equal)."""
+        return Decoding(self.max_len, self.bos_id, self.eos_id, src_mask)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

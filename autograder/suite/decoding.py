@@ -97,6 +97,35 @@ def fixed_case(
     return DecodingCase(src, src_mask, vocab, d, h, n, seed, dtype)
 
 
+# eq=False: src_mask is a tensor, and == between tensors compares them elementwise
+@dataclasses.dataclass(frozen=True, eq=False)
+class Decoding:
+    """The settings of one greedy decoding, as the decoding functions take them: greedy_decode(model, src,
+    max_len, bos_id, eos_id, src_mask) and cached_greedy_decode; src_mask (batch, 1, 1, m_E) or None."""
+
+    max_len: int
+    bos_id: int
+    eos_id: int
+    src_mask: torch.Tensor | None = None
+
+    def kwargs(self) -> dict:
+        """The keyword arguments of the student's call (src_mask only when there is one)."""
+        kwargs = dict(max_len=self.max_len, bos_id=self.bos_id, eos_id=self.eos_id)
+        if self.src_mask is not None:
+            kwargs["src_mask"] = self.src_mask
+        return kwargs
+
+    def call(self, function: str) -> str:
+        """The call as a message shows it (without src_mask, a tensor)."""
+        return (
+            f"{function}(model, src, max_len={self.max_len}, bos_id={self.bos_id}, "
+            f"eos_id={self.eos_id})"
+        )
+
+    def unmasked(self) -> Decoding:
+        return dataclasses.replace(self, src_mask=None)
+
+
 def build_model(student, case: DecodingCase, state=None, dropout=0.0, train=False):
     """The Transformer under the kit's names, built through the interface; returns (handle, state)."""
     state = case.config.state() if state is None else state
@@ -111,21 +140,22 @@ def build_model(student, case: DecodingCase, state=None, dropout=0.0, train=Fals
     return handle, state
 
 
-def greedy_fixed_point(ys, state, case, max_len, bos_id, eos_id, src_mask=None):
+def greedy_fixed_point(ys, state, case: DecodingCase, decoding: Decoding):
     """Why `ys` (batch, L) is not greedy decoding's output on the torch-assembled model, or None when it is.
 
     One teacher-forced pass over ys itself gives, at every position, the next token greedy decoding would choose
     after that prefix: ys is greedy's output exactly when each token of a row not yet finished is that argmax,
     each token after a row's eos_id is eos_id, and ys stops at max_len tokens or once every row has finished."""
+    max_len, eos_id = decoding.max_len, decoding.eos_id
     b, length = ys.shape
     if length > max_len:
         return _("{n} tokens, more than max_len={max_len}").format(n=length, max_len=max_len)
-    if length == 0 or not bool((ys[:, 0] == bos_id).all()):
-        return _("every row starts with bos_id={bos_id}").format(bos_id=bos_id)
+    if length == 0 or not bool((ys[:, 0] == decoding.bos_id).all()):
+        return _("every row starts with bos_id={bos_id}").format(bos_id=decoding.bos_id)
     model = ExpectedTransformer(state, case.config)
-    memory = model.encode(case.src, src_mask)
+    memory = model.encode(case.src, decoding.src_mask)
     choice = model.generator(
-        model.decode(ys, memory, expected_causal_mask(length), src_mask)
+        model.decode(ys, memory, expected_causal_mask(length), decoding.src_mask)
     ).argmax(-1)
     done = torch.zeros(b, dtype=torch.bool)
     for t in range(1, length):
