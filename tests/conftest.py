@@ -83,10 +83,9 @@ SLOW_TESTS = {
     },
     # 25 s of CPU: check, a class of one graded, a bundle's pytest and a kernel's check cell on one submission
     "test_same_words.py": {"test_check_pytest_grade_and_a_notebook_cell_give_the_same_hint"},
-    "test_rules.py": {  # 5 and 7 s: the by-hand guard attacked in a fresh process (issue 20)
-        "test_emptying_the_guards_closures_switches_nothing_off",
-        "test_switching_the_rules_off_from_a_helper_earns_nothing_in_process",
-    },
+    # 5 and 7 s: the by-hand guard attacked in a fresh process (issue 20)
+    "test_rules_guard.py": {"test_emptying_the_guards_closures_switches_nothing_off"},
+    "test_rules_suite.py": {"test_switching_the_rules_off_from_a_helper_earns_nothing_in_process"},
     # 10 s: the beam_search suite on a hostile submission and its control
     "test_beam_search.py": {
         "test_greedy_unless_the_beam_is_enumerable_earns_what_plain_greedy_earns"
