@@ -267,6 +267,7 @@ def test_the_kernels_hold_their_configuration_as_constants():
     import gc
     import types
 
+    rules.install()  # the kernels exist once the guard is installed (not only after an earlier test did)
     kernels = [
         o
         for o in gc.get_objects()
