@@ -19,6 +19,7 @@ from ..i18n import N_, _
 from ..properties.models.training import TrainingMistake, expected_smoothed_loss
 from ..properties.models.transformer import TransformerConfig
 from ..student_code import Call
+from . import decoding
 from .checks import diagnose, expect, tensor
 from .graded import matches
 from .strategies import LabelledCase, dtypes, seeds, tensors
@@ -261,6 +262,7 @@ class BatchCase(LabelledCase):
     pad_id: int = 0
     smoothing: float = 0.1
     bos_id: int = BOS
+    dtype = torch.float64  # a class attribute, not a field: a case prints as before
 
     def batches(self, steps):
         """(src, tgt) batches (steps, batch, m_E | m) of the case's sizes, drawn from its seed."""
@@ -301,17 +303,9 @@ def fixed_batch_case(seed, b=3, m_e=4, m=4, d=8, h=2, n=1, vocab=7, smoothing=0.
 
 def build_model(student, case):
     """(handle, weights): the model under training is the transformer component's Transformer (the reference's in
-    the judge), built in float64 with the weights of the case's config."""
-    state = case.config.state()
-    handle = student.build(
-        "transformer",
-        "Transformer",
-        state=state,
-        train=True,
-        dtype=torch.float64,
-        **case.config.kwargs(),
-    )
-    return handle, state
+    the judge), built as the decoding cases build it, in train mode and float64, with the weights of the case's
+    config."""
+    return decoding.build_model(student, case, train=True)
 
 
 def train(student, handle, src_batches, tgt_batches, case, warmup, factor, seed=0):
