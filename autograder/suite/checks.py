@@ -293,12 +293,14 @@ def is_close(actual, expected, dtype=None, rtol=None, atol=None) -> bool:
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.shape != e.shape:
         return False
-    r, t = tol(dtype or a.dtype)
+    relative, absolute = tol(dtype or a.dtype)
     if a.is_floating_point() and dtype is not None:
-        r, t = max(r, tol(a.dtype)[0]), max(t, tol(a.dtype)[1])
-    r, t = rtol if rtol is not None else r, atol if atol is not None else t
+        relative = max(relative, tol(a.dtype)[0])
+        absolute = max(absolute, tol(a.dtype)[1])
+    relative = rtol if rtol is not None else relative
+    absolute = atol if atol is not None else absolute
     a64, e64 = a.to(torch.float64), e.to(torch.float64)
-    return bool(torch.allclose(a64, e64, rtol=r, atol=t, equal_nan=True))
+    return bool(torch.allclose(a64, e64, rtol=relative, atol=absolute, equal_nan=True))
 
 
 def close(actual, expected, what: str, hint="", dtype=None, rtol=None, atol=None) -> None:
