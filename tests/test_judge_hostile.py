@@ -248,6 +248,15 @@ def test_forbidden_library_calls(graded, name):
     assert "softmax" in _messages(graded, f"h-{name}", "attention")
 
 
+def test_torch_compile_is_refused_past_the_dynamo_stand_in(graded):
+    """The worker's torch._dynamo is the kit's stand-in (rules/eager_dynamo.py): torch.compile, reached by a
+    computed name, still loads the real module, which the guard refuses and names."""
+    name = "compile_in_train"
+    assert points(graded, f"h-{name}")["training"] < points(graded, f"c-{name}")["training"]
+    assert "forbidden" in _statuses(graded, f"h-{name}", "training")
+    assert "torch.compile" in _messages(graded, f"h-{name}", "training")
+
+
 def test_reseeding_the_generators(graded):
     assert points(graded, "h-reseed") == points(graded, "reference")
 
