@@ -45,3 +45,27 @@ def test_loaded_files_change_no_example(tmp_path):
         for mode in ("plain", "planted")
     ]
     assert runs[0] and runs[0] == runs[1]
+
+
+def test_a_composite_strategy_is_made_once_per_plain_argument_list():
+    """strategies.composite keeps one strategy per argument list (issue 24: building and validating a new one at
+    every draw was half a drawn tensor's cost); the same object draws the same values from the same choices."""
+    import torch
+
+    from autograder.suite.strategies import tensors
+
+    assert tensors((2, 3)) is tensors((2, 3))
+    assert tensors((2, 3), torch.float32) is not tensors((2, 3))
+    assert tensors((2, 3), lo=-1) is not tensors((2, 3), lo=-1.0)  # types are part of the key
+    assert tensors([2, 3]) is not tensors([2, 3])  # not a plain value: made each time, as st.composite does
+
+
+def test_every_composite_of_the_kit_goes_through_the_cache():
+    from autograder import KIT
+
+    direct = [
+        p.relative_to(KIT).as_posix()
+        for p in sorted((KIT / "autograder").rglob("*.py"))
+        if "@st.composite" in p.read_text()
+    ]
+    assert direct == [], f"use strategies.composite instead of st.composite in {direct}"

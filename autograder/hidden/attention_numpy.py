@@ -32,7 +32,7 @@ from autograder.suite.checks import (
     not_constant,
 )
 from autograder.suite.core import prop
-from autograder.suite.strategies import arrays
+from autograder.suite.strategies import arrays, composite
 
 
 @prop(C, points=1, examples=3, visible=False)
@@ -50,7 +50,7 @@ def np_softmax_is_shift_invariant(student, x, shift, dtype):
     )
 
 
-@st.composite
+@composite
 def partly_broadcast_masks(draw):
     """(q, k, v, mask), a plain tuple (as the reports print it), with leading dims (2, h) and a mask of shape
     (2, 1, m_q, m_k) or (1, h, 1, m_k)."""

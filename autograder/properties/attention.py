@@ -24,7 +24,14 @@ from ..suite.checks import (
     wrong_shape,
 )
 from ..suite.core import Kind, prop
-from ..suite.strategies import MaskedAttentionInputs, attention_inputs, dtypes, masks, tensors
+from ..suite.strategies import (
+    MaskedAttentionInputs,
+    attention_inputs,
+    composite,
+    dtypes,
+    masks,
+    tensors,
+)
 from .attention_numpy import (
     ALL_NEG_INF_ROW,
     BLOCKED_KEY_WEIGHT,
@@ -322,7 +329,7 @@ def attention_two_keys_closed_form(student, q, k, d_k, dtype):
         )
 
 
-@st.composite
+@composite
 def masked_inputs(draw, fully_masked=False):
     qkv = draw(attention_inputs(lead=draw(st.lists(st.integers(1, 2), min_size=1, max_size=2))))
     q, k, v = qkv.query, qkv.key, qkv.value

@@ -33,7 +33,7 @@ from ..suite.checks import (
 from ..suite.core import Kind, prop
 from ..suite.error_hints import ELEMENTWISE_HINT
 from ..suite.graded import matches
-from ..suite.strategies import MaskedAttentionInputs, arrays
+from ..suite.strategies import MaskedAttentionInputs, arrays, composite
 from .models.layer_norm import NormMistake, layer_norm_model
 
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
@@ -363,7 +363,7 @@ def np_softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
 
 
 # ----------------------------------------------------------------------------------------------- attention
-@st.composite
+@composite
 def np_attention_inputs(draw, mask: str = "any", lead=None):
     """(q, k, v, mask): leading dims, m_q != m_k, a bool mask (full or broadcast) or None."""
     dtype = draw(np_dtypes())

@@ -43,6 +43,7 @@ from ..suite.beams import (
 from ..suite.checks import close, diagnose, fail, is_close, written_by_hand
 from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import build_model, decoding_cases, fixed_case, greedy_fixed_point
+from ..suite.strategies import composite
 from .models.beam_search import BeamMistake, Enumerated, enumerate_row, exact_beam, logp_of
 
 C = "beam_search"
@@ -250,7 +251,7 @@ def beam_search_size_one_is_greedy(student, case, settings):
 TINY_MAX_LEN = {3: 5, 4: 4, 5: 4}
 
 
-@st.composite
+@composite
 def wide_cases(draw, penalties=(0.0,), batch=(1, 3), biases=(0.0, 1.0, 2.0)):
     """A vocabulary of 3-5, up to 4 generated tokens and a beam drawn between the narrowest one that keeps every
     hypothesis (exact_beam) and one past vocab ** (max_len - 1): no beam size is the checking side's signature
@@ -509,7 +510,7 @@ def beam_search_finished_hypotheses_not_extended(student, inputs):
     check_by_enumeration(student, inputs)
 
 
-@st.composite
+@composite
 def contract_cases(draw):
     """Models in float32 and float64, max_len from 1 (no step at all)."""
     case = draw(decoding_cases(dtypes=(torch.float32, torch.float64), layers=(1, 1)))

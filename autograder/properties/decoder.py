@@ -42,7 +42,16 @@ from ..suite.layers import (
     run_layer,
     stack_has_n_distinct_layers,
 )
-from ..suite.strategies import DecoderInputs, dtypes, masks, model_sizes, randn, seeds, tensors
+from ..suite.strategies import (
+    DecoderInputs,
+    composite,
+    dtypes,
+    masks,
+    model_sizes,
+    randn,
+    seeds,
+    tensors,
+)
 from .models.layers import LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
@@ -150,7 +159,7 @@ MASKS_EVERY_LAYER = N_(
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
-@st.composite
+@composite
 def layer_cases(draw, memory_mask=True, dtype=None):
     """(x, memory, target_mask, memory_mask, d_model, heads, d_ff, seed): m_E != m_D, >= 2 heads, causal target
     mask, memory_mask a padding mask (batch, 1, 1, m_E) with position 0 allowed, or None."""

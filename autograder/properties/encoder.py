@@ -41,6 +41,7 @@ from ..suite.layers import (
 )
 from ..suite.strategies import (
     EncoderInputs,
+    composite,
     dtypes,
     encoder_layer_state,
     masks,
@@ -106,7 +107,7 @@ def draw_padding_mask(draw, b, m):
     return draw(masks((b, 1, 1, m), p_fully_masked_row=False))
 
 
-@st.composite
+@composite
 def layer_cases(draw, mask=True, dtype=None, max_len=4):
     """(x, mask, d_model, heads, d_ff, seed): >= 2 heads; mask a padding mask or None."""
     d, h = draw(model_sizes(max_heads=2, min_heads=2))

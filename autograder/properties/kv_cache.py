@@ -37,7 +37,7 @@ from ..suite.decoding import (
     greedy_fixed_point,
 )
 from ..suite.expected_values import expected_causal_mask
-from ..suite.strategies import LabelledCase
+from ..suite.strategies import LabelledCase, composite
 from .models.transformer import ExpectedTransformer
 from .transformer import NO_PAD
 
@@ -102,7 +102,7 @@ class StepInputs(LabelledCase):
     chunks: tuple[int, ...]
 
 
-@st.composite
+@composite
 def step_inputs(draw, chunk=(1, 3), steps=(1, 4), **case_options):
     case = draw(decoding_cases(**case_options))
     chunks = tuple(draw(st.lists(st.integers(*chunk), min_size=steps[0], max_size=steps[1])))

@@ -15,7 +15,7 @@ from ..suite import expected_values
 from ..suite.checks import EXPECTED_DTYPE, diagnose, expect, fail, tensor, wrong_shape
 from ..suite.core import Kind, prop
 from ..suite.expected_values import expected_causal_mask
-from ..suite.strategies import PaddedTokens, dtypes, randn, seeds
+from ..suite.strategies import PaddedTokens, composite, dtypes, randn, seeds
 
 C = "mask"
 
@@ -138,7 +138,7 @@ def padding_hint(m, tokens, pad_id, default):
     )
 
 
-@st.composite
+@composite
 def padded_tokens(draw, max_batch=3, max_seq=5):
     """(tokens, pad_id): token ids in 0..4 with pad_id among them, some rows padded at the end."""
     b, s = draw(st.integers(1, max_batch)), draw(st.integers(1, max_seq))

@@ -30,6 +30,7 @@ from ..suite.checks import (
 from ..suite.core import NO_HINT, Kind, default_hint, prop
 from ..suite.strategies import (
     MultiHeadInputs,
+    composite,
     dtypes,
     masks,
     mha_state,
@@ -230,7 +231,7 @@ def live_rows(expected):
 
 
 # ------------------------------------------------------------------------------------------------- strategies
-@st.composite
+@composite
 def cases(draw, min_heads=2, max_heads=2, distinct_lengths=True, mask=None, dtype=None):
     """(query, key, value, mask, d_model, heads, seed): keys and values distinct, m_q != m_k if asked.
 

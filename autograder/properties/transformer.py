@@ -39,7 +39,7 @@ from ..suite.decoding import (
     greedy_fixed_point,
 )
 from ..suite.expected_values import expected_causal_mask
-from ..suite.strategies import seeds
+from ..suite.strategies import composite, seeds
 from .models.transformer import ExpectedTransformer, ModelMistake, SizedCase
 
 C = "transformer"
@@ -78,7 +78,7 @@ def _tokens(draw, shape, lo, hi):
     return torch.from_numpy(draw(hnp.arrays(np.int64, shape, elements=st.integers(lo, hi))))
 
 
-@st.composite
+@composite
 def cases(draw, mask="maybe", min_layers=1, max_layers=2, m_e=(2, 5), m_d=(1, 4), batch=(1, 2)):
     """Tokens are < 5 so that either vocabulary could embed them (a swapped embedding gives numbers, not an
     IndexError); with a mask, the source ends in pad tokens (id 0) that the mask blocks."""

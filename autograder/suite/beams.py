@@ -17,7 +17,7 @@ from ..properties.models.transformer import ExpectedTransformer
 from ..student_code import Call
 from .checks import EXPECTED_DTYPE, expect, fail, tensor
 from .decoding import SRC_VOCAB, Decoding, DecodingCase, build_model, decoding_cases
-from .strategies import LabelledCase
+from .strategies import LabelledCase, composite
 
 C = "beam_search"
 FINISHED_HINT = N_(
@@ -62,7 +62,7 @@ class BeamInputs(LabelledCase):
         return self.case.config.state(self.settings.eos_id, self.settings.eos_bias)
 
 
-@st.composite
+@composite
 def beam_settings(
     draw, vocab, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6, 1.2), biases=(0.0, 1.0, 2.0)
 ):
@@ -77,7 +77,7 @@ def beam_settings(
     )
 
 
-@st.composite
+@composite
 def beam_cases(draw, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6, 1.2), **case_options):
     case = draw(decoding_cases(**case_options))
     return BeamInputs(case, draw(beam_settings(case.tgt_vocab, beam, max_len, penalties)))

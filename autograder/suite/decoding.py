@@ -21,7 +21,7 @@ from ..i18n import N_, _
 from ..properties.models.transformer import ExpectedTransformer, SizedCase
 from .checks import expect
 from .expected_values import expected_causal_mask
-from .strategies import LabelledCase, seeds
+from .strategies import LabelledCase, composite, seeds
 
 MAX_LEN = 32  # the positional encoding's table: longer than any decoded sequence here
 SRC_VOCAB = 5
@@ -56,7 +56,7 @@ def padded(src: torch.Tensor, lengths) -> tuple[torch.Tensor, torch.Tensor]:
     return src.masked_fill(~keep, 0), keep[:, None, None, :]
 
 
-@st.composite
+@composite
 def decoding_cases(
     draw,
     batch=(1, 3),

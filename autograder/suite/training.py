@@ -22,7 +22,7 @@ from ..student_code import Call
 from . import decoding
 from .checks import diagnose, expect, tensor
 from .graded import matches
-from .strategies import LabelledCase, dtypes, seeds, tensors
+from .strategies import LabelledCase, composite, dtypes, seeds, tensors
 
 C = "training"
 MAX_LEN = 16
@@ -153,7 +153,7 @@ class LossInputs(LabelledCase):
         return dataclasses.replace(self, **changes)
 
 
-@st.composite
+@composite
 def loss_inputs(draw, smoothing=None, dtype=None, min_pad=0, smoothings=(0.0, 0.1, 0.25, 0.5)):
     """Targets hold at least one real token per batch; rows end in padding (at least min_pad positions)."""
     dtype = dtype or draw(dtypes())
@@ -186,7 +186,7 @@ def fixed_loss_inputs(seed=0, smoothing=0.1, pad_id=0, vocab=6, dtype=torch.floa
     return LossInputs(logits=logits, target=target, smoothing=smoothing, pad_id=pad_id)
 
 
-@st.composite
+@composite
 def far_apart_inputs(draw):
     """Logits whose spread underflows a probability: some tokens (the target among them, sometimes) sit `gap`
     below the rest, gap far past exp's range (float32: 120-300; float64: 800-1500)."""
@@ -208,7 +208,7 @@ def fixed_far_apart(dtype, gap, smoothing):
     return base.replace(logits=logits)
 
 
-@st.composite
+@composite
 def minus_inf_inputs(draw):
     """smoothing = 0 and -inf logits at some tokens that are not the target (each position keeps its target)."""
     inputs = draw(loss_inputs(smoothing=0.0))
@@ -281,7 +281,7 @@ def padded(g, batch, m, vocab, pad_id, min_length=1):
     return tokens.masked_fill(torch.arange(m)[None, :] >= lengths[:, None], pad_id)
 
 
-@st.composite
+@composite
 def batch_cases(draw, max_layers=1):
     h = draw(st.integers(1, 2))
     d = draw(st.sampled_from([4, 8] if h == 2 else [4, 6]))
