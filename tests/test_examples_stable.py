@@ -57,7 +57,8 @@ def test_a_composite_strategy_is_made_once_per_plain_argument_list():
     assert tensors((2, 3)) is tensors((2, 3))
     assert tensors((2, 3), torch.float32) is not tensors((2, 3))
     assert tensors((2, 3), lo=-1) is not tensors((2, 3), lo=-1.0)  # types are part of the key
-    assert tensors([2, 3]) is not tensors([2, 3])  # not a plain value: made each time, as st.composite does
+    # not a plain value: made each time, as st.composite does
+    assert tensors([2, 3]) is not tensors([2, 3])
 
 
 def test_every_composite_of_the_kit_goes_through_the_cache():
