@@ -13,7 +13,6 @@ process's end of it is zygote_client.ZygoteClient.
 from __future__ import annotations
 
 import gc
-import importlib
 import os
 import signal
 import socket
@@ -26,7 +25,7 @@ import torch.nn
 import torch.nn.functional
 
 from .. import i18n, rules
-from ..components import COMPONENTS
+from . import warm_up as warm_up_workers
 from . import wire
 from .sandbox import PR_SET_CHILD_SUBREAPER, fork_into_new_pid_namespace, prctl, probe_isolation
 from .worker import worker
@@ -40,11 +39,9 @@ def warm_up() -> None:
         (x @ x.transpose(-2, -1)).exp().sum(-1)
         torch.nn.Linear(4, 4)(x.float()).relu()
     torch.manual_seed(0)
-    # The components' preloads (training's: a stand-in for torch._dynamo, which torch.optim imports on first use
-    # and the guard refuses during a call): once here instead of in every training worker.
-    for component in COMPONENTS:
-        for name in component.preload:
-            importlib.import_module(name)
+    # The components' preloads, then the paths every worker runs (the executor, the wire, torch's layers,
+    # autograd, Adam): see warm_up.py.
+    warm_up_workers.run()
 
 
 class ZygoteServer:
