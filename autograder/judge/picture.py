@@ -242,7 +242,7 @@ def render(view: View) -> bytes:
         diff = (view.output - ref.output).nan_to_num(nan=float("inf")).clamp(-9.99, 9.99).numpy()
         span = max(1e-3, float(abs(diff).max()))
         img = ax.imshow(diff, vmin=-span, vmax=span, cmap="coolwarm", aspect="auto")
-        ax.set_yticks(range(len(TOKENS)), TOKENS, fontsize=8)
+        ax.set_yticks(range(len(TOKENS)), _labels(), fontsize=8)
         ax.set_xticks(range(D_MODEL), [str(i) for i in range(D_MODEL)], fontsize=8)
         ax.set_xlabel(_("feature"), fontsize=9)
         bar = fig.add_axes(
@@ -263,10 +263,15 @@ def render(view: View) -> bytes:
     return buf.getvalue()
 
 
-def _tokens(ax, x_label: str, y_label: str) -> None:
+def _labels() -> list[str]:
+    """The tokens in the course's language, on every panel (the output's rows too)."""
     from ..i18n import current_language
 
-    labels = LABELS.get(current_language(), TOKENS)
+    return LABELS.get(current_language(), TOKENS)
+
+
+def _tokens(ax, x_label: str, y_label: str) -> None:
+    labels = _labels()
     ax.set_xticks(range(len(TOKENS)), labels, fontsize=8, rotation=45)
     ax.set_yticks(range(len(TOKENS)), labels, fontsize=8)
     ax.set_xlabel(x_label, fontsize=9)
