@@ -197,9 +197,16 @@ def _rect(x: float, y: float, w: float, h: float) -> tuple[float, float, float, 
 
 
 def render(view: View) -> bytes:
-    """PNG bytes: a row per head (the student's weights left, the reference's right), then the output's
-    difference from the reference's. Every text from the worker is plain text."""
-    # A Figure on the Agg canvas, no pyplot: no global figure registry, and pyplot's import (0.17 s) spared
+    """The picture's PNG bytes, the same for the same view in every process."""
+    buf = io.BytesIO()
+    figure(view).savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
+
+
+def figure(view: View):
+    """A matplotlib Figure: a row per head (the student's weights left, the reference's right), then the
+    output's difference from the reference's. Every text from the worker is plain text."""
+    # A Figure on the Agg canvas, not pyplot: nothing kept in a global registry of figures, nothing to close
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -258,9 +265,7 @@ def render(view: View) -> bytes:
         fontsize=9,
         parse_math=False,
     )
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
+    return fig
 
 
 def _labels() -> list[str]:
