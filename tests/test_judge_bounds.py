@@ -171,6 +171,44 @@ def test_worker_text_is_drawn_plain_and_a_failed_drawing_is_a_note(monkeypatch):
     )
 
 
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_pictures_fixed_layout_holds_every_text(lang, monkeypatch):
+    """The layout is fixed in inches (no constrained layout, which cost half of a picture's time): every text
+    drawn lies inside the picture and over no other panel or its texts, in each language (the longest tokens,
+    "pescado", "consulta"), whether the student's weights, output or both are missing."""
+    from matplotlib.text import Text
+
+    from autograder import i18n
+
+    drawn = []
+    draw = Text.draw
+
+    def recorded(text, renderer):
+        if text.get_visible() and text.get_text():
+            drawn.append(text)
+        return draw(text, renderer)
+
+    monkeypatch.setattr(Text, "draw", recorded)
+    ref = picture.reference()
+    views = (ref, picture.View(ref.weights, None), picture.View(problem="ValueError: " + "x" * 90))
+    with i18n.chosen(lang):
+        for view in views:
+            drawn.clear()
+            fig = picture.figure(view)
+            fig.canvas.draw()
+            renderer = fig.canvas.get_renderer()
+            texts = [(t, t.get_window_extent(renderer)) for t in drawn]
+            assert len(texts) > 60  # values, tokens, titles, labels, the caption
+            for t, box in texts:
+                inside = fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1
+                assert inside and fig.bbox.y0 <= box.y0 and box.y1 <= fig.bbox.y1, t.get_text()
+                for ax in fig.axes:
+                    assert ax is t.axes or not box.overlaps(ax.bbox), (t.get_text(), ax.get_title())
+                for other, other_box in texts:
+                    if other.axes is not t.axes:
+                        assert not box.overlaps(other_box), (t.get_text(), other.get_text())
+
+
 # ------------------------------------------------------------------------------------------ the feedback
 def test_worker_text_is_never_markup(tmp_path):
     outcome = core.Outcome(
