@@ -226,15 +226,37 @@ for _op in (pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8, pick
     _TextLoader.dispatch[_op[0]] = _valid_strings(pickle._Unpickler.dispatch[_op[0]])
 
 
+def _reduce_tensor(obj: torch.Tensor):
+    """Any tensor as (dtype, shape, raw bytes): a subclass, a view, on another device, conjugated, bfloat16."""
+    t = obj.detach().cpu().resolve_conj().resolve_neg().contiguous()
+    name = str(t.dtype).removeprefix("torch.")
+    if name not in _TORCH_DTYPES or t.layout != torch.strided:
+        raise WireError(f"cannot send a {t.dtype} {t.layout} tensor")
+    data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+    return _tensor, (name, tuple(t.shape), data)
+
+
+# A plain CPU tensor's name, for the dtypes NumPy shares (its bytes are then `numpy().tobytes()`).
+_NUMPY_SHARED = {d: n for n, d in _TORCH_DTYPES.items() if d is not torch.bfloat16}
+
+
 class _Dumper(pickle.Pickler):
     def reducer_override(self, obj):
+        # Most tensors sent are plain, contiguous and on the CPU: their bytes are read at once, the same bytes
+        # as the general way below (1.3 us instead of 3.2 for a (2, 5, 8) float tensor; a reply holds 1-30).
+        if (
+            type(obj) is torch.Tensor
+            and obj.layout is torch.strided
+            and obj.is_cpu
+            and obj.is_contiguous()
+            and not obj.is_conj()
+            and not obj.is_neg()
+            and obj.dtype in _NUMPY_SHARED
+        ):
+            t = obj.detach() if obj.requires_grad else obj
+            return _tensor, (_NUMPY_SHARED[t.dtype], tuple(t.shape), t.numpy().tobytes())
         if isinstance(obj, torch.Tensor):
-            t = obj.detach().cpu().resolve_conj().resolve_neg().contiguous()
-            name = str(t.dtype).removeprefix("torch.")
-            if name not in _TORCH_DTYPES or t.layout != torch.strided:
-                raise WireError(f"cannot send a {t.dtype} {t.layout} tensor")
-            data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-            return _tensor, (name, tuple(t.shape), data)
+            return _reduce_tensor(obj)
         if isinstance(obj, (np.ndarray, np.generic)) and not isinstance(
             obj, (np.str_, np.bytes_, np.void)
         ):
