@@ -307,8 +307,7 @@ _LEAF.frozen = _FROZEN_LEAF.frozen = (
     _K_MEMOIZE,
     _K_LEAF,  # fixed-size argument (_ARG_SIZE), a plain leaf
     _K_SHORT_TEXT,  # SHORT_BINUNICODE
-    _K_REDUCE,
-    _K_TUPLE_N,  # TUPLE1-3
+    _K_NEW,  # REDUCE, TUPLE1-3, NEWOBJ, NEWOBJ_EX: a new value of the top n items (_ARG_SIZE)
     _K_BINGET,
     _K_SHORT_BYTES,  # SHORT_BINBYTES
     _K_STACK_GLOBAL,
@@ -319,7 +318,6 @@ _LEAF.frozen = _FROZEN_LEAF.frozen = (
     _K_EMPTY,
     _K_ADD_ONE,  # APPEND, BUILD
     _K_SETITEM,
-    _K_NEWOBJ,
     _K_SIZED,  # BINBYTES, BINBYTES8, BYTEARRAY8, BINUNICODE, BINUNICODE8, BINSTRING: a length, then the data
     _K_BINPUT,
     _K_LONG_BINPUT,
@@ -331,7 +329,7 @@ _LEAF.frozen = _FROZEN_LEAF.frozen = (
     _K_SKIP,  # PROTO, FRAME: a fixed-size argument, nothing built
     _K_STOP,
     _K_OTHER,  # the text protocol's opcodes and the refused ones: argument read by pickletools' own reader
-) = range(27)
+) = range(25)
 _KIND = [_K_OTHER] * 256  # an unknown byte is found by _OPCODE, below
 _ARG_SIZE = [0] * 256
 _OPCODE = {op.code.encode("latin-1")[0]: op for op in pickletools.opcodes}
@@ -346,10 +344,10 @@ for _name, _kind, _size in (
     ("BININT", _K_LEAF, 4),
     ("BINFLOAT", _K_LEAF, 8),
     ("SHORT_BINUNICODE", _K_SHORT_TEXT, 0),
-    ("REDUCE", _K_REDUCE, 0),
-    ("TUPLE1", _K_TUPLE_N, 1),
-    ("TUPLE2", _K_TUPLE_N, 2),
-    ("TUPLE3", _K_TUPLE_N, 3),
+    ("REDUCE", _K_NEW, 2),  # the number of items it takes, a callable and its arguments
+    ("TUPLE1", _K_NEW, 1),
+    ("TUPLE2", _K_NEW, 2),
+    ("TUPLE3", _K_NEW, 3),
     ("BINGET", _K_BINGET, 1),
     ("SHORT_BINBYTES", _K_SHORT_BYTES, 0),
     ("STACK_GLOBAL", _K_STACK_GLOBAL, 0),
@@ -369,8 +367,8 @@ for _name, _kind, _size in (
     ("APPEND", _K_ADD_ONE, 0),
     ("BUILD", _K_ADD_ONE, 0),
     ("SETITEM", _K_SETITEM, 0),
-    ("NEWOBJ", _K_NEWOBJ, 2),  # the number of arguments popped, callable included
-    ("NEWOBJ_EX", _K_NEWOBJ, 3),
+    ("NEWOBJ", _K_NEW, 2),
+    ("NEWOBJ_EX", _K_NEW, 3),
     ("BINBYTES", _K_SIZED, 4),  # the length's size
     ("BINBYTES8", _K_SIZED, 8),
     ("BYTEARRAY8", _K_SIZED, 8),
@@ -468,6 +466,9 @@ class _Scan:
     def run(self, data: bytes) -> None:
         data = bytes(data)
         end, pos, ops, work = len(data), 0, 0, 0
+        counting = (
+            end > MAX_OPS
+        )  # an opcode takes a byte at least: a shorter frame cannot pass the cap
         stack: list = []
         marks: list[
             int
@@ -480,10 +481,11 @@ class _Scan:
             if pos >= end:
                 raise _malformed("no STOP")
             code = data[pos]
-            ops += 1
-            if ops > MAX_OPS:
-                _other(data, pos)  # a malformed last opcode is reported as such, as before
-                raise WireError(f"a frame of more than {MAX_OPS} operations")
+            if counting:
+                ops += 1
+                if ops > MAX_OPS:
+                    _other(data, pos)  # a malformed last opcode is reported as such, as before
+                    raise WireError(f"a frame of more than {MAX_OPS} operations")
             kind = kind_of[code]
             pos += 1
             if kind == _K_MEMOIZE:
@@ -506,29 +508,36 @@ class _Scan:
                 if pos > end:
                     raise _malformed()
                 raw = data[pos - n : pos]
-                try:
-                    text = str(raw, "utf-8", "surrogatepass")
-                except UnicodeDecodeError:
-                    raise _malformed("not UTF-8") from None
-                if not surrogates and b"\xed" in raw:  # a surrogate is encoded as ED A0-BF xx
-                    surrogates = _SURROGATE.search(text) is not None
-                stack.append(_Node(len(text)))
-            elif kind == _K_REDUCE:
-                if len(stack) < 2 or stack[-1] is mark or stack[-2] is mark:
-                    raise _underflow()
-                args = stack[-2:]
-                del stack[-2:]
-                node = _Node(0, 1)
-                work = _add(node, args, work)
-                stack.append(node)
-            elif kind == _K_TUPLE_N:
+                if (
+                    not raw.isascii()
+                ):  # ASCII is UTF-8 of as many characters, no surrogate among them
+                    try:
+                        n = len(text := str(raw, "utf-8", "surrogatepass"))
+                    except UnicodeDecodeError:
+                        raise _malformed("not UTF-8") from None
+                    if not surrogates and b"\xed" in raw:  # a surrogate is encoded as ED A0-BF xx
+                        surrogates = _SURROGATE.search(text) is not None
+                stack.append(_Node(n))
+            elif kind == _K_NEW:
                 n = arg_size[code]
-                if len(stack) < n or mark in stack[-n:]:
-                    raise _underflow()
                 items = stack[-n:]
+                if len(items) < n or mark in items:
+                    raise _underflow()
                 del stack[-n:]
-                node = _Node(0, 1)
-                work = _add(node, items, work)
+                nodes, payload, depth = 1, 0, 1
+                for c in items:
+                    c.frozen = True
+                    nodes += c.nodes
+                    payload += c.payload
+                    if c.depth >= depth:
+                        depth = c.depth + 1
+                work += nodes - 1
+                node = _Node(payload, depth)
+                node.nodes = nodes
+                if work > MAX_WORK:
+                    raise WireError("a frame that takes too much work to load")
+                if nodes > MAX_NODES or depth > MAX_DEPTH or payload > MAX_PAYLOAD:
+                    _check(node)
                 stack.append(node)
             elif kind == _K_BINGET or kind == _K_LONG_BINGET:
                 size = arg_size[code]
@@ -578,15 +587,6 @@ class _Scan:
                 items = stack[-n:]
                 del stack[-n:]
                 work = self._into_top(stack, items, work)
-            elif kind == _K_NEWOBJ:
-                n = arg_size[code]
-                if len(stack) < n or mark in stack[-n:]:
-                    raise _underflow()
-                args = stack[-n:]
-                del stack[-n:]
-                node = _Node(0, 1)
-                work = _add(node, args, work)
-                stack.append(node)
             elif kind == _K_SIZED:
                 size = arg_size[code]
                 pos += size
