@@ -1,7 +1,8 @@
 """The reply scan's own reader (wire._Scan, issue 24) against the one it replaced, pickletools.genops followed
 opcode by opcode (kept here as the oracle, as it was): the same verdict, the same refusal, on honest replies,
-on the hostile frames of the other tests, and on frames mutated and made up by Hypothesis (a fixed budget,
-about 2 s). A malformed frame is refused as WireError, never another exception."""
+on the hostile frames of the other tests, and on frames mutated and made up by Hypothesis (a fixed budget:
+the file's tests take about 3 s on the loaded 2-core machine). A malformed frame is refused as WireError, never
+another exception."""
 
 from __future__ import annotations
 
