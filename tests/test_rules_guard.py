@@ -166,6 +166,23 @@ def test_an_allowed_call_under_a_flipped_state_is_caught_at_the_end_of_the_call(
             torch.softmax(x, -1)
 
 
+def test_an_operator_both_registered_and_aside_is_no_tampering():
+    """What an interruption (the CPU timer's signal) between a registration and its bookkeeping leaves: the
+    kernel registered and still listed aside. The call is not tampering, and the kernel still refuses."""
+    guard_for = rules.install()
+    with pytest.raises(ForbiddenCall):
+        with guard_for("attention"):  # registers the softmax kernels
+            torch.softmax(x, -1)
+    inner = guard_for.__wrapped__
+    step_back = dict(zip(inner.__code__.co_freevars, inner.__closure__))["step_back"].cell_contents
+    aside = dict(zip(step_back.__code__.co_freevars, step_back.__closure__))["aside"].cell_contents
+    with guard_for("attention"):
+        aside.add("aten::_softmax")  # as if step_back had registered it, then been interrupted
+    with pytest.raises(ForbiddenCall, match="_softmax"):
+        with guard_for("attention"):
+            torch.ops.aten._softmax(x, -1, False)
+
+
 def test_ops_outside_the_families_stay_allowed():
     with rules.guard("encoder"):
         m, v = torch.var_mean(x, -1, unbiased=False, keepdim=True)

@@ -218,10 +218,12 @@ def _make_guard():
     # that no operator the component forbids was left aside (`_leave`).
     aside: set[str] = set()
 
+    # An operator is registered before it leaves `aside`, and joins `aside` before its library is destroyed: an
+    # interruption in between (the CPU timer's signal, during a call) leaves it in both, never in neither.
     def step_back(component):
         for op in forbidden_of(component, aside):
-            aside.discard(op)
             register(op)
+            aside.discard(op)
 
     def refuser(op, family):
         def refuse():
@@ -234,10 +236,10 @@ def _make_guard():
 
     def allower(op, overload):
         def allowed(args, kwargs):
-            library = libraries.pop(op, None)  # allowed here: step aside
+            aside.add(op)  # allowed here: step aside
+            library = libraries.pop(op, None)
             if library is not None:
                 library._destroy()
-            aside.add(op)
             return overload(*args, **kwargs)
 
         return allowed
@@ -381,9 +383,9 @@ def _make_guard():
         mine = state[0] == component
         reached = state[1] if mine else _("tampering with the by-hand guard")
         # Checked before the state is restored (once it is, an allowed call of another thread may step aside): an
-        # operator this component forbids was set aside only if the call flipped the state around an allowed call
-        # of it (examples/hostile/frame_flip), which the kernel decided from the state.
-        if forbidden_of(component, aside):
+        # operator this component forbids, aside and unregistered, was set aside only if the call flipped the
+        # state around an allowed call of it (examples/hostile/frame_flip), which the kernel decided from the state.
+        if [op for op in forbidden_of(component, aside) if op not in libraries]:
             reached = reached or _("tampering with the by-hand guard")
         kept = intact()
         state[:] = outer
