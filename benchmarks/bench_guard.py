@@ -2,9 +2,11 @@
 CPU time of the whole graded suite on the reference, in fresh processes, for this tree and optionally another
 commit (alternating, so that both see the same load).
 
-    python benchmarks/bench_guard.py [--before REF] [--runs 3]
+    python benchmarks/bench_guard.py [--before REF] [--after REF] [--runs 3]
 
-Each run is two fresh processes per tree: one that times `check.run_suite(solutions)` with time.process_time()
+Both trees are committed states (`git archive`), extracted in turn at the same path before each run: trees at
+two paths ran different examples (one property called 4 times in one, once in the other). Each run is two fresh
+processes per tree: one that times `check.run_suite(solutions)` with time.process_time()
 and counts the registrations, and `python -m autograder check solutions` (CPU of the whole command, user +
 system, from the kernel's accounting). Prints the medians. The figures in docs/speed.md ("the third pass")
 come from `--before` the commit that kept allowed kernels aside.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,23 +78,26 @@ def check_cpu(tree: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--before", help="a commit to compare with (git archive into a temporary folder)"
-    )
+    parser.add_argument("--before", help="a commit to compare with")
+    parser.add_argument("--after", default="HEAD", help="the commit measured (default HEAD)")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    refs = [args.before, args.after] if args.before else [args.after]
+    archives = {
+        ref: subprocess.run(
+            ["git", "archive", ref], cwd=KIT, capture_output=True, check=True
+        ).stdout
+        for ref in refs
+    }
     with tempfile.TemporaryDirectory() as scratch:
-        trees = {"this tree": Path(KIT)}
-        if args.before:
-            archive = subprocess.run(
-                ["git", "archive", args.before], cwd=KIT, capture_output=True, check=True
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", scratch], input=archive, check=True)
-            trees = {args.before: Path(scratch), **trees}
-        figures = {name: ([], [], []) for name in trees}
+        tree = Path(scratch) / "kit"
+        figures = {ref: ([], [], []) for ref in refs}
         load0 = os.getloadavg()[0]
         for _ in range(args.runs):
-            for name, tree in trees.items():
+            for name, archive in archives.items():
+                shutil.rmtree(tree, ignore_errors=True)
+                tree.mkdir()
+                subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
                 seconds, registrations = suite_run(tree)
                 figures[name][0].append(seconds)
                 figures[name][1].append(registrations)
