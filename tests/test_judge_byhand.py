@@ -29,7 +29,8 @@ ATTACKS = {
     ),
     # issue 20: the rules switched off from a helper loaded by pkgutil.resolve_name; library siblings
     "switch_off_rules": ({"attention": "by-hand", "add_norm": "by-hand"}, "", True),
-    # the guard's per-call state flipped off and back inside the call: caught by the scan alone, which voids
+    # the guard's per-call state flipped off and back inside the call: the kernel it set aside is caught at the
+    # end of the call, and the scan names the frame walk, which voids
     "frame_flip": ({"attention": "tampering"}, "_getframe", False),
     "logcumsumexp_softmax": ({"attention": "logcumsumexp"}, "logcumsumexp", False),
     "logaddexp_softmax": (

@@ -108,8 +108,8 @@ def test_allowed_families_and_the_checking_side_still_work():
         torch.softmax(x, -1)
 
 
-def test_an_allowed_call_steps_aside_only_until_the_guard_is_left():
-    # An allowed operator stays unshadowed for the rest of its guard, never beyond it nor in a nested one.
+def test_an_allowed_call_steps_aside_only_until_a_guard_that_forbids_it():
+    # An allowed operator stays unshadowed until a guard that forbids it is entered or resumed, nested or not.
     for _ in range(2):
         with rules.guard("transformer"):  # softmax is allowed in transformer
             torch.softmax(x, -1)
@@ -121,6 +121,66 @@ def test_an_allowed_call_steps_aside_only_until_the_guard_is_left():
         with pytest.raises(ForbiddenCall, match="softmax"):
             with rules.guard("attention"):
                 torch.softmax(x, -1)
+        with pytest.raises(ForbiddenCall, match="softmax"):
+            with rules.guard("attention"):
+                with rules.guard("transformer"):  # nested, allowed: steps aside
+                    torch.softmax(x, -1)
+                torch.softmax(x, -1)  # the attention guard resumed: refused again
+
+
+def test_the_checking_sides_calls_register_nothing_until_a_guard_forbids_them(monkeypatch):
+    """Outside any guard an allowed call steps aside and stays aside: the checking side's consecutive calls
+    cost no registration (they used to cost one each, 6 208 in the full suite), and the next guard of a
+    component that forbids the operator registers its kernel again, refusing."""
+    with rules.guard("attention"):  # entered: the softmax kernels are registered
+        pass
+    made = []
+    library = torch.library.Library
+    monkeypatch.setattr(torch.library, "Library", lambda *a: made.append(a) or library(*a))
+    for _ in range(20):
+        torch.softmax(x, -1)
+    with rules.guard("transformer"):  # allows softmax: nothing to register
+        torch.softmax(x, -1)
+    assert made == []
+    with pytest.raises(ForbiddenCall, match="softmax"):
+        with rules.guard("attention"):
+            torch.softmax(x, -1)
+    # torch.softmax reaches aten::softmax.int, then aten::_softmax: each registered again, once
+    assert len(made) == 2, made
+    assert rules.probe(rules.install(), "attention", ("softmax",)) == []
+
+
+def test_an_allowed_call_under_a_flipped_state_is_caught_at_the_end_of_the_call():
+    """examples/hostile/frame_flip's route, made here: the per-call state set to no component around a softmax
+    and put back. The kernel stepped aside, and an operator the component forbids left aside is tampering."""
+    guard_for = rules.install()
+    inner = guard_for.__wrapped__
+    state = dict(zip(inner.__code__.co_freevars, inner.__closure__))["state"].cell_contents
+    with pytest.raises(ForbiddenCall, match="tampering"):
+        with guard_for("attention"):
+            saved, state[:] = list(state), [None, None]
+            torch.softmax(x, -1)
+            state[:] = saved
+    with pytest.raises(ForbiddenCall, match="softmax"):  # the next call is refused again
+        with guard_for("attention"):
+            torch.softmax(x, -1)
+
+
+def test_an_operator_both_registered_and_aside_is_no_tampering():
+    """What an interruption (the CPU timer's signal) between a registration and its bookkeeping leaves: the
+    kernel registered and still listed aside. The call is not tampering, and the kernel still refuses."""
+    guard_for = rules.install()
+    with pytest.raises(ForbiddenCall):
+        with guard_for("attention"):  # registers the softmax kernels
+            torch.softmax(x, -1)
+    inner = guard_for.__wrapped__
+    step_back = dict(zip(inner.__code__.co_freevars, inner.__closure__))["step_back"].cell_contents
+    aside = dict(zip(step_back.__code__.co_freevars, step_back.__closure__))["aside"].cell_contents
+    with guard_for("attention"):
+        aside.add("aten::_softmax")  # as if step_back had registered it, then been interrupted
+    with pytest.raises(ForbiddenCall, match="_softmax"):
+        with guard_for("attention"):
+            torch.ops.aten._softmax(x, -1, False)
 
 
 def test_ops_outside_the_families_stay_allowed():

@@ -1,31 +1,32 @@
 """The by-hand rules at run time: the library's own kernels refuse.
 
-Every forbidden operator family (every softmax, log-softmax and
-logsumexp; every layer/group/batch/instance/RMS normalisation; every fused attention; sparse, nested, quantized
-and backward variants included) is found by name in torch's operator registry, and each of its kernels (CPU,
-sparse, nested, mkldnn, quantized, composite...) is shadowed by a Python kernel registered with torch.library.
-While a component that forbids the family is under test, that kernel raises ForbiddenCall; otherwise it steps
-aside (unregisters itself and runs the original): inside a guard until a guard is entered or left, outside any
-guard for that one call. Any route to the operator ends in
-one of its kernels (torch.softmax, getattr with a computed name, torch.ops.aten._softmax, .redispatch, a
-disabled or popped dispatch mode, an excluded dispatch key, another thread), so no spelling slips through, and
-operators outside the families pay nothing. Which components refuse an operator is a constant of its kernel's
-code (a frozenset the compiler folds), computed once before any student code is imported; `install()` returns
-the guard that the Executor keeps. Library functions that compute a family in Python (SciPy's softmax,
-torch.distributions' kl_divergence and entropy...) are replaced by refusals for the length of a call.
+Every forbidden operator family (every softmax, log-softmax and logsumexp; every layer/group/batch/instance/RMS
+normalisation; every fused attention; sparse, nested, quantized and backward variants included) is found by name
+in torch's operator registry, and each of its kernels (CPU, sparse, nested, mkldnn, quantized, composite...) is
+shadowed by a Python kernel registered with torch.library. While a component that forbids the family is under
+test, that kernel raises ForbiddenCall; otherwise it steps aside (unregisters itself and runs the original)
+until a guard of a component that forbids it is entered or resumed, which registers it again (the checking
+side's calls outside any guard cost nothing after the first). Any route to the operator ends in one of its
+kernels (torch.softmax, getattr with a computed name, torch.ops.aten._softmax, .redispatch, a disabled or popped
+dispatch mode, an excluded dispatch key, another thread), so no spelling slips through, and operators outside
+the families pay nothing. Which components refuse an operator is a constant of its kernel's code (a frozenset
+the compiler folds), computed once before any student code is imported; `install()` returns the guard that the
+Executor keeps. Library functions that compute a family in Python (SciPy's softmax, torch.distributions'
+kl_divergence and entropy...) are replaced by refusals for the length of a call.
 
 After every call the guard also checks that torch's dispatch state (the thread's included/excluded dispatch
-keys, the dispatch mode stack) is what it was before, and that its own kernels are still registered: a call
-that changed either fails as forbidden. A forbidden call the student catches still fails the call. An audit
-hook (which cannot be removed) refuses, during a call, the routes to the guard's state (gc's walkers, ctypes,
-tracing, generator frames, replacing code objects) and the import of torch's compilers
-(torch.compile generates its own softmax kernel). `probe()` lets the checking side verify that the guard still
-refuses (a Probe operation).
+keys, the dispatch mode stack) is what it was before, and that its own kernels are still registered (or set
+aside by an allowed call, never one the component forbids): a call that changed either fails as forbidden. A
+forbidden call the student catches still fails the call. An audit hook (which cannot be removed) refuses, during
+a call, the routes to the guard's state (gc's walkers, ctypes, tracing, generator frames, replacing code
+objects) and the import of torch's compilers (torch.compile generates its own softmax kernel). `probe()` lets
+the checking side verify that the guard still refuses (a Probe operation).
 """
 
 from __future__ import annotations
 
 import contextlib
+import operator
 import sys
 from types import MappingProxyType
 
@@ -173,7 +174,7 @@ def _make_guard():
         {c: frozenset(op for f in fams for op in ops[f]) for c, fams in runtime.items()}
     )
     # (component, family) pairs whose Python equivalents are refused: a frozenset constant in code.
-    namespace = {}
+    namespace = {"module_of": operator.attrgetter("m")}  # a Library's module: None once destroyed
     pairs = {f"{c}/{f}" for c, fams in runtime.items() for f in fams if f in PYTHON_EQUIVALENTS}
     exec(  # noqa: S102 - the kit's own constants, made code so that no Python object holds them
         f"def python_refused(component, family):\n"
@@ -207,14 +208,23 @@ def _make_guard():
                 library.impl(name, kernels[op], key)
         libraries[op] = library
 
-    # Allowed operators that stepped aside inside the guard of the component under test: registered again when
-    # a guard is entered or left (a training step calls log_softmax and its backward: stepping aside and back
-    # at every call, 0.3 ms each against 6 us for the call, was a tenth of the copy task's time).
+    # Allowed operators that stepped aside: unregistered, so that their next calls cost nothing (a training step
+    # calls log_softmax and its backward: stepping aside and back at every call, 0.3 ms each against 6 us for
+    # the call, was a tenth of the copy task's time). Each stays aside until a guard of a component that forbids
+    # it is entered or resumed (`step_back`). Outside any guard the checking side's calls used to step aside for
+    # one call and register again right after: 6 208 of the full suite's 6 667 registrations, 0.2 s of CPU; now
+    # its consecutive calls, and the student calls of components that allow the operator, register nothing (1 716
+    # registrations in all, docs/speed.md, "the third pass").
+    # Student code only runs inside a guard, whose entry registers what it forbids; the end of each call checks
+    # that no operator the component forbids was left aside (`_leave`).
     aside: set[str] = set()
 
-    def step_back():
-        while aside:
-            register(aside.pop())
+    # An operator is registered before it leaves `aside`, and joins `aside` before its library is destroyed: an
+    # interruption in between (the CPU timer's signal, during a call) leaves it in both, never in neither.
+    def step_back(component):
+        for op in forbidden_of(component, aside):
+            register(op)
+            aside.discard(op)
 
     def refuser(op, family):
         def refuse():
@@ -227,16 +237,11 @@ def _make_guard():
 
     def allower(op, overload):
         def allowed(args, kwargs):
-            library = libraries.pop(op, None)  # allowed here: step aside
+            aside.add(op)  # allowed here: step aside
+            library = libraries.pop(op, None)
             if library is not None:
                 library._destroy()
-            if state[0] is not None:  # in a guard: until a guard is entered or left
-                aside.add(op)
-                return overload(*args, **kwargs)
-            try:  # outside any guard: for this one call
-                return overload(*args, **kwargs)
-            finally:
-                register(op)
+            return overload(*args, **kwargs)
 
         return allowed
 
@@ -272,27 +277,35 @@ def _make_guard():
         keys_of[op], kernels[op] = keys, shadow(op, target)
         register(op)
     shadowed = frozenset(libraries)
-    # Which kernels must stay registered: a constant of intact()'s code, not a Python container (a closure's
-    # frozenset can be swapped for an empty one through its cell).
+    # Which kernels must stay registered, and which (component, operator) pairs refuse: constants of intact()'s
+    # and forbidden_of()'s code, not Python containers (a closure's frozenset can be swapped for an empty one
+    # through its cell). A kernel may be missing only if it stepped aside, and never one the component forbids.
+    refused_pairs = {f"{c}|{op}" for c, ops in forbidden.items() for op in ops & shadowed}
     exec(  # noqa: S102 - the kit's own constants
-        "def intact(libraries):\n"
-        f"    return libraries.keys() >= {_frozen_members(shadowed)} and all(\n"
-        "        lib.m is not None for lib in libraries.values()\n"
+        "def forbidden_of(component, ops):\n"
+        "    if component is None:\n"
+        "        return []\n"
+        f"    return [op for op in ops if component + '|' + op in {_frozen_members(refused_pairs)}]\n"
+        "\n"
+        "def intact(libraries, aside):\n"
+        f"    return libraries.keys() | aside >= {_frozen_members(shadowed)} and all(\n"
+        "        map(module_of, libraries.values())\n"
         "    )\n",
         namespace,
     )
-    intact_code = namespace["intact"]
+    forbidden_of, intact_code = namespace["forbidden_of"], namespace["intact"]
 
     def dispatch_state():
+        # the key sets' bits (raw_repr) rather than their reprs: 0.55 us a state against 1.7, twice per call
         return (
-            repr(torch._C._dispatch_tls_local_include_set()),
-            repr(torch._C._dispatch_tls_local_exclude_set()),
+            torch._C._dispatch_tls_local_include_set().raw_repr(),
+            torch._C._dispatch_tls_local_exclude_set().raw_repr(),
             torch._C._len_torch_dispatch_stack(),
             torch._C._len_torch_function_stack(),
         )
 
     def intact() -> bool:
-        return intact_code(libraries)
+        return intact_code(libraries, aside)
 
     # Audit events refused during a call: walking the interpreter's objects and frames, rewriting code objects,
     # tracing, raw memory (ctypes). Each is a route to the guard's state that no exercise needs.
@@ -337,9 +350,11 @@ def _make_guard():
     def guard_for(component: str):
         outer, before = list(state), dispatch_state()
         patched = _patch_python(component, python_refused, refuse_python, equivalents)
-        step_back()  # a nested guard: what the outer one allowed may be forbidden here
         state[:] = [component, None]
         try:
+            # What an earlier call (the checking side's, an outer guard's) set aside may be forbidden here. After
+            # the state is set: from then on a call of another thread can no longer set aside what it forbids.
+            step_back(component)
             yield
         except BaseException as e:
             reached = _leave(component, outer, patched)
@@ -368,11 +383,17 @@ def _make_guard():
     def _leave(component, outer, patched):
         mine = state[0] == component
         reached = state[1] if mine else _("tampering with the by-hand guard")
+        # Checked before the state is restored (once it is, an allowed call of another thread may step aside): an
+        # operator this component forbids, aside and unregistered, was set aside only if the call flipped the
+        # state around an allowed call of it (examples/hostile/frame_flip), which the kernel decided from the state.
+        if [op for op in forbidden_of(component, aside) if op not in libraries]:
+            reached = reached or _("tampering with the by-hand guard")
+        kept = intact()
         state[:] = outer
         for obj, name, old in reversed(patched):
             setattr(obj, name, old)
-        step_back()
-        if not intact():
+        step_back(outer[0])  # back in an outer guard: what this one allowed may be forbidden there
+        if not kept:
             reached = reached or _("removing the by-hand guard's kernels")
         return reached
 
