@@ -297,6 +297,18 @@ def transformer_state(
     dtype,
     max_len: int,
 ) -> dict:
+    """A Transformer's weights from `seed`: a new dict of new tensors at every call (callers may change them).
+    The same arguments come back example after example (shrinking, the properties that share a case) and student
+    after student in the judge, so the weights are drawn once and copied: 0.09 ms a call instead of 0.6 ms of
+    about 90 generators and draws."""
+    drawn = _transformer_state(
+        src_vocab, tgt_vocab, d_model, d_ff, num_layers, seed, dtype, max_len
+    )
+    return {name: t.clone() for name, t in drawn.items()}
+
+
+@functools.lru_cache(maxsize=256)
+def _transformer_state(src_vocab, tgt_vocab, d_model, d_ff, num_layers, seed, dtype, max_len):
     from .expected_values import sinusoidal  # the buffer is part of the state dict
 
     return {
