@@ -52,7 +52,7 @@ def _plain(value) -> bool:
     """A value that hashes and compares by value: plain scalars, dtypes, and tuples of them."""
     if type(value) is tuple:
         return all(_plain(v) for v in value)
-    return isinstance(value, _PLAIN) or value is np.float64 or value is np.float32
+    return isinstance(value, _PLAIN)  # `type` covers np.float64 and friends passed as dtypes
 
 
 def _types(value):
