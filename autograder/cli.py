@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     if not (Path(__file__).resolve().parent / "judge").is_dir():
         return parser  # the student bundle ships the self-check only: no judge, no stubs, no course builder
-    from .judge.cli import add_grade_arguments, add_gradescope_arguments
+    from .judge.cli import add_grade_arguments, add_gradescope_arguments, add_lms_arguments
 
     p = sub.add_parser(
         "generate",
@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--submissions", type=Path, help="the students' folders, for the similarity section"
     )
     p.add_argument("--lang", choices=i18n.LANGUAGES, help="the report's language (as grade's)")
+    add_lms_arguments(p)
     p = sub.add_parser(
         "gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)"
     )
@@ -206,9 +207,11 @@ def main(argv=None) -> int:
 
         return catalogs.main(args.action)
     if args.command == "report":
+        from .judge.cli import lms_options
         from .report import write
 
-        print(f"class report written to {write(args.out, args.submissions, args.lang)}")
+        path = write(args.out, args.submissions, args.lang, lms_options(args))
+        print(f"class report written to {path}")
         return 0
     if args.command in ("grade", "gradescope"):
         from .judge.cli import main as judge

@@ -21,7 +21,8 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
         "submissions",
         type=Path,
         nargs="?",
-        help="a folder of student folders, each laid out like exercises/ (default: the sample class)",
+        help="a folder of student folders, each laid out like exercises/, or an LMS download (Moodle's or "
+        "Canvas's, folders or flat files, zipped or not) (default: the sample class)",
     )
     p.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
     p.add_argument(
@@ -83,6 +84,47 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     add_lang_argument(p)
+    add_lms_arguments(p)
+
+
+def add_lms_arguments(p: argparse.ArgumentParser) -> None:
+    """The roster and the LMS exports' options, on `grade` and `report` (docs/report.md, "LMS")."""
+    p.add_argument(
+        "--roster",
+        type=Path,
+        help="the LMS's gradebook export (Canvas's or Moodle's CSV): joined to the submissions, fills the "
+        "exports' identity columns; a roster student with no submission gets 0",
+    )
+    p.add_argument(
+        "--assignment",
+        default="",
+        help='the LMS files\' grade column, e.g. "Práctica 2 (777)" (Canvas: the title and its assignment '
+        "id; default: the roster's own assignment column)",
+    )
+    p.add_argument(
+        "--scale", type=float, metavar="MAX", help="the LMS grade out of MAX (e.g. 10), not points"
+    )
+    p.add_argument(
+        "--components",
+        action="store_true",
+        help="the LMS files get a column per component besides the total",
+    )
+
+
+def lms_options(args):
+    from ..lms.roster import RosterError, read
+    from ..report.exports import LmsOptions
+
+    if args.scale is not None and not args.scale > 0:
+        raise SystemExit("--scale must be a positive number")
+    if (
+        args.roster is not None
+    ):  # read now: a roster the kit cannot read stops before anything is graded
+        try:
+            read(args.roster)
+        except RosterError as exc:
+            raise SystemExit(str(exc)) from None
+    return LmsOptions(args.roster, args.assignment, args.scale, args.components)
 
 
 def add_lang_argument(p: argparse.ArgumentParser) -> None:
@@ -128,6 +170,7 @@ def options_from(args):
         only=args.only,
         cache=not args.no_cache,
         lang=args.lang,
+        roster=args.roster,
     )
 
 
@@ -148,6 +191,8 @@ def main(args) -> int:
 
     from rich.console import Console
 
+    from .. import i18n
+    from ..i18n import _
     from ..suite import core
     from . import sample
     from .outputs import plain_log, render_gradebook
@@ -165,23 +210,42 @@ def main(args) -> int:
         )
     elif out is None:
         out = Path(tempfile.mkdtemp(prefix="kit-grades-"))
-    options = options_from(args)
+    options, lms = options_from(args), lms_options(args)
     start = time.perf_counter()
     graded = grade(submissions, out, options, console if not args.quiet else None)
     wall = time.perf_counter() - start
-    render_gradebook(graded, core.load(options.include_hidden), console)
-    if args.report:  # after the grades are written: a report that fails costs no grade
-        from ..report import write
+    # the console speaks the course's language, as the files do
+    with i18n.chosen(args.lang or i18n.current_language()):
+        render_gradebook(graded, core.load(options.include_hidden), console)
+        _print_problems(out, console)
+        if args.report:  # after the grades are written: a report that fails costs no grade
+            from ..report import write
 
-        try:
-            console.print(f"class report: {write(out, submissions, args.lang)}")
-        except Exception as exc:  # noqa: BLE001 - said (even with --quiet); `report OUT` can retry
-            print(f"the class report failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-    errors = [e for r in graded.values() for e in r.errors]
-    console.print(
-        f"{len(graded)} submissions graded in {wall:.1f} s with --jobs {options.jobs}; "
-        f"results in {out} (gradebook.csv, <student>/results.json, feedback.html)"
-    )
+            try:
+                console.print(
+                    _("class report: {path}").format(path=write(out, submissions, args.lang, lms))
+                )
+            except Exception as exc:  # noqa: BLE001 - said (even with --quiet); `report OUT` can retry
+                print(f"the class report failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        errors = [e for r in graded.values() for e in r.errors]
+        console.print(
+            _(
+                "{n} submissions graded in {seconds} s with --jobs {jobs}; results in {out} (gradebook.csv, "
+                "class.json, <id>/results.json, feedback.html)"
+            ).format(n=len(graded), seconds=f"{wall:.1f}", jobs=options.jobs, out=out),
+            markup=False,
+            highlight=False,
+        )
     for e in errors:
         console.print(plain_log(valid_text(e)), style="red", markup=False, highlight=False)
     return 2 if errors else 0
+
+
+def _print_problems(out: Path, console) -> None:
+    """The class index's problems (names, the roster's join), each a plain line: names are never markup."""
+    from ..lms.identity import read_index
+    from .outputs import plain_log
+
+    index = read_index(out)
+    for line in (index.problems + index.roster_problems) if index else ():
+        console.print(plain_log(line), style="yellow", markup=False, highlight=False)

@@ -121,7 +121,8 @@ def run(root: Path, timeout: float, hidden_visibility: str, lang: str | None = N
         graded = grade(work / "submissions", work / "out", options)
         # Written whatever happened: a judge error on part of the submission is a line in it (and the
         # exit status), never a submission with no results at all.
-        shutil.copyfile(work / "out" / "student" / "results.json", results / "results.json")
+        mine = work / "out" / graded["student"].key  # the judge's id for the folder "student"
+        shutil.copyfile(mine / "results.json", results / "results.json")
         if graded["student"].errors:
             print("\n".join(graded["student"].errors), file=sys.stderr)
             return 2

@@ -50,7 +50,7 @@ COLUMNS = results.ROWS  # the gradebook's point columns: each component, then th
 
 @dataclass
 class StudentResult:
-    name: str
+    name: str  # the name people read (lms.identity.display): the feedback's title, the gradebook's "student"
     outcomes: list = field(default_factory=list)
     seconds: float = 0.0
     picture: bytes | None = None
@@ -59,6 +59,14 @@ class StudentResult:
     errors: list[str] = field(default_factory=list)
     stats: list[dict] = field(default_factory=list)
     restarts: int = 0  # grading processes that ended while grading this student's sections
+    source: str = ""  # the submission's source name (lms.identity.Member.source): grade()'s key
+    id: str = ""  # the judge's id (lms.identity): OUT/<id>/, OUT/logs/<id>.txt, the gradebook's key
+    late: bool | None = None  # what the LMS download records
+
+    @property
+    def key(self) -> str:
+        """The judge's own name for this student's files and rows (the name itself where no id was made)."""
+        return self.id or self.name
 
     def points(self) -> dict[str, float]:
         """Points per gradebook column: each component's own properties, and the integration share apart."""
@@ -176,7 +184,7 @@ def write_student(out: Path, r: StudentResult, hidden_visibility: str) -> None:
     line in the files that could be written), with a plain version in its place; the others are written."""
     from . import feedback
 
-    folder = out / r.name
+    folder = out / r.key
 
     def results_file():
         data = results_json(r, hidden_visibility)
@@ -210,7 +218,7 @@ def write_student(out: Path, r: StudentResult, hidden_visibility: str) -> None:
         + r.errors
         + [plain_log(x) for x in r.log]
     )
-    write_atomic(log_path(out, r.name), "\n".join(log) + "\n")
+    write_atomic(log_path(out, r.key), "\n".join(log) + "\n")
 
 
 def _outcomes_ok(r: StudentResult) -> bool:
@@ -253,21 +261,35 @@ def maxima(props: list[core.Property]) -> dict[str, float]:
     return by
 
 
+# After the points: `late` ("late" where the LMS download says so), `note` ("no submission" for a roster row
+# nobody submitted), and `id`, the judge's key (lms.identity): the (max) row is the one row without an id, so no
+# student's name, "(max)" included, can pass for it. Fixed words: the gradebook is the same in every language.
+EXTRA = ("late", "note", "id")
+NO_SUBMISSION = "no submission"
+
+
 def read_gradebook(path: Path) -> dict[str, dict[str, str]]:
+    """The gradebook's rows by id (an older gradebook, without ids: by name)."""
     if not path.is_file():
         return {}
     with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
         rows = [{k: csv_value(v) for k, v in row.items()} for row in csv.DictReader(f)]
-    return {row["student"]: row for row in rows if row.get("student") and row["student"] != "(max)"}
+    if rows and "id" not in rows[0]:
+        return {r["student"]: r for r in rows if r.get("student") and r["student"] != "(max)"}
+    return {row["id"]: row for row in rows if row.get("id")}
 
 
 def write_gradebook(path: Path, rows: dict[str, dict[str, str]], maximum: dict[str, float]) -> None:
+    """rows: id -> the row's cells ("student", each column, "total", EXTRA), sorted by name, then id."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["student", *COLUMNS, "total"])
-    w.writerow(["(max)", *(f"{maximum[n]:g}" for n in COLUMNS), f"{sum(maximum.values()):g}"])
-    for name in sorted(rows):
-        cells = [name, *(rows[name].get(n, "") for n in COLUMNS), rows[name].get("total", "")]
+    w.writerow(["student", *COLUMNS, "total", *EXTRA])
+    w.writerow(
+        ["(max)", *(f"{maximum[n]:g}" for n in COLUMNS), f"{sum(maximum.values()):g}", "", "", ""]
+    )
+    for key in sorted(rows, key=lambda k: (rows[k].get("student", k), k)):
+        row = dict(rows[key], id=key)
+        cells = [row.get("student", key), *(row.get(n, "") for n in (*COLUMNS, "total", *EXTRA))]
         w.writerow([csv_cell(c) for c in cells])
     write_atomic(path, buf.getvalue())
 
@@ -291,7 +313,17 @@ def csv_value(cell):
 
 def gradebook_row(r: StudentResult) -> dict[str, str]:
     pts = r.points()
-    return {**{n: f"{pts[n]:g}" for n in COLUMNS}, "total": f"{sum(pts.values()):g}"}
+    return {
+        "student": r.name,
+        **{n: f"{pts[n]:g}" for n in COLUMNS},
+        "total": f"{sum(pts.values()):g}",
+        "late": "late" if r.late else "",
+    }
+
+
+def missing_row(name: str) -> dict[str, str]:
+    """The gradebook row of a roster student who submitted nothing: 0 everywhere, and why."""
+    return {"student": name, **{n: "0" for n in COLUMNS}, "total": "0", "note": NO_SUBMISSION}
 
 
 def _fits(table, console) -> bool:
@@ -308,12 +340,11 @@ def _gradebook_narrow(results_by: dict[str, StudentResult], maximum: dict, used:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="gradebook", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
-    table.add_column("student", overflow="fold", max_width=24)
-    table.add_column(f"total\n{sum(maximum.values()):g}", justify="right", no_wrap=True)
-    table.add_column("per column", overflow="fold")
-    for name in sorted(results_by):
-        r = results_by[name]
+    table = Table(title=_("gradebook"), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    table.add_column(_("student"), overflow="fold", max_width=24)
+    table.add_column(f"{_('total')}\n{sum(maximum.values()):g}", justify="right", no_wrap=True)
+    table.add_column(_("per column"), overflow="fold")
+    for r in sorted(results_by.values(), key=lambda r: (r.name, r.key)):
         pts = r.points()
         cells = Text()
         for n in used:
@@ -321,11 +352,22 @@ def _gradebook_narrow(results_by: dict[str, StudentResult], maximum: dict, used:
             # no break inside
             cells.append(f"{SHORT[n]}\u00a0{pts[n]:g}/{maximum[n]:g}", style=style)
             cells.append("  ")
-        label = Text(name)
-        if r.errors:
-            label.append(" (judge error)", style="red")
+        label = _label(r)
         table.add_row(label, Text(f"{sum(pts.values()):g}", style="bold"), cells)
     return table
+
+
+def _label(r: StudentResult):
+    """A student's name in the console table: plain text (a name decoded with surrogateescape prints as its
+    escapes), marked when the download says late or the judge failed on part of it."""
+    from rich.text import Text
+
+    label = Text(valid_text(r.name))
+    if r.late:
+        label.append(" " + _("(late)"), style="yellow")
+    if r.errors:
+        label.append(" " + _("(judge error)"), style="red")
+    return label
 
 
 def render_gradebook(results_by: dict[str, StudentResult], props, console) -> None:
@@ -335,27 +377,23 @@ def render_gradebook(results_by: dict[str, StudentResult], props, console) -> No
     from rich.text import Text
 
     maximum = maxima(props)
-    table = Table(title="gradebook", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
-    table.add_column("student", overflow="fold")
+    table = Table(title=_("gradebook"), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    table.add_column(_("student"), overflow="fold")
     used = [n for n in COLUMNS if maximum[n]]
     for n in used:
         header = Text(SHORT[n])
         header.append(f"\n{maximum[n]:g}", style="dim")
         table.add_column(header, justify="right", no_wrap=True)
-    total = Text("total")
+    total = Text(_("total"))
     total.append(f"\n{sum(maximum.values()):g}", style="dim")
     table.add_column(total, justify="right", no_wrap=True)
-    for name in sorted(results_by):
-        r = results_by[name]
+    for r in sorted(results_by.values(), key=lambda r: (r.name, r.key)):
         pts = r.points()
         cells = []
         for n in used:
             style = "green" if pts[n] == maximum[n] else ("red" if pts[n] == 0 else "yellow")
             cells.append(Text(f"{pts[n]:g}", style=style))
-        # a folder name decoded with surrogateescape prints as its escapes
-        label = Text(valid_text(name))
-        if r.errors:
-            label.append(" (judge error)", style="red")
+        label = _label(r)
         table.add_row(label, *cells, Text(f"{sum(pts.values()):g}", style="bold"))
     console.print(table if _fits(table, console) else _gradebook_narrow(results_by, maximum, used))
     console.print(

@@ -25,6 +25,7 @@ from rich.markup import escape
 from .. import KIT, i18n, results, timing
 from ..components import NAMES
 from ..i18n import _, ngettext
+from ..lms.identity import ClassIndex, write_index
 from ..suite import core
 from .frames import read_trusted, write_trusted
 from .limits import Limits
@@ -33,6 +34,7 @@ from .outputs import (
     assemble,
     gradebook_row,
     maxima,
+    missing_row,
     read_gradebook,
     write_gradebook,
     write_student,
@@ -40,7 +42,7 @@ from .outputs import (
 )
 from .reaper import Reaper
 from .records import OutcomeRecord
-from .sections import Section, discover, plan, read_files
+from .sections import Section, plan, read_files
 from .wire import valid_text
 from .zygote_client import MAX_JOBS, uid_block
 
@@ -60,13 +62,19 @@ class Options:
     lang: str | None = (
         None  # what the students read; None: i18n's choice (TRANSFORMER_KIT_LANG, the locale...)
     )
+    roster: Path | None = (
+        None  # the LMS's gradebook export (lms/roster.py), joined in the class index
+    )
 
 
 def grade(
     submissions: Path, out: Path, options: Options | None = None, console=None
 ) -> dict[str, StudentResult]:
-    """Grade every student folder in `submissions` (or options.only) into `out`; return the results."""
-    return Scheduler(submissions, out, options or Options(), console).run()
+    """Grade every submission in `submissions` (a folder per student, or an LMS download: lms/ingest.py; or
+    options.only) into `out`; return the results by the submission's source name (its folder's name, say:
+    unique in a class). Each result's `id` names its files in `out` (OUT/<id>/, OUT/logs/<id>.txt)."""
+    results_by = Scheduler(submissions, out, options or Options(), console).run()
+    return {r.source or r.key: r for r in results_by.values()}
 
 
 # ---------------------------------------------------------------------------------------- grading slots
@@ -127,22 +135,34 @@ class Scheduler:
     def __init__(self, submissions: Path, out: Path, options: Options, console=None):
         self.options, self.console = options, console
         self.submissions, self.out = Path(submissions).resolve(), Path(out).resolve()
-        self.students = self._chosen(discover(self.submissions))
+        # Every name below is the judge's id (lms/identity.py): a student-chosen name is data, never a path
+        # or a key of the judge's own files.
+        self.staging = Path(tempfile.mkdtemp(prefix="judge-staging-"))
+        self.index, self.staged = class_index(self.submissions, self.staging, options.roster)
+        self.students = self._chosen([s for s in self.staged])
         self.props = core.load(options.include_hidden)
         reference = {f"{n}.py": (Path(options.solutions) / f"{n}.py").read_bytes() for n in NAMES}
         salt = repr((options.include_hidden, options.limits))
         self.out.mkdir(parents=True, exist_ok=True)
+        write_index(self.out, self.index)
 
         self.results: dict[str, StudentResult] = {}
         self.sections: dict[str, list[Section]] = {}
         for s in self.students:
-            self.results[s] = StudentResult(s)
+            sub = self.staged[s]
+            member = sub.member
+            r = self.results[s] = StudentResult(
+                member.display, source=member.source, id=s, late=member.late
+            )
+            r.log.extend(sub.notes)
+            if sub.error:
+                r.errors.append(sub.error)
             try:  # a student whose files cannot be read or planned is a judge error, for them alone
-                files, notes = read_files(self.submissions / s)
-                self.results[s].log.extend(notes)
+                files, notes = read_files(sub.folder)
+                r.log.extend(notes)
                 self.sections[s] = plan(s, files, reference, self.props, salt)
             except Exception:  # noqa: BLE001 - one student: never the batch
-                self.results[s].errors.append(judge_error(f"reading the files of {s}"))
+                r.errors.append(judge_error(f"reading the files of {s}"))
                 self.sections[s] = []
 
         # student -> key -> result record
@@ -164,12 +184,16 @@ class Scheduler:
         self.tmp = self.cfg = None
 
     def _chosen(self, students: list[str]) -> list[str]:
+        """Everyone, or the ids of the students --only names (by id, source name or shown name)."""
         if not self.options.only:
             return students
-        missing = sorted(set(self.options.only) - set(students))
+        found = {name: self.index.find(name) for name in self.options.only}
+        missing = [valid_text(n) for n, m in found.items() if m is None or m.id not in self.staged]
         if missing:
-            raise SystemExit(f"no submission folder for: {', '.join(missing)}")
-        return [s for s in students if s in self.options.only]
+            shutil.rmtree(self.staging, ignore_errors=True)
+            raise SystemExit(f"no submission for: {', '.join(missing)}")
+        chosen = {m.id for m in found.values()}
+        return [s for s in students if s in chosen]
 
     def run(self) -> dict[str, StudentResult]:
         # One language for the whole run: these messages and files, the grading processes, their workers.
@@ -186,7 +210,7 @@ class Scheduler:
             "tmp": str(self.tmp),
             "include_hidden": self.options.include_hidden,
             "uid_base": uid_block(),
-            "hide": [str(self.submissions), str(self.out), *limits.hide],
+            "hide": [str(self.submissions), str(self.staging), str(self.out), *limits.hide],
             "lang": i18n.current_language(),
         }
         self.progress = _progress(self.console, len(self.pending))
@@ -209,6 +233,7 @@ class Scheduler:
             reaper.end_all()  # whatever a submission left running (possible only without namespaces) ends here
             reaper.close()
             shutil.rmtree(self.tmp, ignore_errors=True)
+            shutil.rmtree(self.staging, ignore_errors=True)
         self._write_again()
         self._write_finished()
         write_timing(self.out, self.results)
@@ -364,7 +389,7 @@ class Scheduler:
                 continue
             self.finished.add(s)
             self._write_one(s, assemble_first=True)
-            write_gradebook(self.out / "gradebook.csv", self.gradebook, self.maximum)
+            self._write_gradebook()
 
     def _write_one(self, s: str, assemble_first: bool = False) -> None:
         r = self.results[s]
@@ -389,7 +414,27 @@ class Scheduler:
         for s in self.finished:
             self._write_one(s)
         if self.finished:
-            write_gradebook(self.out / "gradebook.csv", self.gradebook, self.maximum)
+            self._write_gradebook()
+
+    def _write_gradebook(self) -> None:
+        """The gradebook: every student graded so far, and the roster's students who submitted nothing."""
+        absent = {m.id: missing_row(m.display) for m in self.index.members if not m.submitted}
+        write_gradebook(self.out / "gradebook.csv", {**self.gradebook, **absent}, self.maximum)
+
+
+def class_index(submissions: Path, staging: Path, roster: Path | None):
+    """The class index (lms/identity.py) of the submissions, joined to the roster if one is given, and each
+    submission staged under `staging` by id."""
+    from ..lms import ingest
+    from ..lms import roster as rosters
+    from ..lms.names import name_problems
+
+    subs, problems = ingest.read_class(submissions, staging)
+    index = ClassIndex([s.member for s in subs], problems)
+    if roster is not None:
+        rosters.join(index, *rosters.read(roster))
+    index.problems.extend(name_problems(index))
+    return index, {s.member.id: s for s in subs}
 
 
 def judge_error(what: str) -> str:

@@ -70,7 +70,9 @@ def judge_verdicts(
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise JudgeRunError(f"the judge ran past {wall:g} s: {' '.join(cmd)}") from None
-    path = out / student / "results.json"
+    from ..lms.identity import folder_of
+
+    path = folder_of(out, student) / "results.json"  # OUT/<the judge's id>/
     if not path.is_file():
         raise JudgeRunError(
             f"the judge wrote no results (exit {proc.returncode}): {' '.join(cmd)}\n{err[-3000:]}"

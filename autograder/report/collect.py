@@ -8,15 +8,19 @@ import json
 from pathlib import Path
 
 from ..i18n import _
+from ..lms import identity
+from ..lms import roster as rosters
 from ..results import ROWS
 from .model import ClassResults, Student, Test
 
-LOGS = "logs"  # the judge's instructor logs (outputs.write_student): not a student
+LOGS = "logs"  # the judge's instructor logs (outputs.write_student); a student's folder is OUT/<id>
 JUDGE_ERROR = "JUDGE ERROR in "  # how outputs.assemble begins a judge error's line in the log
 MAX_RESULTS_BYTES = 20_000_000  # a results.json is ~100 kB; a bigger one is not the judge's
 
 
-def read(out: Path) -> ClassResults:
+def read(out: Path, roster: Path | None = None) -> ClassResults:
+    """The class as the judge left it in `out`: its class index (OUT/class.json) says who each id is; joined
+    again to `roster` when one is given (lms/roster.py)."""
     problems: list[str] = []
     if not out.is_dir():
         return ClassResults(
@@ -25,21 +29,41 @@ def read(out: Path) -> ClassResults:
             {r: 0.0 for r in ROWS},
             [_("{folder} is not a folder.").format(folder=out)],
         )
+    index = identity.read_index(out) or _legacy_index(out)
+    if roster is not None:
+        rosters.join(index, *rosters.read(roster))
     timing = _timing(out, problems)
     students = []
-    for folder in sorted(p for p in out.iterdir() if p.is_dir() and p.name != LOGS):
-        student = _student(folder, problems)
+    for m in sorted(index.members, key=lambda m: (m.display, m.id)):
+        if not m.submitted:
+            students.append(Student(m.id, display=m.display, missing=True, member=m))
+            continue
+        student = _student(out / m.id, m.display, problems)
         if student is None:
             continue
-        student.seconds = timing.get(student.name, student.seconds)
-        student.judge_errors = _judge_errors(out / LOGS / f"{folder.name}.txt")
+        student.seconds = timing.get(m.id, student.seconds)
+        student.judge_errors = _judge_errors(out / LOGS / f"{m.id}.txt")
+        student.display, student.late, student.member = m.display, m.late, m
         students.append(student)
     if not students:
         problems.append(_("No student's results were found in {folder}.").format(folder=out))
-    return ClassResults(str(out), students, _maximum(out, students), problems)
+    problems = index.problems + index.roster_problems + problems
+    data = ClassResults(str(out), students, _maximum(out, students), problems)
+    data.roster, data.assignment = index.roster, index.assignment
+    return data
 
 
-def _student(folder: Path, problems: list[str]) -> Student | None:
+def _legacy_index(out: Path) -> identity.ClassIndex:
+    """An OUT graded before the judge kept a class index: a folder per student, named by the student."""
+    members = [
+        identity.Member(p.name, p.name, p.name, "folder", name=p.name)
+        for p in sorted(out.iterdir())
+        if p.is_dir() and p.name != LOGS
+    ]
+    return identity.ClassIndex(members)
+
+
+def _student(folder: Path, shown: str, problems: list[str]) -> Student | None:
     path = folder / "results.json"
     try:
         if path.stat().st_size > MAX_RESULTS_BYTES:
@@ -50,13 +74,13 @@ def _student(folder: Path, problems: list[str]) -> Student | None:
         seconds = float(seconds) if isinstance(seconds, int | float) else None
     except FileNotFoundError:
         problems.append(
-            _("{student}: no results.json (not graded?): left out.").format(student=folder.name)
+            _("{student}: no results.json (not graded?): left out.").format(student=shown)
         )
         return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         problems.append(
             _("{student}: results.json cannot be read ({error}): left out.").format(
-                student=folder.name, error=type(e).__name__
+                student=shown, error=type(e).__name__
             )
         )
         return None
@@ -111,7 +135,8 @@ def _maximum(out: Path, students: list[Student]) -> dict[str, float]:
     try:
         with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
             for row in csv.DictReader(f):
-                if row.get("student") == "(max)":
+                # the judge's own row: the one without an id (a student may be named "(max)")
+                if row.get("student") == "(max)" and not row.get("id"):
                     return {r: float(row[r]) for r in ROWS}
     except (OSError, ValueError, KeyError, TypeError, csv.Error):
         pass

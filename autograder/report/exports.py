@@ -1,6 +1,10 @@
-"""What the report exports: everything on the page as JSON, and the gradebook as CSV files Canvas and Moodle
-import (docs/report.md has their formats). A student's folder name is the one student-originated string in a
-CSV: a cell that a spreadsheet would read as a formula is neutralised as OWASP recommends (CSV injection)."""
+"""What the report exports: everything on the page as JSON, and the grades as files Canvas and Moodle import
+(docs/report.md, "LMS": their formats, and the importers' lines they follow), each with a spreadsheet copy.
+
+Identity comes from the roster (lms/roster.py); a Canvas download names Canvas's user id, which is the export's
+`ID`. What no source gives is left out or blank, and said, one sentence per student, among the class's problems.
+Every text cell that a spreadsheet would read as a formula is neutralised as OWASP recommends (CSV injection).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,13 @@ import csv
 import dataclasses
 import io
 import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
 
+from ..i18n import _
 from ..results import ROWS
-from .model import ClassResults
+from .model import ClassResults, Student
 from .similarity import Similarity
 from .stats import Summary
 
@@ -24,7 +32,22 @@ FORMULA_START = (
     "\r",
     "\n",
 )
+# Canvas's gradebook export, its identity columns; then one column per assignment, "<title> (<id>)"
 CANVAS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_POINTS_POSSIBLE = "    Points Possible"  # as Canvas writes it, padded
+CANVAS_TITLE_WITH_ID = re.compile(r"^.+\(\d+\)$", re.S)
+DEFAULT_TITLE = "Transformer"
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class LmsOptions:
+    """What `--roster`, `--assignment`, `--scale` and `--components` ask of the exports."""
+
+    roster: Path | None = None  # the LMS's gradebook export (lms/roster.py)
+    assignment: str = ""  # the grade column's title; Canvas: "<title> (<assignment id>)"
+    scale: float | None = None  # the total as a grade out of this (10: the Spanish convention)
+    components: bool = False  # a column per gradebook column besides the total
 
 
 def cell(text: str) -> str:
@@ -32,50 +55,109 @@ def cell(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
-def _columns(data: ClassResults) -> list[str]:
-    return [r for r in ROWS if data.maximum.get(r)]
-
-
 def _write(rows: list[list[str]]) -> str:
     buf = io.StringIO()
-    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    csv.writer(buf, quoting=csv.QUOTE_MINIMAL, lineterminator="\n").writerows(rows)
     return buf.getvalue()
 
 
-def canvas_csv(data: ClassResults) -> str:
-    """Canvas's gradebook import: the five identity columns, one column per component (a new assignment each,
-    named with its points), the "Points Possible" row second. The folder name is the SIS Login ID."""
-    columns = _columns(data)
-    rows = [
-        [*CANVAS_ID_COLUMNS, *(f"{c} ({data.maximum[c]:g} pts)" for c in columns)],
-        ["Points Possible", "", "", "", "", *(f"{data.maximum[c]:g}" for c in columns)],
-    ]
-    for st in data.students:
-        rows.append(
-            [cell(st.name), "", "", cell(st.name), "", *(f"{st.points(c):g}" for c in columns)]
+def grade(data: ClassResults, st: Student, opts: LmsOptions) -> str:
+    """The student's total, or a grade out of opts.scale (two decimals), as text."""
+    if opts.scale is None:
+        return f"{st.total:g}"
+    share = st.total / data.total_maximum if data.total_maximum else 0.0
+    return f"{round(share * opts.scale, 2):g}"
+
+
+def _title(data: ClassResults, opts: LmsOptions) -> str:
+    return opts.assignment or data.assignment or DEFAULT_TITLE
+
+
+def _grade_columns(data: ClassResults, opts: LmsOptions) -> list[tuple[str, object]]:
+    """(title, the cell of a student) per grade column: the total, then each gradebook column on request."""
+    columns = [(_title(data, opts), lambda st: grade(data, st, opts))]
+    if opts.components:
+        for r in (r for r in ROWS if data.maximum.get(r)):
+            columns.append((f"{_title(data, opts)}: {r}", lambda st, r=r: f"{st.points(r):g}"))
+    return columns
+
+
+def canvas_csv(data: ClassResults, opts: LmsOptions = LmsOptions()) -> tuple[str, list[str]]:
+    """Canvas's gradebook import (the header it exports, its Points Possible row); and what it could not fill."""
+    columns, said, unnamed = _grade_columns(data, opts), [], []
+    title = _title(data, opts)
+    if not CANVAS_TITLE_WITH_ID.match(title):
+        said.append(
+            _(
+                'lms-canvas.csv: the grade column "{title}" names no assignment id: Canvas creates a new '
+                'assignment on import (give --assignment "Title (id)", or a roster with that column).'
+            ).format(title=title)
         )
-    return _write(rows)
-
-
-def moodle_csv(data: ClassResults) -> str:
-    """Moodle's "Import grades: CSV file": a username column to map users by, one column per grade item (the
-    maximum is the grade item's setting in Moodle, so it is in the header, not in a row Moodle would read as a
-    user)."""
-    columns = _columns(data)
-    rows = [["username", *(f"{c} (/{data.maximum[c]:g})" for c in columns)]]
+    most = f"{opts.scale:g}" if opts.scale is not None else f"{data.total_maximum:g}"
+    possible = [most] + [f"{data.maximum[r]:g}" for r in ROWS if data.maximum.get(r)][
+        : len(columns) - 1
+    ]
+    rows = [[*CANVAS_ID_COLUMNS, *(cell(t) for t, _f in columns)]]
+    rows.append([CANVAS_POINTS_POSSIBLE, "", "", "", "", *possible])
     for st in data.students:
-        rows.append([cell(st.name), *(f"{st.points(c):g}" for c in columns)])
-    return _write(rows)
+        m, row = st.member, (st.member.roster if st.member else None)
+        if row is not None:
+            ident = [row.name, row.canvas_id, row.sis_user_id, row.sis_login_id, row.section]
+        elif m is not None and m.lms == "canvas":
+            ident = [st.shown, m.user_id, "", "", ""]
+        else:
+            ident = [st.shown, "", "", "", ""]
+            unnamed.append(st.shown)
+        rows.append([cell(x) for x in ident] + [f(st) for _t, f in columns])
+    if unnamed:
+        said.append(
+            _(
+                "lms-canvas.csv: no Canvas ID for {names} (no roster row: give --roster, Canvas's gradebook "
+                "export): Canvas can match these rows by name only."
+            ).format(names=", ".join(unnamed))
+        )
+    return _write(rows), said
+
+
+def moodle_csv(data: ClassResults, opts: LmsOptions = LmsOptions()) -> tuple[str, list[str]]:
+    """Moodle's "Import grades: CSV file": an identifier column Moodle maps to a user field (the roster's email
+    address, else its ID number) and the grade column(s). Moodle stops the whole import at the first row whose
+    identifier matches no user, and a blank identifier gives the row's grades to the row before: so a student
+    with no identifier is left out of the file, and said."""
+    columns, said, unnamed = _grade_columns(data, opts), [], []
+    rosters = [st.member.roster for st in data.students if st.member and st.member.roster]
+    field = "email" if any(r.email for r in rosters) or not rosters else "id_number"
+    header = "Email address" if field == "email" else "ID number"
+    rows = [[header, *(cell(t) for t, _f in columns)]]
+    for st in data.students:
+        row = st.member.roster if st.member else None
+        ident = getattr(row, field, "") if row is not None else ""
+        if not ident:
+            unnamed.append(st.shown)
+            continue
+        rows.append([cell(ident)] + [f(st) for _t, f in columns])
+    if unnamed:
+        said.append(
+            _(
+                "lms-moodle.csv leaves out {names}: no {field} (give --roster, Moodle's grade export); Moodle "
+                "stops the whole import at a user it cannot find."
+            ).format(names=", ".join(unnamed), field=header)
+        )
+    return _write(rows), said
 
 
 def as_dict(data: ClassResults, summary: Summary, similar: Similarity | None) -> dict:
     students = [
         {
-            "name": st.name,
+            "name": st.shown,
+            "id": st.name,
             "points": {r: st.points(r) for r in ROWS if data.maximum.get(r)},
             "total": st.total,
             "seconds": st.seconds,
             "judge_errors": st.judge_errors,
+            "late": st.late,
+            "missing": st.missing,
+            "lms": st.member.lms if st.member else "",
         }
         for st in data.students
     ]

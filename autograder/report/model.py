@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from ..lms.identity import Member
+
 
 @dataclass(frozen=True)
 class Test:
@@ -24,10 +26,22 @@ class Test:
 
 @dataclass
 class Student:
-    name: str  # the folder's name: student-originated, escaped wherever it is written
+    # The judge's id (lms.identity): OUT/<name>/ holds the student's files. In an OUT graded before the judge
+    # kept a class index, the folder's name (student-originated, escaped wherever it is written).
+    name: str
     tests: list[Test] = field(default_factory=list)
     seconds: float | None = None  # grading time (timing.json, else results.json's execution_time)
     judge_errors: list[str] = field(default_factory=list)  # from the judge's own log
+    display: str = (
+        ""  # the name to show (the roster's, else the download's), escaped of control characters
+    )
+    late: bool | None = None  # what the LMS download records; None: it records nothing
+    missing: bool = False  # a roster student with no submission: 0, and "no submission"
+    member: Member | None = None  # the class index's entry: the LMS identity the exports fill
+
+    @property
+    def shown(self) -> str:
+        return self.display or self.name
 
     def points(self, row: str) -> float:
         return self.by_row.get(row, 0.0)
@@ -51,6 +65,8 @@ class ClassResults:
     students: list[Student]  # those whose results.json could be read, by name
     maximum: dict[str, float]  # points possible per gradebook column (results.ROWS)
     problems: list[str] = field(default_factory=list)  # what could not be read, one sentence each
+    roster: str = ""  # the roster's kind ("canvas", "moodle") when one was joined
+    assignment: str = ""  # the roster's own assignment column, if it had one
 
     @property
     def total_maximum(self) -> float:

@@ -68,9 +68,16 @@ def e(text) -> str:
     return escape(str(text), quote=True)
 
 
+# id -> (the name shown, whether a feedback page exists): set by render() from the class (lms, issue 32)
+_SHOWN: dict[str, tuple[str, bool]] = {}
+
+
 def link(name: str) -> str:
-    """A student's feedback page, relative to the report (the folder beside it)."""
-    return f'<a class="student" href="{quote(name, safe="")}/feedback.html">{e(name)}</a>'
+    """A student's feedback page, relative to the report (OUT/<id>/, beside it), under the name people read."""
+    shown, graded = _SHOWN.get(name, (name, True))
+    if not graded:
+        return f'<span class="student">{e(shown)}</span>'
+    return f'<a class="student" href="{quote(name, safe="")}/feedback.html">{e(shown)}</a>'
 
 
 def students(names: list[str]) -> str:
@@ -95,6 +102,8 @@ def header(*cells: str, numeric_from: int = 99) -> str:
 
 
 def render(data: ClassResults, summary: Summary, similar: Similarity | None) -> str:
+    _SHOWN.clear()
+    _SHOWN.update({st.name: (_shown(st), not st.missing) for st in data.students})
     size = summary.size
     graded = ngettext(
         "{n} student graded in {folder}.", "{n} students graded in {folder}.", size
@@ -251,6 +260,13 @@ def _items(s: Summary) -> list[str]:
     return out
 
 
+def _shown(st) -> str:
+    """A student's name, and what the LMS says: late, or nothing submitted."""
+    if st.missing:
+        return _("{name} (no submission)").format(name=st.shown)
+    return _("{name} (late)").format(name=st.shown) if st.late else st.shown
+
+
 def _name(n: str) -> str:
     return f"<em>{e(_(THE_REFERENCE))}</em>" if n == REFERENCE else link(n)
 
@@ -340,7 +356,7 @@ def _exports() -> list[str]:
     items = (
         (REPORT_JSON, _("everything on this page, for scripting")),
         (CANVAS_CSV, _("the gradebook for Canvas (with its Points Possible row)")),
-        (MOODLE_CSV, _("the gradebook for Moodle (a username column)")),
+        (MOODLE_CSV, _("the gradebook for Moodle (an email address or ID number column)")),
     )
     lines = "".join(f'<li><a href="{f}">{f}</a>: {e(what)}</li>' for f, what in items)
     return [f'<h2 id="exports">{e(_(EXPORTS))}</h2><ul>{lines}</ul>']
