@@ -41,7 +41,10 @@ def submission_id(source: str) -> str:
 def display(name: str) -> str:
     """A name as people read it: valid text (an undecodable byte as its escape), every control or
     direction-changing character as its escape, at most DISPLAY_CHARS characters."""
-    text = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    try:  # an undecodable byte of a file name (surrogateescape) shown as the byte it was: "caf\xe9"
+        text = source_bytes(name).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate of another origin: its own escape
+        text = name.encode("utf-8", "backslashreplace").decode("utf-8")
     text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text).strip()
     if len(text) > DISPLAY_CHARS:
         text = text[: DISPLAY_CHARS - 1] + "…"

@@ -23,6 +23,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..i18n import _
 from ..judge.sections import (
     MAX_FILE_BYTES,
     MAX_FILES,
@@ -78,7 +79,7 @@ def read_class(path: Path, staging: Path) -> tuple[list[Submission], list[str]]:
     if zipped is not None:
         _read_zip(zipped, groups, problems)
     else:
-        _read_folder(path, groups)
+        _read_folder(path, groups, problems)
     submissions = []
     for g in sorted(groups.values(), key=lambda g: g.source):
         try:
@@ -109,9 +110,14 @@ def _group(groups: dict, source: str, **kw) -> _Group:
     return groups[source]
 
 
-def _read_folder(path: Path, groups: dict) -> None:
+def _read_folder(path: Path, groups: dict, problems: list[str]) -> None:
     for p in sorted(path.iterdir()):
-        if p.name.startswith(".") or p.name in SKIPPED or p.is_symlink():
+        if p.name in SKIPPED:
+            continue
+        if p.name.startswith(".") or p.is_symlink():
+            # never graded (a link may point anywhere; a hidden folder is a tool's), but never silently
+            if p.is_dir() and _holds_modules(p):
+                problems.append(_skipped(p))
             continue
         if p.is_dir():
             m = MOODLE_DIR.match(p.name)
@@ -120,6 +126,20 @@ def _read_folder(path: Path, groups: dict) -> None:
             g.folder = p
         elif p.is_file():
             _flat_file(groups, p.name, p)
+
+
+def _holds_modules(folder: Path) -> bool:
+    try:
+        return any(x.name.endswith(".py") for x in folder.iterdir())
+    except OSError:
+        return False
+
+
+def _skipped(p: Path) -> str:
+    what = _("a link") if p.is_symlink() else _("a hidden folder")
+    return _("{name}: not graded ({what}), though it holds Python files.").format(
+        name=display(p.name), what=what
+    )
 
 
 def _flat_file(groups: dict, file_name: str, data) -> None:
