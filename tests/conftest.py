@@ -34,6 +34,8 @@ SLOW_FIXTURES = {
     "test_free_points.py": {"judged"},  # 12 s
     "test_report.py": {"built"},  # 5 s: a synthetic class of 14 and its report
     "test_report_browser.py": {"page"},  # 16 s: a class of 12, its report, chromium's start
+    # 300 s on the loaded 2-core machine: 17 hostile names (two with the reference), graded and reported
+    "test_judge_names.py": {"graded"},
 }
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.
