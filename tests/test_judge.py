@@ -20,6 +20,7 @@ from autograder.components import BY_NAME, NAMES
 from autograder.judge import sample
 from autograder.judge.limits import Limits
 from autograder.judge.scheduler import Options, grade
+from autograder.lms.identity import folder_of
 from autograder.results import INTEGRATION, ROWS
 
 # label -> recipe; run 1 and run 2 give the students names that sort in opposite orders.
@@ -116,8 +117,8 @@ def without_time(path: Path) -> str:
 
 @pytest.mark.parametrize("label", list(CLASS))
 def test_byte_identical_across_runs_jobs_and_order(runs, label):
-    a = runs["out1"] / runs["names1"][label] / "results.json"
-    b = runs["out2"] / runs["names2"][label] / "results.json"
+    a = folder_of(runs["out1"], runs["names1"][label]) / "results.json"
+    b = folder_of(runs["out2"], runs["names2"][label]) / "results.json"
     assert without_time(a) == without_time(b)
 
 
@@ -133,11 +134,13 @@ def test_no_cache_and_concurrency_change_nothing(runs, tmp_path):
         tmp_path / "out",
         Options(jobs=2, cache=False, limits=Limits(op_timeout=3)),
     )
-    assert without_time(tmp_path / "out" / "a" / "results.json") == without_time(
-        tmp_path / "out" / "b" / "results.json"
+    assert without_time(folder_of(tmp_path / "out", "a") / "results.json") == without_time(
+        folder_of(tmp_path / "out", "b") / "results.json"
     )
     assert (
-        by_component(json.loads((tmp_path / "out" / "a" / "results.json").read_text()))["attention"]
+        by_component(json.loads((folder_of(tmp_path / "out", "a") / "results.json").read_text()))[
+            "attention"
+        ]
         > 0
     )
 
@@ -216,7 +219,7 @@ def test_hidden_property_source_never_reaches_outputs(runs):
 def test_gradebook_csv(runs):
     with open(runs["out1"] / "gradebook.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["student", *NAMES, INTEGRATION, "total"]
+    assert list(rows[0]) == ["student", *NAMES, INTEGRATION, "total", "late", "note", "id"]
     assert rows[0]["student"] == "(max)"
     students = {r["student"]: r for r in rows[1:]}
     assert set(students) == set(runs["names1"].values())
@@ -248,7 +251,7 @@ class _Page(HTMLParser):
 
 @pytest.mark.parametrize("label", ["reference", "merge", "stubs"])
 def test_feedback_html_is_self_contained_with_a_heatmap(runs, label):
-    folder = runs["out1"] / runs["names1"][label]
+    folder = folder_of(runs["out1"], runs["names1"][label])
     page = _Page()
     page.feed((folder / "feedback.html").read_text())
     assert "components" in page.tables
@@ -271,7 +274,7 @@ def test_feedback_html_is_self_contained_with_a_heatmap(runs, label):
 
 
 def test_feedback_names_the_failure_and_hint(runs):
-    text = (runs["out1"] / runs["names1"]["scale"] / "feedback.html").read_text()
+    text = (folder_of(runs["out1"], runs["names1"]["scale"]) / "feedback.html").read_text()
     assert "Hint:" in text and "Smallest failing input" in text
     assert "no scaling" in text  # the hint that names the bug
 
@@ -295,8 +298,8 @@ def test_only_regrades_one_student_and_merges(runs, tmp_path):
     assert float(row["attention"]) == by_component(results(runs, "reference"))["attention"]
     others = [n for n in runs["names1"].values() if n != stubs]
     for n in others:
-        assert (out / n / "results.json").read_bytes() == (
-            runs["out1"] / n / "results.json"
+        assert (folder_of(out, n) / "results.json").read_bytes() == (
+            folder_of(runs["out1"], n) / "results.json"
         ).read_bytes()
 
 

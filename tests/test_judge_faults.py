@@ -24,6 +24,7 @@ from autograder.judge import feedback, outputs, sample, scheduler
 from autograder.judge.limits import Limits
 from autograder.judge.outputs import JUDGE_ERROR_LINE
 from autograder.judge.scheduler import Options, grade
+from autograder.lms.identity import folder_of
 
 LIMITS = Limits(op_timeout=4, section_timeout=30, memory_mb=1024)
 ORCHESTRATOR_STAGES = ("read", "assemble", "feedback", "results", "gradebook")
@@ -118,8 +119,8 @@ def test_every_student_is_written_and_the_gradebook_has_every_row(graded):
     out, results = graded["out"], graded["results"]
     for s in results:
         for name in ("results.json", "feedback.html", "feedback.md"):
-            assert (out / s / name).is_file(), (s, name)
-        json.loads((out / s / "results.json").read_text())
+            assert (folder_of(out, s) / name).is_file(), (s, name)
+        json.loads((folder_of(out, s) / "results.json").read_text())
     with open(out / "gradebook.csv", newline="") as f:
         rows = {row["student"] for row in csv.DictReader(f)}
     assert rows == {"(max)", *results}
@@ -129,7 +130,9 @@ def test_the_victim_gets_exactly_its_grade_alone(graded):
     out = graded["out"]
     assert not graded["results"]["victim"].errors
     alone = (graded["out"].parent / "alone-out" / "victim" / "results.json").read_text()
-    assert without_time((out / "victim" / "results.json").read_text()) == without_time(alone)
+    assert without_time((folder_of(out, "victim") / "results.json").read_text()) == without_time(
+        alone
+    )
 
 
 @pytest.mark.parametrize("stage", ORCHESTRATOR_STAGES + GRADER_STAGES)
@@ -140,9 +143,9 @@ def test_a_fault_is_a_judge_error_of_that_student_alone(graded, stage):
     assert "JUDGE ERROR" in log and "InjectedFault" in log
     line = str(JUDGE_ERROR_LINE)
     if stage != "feedback":  # its fallback page says just that
-        assert line in (out / r.name / "feedback.md").read_text()
-    assert line in (out / r.name / "feedback.html").read_text()
-    assert line in json.loads((out / r.name / "results.json").read_text())["output"]
+        assert line in (folder_of(out, r.name) / "feedback.md").read_text()
+    assert line in (folder_of(out, r.name) / "feedback.html").read_text()
+    assert line in json.loads((folder_of(out, r.name) / "results.json").read_text())["output"]
     # no other student carries this fault
     for other, result in graded["results"].items():
         if other != r.name:

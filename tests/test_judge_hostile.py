@@ -21,6 +21,7 @@ from autograder.judge import sample
 from autograder.judge.limits import Limits
 from autograder.judge.scheduler import Options, grade
 from autograder.judge.zygote_client import UIDS_PER_RUN, uid_block
+from autograder.lms.identity import folder_of, log_of
 
 HOSTILE = sample.hostile_names()
 PWNED = Path("/tmp/autograder-hostile-pwned")
@@ -82,8 +83,8 @@ def graded(tmp_path_factory):
     ):
         sample.make("reference", subs / name)
     # A decoy results file the forger will look for; the judge overwrites it with the real one.
-    (out / "h-forge_results").mkdir(parents=True)
-    (out / "h-forge_results" / "results.json").write_text('{"score": 1e9}')
+    (folder_of(out, "h-forge_results")).mkdir(parents=True)
+    (folder_of(out, "h-forge_results") / "results.json").write_text('{"score": 1e9}')
     PWNED.unlink(missing_ok=True)
     results = grade(subs, out, Options(jobs=2, limits=limits()))
     alone_subs = base / "alone"
@@ -115,8 +116,8 @@ def test_the_batch_finishes_with_every_student(graded):
     students = set(graded["results"])
     assert {f"h-{n}" for n in HOSTILE} <= students
     for s in students:
-        assert (graded["out"] / s / "results.json").is_file()
-        assert (graded["out"] / s / "feedback.html").is_file()
+        assert (folder_of(graded["out"], s) / "results.json").is_file()
+        assert (folder_of(graded["out"], s) / "feedback.html").is_file()
         assert not graded["results"][s].errors, graded["results"][s].errors
     rows = (graded["out"] / "gradebook.csv").read_text().splitlines()
     assert len(rows) == 2 + len(students)
@@ -124,8 +125,8 @@ def test_the_batch_finishes_with_every_student(graded):
 
 def test_other_students_are_unaffected(graded):
     """The reference graded beside every hostile submission = the reference graded alone, byte for byte."""
-    assert without_time(graded["out"] / "reference" / "results.json") == without_time(
-        graded["alone_out"] / "reference" / "results.json"
+    assert without_time(folder_of(graded["out"], "reference") / "results.json") == without_time(
+        folder_of(graded["alone_out"], "reference") / "results.json"
     )
     assert points(graded, "reference") == graded["alone"]["reference"].points()
 
@@ -205,7 +206,7 @@ def test_fork_storm(graded):
 
 def test_200_mb_of_output_is_trimmed_and_costs_nothing(graded):
     assert points(graded, "h-output_flood")["mask"] == points(graded, "reference")["mask"]
-    assert (graded["out"] / "logs" / "h-output_flood.txt").stat().st_size < 64_000
+    assert (log_of(graded["out"], "h-output_flood")).stat().st_size < 64_000
 
 
 def test_segfault_through_ctypes(graded):
@@ -233,7 +234,10 @@ def test_forging_results_files(graded):
         if path.is_file() and path.suffix in (".json", ".csv", ".html", ".md", ".txt"):
             assert "FORGED" not in path.read_text(errors="replace"), path
     assert (
-        json.loads((graded["out"] / "h-forge_results" / "results.json").read_text())["score"] < 1e9
+        json.loads((folder_of(graded["out"], "h-forge_results") / "results.json").read_text())[
+            "score"
+        ]
+        < 1e9
     )
 
 
@@ -273,7 +277,7 @@ def test_symlinks_are_not_followed(graded):
 
 @pytest.mark.skipif(not ROOT_ISOLATION, reason="the sandbox's namespaces and uid drop need root")
 def test_what_a_worker_can_see(graded):
-    log = (graded["out"] / "logs" / "probe.txt").read_text()
+    log = (log_of(graded["out"], "probe")).read_text()
     report = json.loads(log.split("PROBE", 1)[1].split("END", 1)[0])
     assert uid_block() <= report["uid"] < uid_block() + UIDS_PER_RUN
     assert not report["solutions"] and not report["kit"]
@@ -298,17 +302,17 @@ def test_no_worker_is_left_behind(graded):
 
 # ------------------------------------------------------------------------------------------ issue 19 (wave 3)
 def _report(graded, student: str, marker: str) -> str:
-    log = (graded["out"] / "logs" / f"{student}.txt").read_text()
+    log = (log_of(graded["out"], student)).read_text()
     return log.split(marker, 1)[1].split("END", 1)[0]
 
 
 def test_lone_surrogates_become_text(graded):
     """A print, an exception message and a folder name that are not valid text: every file is written."""
     out = graded["out"]
-    data = json.loads((out / "h-surrogate_text" / "results.json").read_text())
+    data = json.loads((folder_of(out, "h-surrogate_text") / "results.json").read_text())
     assert any("\\udcff in an exception message" in t["output"] for t in data["tests"])
-    assert "\\udcff lone surrogate" in (out / "logs" / "h-surrogate_text.txt").read_text()
-    assert (out / SURROGATE_NAME / "results.json").is_file()
+    assert "\\udcff lone surrogate" in (log_of(out, "h-surrogate_text")).read_text()
+    assert (folder_of(out, SURROGATE_NAME) / "results.json").is_file()
     assert points(graded, SURROGATE_NAME) == points(graded, "reference")
     gradebook = (out / "gradebook.csv").read_bytes().decode("utf-8")  # valid UTF-8
     assert "bad-\\udcff-name" in gradebook
@@ -316,10 +320,7 @@ def test_lone_surrogates_become_text(graded):
 
 def test_a_helper_too_long_to_cache_is_ignored_with_a_note(graded):
     assert points(graded, "h-long_helper_name") == points(graded, "c-long_helper_name")
-    assert (
-        "ignored: not a module name"
-        in (graded["out"] / "logs" / "h-long_helper_name.txt").read_text()
-    )
+    assert "ignored: not a module name" in (log_of(graded["out"], "h-long_helper_name")).read_text()
 
 
 def test_the_kits_own_kinds_are_the_judges_to_give(graded):
@@ -359,7 +360,9 @@ def test_reference_bytecode_leaves_only_within_the_text_budget(graded):
     r = graded["results"]["h-exfiltrate_reference"]
     # its section, not integration
     transformer = [o for o in r.outcomes if row_of(o) == "transformer"]
-    data = json.loads((graded["out"] / "h-exfiltrate_reference" / "results.json").read_text())
+    data = json.loads(
+        (folder_of(graded["out"], "h-exfiltrate_reference") / "results.json").read_text()
+    )
     text = "\n".join(t["output"] for t in data["tests"] if t["tags"] == ["transformer"])
     chunks = dict(re.findall(r"REF(\d+):([A-Za-z0-9+/=]+)", text))
     leaked = sum(len(c) for c in chunks.values()) * 3 // 4
@@ -375,7 +378,7 @@ def test_reference_bytecode_leaves_only_within_the_text_budget(graded):
 def test_terminal_escapes_never_reach_the_log_raw(graded):
     for log in (graded["out"] / "logs").iterdir():
         assert "\x1b" not in log.read_text(errors="replace"), log
-    assert "\\x1b]0;PWNED" in (graded["out"] / "logs" / "h-terminal_escapes.txt").read_text()
+    assert "\\x1b]0;PWNED" in (log_of(graded["out"], "h-terminal_escapes")).read_text()
 
 
 def test_gradebook_cells_are_never_formulas(graded):
@@ -406,7 +409,7 @@ def test_no_nested_user_namespace(graded):
     """A seccomp filter refuses a worker any new user namespace (x86_64)."""
     import platform
 
-    log = (graded["out"] / "logs" / "h-nested_userns.txt").read_text()
+    log = (log_of(graded["out"], "h-nested_userns")).read_text()
     if "USERNS-ATTACK" not in log:
         # The by-hand guard's audit hook refuses ctypes first (docs/byhand.md): the attack never reaches the
         # kernel, and its component is voided. The filter itself: test_judge_isolation's seccomp test.

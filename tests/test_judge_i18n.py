@@ -14,6 +14,7 @@ from autograder import KIT
 from autograder.judge import sample
 from autograder.judge.limits import Limits
 from autograder.judge.scheduler import Options, grade
+from autograder.lms.identity import folder_of
 
 CLASS = {
     "reference": "reference",
@@ -61,7 +62,7 @@ def graded(tmp_path_factory):
 
 
 def read(base, lang: str, student: str, name: str) -> str:
-    return (base / lang / student / name).read_text()
+    return (folder_of(base / lang, student) / name).read_text()
 
 
 def verdicts(base, lang: str, student: str) -> tuple[float, dict]:

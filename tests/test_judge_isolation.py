@@ -26,6 +26,7 @@ from autograder.judge import sample
 from autograder.judge.limits import Limits
 from autograder.judge.outputs import maxima
 from autograder.judge.scheduler import Options, grade
+from autograder.lms.identity import log_of
 from autograder.suite import core
 
 SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY-planted"  # planted in the judge's environment
@@ -324,11 +325,11 @@ def test_as_a_user_with_a_user_namespace(user_dir):
     assert not processes_of(65534 if ROOT else os.geteuid())
     # The covers over the host's top-level folders are read-only in a user namespace too (the worker keeps
     # the judge's uid there, which owns them); the worker's stack holds no folder of the run.
-    log = (base / "out" / "logs" / "h-host_paths.txt").read_text()
+    log = (log_of(base / "out", "h-host_paths")).read_text()
     assert log.split("COVERS-WRITABLE", 1)[1].split("END", 1)[0] == ""
     found = log.split("HOSTPATHS", 1)[1].split("ENDPATHS", 1)[0]
     assert str(base / "submissions") not in found and str(base / "out") not in found
-    userns = (base / "out" / "logs" / "h-nested_userns.txt").read_text()
+    userns = (log_of(base / "out", "h-nested_userns")).read_text()
     assert "unshare=ok" not in userns and "clone=ok" not in userns, userns
 
 

@@ -23,6 +23,7 @@ from autograder.judge import sample
 from autograder.judge.grading_process import FIELD_LIMITS
 from autograder.judge.limits import Limits
 from autograder.judge.scheduler import Options, grade
+from autograder.lms.identity import folder_of
 
 # ---------------------------------------------------------------------------- one class, one honest student
 # Generous for an honest student on a loaded machine (the reference's sections take 1-4 s), and twice the
@@ -114,19 +115,19 @@ def without_time(path: Path) -> str:
 def test_the_victim_gets_exactly_its_reference_grade(graded):
     """Graded beside every attack, burners before and after it, a grading process killed: the same bytes."""
     assert graded["results"]["victim"].points() == graded["alone"]["victim"].points()
-    assert without_time(graded["out"] / "victim" / "results.json") == without_time(
-        graded["alone_out"] / "victim" / "results.json"
+    assert without_time(folder_of(graded["out"], "victim") / "results.json") == without_time(
+        folder_of(graded["alone_out"], "victim") / "results.json"
     )
     for student in graded["results"]:
         assert not graded["results"][student].errors, (student, graded["results"][student].errors)
 
 
 def test_no_message_names_another_student(graded):
-    for path in (graded["out"] / "victim").iterdir():
+    for path in (folder_of(graded["out"], "victim")).iterdir():
         text = path.read_text(errors="replace") if path.suffix != ".png" else ""
         assert "aa_burner" not in text and "zz_burner" not in text, path
     for student in ("aa_burner", "zz_burner"):
-        for path in (graded["out"] / student).glob("*.*"):
+        for path in (folder_of(graded["out"], student)).glob("*.*"):
             if path.suffix != ".png":
                 other = "zz_burner" if student == "aa_burner" else "aa_burner"
                 assert other not in path.read_text() and "victim" not in path.read_text(), path
@@ -195,7 +196,7 @@ def test_a_picture_that_would_crash_is_drawn_plain(graded):
     assert (
         "There are no weights to picture" in r.picture_caption and "$\\frac{ $" in r.picture_caption
     )
-    html = (graded["out"] / "picture_mathtext" / "feedback.html").read_text()
+    html = (folder_of(graded["out"], "picture_mathtext") / "feedback.html").read_text()
     assert "&lt;b&gt;html&lt;/b&gt;" in html and "<b>html</b>" not in html
 
 
@@ -206,14 +207,14 @@ def test_the_feedback_carries_no_file(graded):
         < graded["results"]["victim"].points()["multi_head"]
     )
     for student in graded["results"]:
-        data = json.loads((graded["out"] / student / "results.json").read_text())
+        data = json.loads((folder_of(graded["out"], student) / "results.json").read_text())
         for test in data["tests"]:
             assert len(test.get("output", "")) <= sum(FIELD_LIMITS.values()) + 500, (
                 student,
                 test["name"],
             )
     for name in ("results.json", "feedback.html", "feedback.md"):
-        text = (graded["out"] / "long_names" / name).read_text()
+        text = (folder_of(graded["out"], "long_names") / name).read_text()
         assert text.count("SMUGGLED_LINE_") * len("SMUGGLED_LINE_") < 4 * FIELD_LIMITS["message"], (
             name
         )
@@ -224,4 +225,4 @@ def test_the_merge_bug_is_pictured_truthfully(graded):
     assert r.points()["multi_head"] < graded["results"]["victim"].points()["multi_head"]
     assert "weights match the reference, but your output does not" in r.picture_caption
     for name in ("feedback.html", "feedback.md"):
-        assert "your output does not" in (graded["out"] / "merge" / name).read_text()
+        assert "your output does not" in (folder_of(graded["out"], "merge") / name).read_text()

@@ -182,7 +182,9 @@ def test_lms_canvas_csv_imports_every_student_into_the_rosters_assignment(tmp_pa
     assert unknown == ["intrusonobody"]  # in no roster row: Canvas asks, and the page said it
     assert ["García López, Ana", "4242", "A001", "ana.garcia", "Grupo 1", "40"] in rows
     # the submission no roster row names is in the file, by name, and said
-    assert any(r[0] == "intrusonobody" for r in rows) and any("intrusonobody" in p for p in index.roster_problems)
+    assert any(r[0] == "intrusonobody" for r in rows) and any(
+        "intrusonobody" in p for p in index.roster_problems
+    )
 
 
 def test_lms_canvas_csv_scale_assignment_and_components(tmp_path):

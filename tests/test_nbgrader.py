@@ -21,6 +21,7 @@ pytest.importorskip("nbgrader")
 
 from autograder import stubs
 from autograder.bugs import catalog
+from autograder.lms.identity import folder_of, log_of
 from autograder.notebooks import cells
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,7 +184,7 @@ def graded(tmp_path_factory):
     )
     expected = {}
     for student in ("alice", "bob", "carol", "dave", "erin"):
-        tests = json.loads((tmp / "out" / student / "results.json").read_text())["tests"]
+        tests = json.loads((folder_of(tmp / "out", student) / "results.json").read_text())["tests"]
         # A notebook holds its component's test cells and the integration cells that re-run them.
         expected[student] = {
             n: sum(t["score"] for t in tests if t["name"].startswith(f"{n}::")) for n in COMPONENTS
@@ -332,8 +333,8 @@ def test_feedback_carries_the_hints(graded):
     assert "smallest failing input" in html and "hint:" in html
     # the judge's own report, kept for the instructor
     judged = graded["judge"] / "judge" / A / "bob"
-    assert (judged / "submission" / "feedback.html").is_file() and (
-        judged / "logs" / "submission.txt"
+    assert (folder_of(judged, "submission") / "feedback.html").is_file() and (
+        log_of(judged, "submission")
     ).is_file()
 
 

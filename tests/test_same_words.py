@@ -14,6 +14,7 @@ from autograder import KIT, i18n, release
 from autograder.check import run_suite
 from autograder.judge.limits import Limits
 from autograder.judge.scheduler import Options, grade
+from autograder.lms.identity import folder_of
 from autograder.notebooks import cells, course, kernel
 from autograder.suite import core
 
@@ -53,9 +54,11 @@ def test_check_pytest_grade_and_a_notebook_cell_give_the_same_hint(tmp_path, mon
     )
     judged = next(o for o in graded["course_names"].outcomes if o.property.id == PROPERTY)
     assert judged.hint == hint
-    tests = json.loads((tmp_path / "out" / "course_names" / "results.json").read_text())["tests"]
+    tests = json.loads((folder_of(tmp_path / "out", "course_names") / "results.json").read_text())[
+        "tests"
+    ]
     assert next(t for t in tests if t["name"] == PROPERTY)["extra_data"]["hint"] == hint
-    assert SENTENCE in (tmp_path / "out" / "course_names" / "feedback.md").read_text()
+    assert SENTENCE in (folder_of(tmp_path / "out", "course_names") / "feedback.md").read_text()
 
     # the bundle's pytest on the same folder
     bundle = release.build(tmp_path / "bundle")

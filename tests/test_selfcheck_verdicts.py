@@ -16,6 +16,7 @@ from autograder.components import NAMES
 from autograder.judge.limits import Limits
 from autograder.judge.outputs import COLUMNS
 from autograder.judge.scheduler import Options, grade
+from autograder.lms.identity import folder_of
 from autograder.suite import core
 
 # every component that uses attention.py
@@ -154,11 +155,16 @@ def test_grade_keeps_downstream_full_marks_and_only_integration_drops(upstream, 
         n: ref[n] for n in NAMES if n != "attention"
     }
     header = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()[0].split(",")
-    assert header == ["student", *COLUMNS, "total"] and COLUMNS[-1] == results.INTEGRATION
-    tests = json.loads((tmp_path / "out" / "upstream" / "results.json").read_text())["tests"]
+    assert (
+        header == ["student", *COLUMNS, "total", "late", "note", "id"]
+        and COLUMNS[-1] == results.INTEGRATION
+    )
+    tests = json.loads((folder_of(tmp_path / "out", "upstream") / "results.json").read_text())[
+        "tests"
+    ]
     integration = [t for t in tests if "::integration::" in t["name"]]
     assert integration and all(t["tags"] == [results.INTEGRATION] for t in integration)
-    page = (tmp_path / "out" / "upstream" / "feedback.html").read_text()
+    page = (folder_of(tmp_path / "out", "upstream") / "feedback.html").read_text()
     # two components may share a summary; one section may not
     for section in page.split("<section")[1:]:
         passed = [line for line in section.split("<li>") if line.startswith("✓")]

@@ -142,3 +142,8 @@ def folder_of(out: Path, source: str) -> Path:
     index = read_index(out)
     member = index.find(source) if index else None
     return Path(out) / (member.id if member else submission_id(source))
+
+
+def log_of(out: Path, source: str) -> Path:
+    """OUT/logs/<id>.txt of the submission named `source`: its instructor log."""
+    return Path(out) / "logs" / f"{folder_of(out, source).name}.txt"

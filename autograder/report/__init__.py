@@ -33,7 +33,7 @@ def write(out: Path, submissions: Path | None = None, lang: str | None = None, l
         data = collect.read(out, lms.roster)
         canvas, said = exports.canvas_csv(data, lms)
         moodle, said_moodle = exports.moodle_csv(data, lms)
-        data.problems.extend(said + said_moodle)
+        data.lms_notes = said + said_moodle
         summary = stats.summarize(data)
         similar = _similarity(data, out, submissions)
         html = page.render(data, summary, similar)

@@ -178,6 +178,7 @@ def as_dict(data: ClassResults, summary: Summary, similar: Similarity | None) ->
         "out": data.out,
         "maximum": data.maximum,
         "problems": data.problems,
+        "lms_notes": data.lms_notes,
         "students": students,
         **found,
     }

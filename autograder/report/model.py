@@ -66,6 +66,8 @@ class ClassResults:
     maximum: dict[str, float]  # points possible per gradebook column (results.ROWS)
     problems: list[str] = field(default_factory=list)  # what could not be read, one sentence each
     roster: str = ""  # the roster's kind ("canvas", "moodle") when one was joined
+    # what the LMS files could not fill (no Canvas ID, no Moodle identifier, no assignment id): one sentence each
+    lms_notes: list[str] = field(default_factory=list)
     assignment: str = ""  # the roster's own assignment column, if it had one
 
     @property

@@ -122,6 +122,9 @@ def render(data: ClassResults, summary: Summary, similar: Similarity | None) -> 
     body += _health(summary)
     body += _students(data)
     body += _exports()
+    if data.lms_notes:  # what the LMS files could not fill (exports.py), under the files
+        notes = "".join(f"<li>{e(n)}</li>" for n in data.lms_notes)
+        body.append(f'<ul class="problem" id="lms-notes">{notes}</ul>')
     title = e(_("Class report"))
     return (
         f'<!DOCTYPE html><html lang="{current_language()}"><head><meta charset="utf-8">'
