@@ -36,6 +36,8 @@ SLOW_FIXTURES = {
     "test_report_browser.py": {"page"},  # 16 s: a class of 12, its report, chromium's start
     # 300 s on the loaded 2-core machine: 17 hostile names (two with the reference), graded and reported
     "test_judge_names.py": {"graded"},
+    # a zipped Canvas download and a Moodle one, each with its roster: two small classes graded
+    "test_lms_roundtrip.py": {"graded"},
 }
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.
