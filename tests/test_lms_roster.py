@@ -262,3 +262,33 @@ def test_a_hostile_roster_is_neutralised_in_both_files(tmp_path):
 def test_members_are_records_that_cross_a_file():
     m = Member("a-0123456789ab", "A", "a", "folder")
     assert m.submitted and m.roster is None and m.late is None
+
+
+def test_report_roster_joins_a_graded_out_again(tmp_path):
+    """`report OUT --roster`: the exports and the page take the roster given now (here on an OUT of folders
+    named by login, the kit's own layout)."""
+    from autograder.cli import main
+    from autograder.report import synthetic
+
+    synthetic.make_class(tmp_path, 3, seed=1)
+    text = CANVAS_ROSTER.replace("ana.garcia", "student000").replace("inigo.onate", "student001")
+    roster_path = write(tmp_path.parent, text, name="canvas-roster.csv")
+    args = ["report", str(tmp_path), "--lang", "en", "--roster", str(roster_path), "--scale", "10"]
+    assert main(args) == 0
+    export = rows_of((tmp_path / "lms-canvas.csv").read_text(encoding="utf-8"))
+    grades, unknown = canvas_import(export, CANVAS_ROSTER)
+    assert set(grades) == {"4242", "4343", "4444"} and grades["4444"] == "0"
+    assert unknown == ["student002"] and export[1][5] == "10"
+    data = __import__("json").loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in data["students"] if s["missing"]] == ["Pérez, Luis"]
+    assert any("student002" in p for p in data["problems"])
+    assert (tmp_path / "lms-canvas-spreadsheet.csv").read_bytes()[:3] == b"\xef\xbb\xbf"
+    with pytest.raises(SystemExit, match="not a roster"):
+        main(
+            [
+                "report",
+                str(tmp_path),
+                "--roster",
+                str(write(tmp_path.parent, "a,b\n1,2\n", "x.csv")),
+            ]
+        )

@@ -389,7 +389,10 @@ class Scheduler:
                 continue
             self.finished.add(s)
             self._write_one(s, assemble_first=True)
-            self._write_gradebook()
+            try:  # rewritten after each student: a failure here must not stop the batch (written again at the end)
+                self._write_gradebook()
+            except OSError:
+                traceback.print_exc()
 
     def _write_one(self, s: str, assemble_first: bool = False) -> None:
         r = self.results[s]
