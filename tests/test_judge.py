@@ -98,7 +98,8 @@ def runs(tmp_path_factory):
 
 
 def results(runs, label, run=1) -> dict:
-    return json.loads((runs[f"out{run}"] / runs[f"names{run}"][label] / "results.json").read_text())
+    folder = folder_of(runs[f"out{run}"], runs[f"names{run}"][label])
+    return json.loads((folder / "results.json").read_text())
 
 
 def by_component(res: dict, integration: bool | None = None) -> dict[str, float]:
@@ -359,7 +360,9 @@ def test_grade_writes_the_class_report_from_real_results(runs):
         named = [
             m
             for m in report["mistakes"]
-            if m["row"] == bug.component and names[label] in m["students"]
+            # the report's lists name students by the judge's id
+            if m["row"] == bug.component
+            and folder_of(runs["out1"], names[label]).name in m["students"]
         ]
         assert any(bug.hint.lower() in m["label"].lower() for m in named), named
     assert names["stubs"] in report["not_written"]["attention"]

@@ -1,6 +1,6 @@
 """The judge owns its namespace (issue 32): whatever a student's folder is called, the batch finishes, every
 output names every student, and their files live under an id the judge made. The names are the hostile example
-examples/hostile/names/names.toml, made into folders at test time (some cannot be committed)."""
+examples/hostile/names.toml, made into folders at test time (some cannot be committed)."""
 
 import csv
 import json
@@ -17,7 +17,7 @@ from autograder.judge import sample
 from autograder.judge.outputs import read_gradebook
 from autograder.lms.identity import ID_PATTERN, display, read_index, submission_id
 
-RECIPE = KIT / "examples" / "hostile" / "names" / "names.toml"
+RECIPE = KIT / "examples" / "hostile" / "names.toml"
 ENTRIES = tomllib.loads(RECIPE.read_text())["folder"]
 # the judge's own names in OUT: nothing else may sit beside them but the students' ids
 JUDGE_FILES = {

@@ -1,5 +1,5 @@
 """Submissions straight from the LMS (issue 31, item 1): Moodle's and Canvas's download layouts, zipped or not,
-recognised by layout, the kit's own layout still; a zip is untrusted input (examples/hostile/zips/zips.toml)."""
+recognised by layout, the kit's own layout still; a zip is untrusted input (examples/hostile/zips.toml)."""
 
 import io
 import stat
@@ -15,7 +15,7 @@ from autograder.lms.identity import submission_id
 from tests.lms_fixtures import canvas_download, canvas_files, moodle_files
 
 ATTENTION, MASK = b"# attention\n", b"# mask, uploaded again\n"
-ZIPS = tomllib.loads((KIT / "examples" / "hostile" / "zips" / "zips.toml").read_text())["entry"]
+ZIPS = tomllib.loads((KIT / "examples" / "hostile" / "zips.toml").read_text())["entry"]
 
 
 def staged(subs, tmp_path):
@@ -98,7 +98,7 @@ def test_the_kits_own_layout_still_works(tmp_path):
 
 
 def hostile_zip(path):
-    """examples/hostile/zips/zips.toml as a zip: each entry's name, mode and size as the recipe says."""
+    """examples/hostile/zips.toml as a zip: each entry's name, mode and size as the recipe says."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for entry in ZIPS:
             info = zipfile.ZipInfo(entry["name"])
