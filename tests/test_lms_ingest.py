@@ -154,3 +154,16 @@ def test_a_zip_with_a_non_utf8_name_is_read(tmp_path):
     (tmp_path / "d.zip").write_bytes(buf.getvalue())
     by, _ = staged(tmp_path / "d.zip", tmp_path)
     assert [s.member.display for s in by.values()] == ["José"]
+
+
+def test_a_moodle_student_with_a_file_and_an_online_text_is_one_student(tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "Ana García_11_assignsubmission_file_").mkdir(parents=True)
+    (subs / "Ana García_11_assignsubmission_file_" / "attention.py").write_bytes(ATTENTION)
+    (subs / "Ana García_11_assignsubmission_onlinetext_").mkdir()
+    (subs / "Ana García_11_assignsubmission_onlinetext_" / "onlinetext.html").write_text(
+        "<p>hola</p>"
+    )
+    by, _ = staged(subs, tmp_path)
+    assert list(by) == ["Ana García_11_assignsubmission_file_"]
+    assert files_of(by["Ana García_11_assignsubmission_file_"]) == {"attention.py": ATTENTION}

@@ -64,7 +64,9 @@ class _Group:
     lms: str
     user_id: str = ""
     late: bool | None = None
-    folder: Path | None = None  # a folder on disk: read as the judge reads one
+    folders: list[Path] = field(
+        default_factory=list
+    )  # folders on disk: each read as the judge reads one
     files: list = field(default_factory=list)  # (file name, rank, data: bytes | Path)
     notes: list[str] = field(default_factory=list)
 
@@ -110,6 +112,20 @@ def _group(groups: dict, source: str, **kw) -> _Group:
     return groups[source]
 
 
+def moodle_source(m: re.Match) -> str:
+    """A Moodle student's source name, whichever submission plugin's folder or file prefix named them (a file
+    and an online text submission are two folders of one student)."""
+    return f"{m['name']}_{m['n']}_assignsubmission_file_"
+
+
+def _folder_group(groups: dict, name: str) -> _Group:
+    """The group of a student folder: Moodle's `<Full name>_<n>_assignsubmission_<plugin>_`, or any name."""
+    m = MOODLE_DIR.match(name)
+    if m:
+        return _group(groups, moodle_source(m), name=m["name"], lms="moodle", user_id=m["n"])
+    return _group(groups, name, name=name, lms="folder")
+
+
 def _read_folder(path: Path, groups: dict, problems: list[str]) -> None:
     for p in sorted(path.iterdir()):
         if p.name in SKIPPED:
@@ -120,10 +136,7 @@ def _read_folder(path: Path, groups: dict, problems: list[str]) -> None:
                 problems.append(_skipped(p))
             continue
         if p.is_dir():
-            m = MOODLE_DIR.match(p.name)
-            name, lms = (m["name"], "moodle") if m else (p.name, "folder")
-            g = _group(groups, p.name, name=name, lms=lms, user_id=m["n"] if m else "")
-            g.folder = p
+            _folder_group(groups, p.name).folders.append(p)
         elif p.is_file():
             _flat_file(groups, p.name, p)
 
@@ -146,8 +159,7 @@ def _flat_file(groups: dict, file_name: str, data) -> None:
     """A loose file of a Moodle or Canvas download, into its student's group; any other is not a student's."""
     m = MOODLE_FILE.match(file_name)
     if m:
-        source = file_name[: len(file_name) - len(m["file"])]
-        g = _group(groups, source, name=m["name"], lms="moodle", user_id=m["n"])
+        g = _group(groups, moodle_source(m), name=m["name"], lms="moodle", user_id=m["n"])
         g.files.append((m["file"], 0, data))
         return
     c = CANVAS_FILE.match(file_name)
@@ -192,10 +204,7 @@ def _read_zip(path: Path, groups: dict, problems: list[str]) -> None:
                 if len(parts) == 1:
                     _flat_file(groups, parts[0], data)
                     continue
-                m = MOODLE_DIR.match(parts[0])
-                name, lms = (m["name"], "moodle") if m else (parts[0], "folder")
-                g = _group(groups, parts[0], name=name, lms=lms, user_id=m["n"] if m else "")
-                g.files.append((parts[1], 0, data))
+                _folder_group(groups, parts[0]).files.append((parts[1], 0, data))
     except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError) as e:
         problems.append(f"{display(path.name)}: not a zip the judge can read ({type(e).__name__})")
 
@@ -205,8 +214,9 @@ def _stage(g: _Group, staging: Path) -> Submission:
     member = Member(sid, display(g.name), g.source, g.lms, g.late, g.user_id, name=display(g.name))
     notes = list(g.notes)
     files: dict[str, bytes] = {}
-    if g.folder is not None:
-        files, found = read_files(g.folder)
+    for folder in g.folders:
+        more, found = read_files(folder)
+        files.update({k: v for k, v in more.items() if k not in files})
         notes.extend(found)
     files.update(_bounded(g.files, notes, sum(map(len, files.values())), len(files)))
     folder = staging / sid
