@@ -93,7 +93,8 @@ def test_a_zipped_canvas_download_imports_into_canvas(graded):
         book["García López, Ana"]["late"] == "late"
         and book["Pérez, Luis"]["note"] == "no submission"
     )
-    assert "con retraso" in done.stdout and "libro de notas" in done.stdout
+    # the console, in Spanish (its table folds long names at 80 columns: a word at a time)
+    assert "retraso" in done.stdout and "libro de notas" in done.stdout
 
 
 def test_a_moodle_download_imports_into_moodle_on_a_scale_of_ten(graded):

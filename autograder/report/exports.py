@@ -126,7 +126,12 @@ def moodle_csv(data: ClassResults, opts: LmsOptions = LmsOptions()) -> tuple[str
     with no identifier is left out of the file, and said."""
     columns, said, unnamed = _grade_columns(data, opts), [], []
     rosters = [st.member.roster for st in data.students if st.member and st.member.roster]
-    field = "email" if any(r.email for r in rosters) or not rosters else "id_number"
+    # the roster's email addresses, else its ID numbers (a Moodle export has both; Canvas's neither)
+    field = (
+        "id_number"
+        if any(r.id_number for r in rosters) and not any(r.email for r in rosters)
+        else "email"
+    )
     header = "Email address" if field == "email" else "ID number"
     rows = [[header, *(cell(t) for t, _f in columns)]]
     for st in data.students:
