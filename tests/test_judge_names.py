@@ -106,6 +106,8 @@ def test_every_student_is_in_the_gradebook_the_report_and_the_lms_files(graded):
     with open(out / "lms-canvas.csv", newline="", encoding="utf-8") as f:
         canvas = list(csv.reader(f))
     assert len(canvas) == 2 + len(ids)
+    # one row Canvas reads as the maxima: its own (gradebook_importer.rb: a first cell with "Points Possible")
+    assert [r[0] for r in canvas if "Points Possible" in r[0]] == ["    Points Possible"]
     assert not any(c.startswith(("=", "+", "@")) for row in canvas for c in row)
     assert (out / "lms-canvas-spreadsheet.csv").read_bytes().startswith(b"\xef\xbb\xbf")
 

@@ -130,11 +130,13 @@ def canvas_import(export: list[list[str]], roster_text: str) -> tuple[dict[str, 
     the rows it leaves to the instructor to match by hand)."""
     course = rows_of(roster_text)
     assignments = {h for h in course[0][5:] if h.endswith(")")}
+    # header?: "Student" and "ID" first, SIS User ID then SIS Login ID, the last identity column "Section"
+    assert "Student" in export[0][0] and "ID" in export[0][1] and export[0][4] == "Section"
     assert export[0][:5] == course[0][:5] and set(export[0][5:]) <= assignments, "a new assignment"
     students = [r for r in course[2:] if r[0] != "Student, Test"]
     grades, unknown = {}, []
     for row in export[1:]:
-        if row[0].strip() == "Points Possible":
+        if "Points Possible" in row[0]:  # check_for_non_student_row: the maxima, not a student
             continue
         match = next(
             (s for key in (1, 2, 3, 0) for s in students if row[key] and s[key] == row[key]), None
@@ -292,3 +294,13 @@ def test_report_roster_joins_a_graded_out_again(tmp_path):
                 str(write(tmp_path.parent, "a,b\n1,2\n", "x.csv")),
             ]
         )
+
+
+def test_a_name_canvas_would_read_as_the_maxima_row_is_changed(tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "x Points Possible").mkdir(parents=True)
+    (subs / "x Points Possible" / "attention.py").write_bytes(b"x")
+    data = results_of(index_of(subs, tmp_path), {"x Points Possible": 40.0})
+    export = rows_of(exports.canvas_csv(data)[0])
+    assert [r[0] for r in export if "Points Possible" in r[0]] == ["    Points Possible"]
+    assert export[2][0] == "x Points-Possible" and export[1][5] == "40"

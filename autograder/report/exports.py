@@ -36,6 +36,9 @@ FORMULA_START = (
 CANVAS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 CANVAS_POINTS_POSSIBLE = "    Points Possible"  # as Canvas writes it, padded
 CANVAS_TITLE_WITH_ID = re.compile(r"^.+\(\d+\)$", re.S)
+# Canvas's importer reads any row whose first cell includes this as the Points Possible row (its grades would
+# become the assignments' maxima: gradebook_importer.rb, check_for_non_student_row): never in a name's cell
+CANVAS_PP_WORDS = "Points Possible"
 DEFAULT_TITLE = "Transformer"
 BOM = "\ufeff"
 
@@ -108,6 +111,7 @@ def canvas_csv(data: ClassResults, opts: LmsOptions = LmsOptions()) -> tuple[str
         else:
             ident = [st.shown, "", "", "", ""]
             unnamed.append(st.shown)
+        ident[0] = ident[0].replace(CANVAS_PP_WORDS, "Points-Possible")
         rows.append([cell(x) for x in ident] + [f(st) for _t, f in columns])
     if unnamed:
         said.append(
