@@ -304,3 +304,8 @@ def test_a_name_canvas_would_read_as_the_maxima_row_is_changed(tmp_path):
     export = rows_of(exports.canvas_csv(data)[0])
     assert [r[0] for r in export if "Points Possible" in r[0]] == ["    Points Possible"]
     assert export[2][0] == "x Points-Possible" and export[1][5] == "40"
+
+
+def test_a_semicolon_separated_roster_is_read(tmp_path):
+    kind, rows, _ = roster.read(write(tmp_path, MOODLE_ROSTER.replace(",", ";")))
+    assert kind == "moodle" and rows[0].email == "ana@uni.es" and rows[2].name == "Luis Pérez"

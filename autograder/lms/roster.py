@@ -51,12 +51,11 @@ def read(path: Path) -> tuple[str, list[RosterRow], str]:
     except OSError as e:
         raise RosterError(f"{display(str(path))}: {e.strerror or type(e).__name__}") from None
     text = raw.decode("utf-8-sig", "replace")
-    dialect = (
-        csv.excel_tab
-        if text.split("\n", 1)[0].count("\t") > text.split("\n", 1)[0].count(",")
-        else csv.excel
-    )
-    rows = list(csv.reader(io.StringIO(text), dialect))
+    # the separator the header uses most: a comma, or a semicolon (a spreadsheet in a decimal-comma locale, which
+    # Canvas's importer also detects), or a tab
+    first = text.split("\n", 1)[0]
+    delimiter = max(",;\t", key=first.count)
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     if not rows:
         raise RosterError(_("{file}: an empty roster").format(file=display(str(path))))
     header = [h.strip() for h in rows[0]]
