@@ -34,6 +34,8 @@ SLOW_FIXTURES = {
     "test_free_points.py": {"judged"},  # 12 s
     "test_report.py": {"built"},  # 5 s: a synthetic class of 14 and its report
     "test_report_browser.py": {"page"},  # 16 s: a class of 12, its report, chromium's start
+    # a class of four graded once, as three shards and as two Slurm shards
+    "test_shards.py": {"single"},
 }
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.
