@@ -110,7 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     if not (Path(__file__).resolve().parent / "judge").is_dir():
         return parser  # the student bundle ships the self-check only: no judge, no stubs, no course builder
-    from .judge.cli import add_grade_arguments, add_gradescope_arguments, add_lms_arguments
+    from .judge.cli import (
+        add_grade_arguments,
+        add_gradescope_arguments,
+        add_lms_arguments,
+        add_merge_arguments,
+    )
 
     p = sub.add_parser(
         "generate",
@@ -146,6 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--lang", choices=i18n.LANGUAGES, help="the report's language (as grade's)")
     add_lms_arguments(p)
+    p = sub.add_parser(
+        "merge", help="merge the outputs of `grade --shard K/N` into one OUT (docs/cluster.md)"
+    )
+    add_merge_arguments(p)
     p = sub.add_parser(
         "gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)"
     )
@@ -213,6 +222,10 @@ def main(argv=None) -> int:
         path = write(args.out, args.submissions, args.lang, lms_options(args))
         print(f"class report written to {path}")
         return 0
+    if args.command == "merge":
+        from .judge.cli import merge_main
+
+        return merge_main(args)
     if args.command in ("grade", "gradescope"):
         from .judge.cli import main as judge
 

@@ -38,6 +38,8 @@ SLOW_FIXTURES = {
     "test_judge_names.py": {"graded"},
     # a zipped Canvas download and a Moodle one, each with its roster: two small classes graded
     "test_lms_roundtrip.py": {"graded"},
+    # a class of four graded once, as three shards and as two Slurm shards
+    "test_shards.py": {"single"},
 }
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.

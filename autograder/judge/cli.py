@@ -83,6 +83,12 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
         help="write OUT/report.html, the class report, when grading ends (default: yes)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade only shard K of N (by a hash of each submission's id; docs/cluster.md); "
+        "`python -m autograder merge` joins the N outputs",
+    )
     add_lang_argument(p)
     add_lms_arguments(p)
 
@@ -171,7 +177,65 @@ def options_from(args):
         cache=not args.no_cache,
         lang=args.lang,
         roster=args.roster,
+        shard=_shard(args.shard),
     )
+
+
+def _shard(text: str | None):
+    from .shards import Shard, ShardError
+
+    try:
+        return Shard.parse(text) if text else None
+    except ShardError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def add_merge_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "shards", type=Path, nargs="+", help="the OUT folders of `grade --shard K/N`, any order"
+    )
+    p.add_argument("--out", type=Path, required=True, help="the merged output folder")
+    p.add_argument(
+        "--submissions",
+        type=Path,
+        help="the whole class's submissions, for the report's similarity",
+    )
+    p.add_argument(
+        "--report",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write OUT/report.html over the whole class (default: yes)",
+    )
+    add_lang_argument(p)
+    add_lms_arguments(p)
+
+
+def merge_main(args) -> int:
+    """`python -m autograder merge`: the shards' outputs into the OUT a single run writes."""
+    from .. import i18n
+    from ..i18n import _
+    from .shards import ShardError, merge
+
+    lms = lms_options(args)
+    try:
+        ids = merge(args.shards, args.out)
+    except ShardError as exc:
+        raise SystemExit(str(exc)) from None
+    with i18n.chosen(args.lang or i18n.current_language()):
+        print(
+            _("{n} students merged from {k} shards into {out}").format(
+                n=len(ids), k=len(args.shards), out=args.out
+            )
+        )
+        if args.report:
+            from ..report import write
+
+            print(
+                _("class report: {path}").format(
+                    path=write(args.out, args.submissions, args.lang, lms)
+                )
+            )
+    return 0
 
 
 def main(args) -> int:

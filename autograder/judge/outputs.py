@@ -279,6 +279,15 @@ def read_gradebook(path: Path) -> dict[str, dict[str, str]]:
     return {row["id"]: row for row in rows if row.get("id")}
 
 
+def read_maximum(path: Path) -> dict[str, float]:
+    """The gradebook's (max) row: the most points per column, as write_gradebook wrote them."""
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+        for row in csv.DictReader(f):
+            if row.get("student") == "(max)":
+                return {n: float(row[n]) for n in COLUMNS}
+    raise ValueError(f"{path} has no (max) row")
+
+
 def write_gradebook(path: Path, rows: dict[str, dict[str, str]], maximum: dict[str, float]) -> None:
     """rows: id -> the row's cells ("student", each column, "total", EXTRA), sorted by name, then id."""
     buf = io.StringIO()
