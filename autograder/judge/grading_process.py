@@ -204,6 +204,7 @@ class GradingProcess:
                 still_allowed = still_allowed or self.probe_rules(student, component)
             if still_allowed:
                 self.core.rules_switched_off(outcomes, component, still_allowed)
+            outcomes = self.refuse_the_kit(outcomes, sources)
             if section.get("picture"):
                 try:
                     picture = self.picture(student)
@@ -242,6 +243,26 @@ class GradingProcess:
                 "ops": stats.ops,
             },
         }
+
+    def refuse_the_kit(self, outcomes, sources: dict[str, str]) -> list:
+        """A passed outcome of a component whose file, or a helper it loads, names the kit itself is refused
+        with the sentence check gives it (rules.allowlist.kit_refusal, check.SelfCheck.refuse_the_kit): the
+        import failing here cost only the properties that reached it. A component with a static by-hand
+        property is voided by its scan already (core.require_behaviour)."""
+        from ..rules.allowlist import kit_refusal
+        from ..suite.core import Status
+
+        static = {p.component for p in self.registry.values() if self.core.is_static(p)}
+        refusals: dict[str, str] = {}
+        for o in outcomes:
+            c = o.property.component
+            if not o.passed or c in static:
+                continue
+            if c not in refusals:
+                refusals[c] = kit_refusal(c, sources.get, list(sources))
+            if refusals[c]:
+                o.status, o.message, o.hint = Status.FORBIDDEN, refusals[c], ""
+        return outcomes
 
     def probe_rules(self, student, component) -> list[str]:
         """The families the section's by-hand guard no longer refuses; [] if intact. A live worker with time
