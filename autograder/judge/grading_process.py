@@ -334,15 +334,37 @@ def section_budget(records: list) -> list:
     return kept
 
 
+def host_paths() -> list[tuple[str, str]]:
+    """(path, what a student reads instead), the longest first: the host's folders a worker can name (issue 32:
+    the kit's checkout from the editable install's finder in sys.modules, the Python installation and the home
+    folder from sys.path), each as given and resolved. The root itself is never one."""
+    import sys
+
+    named = [(str(KIT), "<kit>"), (os.path.expanduser("~"), "<home>")]
+    named += [(p, "<python>") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
+    named += [(p, "<python>") for p in sys.path if p and os.path.isabs(p)]
+    found = {}
+    for path, label in named:
+        for p in (path.rstrip("/"), os.path.realpath(path).rstrip("/")):
+            if p and p != "/" and p.count("/") >= 1:
+                found.setdefault(p, label)
+    return sorted(found.items(), key=lambda pair: -len(pair[0]))
+
+
+_HOST_PATHS = host_paths()
+
+
 def tidy(record, *paths: str):
-    """Same submission, same text: no temp paths, no memory addresses; each field bounded (FIELD_LIMITS).
-    Changes the OutcomeRecord in place and returns it."""
+    """Same submission, same text: no temp paths, no host paths (host_paths), no memory addresses; each field
+    bounded (FIELD_LIMITS). Changes the OutcomeRecord in place and returns it."""
     for field, limit in FIELD_LIMITS.items():
         text = getattr(record, field)
         # cut before replacing: the text may be long
         text = text[: 4 * limit] if isinstance(text, str) else ""
         for path in paths:
             text = text.replace(path, "<submission>")
+        for path, label in _HOST_PATHS:
+            text = text.replace(path, label)
         text = _HEX.sub("0x…", text)
         setattr(record, field, text if len(text) <= limit else text[: limit - 1] + "…")
     return record
