@@ -41,6 +41,8 @@ REFUSED = {
     "a private module of torch": "import torch._C",
     "a private name of numpy": "import numpy as np\nc = np._core",
     "sys reached through torch": "import torch\nm = torch.nn.modules.module.sys",
+    "os reached as torch's attribute": "import torch\ntorch.os.system('x')",
+    "builtins imported from a library module": "from numpy.core.numeric import builtins",
     "sys.meta_path": "import sys\nsys.meta_path.insert(0, finder)",
     "sys.modules by import": "from sys import modules",
     "marshal": "import marshal",

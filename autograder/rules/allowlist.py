@@ -194,7 +194,7 @@ _IMPORTING = frozenset({"import_module", "resolve_name", "find_spec", "__import_
 # statement would be refused.
 REACHED_MODULES = frozenset(
     {"sys", "os", "builtins", "importlib", "pickle", "marshal", "inspect", "ctypes", "gc", "types"}
-    | {"runpy", "pkgutil", "shelve", "copyreg", "subprocess", "code", "codeop", "dill", "string"}
+    | {"runpy", "pkgutil", "shelve", "copyreg", "subprocess", "dill", "posix"}
 )
 # Dunder names a file may bind (`__all__ = [...]`); never `__name__`, which decides what `if __name__ ==
 # "__main__":` runs.
@@ -316,6 +316,13 @@ class _Reader:
             )
         elif set(parts[1:]) & REFUSED_ATTRIBUTES:
             self.add(node, self.loading(path))
+        elif set(parts[1:]) & REACHED_MODULES:  # from numpy.core.numeric import builtins
+            self.add(
+                node,
+                _(
+                    "reaches the module {name} through another object, where an import would be refused"
+                ).format(name=path),
+            )
         elif any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
             self.add(node, _("uses {name}, a private part of a library").format(name=path))
 
@@ -325,7 +332,7 @@ class _Reader:
             self.dunder(node, f".{name}")
         elif name in REFUSED_ATTRIBUTES:
             self.add(node, self.loading(f".{name}"))
-        elif name in REACHED_MODULES and not isinstance(node.value, ast.Name):
+        elif name in REACHED_MODULES:  # torch.os, np.core.numeric.builtins
             self.add(
                 node,
                 _(
