@@ -49,7 +49,7 @@ REFUSED = {
     "shelve": "import shelve",
     "timeit runs strings": "import timeit",
     "string.Formatter reads attributes": "import string",
-    "os": "import os",
+    "code runs strings": "import code",
     "pandas": "import pandas as pd",
     "io": "import io",
     "import_module of a module outside the list": "import importlib\nm = importlib.import_module('timeit')",

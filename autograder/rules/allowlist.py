@@ -27,7 +27,7 @@ import re
 from ..components import NAMES
 from ..i18n import _
 
-# Libraries an exercise needs, and the standard library's plain data and arithmetic. Not: os, subprocess,
+# Libraries an exercise needs, and the standard library's plain data and arithmetic. Not: subprocess,
 # importlib, pickle, inspect, ctypes, string (Formatter.get_field reads attributes by a string), timeit and
 # doctest (they run code from strings), pandas (read_pickle, eval), code, pdb, runpy.
 ALLOWED_MODULES = frozenset(
@@ -57,6 +57,11 @@ ALLOWED_MODULES = frozenset(
         "time",
         "re",
         "sys",
+        # processes, files and signals: they run no Python code the scan cannot read in this process (the
+        # sandbox bounds what they do to the machine: docs/judge.md), and the judge's own hostile examples that
+        # kill their parent or exit in a call must earn what their control earns
+        "os",
+        "signal",
         "__future__",
     }
 )
@@ -199,6 +204,9 @@ REACHED_MODULES = frozenset(
 # Dunder names a file may bind (`__all__ = [...]`); never `__name__`, which decides what `if __name__ ==
 # "__main__":` runs.
 _BINDABLE_DUNDERS = frozenset({"__all__", "__version__", "__slots__", "__doc__"})
+# Libraries whose private names are refused (torch._C, np._core: dispatchers, kernels, internals); os._exit is not
+# one of them (sys's corners: ALLOWED_SYS)
+_PRIVATE_CHECKED = frozenset({"torch", "numpy", "scipy"})
 # Calls that take a name as a string: the names they are given are read as if written as attributes.
 _NAME_TAKING = frozenset(
     {"getattr", "setattr", "delattr", "hasattr", "attrgetter", "methodcaller", "resolve_name"}
@@ -269,9 +277,9 @@ def _dunders(text: str) -> list[str]:
 class _Reader:
     """One file's refusals: (line, sentence, reaches the kit), each voiding the component (static_scan.scan_source)."""
 
-    def __init__(self, tree, own, imports: bool, fold):
+    def __init__(self, tree, own, fold):
         self.own = set(own) | set(NAMES)
-        self.imports, self.fold = imports, fold
+        self.fold = fold
         self.bound, self.docs = _bound_names(tree), _docstrings(tree)
         self.aliases = {k: v for k, v in _aliases(tree).items() if v.split(".")[0] not in self.own}
         self.found: list[tuple[int, str, bool]] = []
@@ -285,7 +293,7 @@ class _Reader:
         top = path.split(".")[0]
         if top in NAMED_ELSEWHERE:
             return
-        if self.imports and top not in ALLOWED_MODULES and top not in self.own:
+        if top not in ALLOWED_MODULES and top not in self.own:
             self.add(
                 node,
                 _(
@@ -323,7 +331,9 @@ class _Reader:
                     "reaches the module {name} through another object, where an import would be refused"
                 ).format(name=path),
             )
-        elif any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
+        elif parts[0] in _PRIVATE_CHECKED and any(
+            p.startswith("_") and not p.startswith("__") for p in parts[1:]
+        ):
             self.add(node, _("uses {name}, a private part of a library").format(name=path))
 
     def attribute(self, node) -> None:
@@ -427,16 +437,16 @@ class _Reader:
         return sorted(set(self.found))
 
 
-def refusals(tree, own=(), imports: bool = True, fold=None) -> list[tuple[int, str, bool]]:
+def refusals(tree, own=(), fold=None) -> list[tuple[int, str, bool]]:
     """(line, sentence, whether it reaches the kit: sys.modules) for each thing in a parsed file that is not
-    what a submission may be. `own`: the
-    submission's module names (importable as themselves); `imports=False` for a file nothing loads (a
-    student's own test file may import pytest: it never runs in a grading process); `fold(node)`: the string a
-    constant expression makes (static_scan._folded), or None."""
+    what a submission may be. `own`: the submission's module names (importable as themselves); `fold(node)`: the
+    string a constant expression makes (static_scan._folded), or None. A file that nothing the component loads
+    is not read here (static_scan.scan_source): it never runs in the component's process (a student's own test
+    file may import pytest)."""
     fold = fold or (
         lambda n: n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else None
     )
-    return _Reader(tree, own, imports, fold).read(tree)
+    return _Reader(tree, own, fold).read(tree)
 
 
 def kit_refusal(component: str, read, modules=()) -> str:

@@ -468,7 +468,8 @@ def scan_source(
                 string(node, text)
     # The allowlist's refusals, one per line that the names above did not already void (a line is named once).
     named = {f.line for f in found if f.voids or not voiding}
-    for line, what, kit in refusals(tree, own, imports=voiding, fold=_folded):
+    # (not a file nothing the component loads: it cannot run in the component's process)
+    for line, what, kit in refusals(tree, own, fold=_folded) if voiding else ():
         if line not in named or kit:
             found.append(Finding(line, what, file, voiding, kit and voiding))
     return sorted(set(found), key=lambda f: (f.file, f.line, f.what))
