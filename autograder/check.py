@@ -103,11 +103,37 @@ class SelfCheck:
         )
         self.rename = lambda o, rename=self.rename: passes.words(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
+        self.folder, self.kit_refusals = folder, {}
 
     def run(self, p: core.Property) -> core.Outcome:
-        outcome = self.raw.get(p.id) or self.rename(core.run_property(p, self.student))
+        outcome = self.raw.get(p.id) or self.rename(
+            self.refuse_the_kit(core.run_property(p, self.student))
+        )
         self.raw[p.id] = outcome
         return self.blame(outcome)
+
+    def refuse_the_kit(self, o: core.Outcome) -> core.Outcome:
+        """grade awards nothing to a component whose file, or a helper it loads, names the kit itself (the
+        grading process has no kit to import: rules.allowlist.kit_refusal); nor does check, with the same
+        sentence as grade (judge/grading_process.refuse_the_kit). A component with a static by-hand property
+        is voided by its scan already (core.require_behaviour)."""
+        from .rules.allowlist import kit_refusal
+
+        component = o.property.component
+        if not o.passed or any(
+            core.is_static(q) for q in core.REGISTRY.values() if q.component == component
+        ):
+            return o
+        if component not in self.kit_refusals:
+            modules = [f.stem for f in self.folder.glob("*.py")]
+            path = lambda name: self.folder / f"{name}.py"  # noqa: E731
+            self.kit_refusals[component] = kit_refusal(
+                component,
+                lambda name: path(name).read_text() if path(name).is_file() else None,
+                modules,
+            )
+        refused = self.kit_refusals[component]
+        return replace(o, status=core.Status.FORBIDDEN, message=refused, hint="") if refused else o
 
     def _run_quietly(self, component: str) -> None:
         """The visible properties of a dependency not run yet (`pytest -m multi_head` selects no attention

@@ -29,6 +29,7 @@ SHIPPED = [
     "components.py",
     "results.py",
     "rules/__init__.py",
+    "rules/allowlist.py",
     "rules/eager_dynamo.py",
     "rules/families.py",
     "rules/runtime_guard.py",

@@ -381,7 +381,9 @@ def test_a_file_too_large_to_compile_here_is_left_to_the_worker(tmp_path, monkey
     grader = gp.PackageFolder(tmp_path)
     big = b'a = "x" * 4096\n' * (gp.COMPILE_SOURCE_BYTES // 15 + 1)
     assert grader.compiled("big.py", big, str(tmp_path / "big.py")) is None
-    assert grader.syntax["big.py"] == gp.UNCHECKED and not grader.code[("big.py", big)][0]
+    assert (
+        grader.syntax["big.py"] == gp.UNCHECKED and not grader.code[gp.cache_key("big.py", big)][0]
+    )
     assert grader.compiled("ok.py", b"x = 1\n", str(tmp_path / "ok.py"))
     assert grader.compiled("bad.py", b"def (:\n", str(tmp_path / "bad.py")) is None
     assert grader.syntax["bad.py"][0] == 1
@@ -392,3 +394,30 @@ def test_a_file_too_large_to_compile_here_is_left_to_the_worker(tmp_path, monkey
     monkeypatch.setattr(gp, "CODE_CACHE_BYTES", 0)
     grader.compiled("other.py", b"y = 2\n", str(tmp_path / "other.py"))
     assert sum(len(c or b"") for c, _ in grader.code.values()) == 0
+
+
+def test_the_code_cache_is_bounded_whatever_the_files(tmp_path):
+    """Issue 32: the cache was keyed by the source and counted only code, so files too large to compile here
+    (or that do not compile) were kept whole: 4 MiB a student (64 files, 4 MiB at most), 160 MiB of sources
+    held after 40 such students. Every entry now counts, its key a digest: the bound holds for any class."""
+    from autograder.judge import package_folder as gp
+    from autograder.judge.sections import MAX_FILE_BYTES, MAX_SUBMISSION_BYTES
+
+    grader = gp.PackageFolder(tmp_path)
+    per_student = MAX_SUBMISSION_BYTES // MAX_FILE_BYTES
+    for student in range(12):
+        files = {
+            f"h{i}.py": (f"# {student}\n" + "x = 1\n" * (MAX_FILE_BYTES // 6)).encode()[
+                :MAX_FILE_BYTES
+            ]
+            for i in range(per_student)
+        }
+        for i in range(3):  # syntax errors under the size compiled here
+            files[f"bad{i}.py"] = f"# {student}\ndef (:\n".encode() + b"#" * (
+                gp.COMPILE_SOURCE_BYTES - 20
+            )
+        grader.write(files)
+    held = sum(len(name) + len(key) for name, key in grader.code) + grader.cached_bytes()
+    sources = sum(len(k[1]) for k in grader.code if isinstance(k[1], bytes) and len(k[1]) > 64)
+    assert sources == 0, "a source held as a key"
+    assert held <= gp.CODE_CACHE_BYTES + 64 * 1024, held

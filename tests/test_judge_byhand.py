@@ -40,6 +40,14 @@ ATTACKS = {
     ),
     "distributions_loss": ({"training": "kl_divergence"}, "Categorical", False),
     "poisson_loss": ({"training": "poisson_nll_loss"}, "poisson_nll_loss", False),
+    # issue 32: code the scan once never saw (len.__self__.exec, a pickle torch.load runs) flips the guard's state
+    # around the call; the allowlist names the dunders of the hidden code, and the loader
+    "exec_via_builtins": (
+        {"attention": "tampering", "add_norm": "tampering"},
+        "walks the interpreter",
+        False,
+    ),
+    "pickle_exec": ({"attention": "tampering", "add_norm": "tampering"}, "pickled", False),
 }
 PLAIN = {  # the same library calls, made plainly in the component file
     "attention": "\n\ndef softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n",

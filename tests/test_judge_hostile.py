@@ -422,3 +422,67 @@ def test_no_nested_user_namespace(graded):
             "unshare=Operation not permitted" in report
             and "clone3=Function not implemented" in report
         )
+
+
+# ------------------------------------------------------------------------------------------ issue 32 (wave 4)
+# Hostile examples whose attacked components earn nothing, by the judge and by the self-check alike.
+REFUSED_BY_BOTH = {
+    "exec_via_builtins": ("attention", "add_norm"),
+    "pickle_exec": ("attention", "add_norm"),
+    "kit_checker_import": ("mask", "positional_encoding"),
+}
+
+
+@pytest.mark.parametrize("name", ["exec_via_builtins", "pickle_exec"])
+def test_code_hidden_from_the_scan_earns_nothing(graded, name):
+    """torch.softmax and F.layer_norm behind code the scan once never saw (len.__self__.exec, a pickle that
+    torch.load runs) that flips the guard's state for the call: the allowlist voids the component."""
+    for component in REFUSED_BY_BOTH[name]:
+        assert points(graded, f"h-{name}")[component] == 0, component
+        assert "forbidden" in _statuses(graded, f"h-{name}", component)
+        assert "tampering" in _messages(graded, f"h-{name}", component)
+
+
+def test_check_refuses_what_grade_refuses(graded, tmp_path):
+    """The self-check (in-process, where the kit is importable) gives each attacked component what the judge
+    gives it: nothing, for code hidden from the scan and for the kit's own checker imported or found in
+    sys.modules (check used to give mask and positional_encoding 37 points that grade did not)."""
+    import subprocess
+    import sys
+
+    for name in REFUSED_BY_BOTH:
+        sample.make(f"hostile:{name}", tmp_path / name)
+    script = (
+        "import json, sys\nfrom autograder.check import run_suite\nfound = {}\n"
+        "for name, components in json.loads(sys.argv[1]).items():\n"
+        "    outcomes, _ = run_suite(sys.argv[2] + '/' + name, components=components)\n"
+        "    found[name] = {c: sum(o.score for o in outcomes if o.property.component == c) for c in components}\n"
+        "print('POINTS' + json.dumps(found))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(REFUSED_BY_BOTH), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=KIT,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    checked = json.loads(run.stdout.split("POINTS", 1)[1])
+    for name, components in REFUSED_BY_BOTH.items():
+        for component in components:
+            graded_points = points(graded, f"h-{name}")[component]
+            assert checked[name][component] == graded_points == 0, (name, component)
+
+
+def test_no_host_path_reaches_what_a_student_sees(graded):
+    """An error message made of the host's paths a worker can name (the kit's checkout from the editable
+    install's finder, the Python installation and the home folder from sys.path): results.json and
+    feedback.html show placeholders, never the paths."""
+    import sys
+
+    out = graded["out"] / "h-host_paths_feedback"
+    shown = (out / "results.json").read_text() + (out / "feedback.html").read_text()
+    assert "HOSTPATHS" in shown
+    host = {str(KIT), sys.prefix, sys.base_prefix, os.path.expanduser("~")}
+    host |= {os.path.realpath(p) for p in host}
+    assert not [p for p in host if p in shown], [p for p in host if p in shown]

@@ -384,8 +384,10 @@ def switch_off(fn, depth=0):
             switch_off(value, depth + 1)
 
 
-switch_off(rules._installed.__wrapped__)
-switch_off(rules._installed)
+# the guard install() returns (no module global names it since issue 32), and install's own closure
+switch_off(guard_for.__wrapped__)
+switch_off(guard_for)
+switch_off(rules.install)
 outcome = []
 for component, call in (("attention", lambda: torch.softmax(torch.zeros(2), 0)),
                         ("add_norm", lambda: F.layer_norm(torch.zeros(1, 4), (4,)))):

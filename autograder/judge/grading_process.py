@@ -204,6 +204,7 @@ class GradingProcess:
                 still_allowed = still_allowed or self.probe_rules(student, component)
             if still_allowed:
                 self.core.rules_switched_off(outcomes, component, still_allowed)
+            outcomes = self.refuse_the_kit(outcomes, sources)
             if section.get("picture"):
                 try:
                     picture = self.picture(student)
@@ -242,6 +243,26 @@ class GradingProcess:
                 "ops": stats.ops,
             },
         }
+
+    def refuse_the_kit(self, outcomes, sources: dict[str, str]) -> list:
+        """A passed outcome of a component whose file, or a helper it loads, names the kit itself is refused
+        with the sentence check gives it (rules.allowlist.kit_refusal, check.SelfCheck.refuse_the_kit): the
+        import failing here cost only the properties that reached it. A component with a static by-hand
+        property is voided by its scan already (core.require_behaviour)."""
+        from ..rules.allowlist import kit_refusal
+        from ..suite.core import Status
+
+        static = {p.component for p in self.registry.values() if self.core.is_static(p)}
+        refusals: dict[str, str] = {}
+        for o in outcomes:
+            c = o.property.component
+            if not o.passed or c in static:
+                continue
+            if c not in refusals:
+                refusals[c] = kit_refusal(c, sources.get, list(sources))
+            if refusals[c]:
+                o.status, o.message, o.hint = Status.FORBIDDEN, refusals[c], ""
+        return outcomes
 
     def probe_rules(self, student, component) -> list[str]:
         """The families the section's by-hand guard no longer refuses; [] if intact. A live worker with time
@@ -313,15 +334,37 @@ def section_budget(records: list) -> list:
     return kept
 
 
+def host_paths() -> list[tuple[str, str]]:
+    """(path, what a student reads instead), the longest first: the host's folders a worker can name (issue 32:
+    the kit's checkout from the editable install's finder in sys.modules, the Python installation and the home
+    folder from sys.path), each as given and resolved. The root itself is never one."""
+    import sys
+
+    named = [(str(KIT), "<kit>"), (os.path.expanduser("~"), "<home>")]
+    named += [(p, "<python>") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
+    named += [(p, "<python>") for p in sys.path if p and os.path.isabs(p)]
+    found = {}
+    for path, label in named:
+        for p in (path.rstrip("/"), os.path.realpath(path).rstrip("/")):
+            if p and p != "/" and p.count("/") >= 1:
+                found.setdefault(p, label)
+    return sorted(found.items(), key=lambda pair: -len(pair[0]))
+
+
+_HOST_PATHS = host_paths()
+
+
 def tidy(record, *paths: str):
-    """Same submission, same text: no temp paths, no memory addresses; each field bounded (FIELD_LIMITS).
-    Changes the OutcomeRecord in place and returns it."""
+    """Same submission, same text: no temp paths, no host paths (host_paths), no memory addresses; each field
+    bounded (FIELD_LIMITS). Changes the OutcomeRecord in place and returns it."""
     for field, limit in FIELD_LIMITS.items():
         text = getattr(record, field)
         # cut before replacing: the text may be long
         text = text[: 4 * limit] if isinstance(text, str) else ""
         for path in paths:
             text = text.replace(path, "<submission>")
+        for path, label in _HOST_PATHS:
+            text = text.replace(path, label)
         text = _HEX.sub("0x…", text)
         setattr(record, field, text if len(text) <= limit else text[: limit - 1] + "…")
     return record

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import hashlib
 import marshal
 import shutil
 from pathlib import Path
@@ -24,6 +25,10 @@ MAX_CODE_BYTES = 8 << 20
 # Bytecode kept between sections (a helper shared by a student's sections is compiled once): at most this much,
 # the oldest dropped first; never a student's file bigger than CACHED_CODE_BYTES.
 CODE_CACHE_BYTES, CACHED_CODE_BYTES = 32 << 20, 256 << 10
+# What an entry costs beside its code: the key is the file's name and a digest of its source, never the source
+# (issue 32: keyed by the source itself, files too large to compile here or that do not compile were kept whole,
+# counted as nothing: 4 MiB a student, 160 MiB of sources held after 40 such students).
+ENTRY_BYTES = 512
 
 UNCHECKED = ()  # self.syntax's value for a file this process did not compile
 
@@ -33,7 +38,8 @@ class PackageFolder:
 
     def __init__(self, path: Path):
         self.path = path
-        # (file name, source) -> (marshalled code or None, what self.syntax says of it), oldest first (compiled)
+        # (file name, digest of its source) -> (marshalled code or None, what self.syntax says of it), oldest
+        # first (compiled); within CODE_CACHE_BYTES, every entry counted
         self.code: collections.OrderedDict[tuple[str, bytes], tuple] = collections.OrderedDict()
         # the reference's bytecode, kept for the process's life (a few files, the same for everyone)
         self.reference_bytecode: dict[tuple[str, bytes], bytes] = {}
@@ -96,7 +102,7 @@ class PackageFolder:
         MAX_CODE_BYTES: the worker's import compiles it within the worker's limits, charged to the section).
         Kept between sections within CODE_CACHE_BYTES, so a submission's files cost this process at most that
         much after its section."""
-        key = (name, data)
+        key = cache_key(name, data)
         if key not in self.code:
             code, syntax = None, None
             if len(data) > COMPILE_SOURCE_BYTES:
@@ -115,11 +121,20 @@ class PackageFolder:
             self.code[key] = (code, syntax)
         self.code.move_to_end(key)
         code, syntax = self.code[key]
-        while self.code and sum(len(c or b"") for c, _ in self.code.values()) > CODE_CACHE_BYTES:
+        while self.code and self.cached_bytes() > CODE_CACHE_BYTES:
             self.code.popitem(last=False)
         if syntax is not None:
             self.syntax[name] = syntax
         return code
+
+    def cached_bytes(self) -> int:
+        """What the code cache holds: every entry's code and a fixed cost for its key and record."""
+        return sum(len(c or b"") + ENTRY_BYTES for c, _ in self.code.values())
+
+
+def cache_key(name: str, data: bytes) -> tuple[str, bytes]:
+    """A file's key in the code cache: its name and a digest of its source (never the source itself)."""
+    return name, hashlib.blake2b(data, digest_size=20).digest()
 
 
 def _without_docstrings(tree: ast.AST) -> ast.AST:

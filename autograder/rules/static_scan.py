@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..components import NAMES
 from ..i18n import _
+from .allowlist import refusals
 from .families import STATIC
 
 # Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings. Called
@@ -294,6 +295,7 @@ class Finding:
     what: str
     file: str = ""
     voids: bool = False  # tampering: the whole component earns nothing (core.require_behaviour)
+    kit: bool = False  # names the kit itself (an import, a string, sys.modules): check.kit_refusal
 
     def __str__(self) -> str:
         return (_("{file}, line {line}: {what}") if self.file else _("line {line}: {what}")).format(
@@ -307,12 +309,14 @@ def scan_source(
     file: str = "",
     names: frozenset | None = None,
     voiding: bool = True,
+    own=(),
 ) -> list[Finding]:
     """Static by-hand check: forbidden library names and the tricks that hide them or tamper with the rules.
 
     `names`: the library names refused (the component's, by default); a helper module that nothing the
     component loads names is scanned with none (`frozenset()`) and `voiding=False`: only for tampering, which
-    costs the by-hand point (it cannot run in the component's process: nothing loads it)."""
+    costs the by-hand point (it cannot run in the component's process: nothing loads it). `own`: the
+    submission's module names. What is not on the allowlist (allowlist.py) is tampering too."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -320,8 +324,8 @@ def scan_source(
     names = STATIC[component] if names is None else names
     found: list[Finding] = []
 
-    def add(node, what, voids=False):
-        found.append(Finding(node.lineno, what, file, voids and voiding))
+    def add(node, what, voids=False, kit=False):
+        found.append(Finding(node.lineno, what, file, voids and voiding, kit and voiding))
 
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     constants = _constant_bindings(tree)
@@ -343,6 +347,7 @@ def scan_source(
                     name=f".{name}"
                 ),
                 _voids(name) or on_sys,  # sys.modules: every module, the kit's among them
+                on_sys and name == "modules",
             )
 
     def module(node, path):
@@ -352,6 +357,7 @@ def scan_source(
                 node,
                 _("imports {name}, which this kit does not allow").format(name=path),
                 parts[0] in _VOIDING_MODULES,
+                parts[0] == "autograder",
             )
         elif set(parts) & _TAMPERING_ATTRS:
             add(
@@ -370,7 +376,8 @@ def scan_source(
     def string(node, text):
         hit = _named_in(text, names)
         if hit:
-            add(node, _("names {text} in a string").format(text=repr(text)), _voids(hit))
+            kit = bool(_KIT.search(text))
+            add(node, _("names {text} in a string").format(text=repr(text)), _voids(hit), kit)
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
@@ -459,6 +466,12 @@ def scan_source(
             text = _folded(node)  # a string, written whole or built from constants
             if text:
                 string(node, text)
+    # The allowlist's refusals, one per line that the names above did not already void (a line is named once).
+    named = {f.line for f in found if f.voids or not voiding}
+    # (not a file nothing the component loads: it cannot run in the component's process)
+    for line, what, kit in refusals(tree, own, fold=_folded) if voiding else ():
+        if line not in named or kit:
+            found.append(Finding(line, what, file, voiding, kit and voiding))
     return sorted(set(found), key=lambda f: (f.file, f.line, f.what))
 
 
@@ -508,7 +521,7 @@ def scan_submission(component: str, read, modules=()) -> list[Finding]:
     source = read(component)
     if source is None:
         return []
-    found = scan_source(component, source)
+    found = scan_source(component, source, own=modules)
     seen, todo = {component}, imported_helpers(source) + named_helpers(source, modules)
     while todo:
         name = todo.pop(0)
@@ -518,10 +531,12 @@ def scan_submission(component: str, read, modules=()) -> list[Finding]:
         text = read(name)
         if text is None:  # a library (torch, numpy...), not a file of the submission
             continue
-        found += scan_source(component, text, f"{name}.py")
+        found += scan_source(component, text, f"{name}.py", own=modules)
         todo += imported_helpers(text) + named_helpers(text, modules)
     for name in sorted(set(modules) - seen - set(NAMES)):
         text = read(name)
         if text is not None:  # loaded by nothing the component loads: read for tampering
-            found += scan_source(component, text, f"{name}.py", names=frozenset(), voiding=False)
+            found += scan_source(
+                component, text, f"{name}.py", names=frozenset(), voiding=False, own=modules
+            )
     return found
