@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,15 +9,14 @@ from hypothesis import strategies as st
 from autograder.i18n import _
 from autograder.properties.add_norm import (
     C,
-    build_add_norm,
     build_norm,
-    check_add_norm,
+    check_dropout_on_the_sublayer_output,
     check_layer_norm,
     layer_norm,
     layer_norm_hint,
 )
 from autograder.suite import expected_values
-from autograder.suite.checks import close, close_input_grad, expect, fail, is_close, tensor
+from autograder.suite.checks import close, close_input_grad, expect, tensor
 from autograder.suite.core import prop
 from autograder.suite.strategies import dtypes, norm_state, randn, seeds
 
@@ -148,56 +145,4 @@ def layer_norm_gradients_match_torch(student, d, seed, dtype):
 @given(seed=seeds(), dtype=dtypes())
 def add_and_norm_dropout_acts_on_the_sublayer_output(student, seed, dtype):
     """In training mode, AddAndNorm(x, s) = LayerNorm(x + dropout(s)) for some dropout pattern of s."""
-    d, p = 3, 0.5
-    x, s = randn((2, 4, d), seed + 2, dtype), randn((2, 4, d), seed + 3, dtype, 2.0)
-    h_eval, state = build_add_norm(student, d, seed, dtype, dropout=p, train=False)
-    check_add_norm(
-        student,
-        h_eval,
-        state,
-        x,
-        s,
-        _("AddAndNorm(x, sublayer_output) in eval mode"),
-        _("out = norm(x + dropout(sublayer_output)); get eval mode right first"),
-    )
-    h, state = build_add_norm(student, d, seed, dtype, dropout=p, train=True)
-    y = tensor(
-        student.method(h, "forward", x, s),
-        _("AddAndNorm(x, sublayer_output) in training mode"),
-        like=x,
-    )
-    w, b = state["norm.weight"].double(), state["norm.bias"].double()
-    # (2^d, d)
-    patterns = torch.tensor(
-        list(itertools.product([0.0, 1 / (1 - p)], repeat=d)), dtype=torch.float64
-    )
-    # candidates[k, ..., :] = LN(x + pattern_k * s)
-    candidates = expected_values.layer_norm(
-        x.double() + patterns[:, None, None, :] * s.double(), w, b
-    )
-    err = (candidates - y.double()).abs().amax(-1)  # (2^d, batch, m)
-    atol = 1e-4 if dtype == torch.float32 else 1e-8
-    matched = err.amin(0) <= atol
-    plain = expected_values.layer_norm((x + s).double(), w, b)
-    if is_close(y, plain, dtype):
-        fail(
-            _(
-                "in training mode with dropout=0.5 nothing was dropped: the output is exactly "
-                "LayerNorm(x + s)"
-            ),
-            _(
-                "apply self.dropout (an nn.Dropout) to the sublayer output: norm(x + "
-                "dropout(sublayer_output))"
-            ),
-        )
-    if not matched.all():
-        fail(
-            _(
-                "in training mode an output position is not LayerNorm(x + dropout(s)) for any dropout "
-                "pattern of s"
-            ),
-            _(
-                "dropout goes on the sublayer output only, before the residual add: "
-                "norm(x + dropout(sublayer_output)), not dropout of the sum or of the norm"
-            ),
-        )
+    check_dropout_on_the_sublayer_output(student, (2, 4, 3), seed, dtype)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import torch
 import torch.nn.functional as F
 from hypothesis import given
@@ -13,12 +11,11 @@ from autograder.i18n import _
 from autograder.properties.feed_forward import (
     C,
     build_ffn,
+    check_dropout_on_the_hidden_layer,
     check_ffn,
-    expected_feed_forward,
-    feed_forward,
 )
 from autograder.student_code import Call, cotangent
-from autograder.suite.checks import close, close_input_grad, expect, fail, is_close
+from autograder.suite.checks import close, close_input_grad, expect
 from autograder.suite.core import prop
 from autograder.suite.strategies import dtypes, ffn_state, randn, seeds
 
@@ -27,48 +24,7 @@ from autograder.suite.strategies import dtypes, ffn_state, randn, seeds
 @given(seed=seeds(), dtype=dtypes())
 def feed_forward_dropout_acts_on_the_hidden_layer(student, seed, dtype):
     """In training mode, each position equals linear_2(dropout(relu(linear_1(x)))) for some dropout pattern."""
-    d, d_ff, p = 2, 3, 0.5
-    x = randn((2, 4, d), seed + 20, dtype)
-    h_eval, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=False)
-    check_ffn(
-        student,
-        h_eval,
-        state,
-        x,
-        _("FeedForward(x) in eval mode"),
-        _("get eval mode right first"),
-    )
-    h, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=True)
-    y = feed_forward(student, h, x, _("FeedForward(x) in training mode"))
-    s = {k: v.double() for k, v in state.items()}
-    hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (2, 4, d_ff)
-    patterns = torch.tensor(
-        list(itertools.product([0.0, 1 / (1 - p)], repeat=d_ff)), dtype=torch.float64
-    )
-    candidates = F.linear(
-        hidden * patterns[:, None, None, :], s["linear_2.weight"], s["linear_2.bias"]
-    )
-    atol = 1e-4 if dtype == torch.float32 else 1e-8
-    matched = (candidates - y.double()).abs().amax(-1).amin(0) <= atol
-    if is_close(y, expected_feed_forward(x, state), dtype):
-        fail(
-            _("in training mode with dropout=0.5 nothing was dropped"),
-            _(
-                "apply self.dropout (an nn.Dropout) to the hidden activations: "
-                "linear_2(dropout(relu(linear_1(x))))"
-            ),
-        )
-    if not matched.all():
-        fail(
-            _(
-                "in training mode an output position is not linear_2(dropout(relu(linear_1(x)))) for "
-                "any dropout pattern"
-            ),
-            _(
-                "dropout goes on the hidden activations, after the ReLU and before linear_2: not on the "
-                "input or the output"
-            ),
-        )
+    check_dropout_on_the_hidden_layer(student, (2, 4, 2), 3, seed, dtype)
 
 
 @prop(C, points=1, examples=2, visible=False)

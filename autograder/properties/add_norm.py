@@ -5,6 +5,8 @@ Expected values come from torch's F.layer_norm with the same weight and bias cop
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -640,6 +642,73 @@ def add_and_norm_dropout_acts_in_training(student, seed, dtype):
                 "dropout(sublayer_output)), not dropout of the normalised sum"
             ),
         )
+
+
+def check_dropout_on_the_sublayer_output(student, shape, seed, dtype, p=0.5):
+    """In training mode every position of AddAndNorm(x, s) is LayerNorm(x + pattern * s) for one of the 2^d
+    dropout patterns of s (each feature kept and scaled by 1/(1-p), or zeroed): dropout of the sum, of the
+    norm's output or of nothing matches none. Eval mode is checked first (its own mistake, its own hint)."""
+    d = shape[-1]
+    x, s = randn(shape, seed + 2, dtype), randn(shape, seed + 3, dtype, 2.0)
+    h_eval, state = build_add_norm(student, d, seed, dtype, dropout=p, train=False)
+    check_add_norm(
+        student,
+        h_eval,
+        state,
+        x,
+        s,
+        _("AddAndNorm(x, sublayer_output) in eval mode"),
+        _("out = norm(x + dropout(sublayer_output)); get eval mode right first"),
+    )
+    h, state = build_add_norm(student, d, seed, dtype, dropout=p, train=True)
+    y = tensor(
+        student.method(h, "forward", x, s),
+        _("AddAndNorm(x, sublayer_output) in training mode"),
+        like=x,
+    )
+    w, b = state["norm.weight"].double(), state["norm.bias"].double()
+    # (2^d, d): every way dropout can treat the d features of one position
+    patterns = torch.tensor(
+        list(itertools.product([0.0, 1 / (1 - p)], repeat=d)), dtype=torch.float64
+    )
+    lead = (None,) * (len(shape) - 1)
+    candidates = expected_values.layer_norm(
+        x.double() + patterns[(slice(None), *lead)] * s.double(), w, b
+    )
+    err = (candidates - y.double()).abs().amax(-1)  # (2^d, *lead)
+    atol = 1e-4 if dtype == torch.float32 else 1e-8
+    matched = err.amin(0) <= atol
+    plain = expected_values.layer_norm((x + s).double(), w, b)
+    if is_close(y, plain, dtype):
+        fail(
+            _(
+                "in training mode with dropout=0.5 nothing was dropped: the output is exactly "
+                "LayerNorm(x + s)"
+            ),
+            _(
+                "apply self.dropout (an nn.Dropout) to the sublayer output: norm(x + "
+                "dropout(sublayer_output))"
+            ),
+        )
+    if not matched.all():
+        fail(
+            _(
+                "in training mode an output position is not LayerNorm(x + dropout(s)) for any dropout "
+                "pattern of s"
+            ),
+            _(
+                "dropout goes on the sublayer output only, before the residual add: "
+                "norm(x + dropout(sublayer_output)), not dropout of the sum or of the norm"
+            ),
+        )
+
+
+@prop(C, points=1, examples=2)
+@given(seed=seeds(), dtype=dtypes())
+def add_and_norm_dropout_on_the_sublayer_output_only(student, seed, dtype):
+    """In training mode each position of AddAndNorm(x, s) is LayerNorm(x + dropout(s)) for some dropout pattern
+    of s: not dropout of the sum x + s, nor of the norm's output."""
+    check_dropout_on_the_sublayer_output(student, (3, 2, 4), seed, dtype)
 
 
 # The only static property with a hint on error (static ones take no default): kept as it was

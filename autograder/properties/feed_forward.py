@@ -6,6 +6,7 @@ Expected values: linear_2(relu(linear_1(x))) with the same weights, computed wit
 from __future__ import annotations
 
 import enum
+import itertools
 
 import torch
 import torch.nn.functional as F
@@ -134,6 +135,56 @@ def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=
         dtype=x.dtype,
     )
     return y
+
+
+def check_dropout_on_the_hidden_layer(student, shape, d_ff, seed, dtype, p=0.5):
+    """In training mode every position of FeedForward(x) is linear_2(pattern * relu(linear_1(x))) for one of the
+    2^d_ff dropout patterns of the hidden layer: dropout of the input, of the output or of nothing matches
+    none. Eval mode is checked first (its own mistake, its own hint)."""
+    d = shape[-1]
+    x = randn(shape, seed + 20, dtype)
+    h_eval, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=False)
+    check_ffn(
+        student,
+        h_eval,
+        state,
+        x,
+        _("FeedForward(x) in eval mode"),
+        _("get eval mode right first"),
+    )
+    h, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=True)
+    y = feed_forward(student, h, x, _("FeedForward(x) in training mode"))
+    s = {k: v.double() for k, v in state.items()}
+    hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (..., d_ff)
+    # (2^d_ff, d_ff): every way dropout can treat the hidden units of one position
+    patterns = torch.tensor(
+        list(itertools.product([0.0, 1 / (1 - p)], repeat=d_ff)), dtype=torch.float64
+    )
+    lead = (None,) * (len(shape) - 1)
+    candidates = F.linear(
+        hidden * patterns[(slice(None), *lead)], s["linear_2.weight"], s["linear_2.bias"]
+    )
+    atol = 1e-4 if dtype == torch.float32 else 1e-8
+    matched = (candidates - y.double()).abs().amax(-1).amin(0) <= atol
+    if is_close(y, expected_feed_forward(x, state), dtype):
+        fail(
+            _("in training mode with dropout=0.5 nothing was dropped"),
+            _(
+                "apply self.dropout (an nn.Dropout) to the hidden activations: "
+                "linear_2(dropout(relu(linear_1(x))))"
+            ),
+        )
+    if not matched.all():
+        fail(
+            _(
+                "in training mode an output position is not linear_2(dropout(relu(linear_1(x)))) for "
+                "any dropout pattern"
+            ),
+            _(
+                "dropout goes on the hidden activations, after the ReLU and before linear_2: not on the "
+                "input or the output"
+            ),
+        )
 
 
 # ------------------------------------------------------------------------------------------------ properties
@@ -282,3 +333,11 @@ def feed_forward_dropout_is_off_in_eval(student, d, seed, dtype):
             ".eval(), not F.dropout(..., training=True)"
         ),
     )
+
+
+@prop(C, points=1, examples=2)
+@given(seed=seeds(), dtype=dtypes())
+def feed_forward_dropout_on_the_hidden_layer_only(student, seed, dtype):
+    """In training mode each position of FeedForward(x) is linear_2(dropout(relu(linear_1(x)))) for some dropout
+    pattern of the hidden layer: not dropout of the input, nor after linear_2."""
+    check_dropout_on_the_hidden_layer(student, (3, 2, 3), 4, seed, dtype)
