@@ -139,3 +139,16 @@ BUGS = [
         "a scalar of the logits' dtype",
     ),
 ]
+
+# issue 33: train() must put the model in train mode, checked visibly
+BUGS.append(
+    Bug(
+        "training",
+        "train_without_model_train",
+        "train() never calls model.train(): a model handed over in eval mode trains without dropout",
+        "    ### BEGIN SOLUTION\n    model.train()\n",
+        "    ### BEGIN SOLUTION\n",
+        "call model.train() before the first step",
+        caught_visibly=True,
+    )
+)

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from ..diagnoses.training import smoothed_loss
 from ..i18n import _
-from ..properties.models.training import expected_train, schedule
-from ..suite.checks import close, expect, is_close, tensor
+from ..properties.models.training import schedule
+from ..suite.checks import close, expect, is_close
 from ..suite.core import prop
 from ..suite.training import (
     BUILD_ERROR,
@@ -19,7 +19,7 @@ from ..suite.training import (
     SCHEDULE,
     C,
     batch_cases,
-    build_model,
+    expect_trained_in_train_mode,
     explain_loss,
     label_smoothed_cross_entropy,
     learning_rate,
@@ -106,39 +106,4 @@ def learning_rate_scales_as_inverse_sqrt_d_model(student, step, d_model, warmup)
 @given(case=batch_cases())
 def train_runs_the_model_in_train_mode(student, case):
     """A model built in eval mode is trained in train mode (dropout on when it has any); the losses are returned."""
-    from ..student_code.interface import Call
-
-    handle, state = build_model(student, case)
-    src, tgt = case.batches(2)
-    student.method(handle, "eval")
-    reply = student.run(
-        Call(
-            C,
-            "train",
-            (handle, src, tgt),
-            dict(
-                d_model=case.config.d_model,
-                warmup_steps=1,
-                bos_id=case.bos_id,
-                pad_id=case.pad_id,
-                smoothing=case.smoothing,
-            ),
-        )
-    )
-    expect(
-        reply.training_seen and all(reply.training_seen),
-        _("train(...) ran the model in eval mode"),
-        _("call model.train() before the first step"),
-    )
-    value = reply.value  # its type is training_returns_the_contract_types's to judge
-    value = torch.tensor(value, dtype=torch.float64) if isinstance(value, list) else value
-    losses = tensor(value, _("train(...)'s losses"), shape=(2,), dtype=torch.float64)
-    expected = expected_train(state, case, src, tgt, 1, 1.0)[0]
-    close(
-        losses,
-        expected,
-        _("train(...)'s losses"),
-        _("return the loss of each step, before it"),
-        rtol=1e-5,
-        atol=1e-7,
-    )
+    expect_trained_in_train_mode(student, case, steps=2)

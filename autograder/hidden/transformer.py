@@ -10,11 +10,10 @@ from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
 from ..properties.models.transformer import ExpectedTransformer, ModelMistake
 from ..properties.transformer import (
-    NO_PAD,
     NO_PE_TGT,
-    NO_STOP,
     cases,
     eos_biased,
+    expect_finished_rows_hold_eos,
     explain_greedy,
     fixed_case,
     forward,
@@ -47,38 +46,9 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
     """After a row produces eos_id it holds eos_id; decoding stops as soon as every row has finished."""
     case, bias = cb
     decoding = Decoding(max_len=7, bos_id=1, eos_id=2)
-    eos, max_len = decoding.eos_id, decoding.max_len
-    handle, state = build_model(student, case, state=eos_biased(case, eos, bias))
+    handle, state = build_model(student, case, state=eos_biased(case, decoding.eos_id, bias))
     ys = greedy_decode(student, handle, case, decoding)[0]
-    for row in ys.tolist():
-        if eos in row[1:]:
-            first = row.index(eos, 1)
-            if any(tok != eos for tok in row[first:]):
-                fail(
-                    _(
-                        "greedy_decode gave the row {row}: tokens other than eos_id={eos} after it"
-                    ).format(row=row, eos=eos),
-                    _(NO_PAD),
-                )
-    finished = (
-        (ys[:, 1:] == eos).any(1) if ys.shape[1] > 1 else torch.zeros(ys.shape[0], dtype=torch.bool)
-    )
-    if ys.shape[1] < max_len:
-        expect(
-            finished.all(),
-            _(
-                "greedy_decode stopped at {n} < max_len={max_len} tokens with an unfinished row: "
-                "{got}"
-            ).format(n=ys.shape[1], max_len=max_len, got=ys.tolist()),
-            _("stop early only once every row has produced eos_id"),
-        )
-    if ys.shape[1] > 2 and bool((ys[:, 1:-1] == eos).any(1).all()):
-        fail(
-            _("greedy_decode went on after every row had produced eos_id: {got}").format(
-                got=ys.tolist()
-            ),
-            _(NO_STOP),
-        )
+    expect_finished_rows_hold_eos(ys, decoding)
     expected = expected_greedy_decode(state, case, decoding)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(

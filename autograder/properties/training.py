@@ -42,6 +42,7 @@ from ..suite.training import (
     CopyTask,
     batch_cases,
     build_model,
+    expect_trained_in_train_mode,
     explain_loss,
     far_apart_inputs,
     fixed_batch_case,
@@ -632,6 +633,14 @@ def copy_task_is_learned(student):
         ),
         hint,
     )
+
+
+@prop(C, points=1, examples=1, error_hint=BUILD_ERROR)
+@given(case=batch_cases())
+def train_puts_the_model_in_train_mode(student, case):
+    """train(...) on a model built in eval mode trains it in train mode (model.train(): dropout on when it has
+    any), and returns each step's loss."""
+    expect_trained_in_train_mode(student, case, steps=3)
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)

@@ -629,6 +629,68 @@ def expect_greedy(ys, state, case, decoding: Decoding, default_hint):
         )
 
 
+def expect_finished_rows_hold_eos(ys, decoding: Decoding):
+    """A row that has produced eos_id holds eos_id after it, decoding stops early only once every row has
+    finished, and not later (the contract's clauses on finished rows, read off the tokens alone)."""
+    eos, max_len = decoding.eos_id, decoding.max_len
+    for row in ys.tolist():
+        if eos in row[1:]:
+            first = row.index(eos, 1)
+            if any(tok != eos for tok in row[first:]):
+                fail(
+                    _(
+                        "greedy_decode gave the row {row}: tokens other than eos_id={eos} after it"
+                    ).format(row=row, eos=eos),
+                    _(NO_PAD),
+                )
+    finished = (
+        (ys[:, 1:] == eos).any(1) if ys.shape[1] > 1 else torch.zeros(ys.shape[0], dtype=torch.bool)
+    )
+    if ys.shape[1] < max_len:
+        expect(
+            finished.all(),
+            _(
+                "greedy_decode stopped at {n} < max_len={max_len} tokens with an unfinished row: "
+                "{got}"
+            ).format(n=ys.shape[1], max_len=max_len, got=ys.tolist()),
+            _("stop early only once every row has produced eos_id"),
+        )
+    if ys.shape[1] > 2 and bool((ys[:, 1:-1] == eos).any(1).all()):
+        fail(
+            _("greedy_decode went on after every row had produced eos_id: {got}").format(
+                got=ys.tolist()
+            ),
+            _(NO_STOP),
+        )
+
+
+def rows_finishing_apart(seed, bias):
+    """A case whose rows finish at different steps, and where a finished row left to decode would not pick
+    eos_id again (found by search with bos_id=0, eos_id=3, max_len=6)."""
+    case = fixed_case(seed, batch=2, m_e=3, d_model=6, num_heads=2, num_layers=1, vocab=(5, 7))
+    return case, bias
+
+
+@prop(C, points=1, examples=1)
+@given(
+    cb=st.tuples(
+        cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])
+    )
+)
+@example(cb=rows_finishing_apart(108, 1.0))
+@example(cb=rows_finishing_apart(148, 1.0))
+@example(cb=rows_finishing_apart(162, 1.5))
+def greedy_decode_pads_finished_rows_with_eos(student, cb):
+    """Rows that finish at different steps: a finished row holds eos_id after its eos (it does not keep
+    generating) and decoding stops once every row has finished."""
+    case, bias = cb
+    decoding = Decoding(max_len=6, bos_id=0, eos_id=3)
+    handle, state = build_model(student, case, state=eos_biased(case, decoding.eos_id, bias))
+    ys = greedy_decode(student, handle, case, decoding)[0]
+    expect_finished_rows_hold_eos(ys, decoding)
+    expect_greedy(ys, state, case, decoding, _(NO_PAD))
+
+
 @prop(C, points=1, examples=1)
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(6, num_layers=1))
@@ -648,6 +710,50 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
             _(
                 "call model.eval() while decoding (dropout off), then restore the model's train/eval "
                 "mode"
+            ),
+        )
+
+
+@prop(C, points=1, examples=1)
+@given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
+@example(case=fixed_case(7, num_layers=1))
+def greedy_decode_leaves_eval_mode_as_it_was(student, case):
+    """A model in eval mode is still in eval mode after greedy_decode (its mode restored, not set to train)."""
+    handle = build_model(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)[0]
+    greedy_decode(student, handle, case, Decoding(max_len=4, bos_id=1, eos_id=2))
+    expect(
+        not student.inspect(handle)["training"],
+        _("greedy_decode left a model that was in eval mode in train mode"),
+        _(
+            "restore the model's train/eval mode as it was: was_training = model.training; ...; "
+            "model.train(was_training), not model.train()"
+        ),
+    )
+
+
+@prop(C, points=1, examples=1)
+@given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
+@example(case=fixed_case(20, num_layers=1, lengths=[5, 2]))
+@example(case=fixed_case(17, num_layers=1, lengths=[3, 5]))
+def greedy_decode_uses_src_mask(student, case):
+    """With a padding src_mask, greedy_decode's tokens are greedy's for the masked model: the mask serves encode
+    and every decode step."""
+    decoding = Decoding(max_len=6, bos_id=1, eos_id=2, src_mask=case.src_mask)
+    handle, state = build_model(student, case, state=eos_biased(case, decoding.eos_id, 1.0))
+    ys = greedy_decode(student, handle, case, decoding)[0]
+    why = greedy_fixed_point(ys, state, case, decoding)
+    if why is not None:
+        fail(
+            _("greedy_decode with src_mask gave {got}: {why}").format(got=ys.tolist(), why=why),
+            explain_greedy(
+                ys,
+                state,
+                case,
+                decoding,
+                _(
+                    "pass src_mask to encode and to every decode: model.encode(src, src_mask), "
+                    "model.decode(ys, memory, causal_mask(L), src_mask)"
+                ),
             ),
         )
 
