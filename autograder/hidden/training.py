@@ -12,6 +12,7 @@ from ..diagnoses.training import smoothed_loss
 from ..i18n import _
 from ..properties.models.training import schedule
 from ..suite.checks import close, expect, is_close
+from ..suite.clauses import Training
 from ..suite.core import prop
 from ..suite.training import (
     BUILD_ERROR,
@@ -27,7 +28,7 @@ from ..suite.training import (
 )
 
 
-@prop(C, points=1, examples=6, visible=False)
+@prop(C, points=1, examples=6, visible=False, clauses=(Training.LOSS,))
 @given(inputs=loss_inputs())
 def smoothed_loss_accepts_flat_logits(student, inputs):
     """Logits (N, V) and targets (N,) (positions already flattened) give the same loss as (batch, m, V)."""
@@ -48,7 +49,7 @@ def smoothed_loss_accepts_flat_logits(student, inputs):
         )
 
 
-@prop(C, points=1, examples=3, visible=False)
+@prop(C, points=1, examples=3, visible=False, clauses=(Training.PADDING,))
 @given(inputs=loss_inputs())
 def smoothed_loss_of_all_padding_is_zero(student, inputs):
     """A batch whose targets are all padding costs 0.0 (not NaN from 0 / 0); one real token costs its own loss."""
@@ -78,7 +79,7 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
     )
 
 
-@prop(C, points=1, examples=6, visible=False)
+@prop(C, points=1, examples=6, visible=False, clauses=(Training.SCHEDULE,))
 @given(
     step=st.integers(1, 10_000), d_model=st.sampled_from([8, 32, 128]), warmup=st.integers(1, 4000)
 )
@@ -102,7 +103,9 @@ def learning_rate_scales_as_inverse_sqrt_d_model(student, step, d_model, warmup)
     )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(
+    C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR, clauses=(Training.TRAIN_MODE,)
+)
 @given(case=batch_cases())
 def train_runs_the_model_in_train_mode(student, case):
     """A model built in eval mode is trained in train mode (dropout on when it has any); the losses are returned."""

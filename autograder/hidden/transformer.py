@@ -20,6 +20,7 @@ from ..properties.transformer import (
     greedy_decode,
 )
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
+from ..suite.clauses import Transformer
 from ..suite.core import prop
 from ..suite.decoding import Decoding, build_model
 from ..suite.expected_values import expected_causal_mask
@@ -34,7 +35,7 @@ def _finishing_case(seed, bias):
     ), bias
 
 
-@prop(C, points=2, examples=1, visible=False)
+@prop(C, points=2, examples=1, visible=False, clauses=(Transformer.FINISHED,))
 @given(
     cb=st.tuples(
         cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])
@@ -59,7 +60,7 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
         )
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(Transformer.GREEDY_SRC_MASK,))
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
 @example(case=fixed_case(10, num_layers=1, lengths=[2, 5]))
 def greedy_decode_with_src_mask_equals_expected(student, case):
@@ -86,7 +87,7 @@ def greedy_decode_with_src_mask_equals_expected(student, case):
         )
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(Transformer.MODE,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
@@ -102,7 +103,16 @@ def greedy_decode_keeps_eval_mode(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False)
+@prop(
+    C,
+    points=1,
+    examples=2,
+    visible=False,
+    clauses=(
+        Transformer.FORWARD,
+        Transformer.SRC_MASK,
+    ),
+)
 @given(case=cases(max_layers=1))
 @example(case=fixed_case(9, m_d=4, lengths=[3, 5]))
 def transformer_encode_and_decode_equal_torch(student, case):
@@ -158,7 +168,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(Transformer.DROPOUT,))
 @given(case=cases(mask=False, max_layers=1))
 def transformer_dropout_is_used_in_training(student, case):
     """Built with dropout=0.5 in train mode, two forwards with different seeds differ (dropout is passed on)."""

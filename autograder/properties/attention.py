@@ -9,6 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
+from ..student_code import Call
 from ..suite import expected_values
 from ..suite.checks import (
     VERSUS,
@@ -23,6 +24,7 @@ from ..suite.checks import (
     written_by_hand,
     wrong_shape,
 )
+from ..suite.clauses import Attention
 from ..suite.core import Kind, prop
 from ..suite.strategies import (
     MaskedAttentionInputs,
@@ -135,7 +137,7 @@ def sums_to_one(x, dim):
     return is_close(x.sum(dim), torch.ones_like(x.sum(dim)))
 
 
-@prop(C, points=2, examples=6)
+@prop(C, points=2, examples=6, clauses=(Attention.SOFTMAX,))
 @given(
     x=st.integers(1, 3)
     .flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
@@ -180,7 +182,7 @@ def softmax_rows_sum_to_one(student, x, dtype):
         )
 
 
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, clauses=(Attention.SOFTMAX,))
 @given(x=tensors((2, 3, 4)), dim=st.sampled_from([0, 1, -2, 2]))
 def softmax_respects_dim(student, x, dim):
     """softmax(x, dim) normalises along `dim`, whichever it is."""
@@ -199,7 +201,7 @@ def softmax_respects_dim(student, x, dim):
     )
 
 
-@prop(C, points=2, examples=6)
+@prop(C, points=2, examples=6, clauses=(Attention.SOFTMAX,))
 @given(x=tensors((3, 5), lo=-1e4, hi=1e4), dtype=dtypes())
 @example(
     x=torch.tensor([[1e4, 0.0, -1e4], [1000.0, 1000.0, 999.0]], dtype=torch.float64),
@@ -223,7 +225,7 @@ def softmax_is_stable_for_large_logits(student, x, dtype):
     )
 
 
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, clauses=(Attention.SOFTMAX,))
 @given(x=tensors((2, 4)), shift=st.floats(-100, 100, width=32))
 def softmax_is_shift_invariant(student, x, shift):
     """softmax(x + c) = softmax(x) for a constant c per row."""
@@ -236,7 +238,7 @@ def softmax_is_shift_invariant(student, x, shift):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(Attention.SOFTMAX,))
 @given(dtype=dtypes(), n=st.integers(1, 4))
 def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     """A row that is entirely -inf gives all zeros, not NaN."""
@@ -261,6 +263,7 @@ def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
         "on the wrong dims? scores = query @ key.transpose(-2, -1)"
     ),
     kind=Kind.SHAPE,
+    clauses=(Attention.SHAPES,),
 )
 @given(qkv=attention_inputs(distinct_lengths=True))
 def attention_shapes_for_cross_attention(student, qkv):
@@ -268,7 +271,7 @@ def attention_shapes_for_cross_attention(student, qkv):
     attend(student, qkv.query, qkv.key, qkv.value, strict=True)
 
 
-@prop(C, points=2, examples=6)
+@prop(C, points=2, examples=6, clauses=(Attention.SCORES,))
 @given(qkv=attention_inputs())
 def attention_weights_are_a_distribution(student, qkv):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
@@ -294,7 +297,7 @@ def attention_weights_are_a_distribution(student, qkv):
         )
 
 
-@prop(C, points=3, examples=6)
+@prop(C, points=3, examples=6, clauses=(Attention.SCORES,))
 @given(
     q=tensors((1, 1, 4), lo=-2, hi=2),
     k=tensors((1, 2, 4), lo=-2, hi=2),
@@ -342,7 +345,15 @@ def masked_inputs(draw, fully_masked=False):
     return MaskedAttentionInputs(query=q, key=k, value=v, mask=m)
 
 
-@prop(C, points=3, examples=6)
+@prop(
+    C,
+    points=3,
+    examples=6,
+    clauses=(
+        Attention.SCORES,
+        Attention.MASK,
+    ),
+)
 @given(inputs=masked_inputs())
 def attention_equals_torch(student, inputs):
     """Weights and output equal torch's scaled_dot_product_attention (mask True = may attend)."""
@@ -390,7 +401,7 @@ def attention_equals_torch(student, inputs):
     )
 
 
-@prop(C, points=2, examples=6)
+@prop(C, points=2, examples=6, clauses=(Attention.MASK,))
 @given(inputs=masked_inputs())
 def attention_masked_keys_get_zero_weight(student, inputs):
     """Where the mask is False, the weight is exactly 0; allowed weights still sum to 1."""
@@ -420,7 +431,7 @@ def attention_masked_keys_get_zero_weight(student, inputs):
         )
 
 
-@prop(C, points=2, examples=5)
+@prop(C, points=2, examples=5, clauses=(Attention.FULLY_MASKED,))
 @given(inputs=masked_inputs(fully_masked=True))
 @example(
     inputs=MaskedAttentionInputs(
@@ -449,7 +460,15 @@ def attention_fully_masked_rows_are_zero(student, inputs):
         )
 
 
-@prop(C, points=2, examples=6)
+@prop(
+    C,
+    points=2,
+    examples=6,
+    clauses=(
+        Attention.SCORES,
+        Attention.MASK,
+    ),
+)
 @given(inputs=masked_inputs())
 def attention_output_in_convex_hull_of_values(student, inputs):
     """Each output coordinate lies between the min and max of the allowed value rows."""
@@ -470,6 +489,42 @@ def attention_output_in_convex_hull_of_values(student, inputs):
             "value"
         ),
     )
+
+
+@prop(C, points=2, examples=4, clauses=(Attention.FULLY_MASKED,))
+@given(inputs=masked_inputs(fully_masked=True))
+def attention_gradients_are_finite(student, inputs):
+    """Backpropagating through attention, fully masked rows included, gives finite gradients."""
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    reply = student.run(
+        Call(C, "scaled_dot_product_attention", (q, k, v), {"mask": m}, backward=True)
+    )
+    first = reply.value[0] if isinstance(reply.value, (tuple, list)) and reply.value else None
+    # (weights, output) returned: the backward ran from the weights, which do not depend on v; the order is the
+    # shape property's business, so judge the gradients that exist.
+    swapped = (
+        isinstance(first, torch.Tensor)
+        and tuple(first.shape) == (*q.shape[:-1], k.shape[-2])
+        and k.shape[-2] != v.shape[-1]
+    )
+    # gradients of a constant are finite too: the result must be computed
+    if isinstance(first, torch.Tensor):
+        expected_out, expected_w = expected_values.attention(q, k, v, m)
+        not_constant(first, expected_w if swapped else expected_out, "output")
+    for name, g in zip("qk" if swapped else "qkv", reply.input_grads):
+        expect(
+            g is not None,
+            _("no gradient reaches {name}").format(name=name),
+            _("do not detach or leave autograd (no .numpy(), .data)"),
+        )
+        expect(
+            torch.isfinite(g).all(),
+            _("the gradient of {name} has NaN or inf").format(name=name),
+            _(
+                "NaN in the backward pass: use torch.where / masked_fill so fully masked rows never "
+                "compute -inf - -inf or 0/0"
+            ),
+        )
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)

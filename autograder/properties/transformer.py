@@ -31,6 +31,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
+from ..suite.clauses import Transformer
 from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import (
     Decoding,
@@ -353,7 +354,7 @@ def eos_biased(case, eos_id, bias):
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, kind=Kind.SHAPE, clauses=(Transformer.NAMES,))
 def transformer_submodules_are_named(student):
     """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
     h = student.build(
@@ -411,7 +412,7 @@ def transformer_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, clauses=(Transformer.FORWARD,))
 @given(case=cases(max_layers=1))
 def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
@@ -419,7 +420,7 @@ def transformer_logits_shape(student, case):
     forward(student, handle, case, expected_causal_mask(case.tgt.shape[1]), strict=True)
 
 
-@prop(C, points=3, examples=2)
+@prop(C, points=3, examples=2, clauses=(Transformer.FORWARD,))
 @given(case=cases(), use_causal=st.booleans())
 @example(case=fixed_case(3, lengths=[5, 3]), use_causal=True)
 @example(
@@ -452,7 +453,7 @@ def transformer_forward_equals_torch(student, case, use_causal):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.SRC_MASK,))
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5)), noise=seeds())
 @example(case=fixed_case(5, lengths=[2, 4]), noise=1)
 def transformer_src_mask_serves_cross_attention(student, case, noise):
@@ -479,7 +480,7 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.DROPOUT,))
 @given(case=cases(max_layers=1))
 def transformer_eval_is_deterministic(student, case):
     """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free expected model."""
@@ -511,7 +512,7 @@ def transformer_eval_is_deterministic(student, case):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.FORWARD,))
 @given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
 def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
@@ -545,7 +546,15 @@ def transformer_gradients_reach_every_parameter(student, case):
             )
 
 
-@prop(C, points=3, examples=3)
+@prop(
+    C,
+    points=3,
+    examples=3,
+    clauses=(
+        Transformer.GREEDY,
+        Transformer.FINISHED,
+    ),
+)
 @given(
     case=cases(mask=False, max_layers=1, m_d=(1, 1)),
     ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
@@ -572,7 +581,7 @@ def greedy_decode_equals_expected(student, case, ids, max_len, bias):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.GREEDY,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(1, 5))
 @example(case=fixed_case(4, num_layers=1), max_len=1)
 @example(case=fixed_case(4, num_layers=1), max_len=4)
@@ -593,7 +602,7 @@ def greedy_decode_respects_max_len(student, case, max_len):
     expect_greedy(ys, state, case, decoding, _("next token = argmax of the last position"))
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.FINISHED,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(3, 6))
 def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
@@ -671,7 +680,7 @@ def rows_finishing_apart(seed, bias):
     return case, bias
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, clauses=(Transformer.FINISHED,))
 @given(
     cb=st.tuples(
         cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])
@@ -691,7 +700,7 @@ def greedy_decode_pads_finished_rows_with_eos(student, cb):
     expect_greedy(ys, state, case, decoding, _(NO_PAD))
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, clauses=(Transformer.MODE,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(6, num_layers=1))
 def greedy_decode_runs_in_eval_and_restores_mode(student, case):
@@ -714,7 +723,7 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
         )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, clauses=(Transformer.MODE,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(7, num_layers=1))
 def greedy_decode_leaves_eval_mode_as_it_was(student, case):
@@ -731,7 +740,7 @@ def greedy_decode_leaves_eval_mode_as_it_was(student, case):
     )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, clauses=(Transformer.GREEDY_SRC_MASK,))
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
 @example(case=fixed_case(20, num_layers=1, lengths=[5, 2]))
 @example(case=fixed_case(17, num_layers=1, lengths=[3, 5]))
