@@ -767,6 +767,57 @@ def multi_head_gradients_reach_every_projection(student, sizes, m_q, m_k, seed, 
         )
 
 
+@prop(C, points=1, examples=3, clauses=(MultiHead.FULLY_MASKED,))
+@given(case=cases(mask="full"))
+@example(
+    case=MultiHeadInputs(
+        query=torch.ones(2, 2, 4, dtype=torch.float64),
+        key=torch.ones(2, 2, 4, dtype=torch.float64),
+        value=torch.arange(16, dtype=torch.float64).reshape(2, 2, 4),
+        mask=torch.tensor([[[[True, False], [False] * 2], [[False] * 2] * 2]] * 2),
+        d_model=4,
+        num_heads=2,
+        seed=3,
+    )
+)
+def multi_head_fully_masked_rows_get_zero_weights(student, case):
+    """A query row masked for every key in a head gets zero weights in that head and a finite output; a row
+    masked in every head outputs w_o's bias (each head contributes zeros); the other rows equal torch's."""
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
+    handle, state = build(student, d, h, seed, q.dtype)
+    # NaN in the output is reported here, first
+    out, w = forward(student, handle, q, k, v, m, read=True)
+    w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
+    dead = ~m.expand(q.shape[0], h, q.shape[1], k.shape[1]).any(-1)  # (batch, h, m_q)
+    if w is not None:
+        expect(
+            bool((w[dead] == 0).all()),
+            _("attention_weights of a fully masked row are not all zero"),
+            _("fully masked rows hold zero weights; the others sum to 1"),
+        )
+    all_dead = dead.all(1)  # (batch, m_q): masked in every head
+    if bool(all_dead.any()):
+        bias = state.get("w_o.bias", torch.zeros(d, dtype=q.dtype))
+        close(
+            out[all_dead],
+            bias.expand(int(all_dead.sum()), d),
+            _("output of a row masked in every head"),
+            _("a fully masked head contributes zeros before w_o"),
+        )
+    check_output(
+        out,
+        state,
+        h,
+        q,
+        k,
+        v,
+        m,
+        _("output with fully masked rows"),
+        _("a fully masked head contributes zeros before w_o"),
+    )
+
+
 @prop(C, points=1, examples=1, kind=Kind.STATIC)
 def multi_head_is_written_by_hand(student):
     """multi_head.py calls no library attention (static check; the run-time check is in every test)."""

@@ -150,3 +150,16 @@ CLAUSES: dict[str, type[StrEnum]] = {
     "beam_search": BeamSearch,
     "training": Training,
 }
+
+
+def hidden_only(properties) -> list[tuple[str, StrEnum]]:
+    """(hidden property id, clause) for each clause a hidden property checks that no visible property of its
+    component checks: what the grade would charge and the self-check could not show. [] is the rule."""
+    visible = {(p.component, c) for p in properties if p.visible for c in p.clauses}
+    return [
+        (p.id, c)
+        for p in properties
+        if not p.visible
+        for c in p.clauses
+        if (p.component, c) not in visible
+    ]
