@@ -27,6 +27,7 @@ from ..suite.checks import (
 from ..suite.clauses import Attention
 from ..suite.core import Kind, prop
 from ..suite.strategies import (
+    AttentionInputs,
     MaskedAttentionInputs,
     attention_inputs,
     composite,
@@ -525,6 +526,72 @@ def attention_gradients_are_finite(student, inputs):
                 "compute -inf - -inf or 0/0"
             ),
         )
+
+
+SCALED_BY_HEADS = N_(
+    "the scale counts the heads: divide by sqrt(d_k) with d_k = query.size(-1), the last dim only (not "
+    "num_heads * d_k, nor a size read off another dim)"
+)
+
+
+VIEW_NOT_TRANSPOSE = N_(
+    "key.view(..., d_k, m_k) reshapes the keys, it does not transpose them: use key.transpose(-2, -1)"
+)
+
+
+def viewed(k):
+    """The keys as `key.view(..., d_k, m_k)` reads them, transposed back: the scores `query @ key.view(...)`
+    compute. Equal to k when m_k or d_k is 1, else another matrix (square ones included)."""
+    return k.reshape(*k.shape[:-2], k.shape[-1], k.shape[-2]).transpose(-2, -1)
+
+
+@composite
+def head_inputs(draw):
+    """4-D (batch, heads >= 2, m_q, m_k >= 2) inputs: where a scale or an axis that depends on a leading dim
+    shows (one head, or one key, hides it)."""
+    b, h = draw(st.integers(1, 2)), draw(st.integers(2, 3))
+    return draw(attention_inputs(lead=(b, h), distinct_lengths=True, min_d_k=2))
+
+
+@prop(C, points=2, examples=4, clauses=(Attention.SCORES,))
+@given(qkv=head_inputs())
+@example(
+    qkv=AttentionInputs(
+        query=torch.tensor([[[[1.0, 0.0]], [[0.0, 2.0]]]], dtype=torch.float64),
+        key=torch.tensor(
+            [[[[1.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [0.0, 1.0]]]], dtype=torch.float64
+        ),
+        value=torch.tensor([[[[1.0], [0.0]], [[0.0], [1.0]]]], dtype=torch.float64),
+    )
+)
+def attention_each_head_is_attention_alone(student, qkv):
+    """Each (batch, head) slice of a 4-D call equals attention on that slice alone (2-D), and torch's: the scale
+    is 1/sqrt(d_k) whatever the leading dims."""
+    q, k, v = qkv.query, qkv.key, qkv.value
+    w = attend(student, q, k, v)[1]
+    b, h = q.shape[:2]
+    alone = torch.stack(
+        [
+            torch.stack([attend(student, q[i, j], k[i, j], v[i, j])[1] for j in range(h)])
+            for i in range(b)
+        ]
+    )
+    expected_w = expected_values.attention(q, k, v)[1]
+    d_k = q.shape[-1]
+    hint = lambda: diagnose(  # noqa: E731 - run only when a comparison fails
+        _("weights = softmax(q k^T / sqrt(d_k)) over the last two dims, whatever the leading dims"),
+        (
+            lambda: is_close(w, expected_values.attention(q / math.sqrt(h), k, v)[1]),
+            _(SCALED_BY_HEADS),
+        ),
+        (
+            lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v)[1]),
+            _(NO_SCALING),
+        ),
+        (lambda: is_close(w, expected_values.attention(q, viewed(k), v)[1]), _(VIEW_NOT_TRANSPOSE)),
+    )
+    close(w, alone, _("weights of the 4-D call vs each slice alone"), hint)
+    close(w, expected_w, "weights", hint)
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)
