@@ -703,6 +703,36 @@ def np_layer_norm_is_odd(student, x, dtype):
     )
 
 
+@prop(C, points=2, examples=4, clauses=(AttentionNumpy.LAYER_NORM,))
+@given(
+    x=st.tuples(st.lists(st.integers(2, 3), min_size=2, max_size=3), st.integers(2, 5)).flatmap(
+        lambda s: arrays((*s[0], s[1]))
+    ),
+    dtype=np_dtypes(),
+)
+@example(x=np.arange(24.0).reshape(2, 3, 4) % 5, dtype=np.float64)
+def np_layer_norm_normalises_the_last_axis_of_any_rank(student, x, dtype):
+    """On 3-D and 4-D inputs (every axis longer than 1) layer_norm normalises the last axis: a mistaken axis shows
+    as wrong values here, never as a shrunk 1-D input that crashes."""
+    x = x.astype(dtype)
+    y = layer_norm(student, x)
+    close(
+        y,
+        expected_values.layer_norm(t64(x), eps=1e-5),
+        _("layer_norm(x) for x of shape {shape}").format(shape=x.shape),
+        lambda: layer_norm_hint(
+            x,
+            y,
+            1e-5,
+            _(
+                "mean and variance over the wrong axis: use axis=-1 (the last), whatever the number of "
+                "dims"
+            ),
+        ),
+        dtype=dtype,
+    )
+
+
 @prop(C, points=1, examples=1, kind=Kind.STATIC)
 def attention_numpy_is_written_by_hand(student):
     """attention_numpy.py calls no library softmax, attention or layer norm (static check)."""
