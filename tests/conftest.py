@@ -34,6 +34,7 @@ SLOW_FIXTURES = {
     "test_free_points.py": {"judged"},  # 12 s
     "test_report.py": {"built"},  # 5 s: a synthetic class of 14 and its report
     "test_report_browser.py": {"page"},  # 16 s: a class of 12, its report, chromium's start
+    "test_bundle_clauses.py": {"checked"},  # ~40 s: a bundle built, then three `check` runs in it
 }
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.
