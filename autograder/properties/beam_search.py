@@ -52,6 +52,7 @@ from ..suite.decoding import (
 )
 from ..suite.strategies import composite
 from .models.beam_search import BeamMistake, Enumerated, enumerate_row, exact_beam, logp_of
+from .models.transformer import ExpectedTransformer
 
 C = "beam_search"
 ERROR_HINT = N_(
@@ -567,12 +568,10 @@ def beam_search_searches_in_eval_mode(student, inputs):
     the result is the same search's on the model built in eval mode."""
     state = inputs.state()
     model = build_model(student, inputs.case, state, dropout=0.5, train=True)[0]
-    seqs, _scores, reply = beam_search(student, model, inputs)
+    seqs, scores, reply = beam_search(student, model, inputs)
     expect_run_in_eval_and_restored(student, model, reply, "beam_search", search=True)
-    eos = inputs.settings.eos_id
-    got = hypotheses(seqs, eos, "beam_search")
-    in_eval = build_model(student, inputs.case, state, dropout=0.5)[0]
-    want = hypotheses(beam_search(student, in_eval, inputs)[0], eos, "beam_search")
+    got = hypotheses(seqs, inputs.settings.eos_id, "beam_search")
+    want = search(student, inputs).hypotheses  # the same search, on the model built in eval mode
     if got != want:
         fail(
             _(
@@ -583,6 +582,9 @@ def beam_search_searches_in_eval_mode(student, inputs):
                 "train/eval mode"
             ),
         )
+    # its scores are the dropout-free model's log-probabilities (a search that computes nothing agrees with itself)
+    expected = ExpectedTransformer(state, inputs.case.config)
+    check_scores(Searched(inputs, got, scores, expected, seqs.shape[1] - 1, model), "beam_search")
 
 
 @prop(C, points=1, examples=2, clauses=(BeamSearch.SRC_MASK,))
@@ -597,6 +599,8 @@ def beam_search_src_mask_hides_the_padding(student, inputs):
     """With a padding src_mask, other tokens at the padded source positions change nothing: the mask serves
     encode and every decode, one copy per beam."""
     searched = search(student, inputs)
+    # a search that computes nothing hides everything: its scores must be the masked model's log-probabilities
+    check_scores(searched, "beam_search")
     if padding_matters(student, searched):
         fail(
             _("beam_search's hypotheses changed with the tokens at padded source positions"),
