@@ -141,10 +141,11 @@ padding_mask(tokens, pad_id) -> bool (batch, 1, 1, seq), True where tokens != pa
         contract=N_(
             """\
 MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True)
-  w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias); head h reads columns
-  h*d_k:(h+1)*d_k of each projection; forward(query, key, value, mask=None) -> (batch, m_q, d_model);
-  dropout acts on the attention weights; attention_weights: the last forward's weights
-  before dropout (batch, num_heads, m_q, m_k), detached; ValueError when d_model % num_heads != 0
+  w_q, w_k, w_v, w_o: nn.Linear(d_model, d_model, bias=bias); num_heads; d_k: d_model // num_heads;
+  head h reads columns h*d_k:(h+1)*d_k of each projection; forward(query, key, value, mask=None)
+  -> (batch, m_q, d_model); dropout: nn.Dropout, on the attention weights; attention_weights: the last
+  forward's weights before dropout (batch, num_heads, m_q, m_k), detached; ValueError when
+  d_model % num_heads != 0
 """
         ),
     ),
@@ -158,8 +159,9 @@ MultiHeadAttention(d_model, num_heads, dropout=0.0, bias=True)
         forbidden_names=("norm", "transformer"),
         contract=N_(
             """\
-LayerNorm(d_model, eps=1e-5): parameters weight (ones), bias (zeros); last dim, biased variance; by hand
-AddAndNorm(d_model, dropout=0.0): norm; forward(x, sublayer_output) = norm(x + dropout(sublayer_output))
+LayerNorm(d_model, eps=1e-5): parameters weight (ones), bias (zeros); eps; last dim, biased variance; by hand
+AddAndNorm(d_model, dropout=0.0): norm, dropout (nn.Dropout); forward(x, sublayer_output) =
+  norm(x + dropout(sublayer_output))
 """
         ),
     ),
@@ -173,7 +175,8 @@ AddAndNorm(d_model, dropout=0.0): norm; forward(x, sublayer_output) = norm(x + d
         forbidden_names=(),  # nothing to forbid: no library layer computes it (docs/byhand.md)
         contract=N_(
             """\
-FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(dropout(relu(linear_1(x))))
+FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2, dropout (nn.Dropout);
+  forward = linear_2(dropout(relu(linear_1(x))))
 """
         ),
     ),
@@ -190,9 +193,10 @@ FeedForward(d_model, d_ff, dropout=0.0): linear_1, linear_2; forward = linear_2(
             """\
 sinusoidal_encoding(max_len, d_model) -> (max_len, d_model):
   PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(p / 10000^(2i/d_model)); odd d_model allowed
-PositionalEncoding(d_model, max_len=5000, dropout=0.0): buffer pe (1, max_len, d_model);
-  forward(x) = dropout(x + pe[:, :seq])
-TokenEmbedding(vocab_size, d_model): embedding (nn.Embedding); forward = embedding(tokens) * sqrt(d_model)
+PositionalEncoding(d_model, max_len=5000, dropout=0.0): buffer pe (1, max_len, d_model), dropout
+  (nn.Dropout); forward(x) = dropout(x + pe[:, :seq])
+TokenEmbedding(vocab_size, d_model): embedding (nn.Embedding), d_model;
+  forward = embedding(tokens) * sqrt(d_model)
 """
         ),
     ),

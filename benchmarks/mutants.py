@@ -61,6 +61,32 @@ COMPARES = {
 }
 METHODS = {"argmax": "argmin", "argmin": "argmax", "max": "min", "min": "max", "sum": "mean"}
 METHODS.update({"mean": "sum", "amax": "amin", "amin": "amax"})
+# --axes (issue 33): an axis argument of these methods, or a dim=/axis= keyword, read off another axis: the scale's
+# operand (query.size(-1) -> query.size(1), the heads on 4-D inputs), the transposes and the reductions' axes
+AXIS_METHODS = {
+    "size",
+    "transpose",
+    "swapaxes",
+    "unsqueeze",
+    "squeeze",
+    "flatten",
+    "cumsum",
+    "softmax",
+}
+AXIS_METHODS |= {
+    "log_softmax",
+    "argmax",
+    "argmin",
+    "sum",
+    "mean",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "var",
+    "std",
+}
+AXES = (-3, -2, -1, 0, 1)
 SIMPLE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.Assert)
 EXPRESSIONS = (ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp)  # parenthesised when replaced
 
@@ -90,8 +116,8 @@ def regions(source: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _mutations(node: ast.AST):
-    """(what, replacement node or the text "pass") for one node."""
+def _mutations(node: ast.AST, axes: bool = False):
+    """(what, replacement node or the text "pass") for one node; `axes`: the axis mutations too."""
     if isinstance(node, ast.BinOp) and type(node.op) in BINOPS:
         new = copy.copy(node)
         new.op = BINOPS[type(node.op)]()
@@ -112,6 +138,8 @@ def _mutations(node: ast.AST):
         yield from _constants(node)
     elif isinstance(node, ast.Call):
         yield from _calls(node)
+        if axes:
+            yield from _axes(node)
     elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
         negated = ast.UnaryOp(ast.Not(), node.test)
         yield "condition negated", _with(node.test, negated)
@@ -158,6 +186,26 @@ def _calls(node: ast.Call):
             yield f"`{kw.arg}={value}` -> `{kw.arg}={swap}`", new
 
 
+def _axes(node: ast.Call):
+    """Each int axis of the call read off every other axis of AXES: a positional argument of an AXIS_METHODS
+    method, or a dim=/axis= keyword of any call."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in AXIS_METHODS:
+        for i, arg in enumerate(node.args):
+            value = _int_of(arg)
+            for other in () if value is None else (a for a in AXES if a != value):
+                new = copy.copy(node)
+                new.args = [*node.args[:i], ast.Constant(other), *node.args[i + 1 :]]
+                yield f"`.{func.attr}` axis {value} -> {other}", new
+    for i, kw in enumerate(node.keywords):
+        value = _int_of(kw.value) if kw.arg in ("dim", "axis") else None
+        for other in () if value is None else (a for a in AXES if a not in (value, 0, -1)):
+            new = copy.copy(node)
+            new.keywords = [*node.keywords[:i], ast.keyword(kw.arg, ast.Constant(other))]
+            new.keywords += node.keywords[i + 1 :]
+            yield f"`{kw.arg}={value}` -> `{kw.arg}={other}`", new
+
+
 def _int_of(node: ast.AST) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -189,8 +237,9 @@ def _op(op: ast.AST) -> str:
     return text.replace("_l", "").replace("_r", "").strip()
 
 
-def mutants(source: str) -> list[Mutant]:
-    """Every mutant of the solution regions, in source order, without duplicates or syntax errors."""
+def mutants(source: str, axes: bool = False) -> list[Mutant]:
+    """Every mutant of the solution regions, in source order, without duplicates or syntax errors; `axes`: the
+    axis mutations too (--axes)."""
     data = source.encode()
     starts = [0]
     for line in data.splitlines(True):
@@ -204,7 +253,7 @@ def mutants(source: str) -> list[Mutant]:
             continue
         if not any(a <= node.lineno and node.end_lineno <= b for a, b in spans):
             continue
-        for what, new in _mutations(node):
+        for what, new in _mutations(node, axes):
             old = getattr(new, "_span_of", node) if not isinstance(new, str) else node
             text = new if isinstance(new, str) else ast.unparse(new)
             if isinstance(new, EXPRESSIONS):
@@ -231,21 +280,28 @@ class Verdict:
     seconds: float
 
 
-def _suite(component: str, folder: Path) -> str:
-    """The id of the first property of the component's suite that does not pass, or ""."""
+def _suite(component: str, folder: Path, visible_only: bool = False) -> str:
+    """The id of the first property of the component's suite (its visible part only, if asked) that does not
+    pass, or ""."""
     from autograder.student_code import InProcessStudentCode
     from autograder.suite import core
 
     student = InProcessStudentCode(folder, f"mutant of {component}")
     for p in core.load(include_hidden=True):
-        if p.component == component:
+        if p.component == component and (p.visible or not visible_only):
             outcome = core.run_property(p, student)
             if not outcome.passed:
                 return f"{p.name} ({outcome.status})"
     return ""
 
 
-def run(component: str, mutant: Mutant, submission: Path, timeout: float = 60.0) -> Verdict:
+def run(
+    component: str,
+    mutant: Mutant,
+    submission: Path,
+    timeout: float = 60.0,
+    visible_only: bool = False,
+) -> Verdict:
     """The suite on `submission` with `mutant` as its <component>.py, in a forked child."""
     start = time.perf_counter()
     from autograder import timing
@@ -267,7 +323,7 @@ def run(component: str, mutant: Mutant, submission: Path, timeout: float = 60.0)
                 import torch
 
                 torch.set_num_threads(1)
-                os.write(write, json.dumps(_suite(component, folder)).encode())
+                os.write(write, json.dumps(_suite(component, folder, visible_only)).encode())
             except BaseException as e:  # noqa: BLE001 - anything the mutant does is a verdict
                 os.write(write, json.dumps(f"checking side raised {type(e).__name__}").encode())
                 code = 1
@@ -299,6 +355,14 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument(
+        "--axes", action="store_true", help="the axis mutations too (axis arguments, dim=/axis=)"
+    )
+    parser.add_argument(
+        "--visible",
+        action="store_true",
+        help="the visible properties only (the bundle's self-check)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=60.0, help="wall seconds per mutant (default 60)"
     )
     args = parser.parse_args(argv)
@@ -307,13 +371,13 @@ def main(argv=None) -> int:
     submission = args.submission or KIT / "solutions"
     name = f"{args.component}.py"
     original = (submission / name).read_text()
-    todo = [m for m in mutants(original) if not args.line or m.line in args.line]
+    todo = [m for m in mutants(original, args.axes) if not args.line or m.line in args.line]
     survivors = 0
     for m in todo:
         if args.list:
             print(f"line {m.line}: {m.what}")
             continue
-        v = run(args.component, m, submission, args.timeout)
+        v = run(args.component, m, submission, args.timeout, args.visible)
         survivors += not v.killed
         verdict = f"killed by {v.by}" if v.killed else "SURVIVED"
         print(f"line {m.line}: {m.what}: {verdict} ({v.seconds:.1f} s)", flush=True)

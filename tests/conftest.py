@@ -40,6 +40,7 @@ SLOW_FIXTURES = {
     "test_lms_roundtrip.py": {"graded"},
     # a class of four graded once, as three shards and as two Slurm shards
     "test_shards.py": {"single"},
+    "test_bundle_clauses.py": {"checked"},  # ~40 s: a bundle built, then three `check` runs in it
 }
 
 # Slow tests that use no such fixture: each grades, or runs pytest, check or a kernel in a fresh process.

@@ -61,3 +61,18 @@ def test_a_mutant_the_suite_catches_is_killed_and_the_reference_itself_survives(
     assert killed.killed and killed.by, killed
     same = mutants.run("mask", mutants.Mutant(1, "none", reference), KIT / "solutions")
     assert not same.killed and same.by == "", same
+
+
+def test_the_axis_mutants_read_each_axis_off_every_other_one_and_only_when_asked():
+    """--axes (issue 33): the scale's operand, the transposes and the reductions' axes, each moved to every other
+    axis of AXES; without it the mutants are the usual ones."""
+    fragment = (
+        "def g(q, k):\n    ### BEGIN SOLUTION\n"
+        "    return q @ k.transpose(-2, -1) / q.size(-1) + q.sum(dim=-1)\n    ### END SOLUTION\n"
+    )
+    axes = {m.what for m in mutants.mutants(fragment, axes=True)} - {
+        m.what for m in mutants.mutants(fragment)
+    }
+    assert {"`.size` axis -1 -> 1", "`.transpose` axis -2 -> 1", "`dim=-1` -> `dim=-2`"} <= axes
+    assert "`.size` axis -1 -> -1" not in axes and len(axes) == 4 + 4 + 4 + 3, sorted(axes)
+    assert not {m.what for m in mutants.mutants(FRAGMENT)} & {"`dim=-1` -> `dim=-2`"}

@@ -114,3 +114,25 @@ BUGS.append(
         "eps = 1e-6",
     )
 )
+
+# issue 33: dropout in the wrong place in training mode, checked visibly (the self-check shows it)
+BUGS += [
+    Bug(
+        "add_norm",
+        "dropout_on_the_sum",
+        "dropout applied to the sum x + sublayer_output",
+        _ADD,
+        "        return self.norm(self.dropout(x + sublayer_output))\n",
+        "not dropout of the sum",
+        caught_visibly=True,
+    ),
+    Bug(
+        "add_norm",
+        "dropout_on_the_residual",
+        "dropout applied to x (the residual) instead of the sublayer output",
+        _ADD,
+        "        return self.norm(self.dropout(x) + sublayer_output)\n",
+        "dropout goes on the sublayer output only",
+        caught_visibly=True,
+    ),
+]

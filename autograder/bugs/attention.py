@@ -94,3 +94,25 @@ BUGS.append(
         one_deduction="attention_shapes_for_cross_attention",
     )
 )
+
+# issue 33: a scale that reads a leading dim, and a reshape taken for a transpose
+BUGS += [
+    Bug(
+        "attention",
+        "scale_by_num_heads_times_d_k",
+        "on (batch, heads, m, d_k) inputs the scores are divided by sqrt(num_heads * d_k)",
+        "    d_k = query.size(-1)\n",
+        "    d_k = query.size(-1) * (query.size(1) if query.dim() == 4 else 1)\n",
+        "the scale counts the heads",
+        caught_visibly=True,
+    ),
+    Bug(
+        "attention",
+        "key_view_as_transpose",
+        "key.view(..., d_k, m_k) used as the transpose of the keys",
+        "scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)",
+        "scores = query @ key.view(*key.shape[:-2], key.size(-1), key.size(-2)) / math.sqrt(d_k)",
+        "it does not transpose them",
+        caught_visibly=True,
+    ),
+]

@@ -127,3 +127,16 @@ BUGS += [
         "multiplies element by element",
     ),
 ]
+
+# issue 33: axis 1, right on 2-D inputs; a 1-D input crashes on it, a 3-D one shows it
+BUGS.append(
+    Bug(
+        "attention_numpy",
+        "layer_norm_axis_1",
+        "mean and variance over axis 1",
+        "    mean = np.mean(x, axis=-1, keepdims=True)\n    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)\n",
+        "    mean = np.mean(x, axis=1, keepdims=True)\n    var = np.mean((x - mean) ** 2, axis=1, keepdims=True)\n",
+        "wrong axis",
+        caught_visibly=True,
+    )
+)

@@ -205,3 +205,16 @@ BUGS += [
         one_deduction="beam_search_returns_sequences_and_scores",
     ),
 ]
+
+# issue 33: decoding in eval mode, checked visibly
+BUGS.append(
+    Bug(
+        "beam_search",
+        "search_in_train_mode",
+        "beam search without model.eval(): dropout stays on while searching",
+        "    was_training = model.training\n    model.eval()\n",
+        "    was_training = model.training\n",
+        "search with model.eval()",
+        caught_visibly=True,
+    )
+)

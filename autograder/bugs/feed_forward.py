@@ -67,5 +67,28 @@ BUGS = [
         _FWD,
         "        return self.dropout(self.linear_2(self.linear_1(x).relu()))\n",
         "dropout goes on the hidden",
+        caught_visibly=True,
+    ),
+]
+
+# issue 33: dropout in the wrong place, or nowhere, in training mode, checked visibly
+BUGS += [
+    Bug(
+        "feed_forward",
+        "dropout_on_input",
+        "dropout applied to the input x instead of the hidden layer",
+        _FWD,
+        "        return self.linear_2(self.linear_1(self.dropout(x)).relu())\n",
+        "dropout goes on the hidden",
+        caught_visibly=True,
+    ),
+    Bug(
+        "feed_forward",
+        "no_dropout",
+        "self.dropout created but never applied",
+        _FWD,
+        "        return self.linear_2(self.linear_1(x).relu())\n",
+        "apply self.dropout",
+        caught_visibly=True,
     ),
 ]

@@ -98,3 +98,16 @@ BUGS = [
         "stop once every row has produced eos_id",
     ),
 ]
+
+# issue 33: decoding in eval mode, checked visibly
+BUGS.append(
+    Bug(
+        "kv_cache",
+        "cached_greedy_in_train_mode",
+        "cached_greedy_decode without model.eval(): dropout stays on while decoding",
+        "    was_training = model.training\n    model.eval()\n",
+        "    was_training = model.training\n",
+        "decode with model.eval()",
+        caught_visibly=True,
+    )
+)

@@ -131,3 +131,15 @@ BUGS += [
         caught_visibly=True,
     ),
 ]
+
+# issue 33: the table laid out in two halves
+BUGS.append(
+    Bug(
+        "positional_encoding",
+        "sin_cos_concatenated",
+        "the table as [sin | cos]: all the sines first, then all the cosines, not interleaved",
+        "    pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])\n",
+        "    half = angle.size(1)\n    pe[:, :half] = torch.sin(angle)\n    pe[:, half:] = torch.cos(angle[:, : d_model // 2])\n",
+        "cos(same angle)",
+    )
+)

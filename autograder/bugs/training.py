@@ -139,3 +139,39 @@ BUGS = [
         "a scalar of the logits' dtype",
     ),
 ]
+
+# issue 33: train() must put the model in train mode, checked visibly
+BUGS.append(
+    Bug(
+        "training",
+        "train_without_model_train",
+        "train() never calls model.train(): a model handed over in eval mode trains without dropout",
+        "    ### BEGIN SOLUTION\n    model.train()\n",
+        "    ### BEGIN SOLUTION\n",
+        "call model.train() before the first step",
+        caught_visibly=True,
+    )
+)
+
+# issue 33: the smoothing mass spread over the other tokens, padding included
+_SMOOTHING = "    true_dist = torch.full_like(log_probs, smoothing / (logits.size(-1) - 2))\n    true_dist.scatter_(-1, target.unsqueeze(-1), 1.0 - smoothing)\n    true_dist[..., pad_id] = 0.0\n"
+BUGS += [
+    Bug(
+        "training",
+        "smoothing_over_v_minus_one_padding_included",
+        "smoothing / (V - 1) on every token but the target, padding included",
+        _SMOOTHING,
+        "    true_dist = torch.full_like(log_probs, smoothing / (logits.size(-1) - 1))\n"
+        "    true_dist.scatter_(-1, target.unsqueeze(-1), 1.0 - smoothing)\n",
+        "smoothing / (V - 2)",
+    ),
+    Bug(
+        "training",
+        "torch_style_smoothing",
+        "torch's smoothing: smoothing / V on every token, the target's 1 - smoothing added on top",
+        _SMOOTHING,
+        "    true_dist = torch.full_like(log_probs, smoothing / logits.size(-1))\n"
+        "    true_dist.scatter_add_(-1, target.unsqueeze(-1), torch.full_like(log_probs[..., :1], 1.0 - smoothing))\n",
+        "torch's smoothing",
+    ),
+]

@@ -40,6 +40,7 @@ BUGS = [
         "                next_token = next_token.masked_fill(finished, eos_id)\n",
         "",
         "holds eos_id after it",
+        caught_visibly=True,
     ),
     Bug(
         "transformer",
@@ -64,6 +65,7 @@ BUGS = [
         "    finally:\n        model.train(was_training)\n",
         "    finally:\n        model.train()\n",
         "restore the model's train/eval mode",
+        caught_visibly=True,
     ),
     Bug(
         "transformer",
@@ -88,6 +90,7 @@ BUGS = [
         "hidden = model.decode(ys, memory, target_mask, src_mask)",
         "hidden = model.decode(ys, memory, target_mask)",
         "src_mask must reach decode",
+        caught_visibly=True,
     ),
     Bug(
         "transformer",
@@ -96,5 +99,18 @@ BUGS = [
         "with torch.no_grad():",
         "with torch.enable_grad():",
         "torch.no_grad",
+    ),
+]
+
+# issue 33: the clauses on finished rows, the model's mode and src_mask in decoding, checked visibly
+BUGS += [
+    Bug(
+        "transformer",
+        "greedy_pads_finished_rows_with_zero",
+        "finished rows are padded with token 0, not eos_id",
+        "                next_token = next_token.masked_fill(finished, eos_id)\n",
+        "                next_token = next_token.masked_fill(finished, 0)\n",
+        "holds eos_id after it",
+        caught_visibly=True,
     ),
 ]

@@ -34,8 +34,10 @@ from autograder.suite.checks import (
 from autograder.suite.core import prop
 from autograder.suite.strategies import arrays, composite
 
+from ..suite.clauses import AttentionNumpy
 
-@prop(C, points=1, examples=3, visible=False)
+
+@prop(C, points=1, examples=3, visible=False, clauses=(AttentionNumpy.SOFTMAX,))
 @given(x=arrays((2, 4)), shift=st.floats(-100, 100, width=32), dtype=np_dtypes())
 def np_softmax_is_shift_invariant(student, x, shift, dtype):
     """softmax(x + c) = softmax(x) for a constant c."""
@@ -62,7 +64,7 @@ def partly_broadcast_masks(draw):
     return q, k, v, draw(hnp.arrays(np.bool_, shape, elements=st.booleans()))
 
 
-@prop(C, points=2, examples=8, visible=False)
+@prop(C, points=2, examples=8, visible=False, clauses=(AttentionNumpy.MASK,))
 @given(inputs=partly_broadcast_masks())
 def np_attention_mask_broadcasts(student, inputs):
     """A mask broadcastable to (..., m_q, m_k) (padding-style, per batch) is applied by broadcasting."""
@@ -96,7 +98,16 @@ def np_attention_mask_broadcasts(student, inputs):
     )
 
 
-@prop(C, points=1, examples=3, visible=False)
+@prop(
+    C,
+    points=1,
+    examples=3,
+    visible=False,
+    clauses=(
+        AttentionNumpy.ATTENTION,
+        AttentionNumpy.MASK,
+    ),
+)
 @given(inputs=np_attention_inputs(mask="full", lead=()), seed=st.integers(0, 100))
 def np_attention_is_key_permutation_invariant(student, inputs, seed):
     """Permuting keys, values and mask columns together leaves the output unchanged and permutes the weights."""
@@ -127,7 +138,7 @@ def np_attention_is_key_permutation_invariant(student, inputs, seed):
     )
 
 
-@prop(C, points=1, examples=3, visible=False)
+@prop(C, points=1, examples=3, visible=False, clauses=(AttentionNumpy.EPS,))
 @given(c=st.floats(-5, 5, width=32), d=st.integers(1, 6), dtype=np_dtypes())
 @example(c=3.0, d=4, dtype=np.float32)
 def np_layer_norm_constant_rows_are_zero(student, c, d, dtype):
@@ -150,7 +161,7 @@ def np_layer_norm_constant_rows_are_zero(student, c, d, dtype):
     )
 
 
-@prop(C, points=1, examples=3, visible=False)
+@prop(C, points=1, examples=3, visible=False, clauses=(AttentionNumpy.EPS,))
 @given(x=arrays((2, 4)), eps=st.sampled_from([0.1, 1.0, 10.0]), dtype=np_dtypes())
 @example(x=np.array([[1.0, -1.0, 1.0, -1.0], [0.0, 1.0, 2.0, 3.0]]), eps=1.0, dtype=np.float64)
 def np_layer_norm_uses_eps_argument(student, x, eps, dtype):
@@ -169,7 +180,7 @@ def np_layer_norm_uses_eps_argument(student, x, eps, dtype):
     )
 
 
-@prop(C, points=1, examples=3, visible=False)
+@prop(C, points=1, examples=3, visible=False, clauses=(AttentionNumpy.LAYER_NORM,))
 @given(x=arrays((3, 4)), row=st.integers(0, 2), new=arrays((4,), lo=-10, hi=10), dtype=np_dtypes())
 def np_layer_norm_rows_are_independent(student, x, row, new, dtype):
     """Changing one row of x changes only that row of layer_norm(x)."""

@@ -22,13 +22,14 @@ from ..suite.beams import (
     search,
 )
 from ..suite.checks import close, fail
+from ..suite.clauses import BeamSearch
 from ..suite.core import prop
 from ..suite.decoding import build_model, expect_run_in_eval_and_restored, fixed_case
 
 C = "beam_search"
 
 
-@prop(C, points=1, examples=2, visible=False)
+@prop(C, points=1, examples=2, visible=False, clauses=(BeamSearch.SEARCH,))
 @given(inputs=beam_cases(batch=(2, 3)), order=st.randoms(use_true_random=False))
 # Issue 20 item 5: here (as in the two examples below) greedy decoding is not the beam's result in any row, so
 # that a greedy decoder earns nothing from these properties.
@@ -92,7 +93,7 @@ def beam_search_rows_are_independent(student, inputs, order):
         )
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(BeamSearch.MODE,))
 @given(inputs=beam_cases(beam=(2, 3), mask=False, layers=(1, 1)))
 @example(
     inputs=BeamInputs(
@@ -130,7 +131,7 @@ def beam_search_runs_in_eval_and_restores_mode(student, inputs):
         )
 
 
-@prop(C, points=1, examples=2, visible=False)
+@prop(C, points=1, examples=2, visible=False, clauses=(BeamSearch.SRC_MASK,))
 @given(inputs=beam_cases(batch=(2, 3), mask=True))
 @example(
     inputs=BeamInputs(

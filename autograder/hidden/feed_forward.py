@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
-
 import torch
-import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,101 +10,23 @@ from autograder.i18n import _
 from autograder.properties.feed_forward import (
     C,
     build_ffn,
+    check_dropout_on_the_hidden_layer,
     check_ffn,
-    expected_feed_forward,
-    feed_forward,
 )
-from autograder.student_code import Call, cotangent
-from autograder.suite.checks import close, close_input_grad, expect, fail, is_close
 from autograder.suite.core import prop
 from autograder.suite.strategies import dtypes, ffn_state, randn, seeds
 
+from ..suite.clauses import FeedForward
 
-@prop(C, points=2, examples=2, visible=False)
+
+@prop(C, points=2, examples=2, visible=False, clauses=(FeedForward.DROPOUT,))
 @given(seed=seeds(), dtype=dtypes())
 def feed_forward_dropout_acts_on_the_hidden_layer(student, seed, dtype):
     """In training mode, each position equals linear_2(dropout(relu(linear_1(x)))) for some dropout pattern."""
-    d, d_ff, p = 2, 3, 0.5
-    x = randn((2, 4, d), seed + 20, dtype)
-    h_eval, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=False)
-    check_ffn(
-        student,
-        h_eval,
-        state,
-        x,
-        _("FeedForward(x) in eval mode"),
-        _("get eval mode right first"),
-    )
-    h, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=True)
-    y = feed_forward(student, h, x, _("FeedForward(x) in training mode"))
-    s = {k: v.double() for k, v in state.items()}
-    hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (2, 4, d_ff)
-    patterns = torch.tensor(
-        list(itertools.product([0.0, 1 / (1 - p)], repeat=d_ff)), dtype=torch.float64
-    )
-    candidates = F.linear(
-        hidden * patterns[:, None, None, :], s["linear_2.weight"], s["linear_2.bias"]
-    )
-    atol = 1e-4 if dtype == torch.float32 else 1e-8
-    matched = (candidates - y.double()).abs().amax(-1).amin(0) <= atol
-    if is_close(y, expected_feed_forward(x, state), dtype):
-        fail(
-            _("in training mode with dropout=0.5 nothing was dropped"),
-            _(
-                "apply self.dropout (an nn.Dropout) to the hidden activations: "
-                "linear_2(dropout(relu(linear_1(x))))"
-            ),
-        )
-    if not matched.all():
-        fail(
-            _(
-                "in training mode an output position is not linear_2(dropout(relu(linear_1(x)))) for "
-                "any dropout pattern"
-            ),
-            _(
-                "dropout goes on the hidden activations, after the ReLU and before linear_2: not on the "
-                "input or the output"
-            ),
-        )
+    check_dropout_on_the_hidden_layer(student, (2, 4, 2), 3, seed, dtype)
 
 
-@prop(C, points=1, examples=2, visible=False)
-@given(d=st.integers(2, 4), d_ff=st.integers(2, 6), seed=seeds(), dtype=dtypes())
-def feed_forward_gradients_match_torch(student, d, d_ff, seed, dtype):
-    """Gradients with respect to x and every weight equal torch's."""
-    h, state = build_ffn(student, d, d_ff, seed, dtype)
-    x = randn((2, 3, d), seed + 20, dtype)
-    check_ffn(student, h, state, x)
-    reply = student.run(Call(h, "forward", (x,), seed=seed, backward=True))
-    xr = x.double().requires_grad_(True)
-    params = {k: v.double().requires_grad_(True) for k, v in state.items()}
-    out = F.linear(
-        F.relu(F.linear(xr, params["linear_1.weight"], params["linear_1.bias"])),
-        params["linear_2.weight"],
-        params["linear_2.bias"],
-    )
-    (out * cotangent(out.shape, dtype, seed + 1).double()).sum().backward()
-    hint = _("keep the computation in the autograd graph: no .detach(), .data or numpy round trips")
-    rtol, atol = (1e-3, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
-    close_input_grad(reply, xr.grad, hint, rtol, atol)
-    grads = reply.param_grads or {}
-    for name, p in params.items():
-        expect(
-            grads.get(name) is not None,
-            _("no gradient reached {name}").format(name=name),
-            _("use both linear layers in forward"),
-        )
-        close(
-            grads[name],
-            p.grad,
-            _("d loss / d {name}").format(name=name),
-            hint,
-            rtol=rtol,
-            atol=atol,
-        )
-
-
-@prop(C, points=1, examples=2, visible=False)
+@prop(C, points=1, examples=2, visible=False, clauses=(FeedForward.VALUE,))
 @given(d=st.integers(2, 4), d_ff=st.integers(2, 6), seed=seeds(), dtype=dtypes())
 def feed_forward_dead_hidden_layer_gives_the_output_bias(student, d, d_ff, seed, dtype):
     """With linear_1's bias far below zero every ReLU is off, and the output is exactly linear_2's bias."""

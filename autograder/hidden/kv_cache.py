@@ -20,7 +20,6 @@ from ..properties.kv_cache import (
     cached_decoder,
     cached_greedy_decode,
     changed_weights,
-    decode_in_steps,
     fixed_steps,
     full_logits,
     load_weights,
@@ -31,6 +30,7 @@ from ..properties.kv_cache import (
 )
 from ..properties.models.transformer import ExpectedTransformer
 from ..suite.checks import close, consistent, diagnose, fail, is_close
+from ..suite.clauses import KvCache
 from ..suite.core import prop
 from ..suite.decoding import (
     Decoding,
@@ -44,15 +44,7 @@ from ..suite.expected_values import expected_causal_mask
 C = "kv_cache"
 
 
-@prop(C, points=1, examples=2, visible=False)
-@given(inputs=step_inputs(batch=(2, 3), mask=True, dtypes=(torch.float64, torch.float32)))
-@example(inputs=fixed_steps(11, (2, 1, 3), b=3, me=5, lengths=[5, 2, 3]))
-def kv_cache_with_padding_equals_full_decode(student, inputs):
-    """With a padding src_mask and 2-3 rows, every step equals recomputing every position."""
-    decode_in_steps(student, inputs)
-
-
-@prop(C, points=1, examples=2, visible=False)
+@prop(C, points=1, examples=2, visible=False, clauses=(KvCache.STEPS,))
 @given(
     inputs=step_inputs(batch=(2, 3), chunk=(1, 2), steps=(2, 3)),
     order=st.randoms(use_true_random=False),
@@ -94,7 +86,7 @@ def kv_cache_rows_are_independent(student, inputs, order):
         done += n
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(KvCache.CACHE,))
 @given(inputs=step_inputs(steps=(2, 3), mask=False))
 def kv_cache_start_resets_the_cache(student, inputs):
     """start() on a second sequence empties the cache: its steps equal decoding it from scratch."""
@@ -127,7 +119,7 @@ def kv_cache_start_resets_the_cache(student, inputs):
         done += n
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(KvCache.MODE,))
 @given(case=decoding_cases(mask=False, layers=(1, 1)))
 @example(case=fixed_case(6, n=1))
 def cached_greedy_decode_runs_in_eval_and_restores_mode(student, case):
@@ -238,7 +230,7 @@ def target_side(state) -> list[str]:
     ]
 
 
-@prop(C, points=1, examples=2, visible=False)
+@prop(C, points=1, examples=2, visible=False, clauses=(KvCache.KEPT,))
 @given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), batch=(1, 2)), seed=st.integers(0, 2**16))
 @example(inputs=fixed_steps(8, (2, 1, 1), b=2, me=3, d=4, h=2, n=2), seed=3)
 def kv_cache_keeps_the_keys_of_earlier_steps(student, inputs, seed):

@@ -21,8 +21,19 @@ from autograder.suite.core import prop
 from autograder.suite.expected_values import expected_causal_mask
 from autograder.suite.strategies import PaddedTokens, dtypes, randn, seeds
 
+from ..suite.clauses import Mask
 
-@prop(C, points=3, examples=4, visible=False)
+
+@prop(
+    C,
+    points=3,
+    examples=4,
+    visible=False,
+    clauses=(
+        Mask.CAUSAL,
+        Mask.PADDING,
+    ),
+)
 @given(
     inputs=padded_tokens(max_batch=2, max_seq=5),
     cut=st.integers(0, 4),
@@ -81,7 +92,7 @@ def causal_and_padding_masks_combine(student, inputs, cut, seed, dtype):
     )
 
 
-@prop(C, points=1, examples=2, visible=False)
+@prop(C, points=1, examples=2, visible=False, clauses=(Mask.CAUSAL,))
 @given(size=st.sampled_from([16, 33, 64]))
 def causal_mask_large_sizes(student, size):
     """causal_mask works for longer sequences: size (size + 1) / 2 allowed pairs, the lower triangle."""
@@ -95,7 +106,7 @@ def causal_mask_large_sizes(student, size):
         )
 
 
-@prop(C, points=1, examples=3, visible=False)
+@prop(C, points=1, examples=3, visible=False, clauses=(Mask.PADDING,))
 @given(b=st.integers(1, 3), s=st.integers(1, 4), case=st.sampled_from(["none", "all", "absent"]))
 def padding_mask_edge_cases(student, b, s, case):
     """No padding gives all True, all padding all False, a pad_id that never occurs all True."""

@@ -24,15 +24,17 @@ from autograder.suite.checks import close, expect, fail, not_constant, tensor
 from autograder.suite.core import NO_HINT, Kind, prop
 from autograder.suite.strategies import dtypes, seeds
 
+from ..suite.clauses import PositionalEncoding
 
-@prop(C, points=2, examples=2, visible=False)
+
+@prop(C, points=2, examples=2, visible=False, clauses=(PositionalEncoding.TABLE,))
 @given(max_len=st.sampled_from([2000, 5000]), d=st.sampled_from([8, 17, 64]))
 def sinusoidal_long_sequences(student, max_len, d):
     """The table stays right for long sequences (max_len up to 5000), within float32 rounding."""
     check_table(student, max_len, d, f"sinusoidal_encoding({max_len}, {d})")
 
 
-@prop(C, points=2, examples=2, visible=False)
+@prop(C, points=2, examples=2, visible=False, clauses=(PositionalEncoding.TABLE,))
 @given(half=st.integers(1, 6), k=st.integers(1, 7))
 def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
     """PE[p + k] = R_k PE[p]: each pair rotates by the angle k·ω_i, ω_i = 1 / 10000^(2i/d_model)."""
@@ -62,7 +64,15 @@ def sinusoidal_rotation_by_a_fixed_offset(student, half, k):
         )
 
 
-@prop(C, points=1, examples=2, visible=False, kind=Kind.SHAPE, error_hint=NO_HINT)
+@prop(
+    C,
+    points=1,
+    examples=2,
+    visible=False,
+    kind=Kind.SHAPE,
+    error_hint=NO_HINT,
+    clauses=(PositionalEncoding.BUFFER,),
+)
 @given(d=st.sampled_from([4, 6]))
 def positional_encoding_default_max_len(student, d):
     """PositionalEncoding(d_model) defaults to max_len = 5000: pe is (1, 5000, d_model)."""
@@ -75,7 +85,14 @@ def positional_encoding_default_max_len(student, d):
     tensor(info["state"]["pe"], "PositionalEncoding(d_model).pe", shape=(1, 5000, d))
 
 
-@prop(C, points=1, examples=2, visible=False, error_hint=EMBEDDING_ERROR)
+@prop(
+    C,
+    points=1,
+    examples=2,
+    visible=False,
+    error_hint=EMBEDDING_ERROR,
+    clauses=(PositionalEncoding.EMBEDDING,),
+)
 @given(vocab=st.integers(2, 6), d=st.integers(1, 5), seed=seeds(), dtype=dtypes())
 def token_embedding_parameters_and_dtype(student, vocab, d, seed, dtype):
     """TokenEmbedding has embedding (nn.Embedding, weight (vocab_size, d_model)); a float64 model gives float64

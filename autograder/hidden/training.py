@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from ..diagnoses.training import smoothed_loss
 from ..i18n import _
-from ..properties.models.training import expected_train, schedule
-from ..suite.checks import close, expect, is_close, tensor
+from ..properties.models.training import schedule
+from ..suite.checks import close, expect, is_close
+from ..suite.clauses import Training
 from ..suite.core import prop
 from ..suite.training import (
     BUILD_ERROR,
@@ -19,7 +20,7 @@ from ..suite.training import (
     SCHEDULE,
     C,
     batch_cases,
-    build_model,
+    expect_trained_in_train_mode,
     explain_loss,
     label_smoothed_cross_entropy,
     learning_rate,
@@ -27,7 +28,7 @@ from ..suite.training import (
 )
 
 
-@prop(C, points=1, examples=6, visible=False)
+@prop(C, points=1, examples=6, visible=False, clauses=(Training.LOSS,))
 @given(inputs=loss_inputs())
 def smoothed_loss_accepts_flat_logits(student, inputs):
     """Logits (N, V) and targets (N,) (positions already flattened) give the same loss as (batch, m, V)."""
@@ -48,7 +49,7 @@ def smoothed_loss_accepts_flat_logits(student, inputs):
         )
 
 
-@prop(C, points=1, examples=3, visible=False)
+@prop(C, points=1, examples=3, visible=False, clauses=(Training.PADDING,))
 @given(inputs=loss_inputs())
 def smoothed_loss_of_all_padding_is_zero(student, inputs):
     """A batch whose targets are all padding costs 0.0 (not NaN from 0 / 0); one real token costs its own loss."""
@@ -78,7 +79,7 @@ def smoothed_loss_of_all_padding_is_zero(student, inputs):
     )
 
 
-@prop(C, points=1, examples=6, visible=False)
+@prop(C, points=1, examples=6, visible=False, clauses=(Training.SCHEDULE,))
 @given(
     step=st.integers(1, 10_000), d_model=st.sampled_from([8, 32, 128]), warmup=st.integers(1, 4000)
 )
@@ -102,43 +103,10 @@ def learning_rate_scales_as_inverse_sqrt_d_model(student, step, d_model, warmup)
     )
 
 
-@prop(C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR)
+@prop(
+    C, points=1, examples=1, visible=False, error_hint=BUILD_ERROR, clauses=(Training.TRAIN_MODE,)
+)
 @given(case=batch_cases())
 def train_runs_the_model_in_train_mode(student, case):
     """A model built in eval mode is trained in train mode (dropout on when it has any); the losses are returned."""
-    from ..student_code.interface import Call
-
-    handle, state = build_model(student, case)
-    src, tgt = case.batches(2)
-    student.method(handle, "eval")
-    reply = student.run(
-        Call(
-            C,
-            "train",
-            (handle, src, tgt),
-            dict(
-                d_model=case.config.d_model,
-                warmup_steps=1,
-                bos_id=case.bos_id,
-                pad_id=case.pad_id,
-                smoothing=case.smoothing,
-            ),
-        )
-    )
-    expect(
-        reply.training_seen and all(reply.training_seen),
-        _("train(...) ran the model in eval mode"),
-        _("call model.train() before the first step"),
-    )
-    value = reply.value  # its type is training_returns_the_contract_types's to judge
-    value = torch.tensor(value, dtype=torch.float64) if isinstance(value, list) else value
-    losses = tensor(value, _("train(...)'s losses"), shape=(2,), dtype=torch.float64)
-    expected = expected_train(state, case, src, tgt, 1, 1.0)[0]
-    close(
-        losses,
-        expected,
-        _("train(...)'s losses"),
-        _("return the loss of each step, before it"),
-        rtol=1e-5,
-        atol=1e-7,
-    )
+    expect_trained_in_train_mode(student, case, steps=2)

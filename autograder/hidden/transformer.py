@@ -10,17 +10,17 @@ from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
 from ..properties.models.transformer import ExpectedTransformer, ModelMistake
 from ..properties.transformer import (
-    NO_PAD,
     NO_PE_TGT,
-    NO_STOP,
     cases,
     eos_biased,
+    expect_finished_rows_hold_eos,
     explain_greedy,
     fixed_case,
     forward,
     greedy_decode,
 )
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
+from ..suite.clauses import Transformer
 from ..suite.core import prop
 from ..suite.decoding import Decoding, build_model
 from ..suite.expected_values import expected_causal_mask
@@ -35,7 +35,7 @@ def _finishing_case(seed, bias):
     ), bias
 
 
-@prop(C, points=2, examples=1, visible=False)
+@prop(C, points=2, examples=1, visible=False, clauses=(Transformer.FINISHED,))
 @given(
     cb=st.tuples(
         cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])
@@ -47,38 +47,9 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
     """After a row produces eos_id it holds eos_id; decoding stops as soon as every row has finished."""
     case, bias = cb
     decoding = Decoding(max_len=7, bos_id=1, eos_id=2)
-    eos, max_len = decoding.eos_id, decoding.max_len
-    handle, state = build_model(student, case, state=eos_biased(case, eos, bias))
+    handle, state = build_model(student, case, state=eos_biased(case, decoding.eos_id, bias))
     ys = greedy_decode(student, handle, case, decoding)[0]
-    for row in ys.tolist():
-        if eos in row[1:]:
-            first = row.index(eos, 1)
-            if any(tok != eos for tok in row[first:]):
-                fail(
-                    _(
-                        "greedy_decode gave the row {row}: tokens other than eos_id={eos} after it"
-                    ).format(row=row, eos=eos),
-                    _(NO_PAD),
-                )
-    finished = (
-        (ys[:, 1:] == eos).any(1) if ys.shape[1] > 1 else torch.zeros(ys.shape[0], dtype=torch.bool)
-    )
-    if ys.shape[1] < max_len:
-        expect(
-            finished.all(),
-            _(
-                "greedy_decode stopped at {n} < max_len={max_len} tokens with an unfinished row: "
-                "{got}"
-            ).format(n=ys.shape[1], max_len=max_len, got=ys.tolist()),
-            _("stop early only once every row has produced eos_id"),
-        )
-    if ys.shape[1] > 2 and bool((ys[:, 1:-1] == eos).any(1).all()):
-        fail(
-            _("greedy_decode went on after every row had produced eos_id: {got}").format(
-                got=ys.tolist()
-            ),
-            _(NO_STOP),
-        )
+    expect_finished_rows_hold_eos(ys, decoding)
     expected = expected_greedy_decode(state, case, decoding)
     if not (ys.shape == expected.shape and torch.equal(ys, expected)):
         fail(
@@ -89,7 +60,7 @@ def greedy_decode_finished_rows_hold_eos(student, cb):
         )
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(Transformer.GREEDY_SRC_MASK,))
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
 @example(case=fixed_case(10, num_layers=1, lengths=[2, 5]))
 def greedy_decode_with_src_mask_equals_expected(student, case):
@@ -116,7 +87,7 @@ def greedy_decode_with_src_mask_equals_expected(student, case):
         )
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(Transformer.MODE,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 def greedy_decode_keeps_eval_mode(student, case):
     """A model in eval mode is still in eval mode after greedy_decode."""
@@ -132,7 +103,16 @@ def greedy_decode_keeps_eval_mode(student, case):
     )
 
 
-@prop(C, points=1, examples=2, visible=False)
+@prop(
+    C,
+    points=1,
+    examples=2,
+    visible=False,
+    clauses=(
+        Transformer.FORWARD,
+        Transformer.SRC_MASK,
+    ),
+)
 @given(case=cases(max_layers=1))
 @example(case=fixed_case(9, m_d=4, lengths=[3, 5]))
 def transformer_encode_and_decode_equal_torch(student, case):
@@ -188,7 +168,7 @@ def transformer_encode_and_decode_equal_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=1, visible=False)
+@prop(C, points=1, examples=1, visible=False, clauses=(Transformer.DROPOUT,))
 @given(case=cases(mask=False, max_layers=1))
 def transformer_dropout_is_used_in_training(student, case):
     """Built with dropout=0.5 in train mode, two forwards with different seeds differ (dropout is passed on)."""

@@ -5,6 +5,8 @@ Expected values come from torch's F.layer_norm with the same weight and bias cop
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -14,6 +16,7 @@ from ..student_code import Call
 from ..suite import expected_values, graded
 from ..suite.checks import (
     close,
+    close_input_grad,
     diagnose,
     expect,
     fail,
@@ -22,6 +25,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
+from ..suite.clauses import AddNorm
 from ..suite.core import Kind, default_hint, prop
 from ..suite.graded import matches
 from ..suite.strategies import dtypes, norm_state, randn, seeds, tensors
@@ -262,7 +266,7 @@ def check_layer_norm(student, h, x, weight, bias, eps, what="LayerNorm(x)", defa
 
 
 # ---------------------------------------------------------------------------------------------- LayerNorm
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, clauses=(AddNorm.PARAMETERS,))
 @given(d=st.integers(1, 8))
 def layer_norm_init_weight_ones_bias_zeros(student, d):
     """LayerNorm(d) has parameters weight (ones) and bias (zeros), both of shape (d,)."""
@@ -303,7 +307,15 @@ def layer_norm_init_weight_ones_bias_zeros(student, d):
         )
 
 
-@prop(C, points=2, examples=5)
+@prop(
+    C,
+    points=2,
+    examples=5,
+    clauses=(
+        AddNorm.LAYER_NORM,
+        AddNorm.EPS,
+    ),
+)
 @given(
     x=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(2, 6)).flatmap(
         lambda s: tensors(s)
@@ -342,7 +354,7 @@ def layer_norm_normalises_each_position(student, x, dtype):
         )
 
 
-@prop(C, points=1, examples=4)
+@prop(C, points=1, examples=4, clauses=(AddNorm.LAYER_NORM,))
 @given(
     d=st.integers(2, 8),
     seed=seeds(),
@@ -375,7 +387,7 @@ def layer_norm_is_shift_and_scale_invariant(student, d, seed, std, scale, shift,
     )
 
 
-@prop(C, points=3, examples=6)
+@prop(C, points=3, examples=6, clauses=(AddNorm.LAYER_NORM,))
 @given(
     b=st.integers(1, 2),
     m=st.integers(1, 3),
@@ -396,7 +408,7 @@ def layer_norm_equals_torch(student, b, m, d, seed, scale, offset, dtype):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(AddNorm.EPS,))
 @given(d=st.integers(2, 8), seed=seeds(), ratio=st.sampled_from([0.25, 1.0, 4.0]), dtype=dtypes())
 def layer_norm_eps_inside_the_square_root(student, d, seed, ratio, dtype):
     """At variance comparable to eps, the output variance is σ²/(σ² + eps): eps sits inside the square root."""
@@ -414,7 +426,7 @@ def layer_norm_eps_inside_the_square_root(student, d, seed, ratio, dtype):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(AddNorm.LAYER_NORM,))
 @given(
     d=st.integers(2, 6),
     seed=seeds(),
@@ -527,7 +539,7 @@ def check_add_norm(student, h, state, x, s, what, default, strict=False):
     return y
 
 
-@prop(C, points=3, examples=5)
+@prop(C, points=3, examples=5, clauses=(AddNorm.ADD_NORM,))
 @given(
     b=st.integers(1, 2),
     m=st.integers(1, 3),
@@ -552,7 +564,7 @@ def add_and_norm_equals_norm_of_the_sum(student, b, m, d, seed, dtype):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(AddNorm.DROPOUT,))
 @given(d=st.integers(3, 6), seed=seeds(), dtype=dtypes())
 def add_and_norm_dropout_is_off_in_eval(student, d, seed, dtype):
     """In eval mode, AddAndNorm(d, dropout=0.5) is deterministic: exactly LayerNorm(x + s)."""
@@ -589,7 +601,7 @@ def add_and_norm_dropout_is_off_in_eval(student, d, seed, dtype):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(AddNorm.DROPOUT,))
 @given(seed=seeds(), dtype=dtypes())
 def add_and_norm_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,
@@ -639,6 +651,146 @@ def add_and_norm_dropout_acts_in_training(student, seed, dtype):
                 "dropout goes on the sublayer output, before the residual add: norm(x + "
                 "dropout(sublayer_output)), not dropout of the normalised sum"
             ),
+        )
+
+
+def check_dropout_on_the_sublayer_output(student, shape, seed, dtype, p=0.5):
+    """In training mode every position of AddAndNorm(x, s) is LayerNorm(x + pattern * s) for one of the 2^d
+    dropout patterns of s (each feature kept and scaled by 1/(1-p), or zeroed): dropout of the sum, of the
+    norm's output or of nothing matches none. Eval mode is checked first (its own mistake, its own hint)."""
+    d = shape[-1]
+    x, s = randn(shape, seed + 2, dtype), randn(shape, seed + 3, dtype, 2.0)
+    h_eval, state = build_add_norm(student, d, seed, dtype, dropout=p, train=False)
+    check_add_norm(
+        student,
+        h_eval,
+        state,
+        x,
+        s,
+        _("AddAndNorm(x, sublayer_output) in eval mode"),
+        _("out = norm(x + dropout(sublayer_output)); get eval mode right first"),
+    )
+    h, state = build_add_norm(student, d, seed, dtype, dropout=p, train=True)
+    y = tensor(
+        student.method(h, "forward", x, s),
+        _("AddAndNorm(x, sublayer_output) in training mode"),
+        like=x,
+    )
+    w, b = state["norm.weight"].double(), state["norm.bias"].double()
+    # (2^d, d): every way dropout can treat the d features of one position
+    patterns = torch.tensor(
+        list(itertools.product([0.0, 1 / (1 - p)], repeat=d)), dtype=torch.float64
+    )
+    lead = (None,) * (len(shape) - 1)
+    candidates = expected_values.layer_norm(
+        x.double() + patterns[(slice(None), *lead)] * s.double(), w, b
+    )
+    err = (candidates - y.double()).abs().amax(-1)  # (2^d, *lead)
+    atol = 1e-4 if dtype == torch.float32 else 1e-8
+    matched = err.amin(0) <= atol
+    plain = expected_values.layer_norm((x + s).double(), w, b)
+    if is_close(y, plain, dtype):
+        fail(
+            _(
+                "in training mode with dropout=0.5 nothing was dropped: the output is exactly "
+                "LayerNorm(x + s)"
+            ),
+            _(
+                "apply self.dropout (an nn.Dropout) to the sublayer output: norm(x + "
+                "dropout(sublayer_output))"
+            ),
+        )
+    if not matched.all():
+        fail(
+            _(
+                "in training mode an output position is not LayerNorm(x + dropout(s)) for any dropout "
+                "pattern of s"
+            ),
+            _(
+                "dropout goes on the sublayer output only, before the residual add: "
+                "norm(x + dropout(sublayer_output)), not dropout of the sum or of the norm"
+            ),
+        )
+
+
+@prop(C, points=1, examples=2, clauses=(AddNorm.DROPOUT,))
+@given(seed=seeds(), dtype=dtypes())
+def add_and_norm_dropout_on_the_sublayer_output_only(student, seed, dtype):
+    """In training mode each position of AddAndNorm(x, s) is LayerNorm(x + dropout(s)) for some dropout pattern
+    of s: not dropout of the sum x + s, nor of the norm's output."""
+    check_dropout_on_the_sublayer_output(student, (3, 2, 4), seed, dtype)
+
+
+@prop(C, points=1, examples=2, clauses=(AddNorm.EPS,))
+@given(d=st.integers(2, 6), eps=st.sampled_from([0.1, 1.0]), seed=seeds(), dtype=dtypes())
+def layer_norm_uses_its_eps(student, d, eps, seed, dtype):
+    """LayerNorm(d, eps=...) uses the eps it was built with."""
+    state = norm_state("", d, seed, dtype)
+    x = randn((2, 2, d), seed + 2, dtype)
+    check_layer_norm(
+        student,
+        build_norm(student, d, dtype, state, eps=eps),
+        x,
+        state["weight"],
+        state["bias"],
+        eps,
+        f"LayerNorm(d, eps={eps})(x)",
+        _("store eps (self.eps = eps) and use it in forward"),
+    )
+
+
+@prop(C, points=1, examples=2, clauses=(AddNorm.GRADIENTS,))
+@given(d=st.integers(2, 6), seed=seeds(), dtype=dtypes())
+def layer_norm_gradients_match_torch(student, d, seed, dtype):
+    """Gradients of LayerNorm with respect to x, weight and bias equal torch's."""
+    from autograder.student_code.interface import Call, cotangent
+
+    state = norm_state("", d, seed, dtype)
+    h = build_norm(student, d, dtype, state)
+    x = randn((2, 3, d), seed + 2, dtype)
+    reply = student.run(Call(h, "forward", (x,), seed=seed, backward=True))
+    xr = x.double().requires_grad_(True)
+    w, b = (
+        state["weight"].double().requires_grad_(True),
+        state["bias"].double().requires_grad_(True),
+    )
+    out = expected_values.layer_norm(xr, w, b)
+    y = tensor(reply.value, "LayerNorm(x)", like=x)
+    close(
+        y,
+        out.detach(),
+        "LayerNorm(x)",
+        lambda: layer_norm_hint(
+            x,
+            y,
+            state["weight"],
+            state["bias"],
+            1e-5,
+            _("(x - mean) / sqrt(var + eps) * weight + bias"),
+        ),
+        dtype=dtype,
+    )
+    (out * cotangent(out.shape, dtype, seed + 1).double()).sum().backward()
+    hint = _(
+        "keep everything in the autograd graph: no .detach(), .data or .item() on the mean or the "
+        "variance"
+    )
+    rtol, atol = (1e-3, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
+    grads = reply.param_grads or {}
+    close_input_grad(reply, xr.grad, hint, rtol, atol)
+    for name, expected_grad in (("weight", w.grad), ("bias", b.grad)):
+        expect(
+            grads.get(name) is not None,
+            _("no gradient reached LayerNorm.{name}").format(name=name),
+            _("use the parameters in forward (y = normalised * self.weight + self.bias)"),
+        )
+        close(
+            grads[name],
+            expected_grad,
+            _("d loss / d {name}").format(name=name),
+            hint,
+            rtol=rtol,
+            atol=atol,
         )
 
 

@@ -9,6 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
+from ..student_code import Call
 from ..suite import expected_values
 from ..suite.checks import (
     VERSUS,
@@ -23,8 +24,10 @@ from ..suite.checks import (
     written_by_hand,
     wrong_shape,
 )
+from ..suite.clauses import Attention
 from ..suite.core import Kind, prop
 from ..suite.strategies import (
+    AttentionInputs,
     MaskedAttentionInputs,
     attention_inputs,
     composite,
@@ -135,7 +138,7 @@ def sums_to_one(x, dim):
     return is_close(x.sum(dim), torch.ones_like(x.sum(dim)))
 
 
-@prop(C, points=2, examples=6)
+@prop(C, points=2, examples=6, clauses=(Attention.SOFTMAX,))
 @given(
     x=st.integers(1, 3)
     .flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
@@ -180,7 +183,7 @@ def softmax_rows_sum_to_one(student, x, dtype):
         )
 
 
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, clauses=(Attention.SOFTMAX,))
 @given(x=tensors((2, 3, 4)), dim=st.sampled_from([0, 1, -2, 2]))
 def softmax_respects_dim(student, x, dim):
     """softmax(x, dim) normalises along `dim`, whichever it is."""
@@ -199,7 +202,7 @@ def softmax_respects_dim(student, x, dim):
     )
 
 
-@prop(C, points=2, examples=6)
+@prop(C, points=2, examples=6, clauses=(Attention.SOFTMAX,))
 @given(x=tensors((3, 5), lo=-1e4, hi=1e4), dtype=dtypes())
 @example(
     x=torch.tensor([[1e4, 0.0, -1e4], [1000.0, 1000.0, 999.0]], dtype=torch.float64),
@@ -223,7 +226,7 @@ def softmax_is_stable_for_large_logits(student, x, dtype):
     )
 
 
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, clauses=(Attention.SOFTMAX,))
 @given(x=tensors((2, 4)), shift=st.floats(-100, 100, width=32))
 def softmax_is_shift_invariant(student, x, shift):
     """softmax(x + c) = softmax(x) for a constant c per row."""
@@ -236,7 +239,7 @@ def softmax_is_shift_invariant(student, x, shift):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(Attention.SOFTMAX,))
 @given(dtype=dtypes(), n=st.integers(1, 4))
 def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     """A row that is entirely -inf gives all zeros, not NaN."""
@@ -261,6 +264,7 @@ def softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
         "on the wrong dims? scores = query @ key.transpose(-2, -1)"
     ),
     kind=Kind.SHAPE,
+    clauses=(Attention.SHAPES,),
 )
 @given(qkv=attention_inputs(distinct_lengths=True))
 def attention_shapes_for_cross_attention(student, qkv):
@@ -268,7 +272,7 @@ def attention_shapes_for_cross_attention(student, qkv):
     attend(student, qkv.query, qkv.key, qkv.value, strict=True)
 
 
-@prop(C, points=2, examples=6)
+@prop(C, points=2, examples=6, clauses=(Attention.SCORES,))
 @given(qkv=attention_inputs())
 def attention_weights_are_a_distribution(student, qkv):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
@@ -294,7 +298,7 @@ def attention_weights_are_a_distribution(student, qkv):
         )
 
 
-@prop(C, points=3, examples=6)
+@prop(C, points=3, examples=6, clauses=(Attention.SCORES,))
 @given(
     q=tensors((1, 1, 4), lo=-2, hi=2),
     k=tensors((1, 2, 4), lo=-2, hi=2),
@@ -342,7 +346,15 @@ def masked_inputs(draw, fully_masked=False):
     return MaskedAttentionInputs(query=q, key=k, value=v, mask=m)
 
 
-@prop(C, points=3, examples=6)
+@prop(
+    C,
+    points=3,
+    examples=6,
+    clauses=(
+        Attention.SCORES,
+        Attention.MASK,
+    ),
+)
 @given(inputs=masked_inputs())
 def attention_equals_torch(student, inputs):
     """Weights and output equal torch's scaled_dot_product_attention (mask True = may attend)."""
@@ -390,7 +402,7 @@ def attention_equals_torch(student, inputs):
     )
 
 
-@prop(C, points=2, examples=6)
+@prop(C, points=2, examples=6, clauses=(Attention.MASK,))
 @given(inputs=masked_inputs())
 def attention_masked_keys_get_zero_weight(student, inputs):
     """Where the mask is False, the weight is exactly 0; allowed weights still sum to 1."""
@@ -420,7 +432,7 @@ def attention_masked_keys_get_zero_weight(student, inputs):
         )
 
 
-@prop(C, points=2, examples=5)
+@prop(C, points=2, examples=5, clauses=(Attention.FULLY_MASKED,))
 @given(inputs=masked_inputs(fully_masked=True))
 @example(
     inputs=MaskedAttentionInputs(
@@ -449,7 +461,15 @@ def attention_fully_masked_rows_are_zero(student, inputs):
         )
 
 
-@prop(C, points=2, examples=6)
+@prop(
+    C,
+    points=2,
+    examples=6,
+    clauses=(
+        Attention.SCORES,
+        Attention.MASK,
+    ),
+)
 @given(inputs=masked_inputs())
 def attention_output_in_convex_hull_of_values(student, inputs):
     """Each output coordinate lies between the min and max of the allowed value rows."""
@@ -470,6 +490,108 @@ def attention_output_in_convex_hull_of_values(student, inputs):
             "value"
         ),
     )
+
+
+@prop(C, points=2, examples=4, clauses=(Attention.FULLY_MASKED,))
+@given(inputs=masked_inputs(fully_masked=True))
+def attention_gradients_are_finite(student, inputs):
+    """Backpropagating through attention, fully masked rows included, gives finite gradients."""
+    q, k, v, m = inputs.query, inputs.key, inputs.value, inputs.mask
+    reply = student.run(
+        Call(C, "scaled_dot_product_attention", (q, k, v), {"mask": m}, backward=True)
+    )
+    first = reply.value[0] if isinstance(reply.value, (tuple, list)) and reply.value else None
+    # (weights, output) returned: the backward ran from the weights, which do not depend on v; the order is the
+    # shape property's business, so judge the gradients that exist.
+    swapped = (
+        isinstance(first, torch.Tensor)
+        and tuple(first.shape) == (*q.shape[:-1], k.shape[-2])
+        and k.shape[-2] != v.shape[-1]
+    )
+    # gradients of a constant are finite too: the result must be computed
+    if isinstance(first, torch.Tensor):
+        expected_out, expected_w = expected_values.attention(q, k, v, m)
+        not_constant(first, expected_w if swapped else expected_out, "output")
+    for name, g in zip("qk" if swapped else "qkv", reply.input_grads):
+        expect(
+            g is not None,
+            _("no gradient reaches {name}").format(name=name),
+            _("do not detach or leave autograd (no .numpy(), .data)"),
+        )
+        expect(
+            torch.isfinite(g).all(),
+            _("the gradient of {name} has NaN or inf").format(name=name),
+            _(
+                "NaN in the backward pass: use torch.where / masked_fill so fully masked rows never "
+                "compute -inf - -inf or 0/0"
+            ),
+        )
+
+
+SCALED_BY_HEADS = N_(
+    "the scale counts the heads: divide by sqrt(d_k) with d_k = query.size(-1), the last dim only (not "
+    "num_heads * d_k, nor a size read off another dim)"
+)
+
+
+VIEW_NOT_TRANSPOSE = N_(
+    "key.view(..., d_k, m_k) reshapes the keys, it does not transpose them: use key.transpose(-2, -1)"
+)
+
+
+def viewed(k):
+    """The keys as `key.view(..., d_k, m_k)` reads them, transposed back: the scores `query @ key.view(...)`
+    compute. Equal to k when m_k or d_k is 1, else another matrix (square ones included)."""
+    return k.reshape(*k.shape[:-2], k.shape[-1], k.shape[-2]).transpose(-2, -1)
+
+
+@composite
+def head_inputs(draw):
+    """4-D (batch, heads >= 2, m_q, m_k >= 2) inputs: where a scale or an axis that depends on a leading dim
+    shows (one head, or one key, hides it)."""
+    b, h = draw(st.integers(1, 2)), draw(st.integers(2, 3))
+    return draw(attention_inputs(lead=(b, h), distinct_lengths=True, min_d_k=2))
+
+
+@prop(C, points=2, examples=4, clauses=(Attention.SCORES,))
+@given(qkv=head_inputs())
+@example(
+    qkv=AttentionInputs(
+        query=torch.tensor([[[[1.0, 0.0]], [[0.0, 2.0]]]], dtype=torch.float64),
+        key=torch.tensor(
+            [[[[1.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [0.0, 1.0]]]], dtype=torch.float64
+        ),
+        value=torch.tensor([[[[1.0], [0.0]], [[0.0], [1.0]]]], dtype=torch.float64),
+    )
+)
+def attention_each_head_is_attention_alone(student, qkv):
+    """Each (batch, head) slice of a 4-D call equals attention on that slice alone (2-D), and torch's: the scale
+    is 1/sqrt(d_k) whatever the leading dims."""
+    q, k, v = qkv.query, qkv.key, qkv.value
+    w = attend(student, q, k, v)[1]
+    b, h = q.shape[:2]
+    alone = torch.stack(
+        [
+            torch.stack([attend(student, q[i, j], k[i, j], v[i, j])[1] for j in range(h)])
+            for i in range(b)
+        ]
+    )
+    expected_w = expected_values.attention(q, k, v)[1]
+    d_k = q.shape[-1]
+    hint = lambda: diagnose(  # noqa: E731 - run only when a comparison fails
+        _("weights = softmax(q k^T / sqrt(d_k)) over the last two dims, whatever the leading dims"),
+        (
+            lambda: is_close(w, expected_values.attention(q / math.sqrt(h), k, v)[1]),
+            _(SCALED_BY_HEADS),
+        ),
+        (
+            lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v)[1]),
+            _(NO_SCALING),
+        ),
+        (lambda: is_close(w, expected_values.attention(q, viewed(k), v)[1]), _(VIEW_NOT_TRANSPOSE)),
+    )
+    close(w, alone, _("weights of the 4-D call vs each slice alone"), hint)
+    close(w, expected_w, "weights", hint)
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)

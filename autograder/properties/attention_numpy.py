@@ -30,6 +30,7 @@ from ..suite.checks import (
     written_by_hand,
     wrong_shape,
 )
+from ..suite.clauses import AttentionNumpy
 from ..suite.core import Kind, prop
 from ..suite.error_hints import ELEMENTWISE_HINT
 from ..suite.graded import matches
@@ -249,7 +250,7 @@ ALL_NEG_INF_ROW = N_("softmax of an all -inf row")
 ROW_OF_ZEROS = N_("softmax of a row of zeros")
 
 
-@prop(C, points=2, examples=5)
+@prop(C, points=2, examples=5, clauses=(AttentionNumpy.SOFTMAX,))
 @given(
     x=st.integers(1, 3)
     .flatmap(lambda r: st.lists(st.integers(2, 4), min_size=r, max_size=r))
@@ -296,7 +297,7 @@ def np_softmax_rows_sum_to_one(student, x, dtype):
     )
 
 
-@prop(C, points=1, examples=4)
+@prop(C, points=1, examples=4, clauses=(AttentionNumpy.SOFTMAX,))
 @given(x=arrays((2, 3, 4)), axis=st.sampled_from([0, 1, 2, -2, -1]))
 def np_softmax_respects_axis(student, x, axis):
     """softmax(x, axis) normalises along `axis`, whichever it is."""
@@ -320,7 +321,7 @@ def np_softmax_respects_axis(student, x, axis):
     )
 
 
-@prop(C, points=2, examples=4)
+@prop(C, points=2, examples=4, clauses=(AttentionNumpy.SOFTMAX,))
 @given(x=arrays((2, 4), lo=-1e4, hi=1e4), dtype=np_dtypes())
 @example(x=np.array([[1e4, 0.0, -1e4, 5.0], [1000.0, 1000.0, 999.0, -1e4]]), dtype=np.float32)
 @example(x=np.array([[-1e4, -1e4, -9999.0, -1e4], [800.0, 0.0, 0.0, 0.0]]), dtype=np.float64)
@@ -345,7 +346,7 @@ def np_softmax_is_stable_for_large_logits(student, x, dtype):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(AttentionNumpy.SOFTMAX,))
 @given(dtype=np_dtypes(), n=st.integers(1, 4))
 def np_softmax_of_all_neg_inf_row_is_zero(student, dtype, n):
     """A slice that is entirely -inf gives all zeros, not NaN."""
@@ -386,7 +387,15 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
     return MaskedAttentionInputs(query=q, key=k, value=v, mask=m)
 
 
-@prop(C, points=3, examples=5)
+@prop(
+    C,
+    points=3,
+    examples=5,
+    clauses=(
+        AttentionNumpy.ATTENTION,
+        AttentionNumpy.MASK,
+    ),
+)
 @given(inputs=np_attention_inputs())
 @example(
     inputs=MaskedAttentionInputs(
@@ -483,14 +492,14 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
     )
 
 
-@prop(C, points=1, examples=3, kind=Kind.SHAPE)
+@prop(C, points=1, examples=3, kind=Kind.SHAPE, clauses=(AttentionNumpy.ATTENTION,))
 @given(inputs=np_attention_inputs())
 def np_attention_shapes_and_dtype(student, inputs):
     """Returns (output, weights): output (..., m_q, d_v), weights (..., m_q, m_k), both in q's dtype."""
     attend(student, inputs.query, inputs.key, inputs.value, inputs.mask, strict=True)
 
 
-@prop(C, points=1, examples=4)
+@prop(C, points=1, examples=4, clauses=(AttentionNumpy.ATTENTION,))
 @given(inputs=np_attention_inputs(mask="none"))
 def np_attention_weights_are_a_distribution(student, inputs):
     """Without a mask, weights are >= 0 and each query's weights sum to 1 over the keys."""
@@ -518,7 +527,7 @@ def np_attention_weights_are_a_distribution(student, inputs):
         )
 
 
-@prop(C, points=2, examples=4)
+@prop(C, points=2, examples=4, clauses=(AttentionNumpy.ATTENTION,))
 @given(
     q=arrays((1, 4), lo=-2, hi=2),
     k=arrays((2, 4), lo=-2, hi=2),
@@ -557,7 +566,7 @@ def np_attention_two_keys_closed_form(student, q, k, d_k, dtype):
         )
 
 
-@prop(C, points=2, examples=4)
+@prop(C, points=2, examples=4, clauses=(AttentionNumpy.MASK,))
 @given(inputs=np_attention_inputs(mask="full"))
 @example(
     inputs=MaskedAttentionInputs(
@@ -593,7 +602,15 @@ def np_attention_fully_masked_rows_are_zero(student, inputs):
 
 
 # ---------------------------------------------------------------------------------------------- layer norm
-@prop(C, points=2, examples=5)
+@prop(
+    C,
+    points=2,
+    examples=5,
+    clauses=(
+        AttentionNumpy.LAYER_NORM,
+        AttentionNumpy.EPS,
+    ),
+)
 @given(
     x=st.tuples(st.integers(1, 3), st.integers(2, 8)).flatmap(lambda s: arrays(s)),
     dtype=np_dtypes(),
@@ -631,7 +648,15 @@ def np_layer_norm_rows_have_mean_zero_and_variance(student, x, dtype):
         )
 
 
-@prop(C, points=2, examples=6)
+@prop(
+    C,
+    points=2,
+    examples=6,
+    clauses=(
+        AttentionNumpy.LAYER_NORM,
+        AttentionNumpy.EPS,
+    ),
+)
 @given(
     x=st.tuples(st.lists(st.integers(1, 2), max_size=2), st.integers(2, 6)).flatmap(
         lambda s: arrays((*s[0], s[1]))
@@ -660,7 +685,7 @@ def np_layer_norm_equals_expected(student, x, scale, eps, dtype):
     )
 
 
-@prop(C, points=1, examples=4)
+@prop(C, points=1, examples=4, clauses=(AttentionNumpy.LAYER_NORM,))
 @given(x=arrays((2, 5)), dtype=np_dtypes())
 def np_layer_norm_is_odd(student, x, dtype):
     """layer_norm(-x) = -layer_norm(x)."""
@@ -675,6 +700,36 @@ def np_layer_norm_is_odd(student, x, dtype):
         ),
         dtype=dtype,
         expected=-expected_values.layer_norm(t64(x)),
+    )
+
+
+@prop(C, points=2, examples=4, clauses=(AttentionNumpy.LAYER_NORM,))
+@given(
+    x=st.tuples(st.lists(st.integers(2, 3), min_size=2, max_size=3), st.integers(2, 5)).flatmap(
+        lambda s: arrays((*s[0], s[1]))
+    ),
+    dtype=np_dtypes(),
+)
+@example(x=np.arange(24.0).reshape(2, 3, 4) % 5, dtype=np.float64)
+def np_layer_norm_normalises_the_last_axis_of_any_rank(student, x, dtype):
+    """On 3-D and 4-D inputs (every axis longer than 1) layer_norm normalises the last axis: a mistaken axis shows
+    as wrong values here, never as a shrunk 1-D input that crashes."""
+    x = x.astype(dtype)
+    y = layer_norm(student, x)
+    close(
+        y,
+        expected_values.layer_norm(t64(x), eps=1e-5),
+        _("layer_norm(x) for x of shape {shape}").format(shape=x.shape),
+        lambda: layer_norm_hint(
+            x,
+            y,
+            1e-5,
+            _(
+                "mean and variance over the wrong axis: use axis=-1 (the last), whatever the number of "
+                "dims"
+            ),
+        ),
+        dtype=dtype,
     )
 
 

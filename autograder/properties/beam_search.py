@@ -41,10 +41,18 @@ from ..suite.beams import (
     search,
 )
 from ..suite.checks import close, diagnose, fail, is_close, written_by_hand
+from ..suite.clauses import BeamSearch
 from ..suite.core import Kind, default_hint, prop
-from ..suite.decoding import build_model, decoding_cases, fixed_case, greedy_fixed_point
+from ..suite.decoding import (
+    build_model,
+    decoding_cases,
+    expect_run_in_eval_and_restored,
+    fixed_case,
+    greedy_fixed_point,
+)
 from ..suite.strategies import composite
 from .models.beam_search import BeamMistake, Enumerated, enumerate_row, exact_beam, logp_of
+from .models.transformer import ExpectedTransformer
 
 C = "beam_search"
 ERROR_HINT = N_(
@@ -219,7 +227,7 @@ def check_scores(searched: Searched, what):
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(BeamSearch.SEARCH,))
 @given(case=decoding_cases(), settings=beam_settings(5, beam=(1, 1), max_len=(1, 6)))
 @example(
     case=fixed_case(5, b=3, me=5, lengths=[2, 5, 3]),
@@ -341,7 +349,7 @@ def check_by_enumeration(student, inputs: BeamInputs) -> None:
         )
 
 
-@prop(C, points=2, examples=2, error_hint=WIDE_HINT)
+@prop(C, points=2, examples=2, error_hint=WIDE_HINT, clauses=(BeamSearch.SEARCH,))
 @given(inputs=wide_cases())
 @example(
     inputs=BeamInputs(
@@ -366,7 +374,7 @@ def beam_search_finds_best_by_enumeration(student, inputs):
 # With beam_search_recorded_narrow_searches it replaces beam_search_equals_expected (3 points, the docstring's
 # search written out on the checking side: an answer, issue 18): under a length penalty the stopping rule and the
 # final choice decide which hypothesis wins, and enumeration knows the winner without a search.
-@prop(C, points=2, examples=2, error_hint=WIDE_HINT)
+@prop(C, points=2, examples=2, error_hint=WIDE_HINT, clauses=(BeamSearch.SEARCH,))
 @given(inputs=wide_cases(penalties=(0.5, 1.0, 1.5, 2.5), batch=(2, 3)))
 # Issue 21: the best hypothesis is longer than the best raw logp's, and than a finished top hypothesis (the
 # beams, 13 < 4 ** 3 and 5 < 5 ** 2, the narrowest that keep every hypothesis; in the first, 11 of the usual
@@ -442,7 +450,7 @@ RECORDED = (
 )
 
 
-@prop(C, points=1, examples=1)
+@prop(C, points=1, examples=1, clauses=(BeamSearch.SEARCH,))
 @given(recorded=st.sampled_from(RECORDED))
 @example(recorded=RECORDED[0])
 @example(recorded=RECORDED[1])
@@ -467,7 +475,7 @@ def beam_search_recorded_narrow_searches(student, recorded):
         )
 
 
-@prop(C, points=2, examples=3)
+@prop(C, points=2, examples=3, clauses=(BeamSearch.SCORES,))
 @given(inputs=beam_cases(beam=(1, 3), penalties=(0.0, 0.6, 1.2)))
 # Issue 21: two rows finished at different lengths under a length penalty; max_len=1 (no step: score 0).
 @example(
@@ -494,7 +502,7 @@ def beam_search_scores_are_log_prob_sums(student, inputs):
     check_scores(search(student, inputs), "beam_search")
 
 
-@prop(C, points=1, examples=1, error_hint=WIDE_HINT)
+@prop(C, points=1, examples=1, error_hint=WIDE_HINT, clauses=(BeamSearch.FINISHED,))
 # Under a length penalty, so that a longer hypothesis competes with the finished ones: with none, [bos, eos] is
 # often the best, which greedy decoding finds too (issue 20 item 5: a greedy decoder earns nothing here).
 @given(inputs=wide_cases(penalties=(1.0, 1.5), biases=(1.5,)))
@@ -517,7 +525,15 @@ def contract_cases(draw):
     return BeamInputs(case, draw(beam_settings(case.tgt_vocab, beam=(1, 3), max_len=(1, 5))))
 
 
-@prop(C, points=1, examples=3)
+@prop(
+    C,
+    points=1,
+    examples=3,
+    clauses=(
+        BeamSearch.TYPES,
+        BeamSearch.FINISHED,
+    ),
+)
 @given(inputs=contract_cases())
 @example(
     inputs=BeamInputs(
@@ -537,6 +553,62 @@ def beam_search_returns_sequences_and_scores(student, inputs):
     model = build_model(student, inputs.case, inputs.state())[0]
     seqs = beam_search(student, model, inputs, strict=True)[0]
     hypotheses(seqs, inputs.settings.eos_id, "beam_search")
+
+
+@prop(C, points=1, examples=1, clauses=(BeamSearch.MODE,))
+@given(inputs=beam_cases(beam=(2, 3), mask=False, layers=(1, 1)))
+@example(
+    inputs=BeamInputs(
+        fixed_case(131, b=2, me=4, vocab=5, n=1),
+        BeamSettings(max_len=5, bos_id=0, eos_id=3, beam_size=2, length_penalty=0.6, eos_bias=1.0),
+    )
+)
+def beam_search_searches_in_eval_mode(student, inputs):
+    """A model in train mode (dropout=0.5) is searched in eval mode without gradients and left in train mode:
+    the result is the same search's on the model built in eval mode."""
+    state = inputs.state()
+    model = build_model(student, inputs.case, state, dropout=0.5, train=True)[0]
+    seqs, scores, reply = beam_search(student, model, inputs)
+    expect_run_in_eval_and_restored(student, model, reply, "beam_search", search=True)
+    got = hypotheses(seqs, inputs.settings.eos_id, "beam_search")
+    want = search(student, inputs).hypotheses  # the same search, on the model built in eval mode
+    if got != want:
+        fail(
+            _(
+                "beam_search of a model in train mode gave {got}, and {want} on the same model in eval mode"
+            ).format(got=[list(h) for h in got], want=[list(h) for h in want]),
+            _(
+                "call model.eval() while searching (dropout off), then restore the model's "
+                "train/eval mode"
+            ),
+        )
+    # its scores are the dropout-free model's log-probabilities (a search that computes nothing agrees with itself)
+    expected = ExpectedTransformer(state, inputs.case.config)
+    check_scores(Searched(inputs, got, scores, expected, seqs.shape[1] - 1, model), "beam_search")
+
+
+@prop(C, points=1, examples=2, clauses=(BeamSearch.SRC_MASK,))
+@given(inputs=beam_cases(batch=(2, 3), mask=True))
+@example(
+    inputs=BeamInputs(
+        fixed_case(75, b=2, me=5, vocab=6, n=1, lengths=[5, 2]),
+        BeamSettings(max_len=5, bos_id=1, eos_id=2, beam_size=2, length_penalty=0.6, eos_bias=0.5),
+    )
+)
+def beam_search_src_mask_hides_the_padding(student, inputs):
+    """With a padding src_mask, other tokens at the padded source positions change nothing: the mask serves
+    encode and every decode, one copy per beam."""
+    searched = search(student, inputs)
+    # a search that computes nothing hides everything: its scores must be the masked model's log-probabilities
+    check_scores(searched, "beam_search")
+    if padding_matters(student, searched):
+        fail(
+            _("beam_search's hypotheses changed with the tokens at padded source positions"),
+            _(
+                "src_mask must serve encode and every decode: repeat it per beam as the memory is "
+                "(repeat_interleave(beam_size, dim=0))"
+            ),
+        )
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)

@@ -16,6 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
+from ..student_code import Call
 from ..suite import graded
 from ..suite.checks import (
     close,
@@ -29,6 +30,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
+from ..suite.clauses import Decoder
 from ..suite.core import Kind, default_hint, prop
 from ..suite.expected_values import expected_causal_mask
 from ..suite.layers import (
@@ -208,7 +210,7 @@ def fixed_layer_case(
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, kind=Kind.SHAPE, clauses=(Decoder.NAMES,))
 def decoder_submodules_are_named(student):
     """DecoderLayer has self_attention, add_norm_1, cross_attention, add_norm_2, feed_forward, add_norm_3."""
     info = student.inspect(student.build(C, "DecoderLayer", d_model=4, num_heads=2, d_ff=8))
@@ -248,7 +250,7 @@ def decoder_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, clauses=(Decoder.NAMES,))
 @given(n=st.integers(1, 3))
 @example(n=2)
 def decoder_stack_has_n_distinct_layers(student, n):
@@ -256,7 +258,7 @@ def decoder_stack_has_n_distinct_layers(student, n):
     stack_has_n_distinct_layers(student, C, "Decoder", "DecoderLayer", n)
 
 
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, clauses=(Decoder.LAYER,))
 @given(case=layer_cases(memory_mask="maybe"))
 def decoder_layer_output_shape(student, case):
     """With m_E != m_D the output is (batch, m_D, d_model): one row per target position, dtype kept."""
@@ -283,7 +285,15 @@ def decoder_layer_output_shape(student, case):
     )
 
 
-@prop(C, points=3, examples=3)
+@prop(
+    C,
+    points=3,
+    examples=3,
+    clauses=(
+        Decoder.LAYER,
+        Decoder.CAUSAL,
+    ),
+)
 @given(case=layer_cases(memory_mask="maybe"))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=5))
 @example(
@@ -312,7 +322,7 @@ def decoder_layer_equals_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=2)
+@prop(C, points=2, examples=2, clauses=(Decoder.CAUSAL,))
 @given(case=layer_cases(memory_mask="maybe"), p=st.integers(0, 1))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=3), p=0)
 def decoder_layer_is_causal(student, case, p):
@@ -351,7 +361,7 @@ def decoder_layer_is_causal(student, case, p):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(Decoder.MEMORY,))
 @given(case=layer_cases(memory_mask=False))
 @example(
     case=fixed_layer_case(
@@ -377,7 +387,7 @@ def decoder_layer_cross_attention_reads_memory(student, case):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(Decoder.MEMORY,))
 @given(case=layer_cases())
 @example(case=fixed_layer_case(batch=2, m_d=2, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=2))
 def decoder_layer_memory_mask_hides_padding(student, case):
@@ -397,7 +407,16 @@ def decoder_layer_memory_mask_hides_padding(student, case):
     )
 
 
-@prop(C, points=2, examples=2)
+@prop(
+    C,
+    points=2,
+    examples=2,
+    clauses=(
+        Decoder.STACK,
+        Decoder.CAUSAL,
+        Decoder.MEMORY,
+    ),
+)
 @given(case=layer_cases(memory_mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=9), n=2)
 def decoder_stack_equals_torch(student, case, n):
@@ -422,6 +441,48 @@ def decoder_stack_equals_torch(student, case, n):
         ),
         **stack_tolerance(case.x.dtype, n),
     )
+
+
+@prop(C, points=1, examples=2, clauses=(Decoder.GRADIENTS,))
+@given(case=layer_cases(memory_mask=False))
+@example(
+    case=fixed_layer_case(
+        batch=2, m_d=3, m_e=4, d_model=4, num_heads=2, d_ff=8, seed=10, memory_mask=False
+    )
+)
+def decoder_layer_gradients_reach_memory_and_parameters(student, case):
+    """Backpropagating through DecoderLayer reaches x, the memory, and every parameter (finite gradients)."""
+    x, memory, tm = case.x, case.memory, case.target_mask
+    seed = case.seed
+    handle = build_layer(student, case)[0]
+    reply = student.run(
+        Call(handle, "forward", (x, memory), {"target_mask": tm}, seed=seed, backward=True)
+    )
+    grads = reply.input_grads or [None, None]
+    expect(
+        grads[1] is not None and grads[1].abs().sum() > 0,
+        _("no gradient reaches the memory"),
+        _(KV_FROM_X),
+    )
+    expect(
+        grads[0] is not None and grads[0].abs().sum() > 0,
+        _("no gradient reaches x"),
+        _("keep x in the graph"),
+    )
+    for name, g in (reply.param_grads or {}).items():
+        if g is None:
+            fail(
+                _("{name} got no gradient").format(name=name),
+                _(
+                    "every sub-module must take part in forward, with autograd on (no .detach(), .data "
+                    "or no_grad)"
+                ),
+            )
+        expect(
+            torch.isfinite(g).all(),
+            _("{name} has a non-finite gradient").format(name=name),
+            _("NaN or inf in the backward pass"),
+        )
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)

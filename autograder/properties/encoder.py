@@ -16,16 +16,19 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
+from ..student_code import Call
 from ..suite import graded
 from ..suite.checks import (
     close,
     consistent,
     diagnose,
     expect,
+    fail,
     is_close,
     stack_tolerance,
     written_by_hand,
 )
+from ..suite.clauses import Encoder
 from ..suite.core import Kind, default_hint, prop
 from ..suite.layers import (
     AFTER_NORM,
@@ -139,7 +142,7 @@ def fixed_layer_case(batch, length, d_model, num_heads, d_ff, seed, dtype=torch.
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, kind=Kind.SHAPE, clauses=(Encoder.NAMES,))
 def encoder_submodules_are_named(student):
     """EncoderLayer has self_attention, add_norm_1, feed_forward, add_norm_2; Encoder has layers (a ModuleList)."""
     info = student.inspect(student.build(C, "EncoderLayer", d_model=4, num_heads=2, d_ff=8))
@@ -177,7 +180,7 @@ def encoder_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, clauses=(Encoder.NAMES,))
 @given(n=st.integers(1, 3))
 @example(n=2)
 def encoder_stack_has_n_distinct_layers(student, n):
@@ -185,7 +188,7 @@ def encoder_stack_has_n_distinct_layers(student, n):
     stack_has_n_distinct_layers(student, C, "Encoder", "EncoderLayer", n)
 
 
-@prop(C, points=3, examples=4)
+@prop(C, points=3, examples=4, clauses=(Encoder.LAYER,))
 @given(case=layer_cases(mask="maybe"))
 @example(case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=5))
 @example(
@@ -215,7 +218,7 @@ def encoder_layer_equals_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=3)
+@prop(C, points=2, examples=3, clauses=(Encoder.LAYER,))
 @given(case=layer_cases(mask=False))
 @example(
     case=fixed_layer_case(batch=1, length=3, d_model=4, num_heads=2, d_ff=8, seed=3, mask=False)
@@ -257,7 +260,7 @@ def encoder_layer_post_norm_closed_form(student, case):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(Encoder.MASK,))
 @given(case=layer_cases(), noise=st.integers(0, 2**16 - 1))
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=1), noise=1)
 def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
@@ -278,7 +281,15 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
     )
 
 
-@prop(C, points=3, examples=3)
+@prop(
+    C,
+    points=3,
+    examples=3,
+    clauses=(
+        Encoder.STACK,
+        Encoder.MASK,
+    ),
+)
 @given(case=layer_cases(mask="maybe"), n=st.integers(2, 3))
 @example(case=fixed_layer_case(batch=2, length=4, d_model=4, num_heads=2, d_ff=8, seed=7), n=2)
 @example(
@@ -308,6 +319,67 @@ def encoder_stack_equals_torch(student, case, n):
             _(MASK_EVERY_LAYER),
         ),
         **stack_tolerance(case.x.dtype, n),
+    )
+
+
+@prop(C, points=1, examples=2, clauses=(Encoder.GRADIENTS,))
+@given(case=layer_cases(mask=False))
+@example(
+    case=fixed_layer_case(batch=2, length=3, d_model=4, num_heads=2, d_ff=8, seed=4, mask=False)
+)
+def encoder_layer_gradients_reach_every_parameter(student, case):
+    """Backpropagating through EncoderLayer gives every parameter a finite gradient (w_k.bias's is 0 by design)."""
+    x = case.x
+    seed = case.seed
+    handle = build_layer(student, case)[0]
+    reply = student.run(Call(handle, "forward", (x,), {}, seed=seed, backward=True))
+    for name, g in (reply.param_grads or {}).items():
+        if g is None:
+            fail(
+                _("{name} got no gradient").format(name=name),
+                _(
+                    "every sub-module must take part in forward, with autograd on (no .detach(), .data "
+                    "or no_grad)"
+                ),
+            )
+        expect(
+            torch.isfinite(g).all(),
+            _("{name} has a non-finite gradient").format(name=name),
+            _("NaN or inf in the backward pass"),
+        )
+    expect(
+        reply.param_grads,
+        _("EncoderLayer has no parameters"),
+        _("build the sub-modules in __init__"),
+    )
+    g = (reply.input_grads or [None])[0]
+    expect(
+        g is not None and g.abs().sum() > 0,
+        _("no gradient reaches the input x"),
+        _("keep x in the autograd graph"),
+    )
+
+
+@prop(C, points=1, examples=4, clauses=(Encoder.EVAL,))
+@given(case=layer_cases(mask="maybe"))
+def encoder_layer_dropout_is_off_in_eval(student, case):
+    """Built with dropout=0.3 in eval mode, EncoderLayer equals the dropout-free nn.TransformerEncoderLayer."""
+    handle, state = build_layer(student, case, dropout=0.3)
+    out = run_layer(student, handle, case)
+    expected = torch_layer(state, case)
+    close(
+        out,
+        expected,
+        _("EncoderLayer(dropout=0.3) in eval mode vs the dropout-free layer"),
+        lambda: explain_layer(
+            out,
+            state,
+            case,
+            _(
+                "pass dropout to the sub-modules (nn.Dropout follows eval()); "
+                "apply no dropout of your own with training=True"
+            ),
+        ),
     )
 
 

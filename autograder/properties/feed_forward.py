@@ -6,6 +6,7 @@ Expected values: linear_2(relu(linear_1(x))) with the same weights, computed wit
 from __future__ import annotations
 
 import enum
+import itertools
 
 import torch
 import torch.nn.functional as F
@@ -13,7 +14,18 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from ..suite.checks import close, diagnose, expect, fail, is_close, not_constant, tensor
+from ..student_code import Call, cotangent
+from ..suite.checks import (
+    close,
+    close_input_grad,
+    diagnose,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+    tensor,
+)
+from ..suite.clauses import FeedForward
 from ..suite.core import Kind, default_hint, prop
 from ..suite.strategies import dtypes, ffn_state, randn, seeds, tensors
 
@@ -136,8 +148,58 @@ def check_ffn(student, h, state, x, what="FeedForward(x)", default=None, strict=
     return y
 
 
+def check_dropout_on_the_hidden_layer(student, shape, d_ff, seed, dtype, p=0.5):
+    """In training mode every position of FeedForward(x) is linear_2(pattern * relu(linear_1(x))) for one of the
+    2^d_ff dropout patterns of the hidden layer: dropout of the input, of the output or of nothing matches
+    none. Eval mode is checked first (its own mistake, its own hint)."""
+    d = shape[-1]
+    x = randn(shape, seed + 20, dtype)
+    h_eval, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=False)
+    check_ffn(
+        student,
+        h_eval,
+        state,
+        x,
+        _("FeedForward(x) in eval mode"),
+        _("get eval mode right first"),
+    )
+    h, state = build_ffn(student, d, d_ff, seed, dtype, dropout=p, train=True)
+    y = feed_forward(student, h, x, _("FeedForward(x) in training mode"))
+    s = {k: v.double() for k, v in state.items()}
+    hidden = F.relu(F.linear(x.double(), s["linear_1.weight"], s["linear_1.bias"]))  # (..., d_ff)
+    # (2^d_ff, d_ff): every way dropout can treat the hidden units of one position
+    patterns = torch.tensor(
+        list(itertools.product([0.0, 1 / (1 - p)], repeat=d_ff)), dtype=torch.float64
+    )
+    lead = (None,) * (len(shape) - 1)
+    candidates = F.linear(
+        hidden * patterns[(slice(None), *lead)], s["linear_2.weight"], s["linear_2.bias"]
+    )
+    atol = 1e-4 if dtype == torch.float32 else 1e-8
+    matched = (candidates - y.double()).abs().amax(-1).amin(0) <= atol
+    if is_close(y, expected_feed_forward(x, state), dtype):
+        fail(
+            _("in training mode with dropout=0.5 nothing was dropped"),
+            _(
+                "apply self.dropout (an nn.Dropout) to the hidden activations: "
+                "linear_2(dropout(relu(linear_1(x))))"
+            ),
+        )
+    if not matched.all():
+        fail(
+            _(
+                "in training mode an output position is not linear_2(dropout(relu(linear_1(x)))) for "
+                "any dropout pattern"
+            ),
+            _(
+                "dropout goes on the hidden activations, after the ReLU and before linear_2: not on the "
+                "input or the output"
+            ),
+        )
+
+
 # ------------------------------------------------------------------------------------------------ properties
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, clauses=(FeedForward.PARAMETERS,))
 @given(d=st.integers(1, 5), extra=st.integers(1, 4))
 def feed_forward_parameters(student, d, extra):
     """FeedForward(d_model, d_ff) has linear_1 (d_model -> d_ff) and linear_2 (d_ff -> d_model), both nn.Linear."""
@@ -179,7 +241,7 @@ def feed_forward_parameters(student, d, extra):
             )
 
 
-@prop(C, points=3, examples=5)
+@prop(C, points=3, examples=5, clauses=(FeedForward.VALUE,))
 @given(
     b=st.integers(1, 2),
     m=st.integers(1, 3),
@@ -195,7 +257,7 @@ def feed_forward_equals_expected(student, b, m, d, d_ff, seed, dtype):
     check_ffn(student, h, state, randn((b, m, d), seed + 20, dtype, 1.5))
 
 
-@prop(C, points=2, examples=3)
+@prop(C, points=2, examples=3, clauses=(FeedForward.VALUE,))
 @given(x=st.integers(1, 6).flatmap(lambda n: tensors((1, n, 2), lo=-8.0, hi=8.0)), dtype=dtypes())
 @example(x=torch.tensor([[[-2.0, 3.0], [-0.5, 0.5], [0.0, 7.5], [-8.0, 1.0]]]), dtype=torch.float64)
 def feed_forward_uses_relu(student, x, dtype):
@@ -221,7 +283,7 @@ def feed_forward_uses_relu(student, x, dtype):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(FeedForward.VALUE,))
 @given(shape=st.sampled_from([(3,), (2, 3), (2, 2, 3), (2, 1, 2, 3)]), seed=seeds(), dtype=dtypes())
 def feed_forward_any_leading_dims(student, shape, seed, dtype):
     """FeedForward works on (..., d_model): the output has the input's shape and dtype."""
@@ -237,7 +299,7 @@ def feed_forward_any_leading_dims(student, shape, seed, dtype):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(FeedForward.VALUE,))
 @given(
     d=st.integers(2, 4),
     seed=seeds(),
@@ -266,7 +328,7 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
         )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(FeedForward.DROPOUT,))
 @given(d=st.integers(2, 4), seed=seeds(), dtype=dtypes())
 def feed_forward_dropout_is_off_in_eval(student, d, seed, dtype):
     """In eval mode, FeedForward(d, d_ff, dropout=0.5) is deterministic: exactly linear_2(relu(linear_1(x)))."""
@@ -282,3 +344,47 @@ def feed_forward_dropout_is_off_in_eval(student, d, seed, dtype):
             ".eval(), not F.dropout(..., training=True)"
         ),
     )
+
+
+@prop(C, points=1, examples=2, clauses=(FeedForward.DROPOUT,))
+@given(seed=seeds(), dtype=dtypes())
+def feed_forward_dropout_on_the_hidden_layer_only(student, seed, dtype):
+    """In training mode each position of FeedForward(x) is linear_2(dropout(relu(linear_1(x)))) for some dropout
+    pattern of the hidden layer: not dropout of the input, nor after linear_2."""
+    check_dropout_on_the_hidden_layer(student, (3, 2, 3), 4, seed, dtype)
+
+
+@prop(C, points=1, examples=2, clauses=(FeedForward.GRADIENTS,))
+@given(d=st.integers(2, 4), d_ff=st.integers(2, 6), seed=seeds(), dtype=dtypes())
+def feed_forward_gradients_match_torch(student, d, d_ff, seed, dtype):
+    """Gradients with respect to x and every weight equal torch's."""
+    h, state = build_ffn(student, d, d_ff, seed, dtype)
+    x = randn((2, 3, d), seed + 20, dtype)
+    check_ffn(student, h, state, x)
+    reply = student.run(Call(h, "forward", (x,), seed=seed, backward=True))
+    xr = x.double().requires_grad_(True)
+    params = {k: v.double().requires_grad_(True) for k, v in state.items()}
+    out = F.linear(
+        F.relu(F.linear(xr, params["linear_1.weight"], params["linear_1.bias"])),
+        params["linear_2.weight"],
+        params["linear_2.bias"],
+    )
+    (out * cotangent(out.shape, dtype, seed + 1).double()).sum().backward()
+    hint = _("keep the computation in the autograd graph: no .detach(), .data or numpy round trips")
+    rtol, atol = (1e-3, 1e-4) if dtype == torch.float32 else (1e-6, 1e-8)
+    close_input_grad(reply, xr.grad, hint, rtol, atol)
+    grads = reply.param_grads or {}
+    for name, p in params.items():
+        expect(
+            grads.get(name) is not None,
+            _("no gradient reached {name}").format(name=name),
+            _("use both linear layers in forward"),
+        )
+        close(
+            grads[name],
+            p.grad,
+            _("d loss / d {name}").format(name=name),
+            hint,
+            rtol=rtol,
+            atol=atol,
+        )

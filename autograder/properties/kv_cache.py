@@ -27,12 +27,14 @@ from hypothesis.extra import numpy as hnp
 from ..i18n import N_, _
 from ..student_code import Build, Call
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from ..suite.clauses import KvCache
 from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import (
     Decoding,
     DecodingCase,
     build_model,
     decoding_cases,
+    expect_run_in_eval_and_restored,
     fixed_case,
     greedy_fixed_point,
 )
@@ -265,7 +267,7 @@ def memory_side(state) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=3, examples=2)
+@prop(C, points=3, examples=2, clauses=(KvCache.STEPS,))
 @given(inputs=step_inputs(dtypes=(torch.float64, torch.float32)))
 @example(inputs=fixed_steps(3, (1, 3, 1, 2), lengths=[3, 4]))
 @example(inputs=fixed_steps(5, (2, 2), b=1, me=3, vocab=5, d=6, h=1, n=1))
@@ -274,7 +276,7 @@ def kv_cache_steps_equal_full_decode(student, inputs):
     decode_in_steps(student, inputs)
 
 
-@prop(C, points=2, examples=2)
+@prop(C, points=2, examples=2, clauses=(KvCache.CACHE,))
 @given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), mask=False))
 @example(inputs=fixed_steps(4, (1, 1, 2, 1)))
 def kv_cache_grows_one_position_per_step(student, inputs):
@@ -370,7 +372,7 @@ def kv_cache_grows_one_position_per_step(student, inputs):
             )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(KvCache.KEPT,))
 @given(inputs=step_inputs(chunk=(1, 2), steps=(1, 3), batch=(1, 2)), seed=st.integers(0, 2**16))
 @example(inputs=fixed_steps(6, (1, 2), b=2, me=3, d=4, h=2, n=2), seed=1)
 def kv_cache_keeps_the_memory_of_start(student, inputs, seed):
@@ -434,7 +436,7 @@ def cached_greedy_decode(student, model, case, decoding: Decoding):
     return ys, reply
 
 
-@prop(C, points=2, examples=2)
+@prop(C, points=2, examples=2, clauses=(KvCache.GREEDY,))
 @given(
     case=decoding_cases(batch=(1, 3)),
     ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
@@ -484,6 +486,46 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
                 "start once, then step(ys[:, -1:]) each time: next = argmax of the step's last row; "
                 "finished rows get eos_id; stop once every row has produced eos_id or at max_len tokens "
                 "(bos included)"
+            ),
+        )
+
+
+@prop(
+    C,
+    points=1,
+    examples=2,
+    clauses=(
+        KvCache.STEPS,
+        KvCache.SRC_MASK,
+    ),
+)
+@given(inputs=step_inputs(batch=(2, 3), mask=True, dtypes=(torch.float64, torch.float32)))
+@example(inputs=fixed_steps(11, (2, 1, 3), b=3, me=5, lengths=[5, 2, 3]))
+def kv_cache_with_padding_equals_full_decode(student, inputs):
+    """With a padding src_mask and 2-3 rows, every step equals recomputing every position."""
+    decode_in_steps(student, inputs)
+
+
+@prop(C, points=1, examples=1, clauses=(KvCache.MODE,))
+@given(case=decoding_cases(mask=False, layers=(1, 1)))
+@example(case=fixed_case(9, n=1))
+def cached_greedy_decode_decodes_in_eval_mode(student, case):
+    """A model in train mode (dropout=0.5) is decoded in eval mode without gradients, its tokens greedy's without
+    dropout, and is left in train mode."""
+    state = case.config.state(2, 0.5)
+    model = build_model(student, case, state, dropout=0.5, train=True)[0]
+    decoding = Decoding(max_len=5, bos_id=1, eos_id=2)
+    ys, reply = cached_greedy_decode(student, model, case, decoding)
+    expect_run_in_eval_and_restored(student, model, reply, "cached_greedy_decode")
+    why = greedy_fixed_point(ys, state, case, decoding)
+    if why is not None:
+        fail(
+            _("cached_greedy_decode of a model in train mode gave {got}: {why}").format(
+                got=ys.tolist(), why=why
+            ),
+            _(
+                "call model.eval() while decoding (dropout off), then restore the model's "
+                "train/eval mode"
             ),
         )
 

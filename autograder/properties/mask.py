@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from ..i18n import N_, _
 from ..suite import expected_values
 from ..suite.checks import EXPECTED_DTYPE, diagnose, expect, fail, tensor, wrong_shape
+from ..suite.clauses import Mask
 from ..suite.core import Kind, prop
 from ..suite.expected_values import expected_causal_mask
 from ..suite.strategies import PaddedTokens, composite, dtypes, randn, seeds
@@ -155,14 +156,14 @@ def padded_tokens(draw, max_batch=3, max_seq=5):
 
 
 # --------------------------------------------------------------------------------------------- causal mask
-@prop(C, points=1, examples=3, kind=Kind.SHAPE)
+@prop(C, points=1, examples=3, kind=Kind.SHAPE, clauses=(Mask.CAUSAL,))
 @given(size=st.integers(1, 6))
 def causal_mask_shape_and_dtype(student, size):
     """causal_mask(size) is a bool tensor of shape (size, size)."""
     causal_mask(student, size, strict=True)
 
 
-@prop(C, points=3, examples=3)
+@prop(C, points=3, examples=3, clauses=(Mask.CAUSAL,))
 @given(size=st.integers(1, 7))
 @example(size=3)
 def causal_mask_is_lower_triangular(student, size):
@@ -196,6 +197,7 @@ def causal_mask_is_lower_triangular(student, size):
         "to the tensor you create (device=device)"
     ),
     kind=Kind.SHAPE,
+    clauses=(Mask.CAUSAL,),
 )
 @given(size=st.integers(1, 4), device=st.sampled_from(["cpu", torch.device("cpu"), None]))
 def causal_mask_accepts_device(student, size, device):
@@ -210,7 +212,7 @@ def causal_mask_accepts_device(student, size, device):
     )
 
 
-@prop(C, points=3, examples=4)
+@prop(C, points=3, examples=4, clauses=(Mask.CAUSAL,))
 @given(
     n=st.integers(2, 5), cut=st.integers(0, 4), d=st.integers(1, 3), seed=seeds(), dtype=dtypes()
 )
@@ -239,14 +241,14 @@ def causal_mask_blocks_the_future(student, n, cut, d, seed, dtype):
 
 
 # -------------------------------------------------------------------------------------------- padding mask
-@prop(C, points=1, examples=3, kind=Kind.SHAPE)
+@prop(C, points=1, examples=3, kind=Kind.SHAPE, clauses=(Mask.PADDING,))
 @given(inputs=padded_tokens())
 def padding_mask_shape_and_dtype(student, inputs):
     """padding_mask(tokens, pad_id) is a bool tensor of shape (batch, 1, 1, seq)."""
     padding_mask(student, inputs.tokens, inputs.pad_id, strict=True)
 
 
-@prop(C, points=2, examples=5)
+@prop(C, points=2, examples=5, clauses=(Mask.PADDING,))
 @given(inputs=padded_tokens())
 @example(inputs=PaddedTokens(tokens=torch.tensor([[5, 6, 7, 3, 3], [3, 1, 0, 2, 3]]), pad_id=3))
 @example(inputs=PaddedTokens(tokens=torch.tensor([[1, 2, 0, 0], [0, 0, 0, 0]]), pad_id=0))
@@ -270,7 +272,7 @@ def padding_mask_marks_real_tokens(student, inputs):
         )
 
 
-@prop(C, points=2, examples=4)
+@prop(C, points=2, examples=4, clauses=(Mask.PADDING,))
 @given(
     inputs=padded_tokens(max_batch=2, max_seq=4),
     heads=st.integers(1, 2),

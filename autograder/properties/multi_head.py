@@ -27,6 +27,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
+from ..suite.clauses import MultiHead
 from ..suite.core import NO_HINT, Kind, default_hint, prop
 from ..suite.strategies import (
     MultiHeadInputs,
@@ -279,6 +280,7 @@ def fixed_case(batch, m_q, m_k, d_model, num_heads, seed, dtype=torch.float64, m
         "must build with these keyword arguments"
     ),
     kind=Kind.SHAPE,
+    clauses=(MultiHead.PARAMETERS,),
 )
 def multi_head_parameters_are_named(student):
     """Parameters are w_q, w_k, w_v, w_o (nn.Linear(d_model, d_model)); bias=False leaves out their biases."""
@@ -324,6 +326,7 @@ def multi_head_parameters_are_named(student):
         "(key.size(1)), the queries with m_q; the mask broadcasts against (batch, h, m_q, m_k)"
     ),
     kind=Kind.SHAPE,
+    clauses=(MultiHead.WEIGHTS,),
 )
 @given(case=cases(min_heads=1, max_heads=3, mask="any"))
 def multi_head_cross_attention_shape(student, case):
@@ -336,7 +339,15 @@ def multi_head_cross_attention_shape(student, case):
     stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype, strict=True)
 
 
-@prop(C, points=3, examples=4)
+@prop(
+    C,
+    points=3,
+    examples=4,
+    clauses=(
+        MultiHead.HEADS,
+        MultiHead.PARAMETERS,
+    ),
+)
 @given(case=cases())
 @example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=6, num_heads=2, seed=11))
 @example(
@@ -378,6 +389,7 @@ def multi_head_equals_torch(student, case):
         "(batch, 1 or h, 1 or m_q, m_k) and broadcast against the "
         "(batch, h, m_q, m_k) scores as they are: no unsqueeze or view"
     ),
+    clauses=(MultiHead.MASK,),
 )
 @given(case=cases(mask="any"))
 @example(case=fixed_case(batch=2, m_q=3, m_k=4, d_model=4, num_heads=2, seed=3, mask="pad"))
@@ -413,7 +425,15 @@ def multi_head_masks_equal_torch(student, case):
     )
 
 
-@prop(C, points=2, examples=3)
+@prop(
+    C,
+    points=2,
+    examples=3,
+    clauses=(
+        MultiHead.WEIGHTS,
+        MultiHead.HEADS,
+    ),
+)
 @given(case=cases(mask="any"))
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=7, mask="full"))
 def multi_head_attention_weights_equal_torch(student, case):
@@ -455,7 +475,7 @@ def multi_head_attention_weights_equal_torch(student, case):
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(MultiHead.HEADS,))
 @given(case=cases(distinct_lengths=False), perm_seed=st.integers(0, 100))
 @example(case=fixed_case(batch=2, m_q=3, m_k=3, d_model=4, num_heads=2, seed=13), perm_seed=1)
 def multi_head_self_attention_is_permutation_equivariant(student, case, perm_seed):
@@ -496,7 +516,7 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
     )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(MultiHead.HEADS,))
 @given(case=cases(min_heads=1, max_heads=1))
 @example(case=fixed_case(batch=1, m_q=2, m_k=3, d_model=3, num_heads=1, seed=4))
 def multi_head_one_head_is_projected_attention(student, case):
@@ -530,7 +550,9 @@ def multi_head_one_head_is_projected_attention(student, case):
     )
 
 
-@prop(C, points=1, examples=2, kind=Kind.SHAPE, error_hint=NO_HINT)
+@prop(
+    C, points=1, examples=2, kind=Kind.SHAPE, error_hint=NO_HINT, clauses=(MultiHead.VALUE_ERROR,)
+)
 @given(sizes=st.sampled_from([(6, 4), (5, 2), (8, 3), (4, 8)]))
 @example(sizes=(6, 4))
 def multi_head_bad_head_count_raises_value_error(student, sizes):
@@ -564,7 +586,7 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(MultiHead.DROPOUT,))
 @given(case=cases(mask="pad"))
 def multi_head_dropout_is_off_in_eval(student, case):
     """Built with dropout=0.5 in eval mode, the output is exactly the dropout-free one (and repeatable)."""
@@ -591,7 +613,15 @@ def multi_head_dropout_is_off_in_eval(student, case):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(
+    C,
+    points=1,
+    examples=2,
+    clauses=(
+        MultiHead.WEIGHTS,
+        MultiHead.DROPOUT,
+    ),
+)
 @given(case=cases(mask="pad"))
 @example(case=fixed_case(batch=2, m_q=2, m_k=3, d_model=4, num_heads=2, seed=1, mask="pad"))
 def multi_head_stores_weights_before_dropout(student, case):
@@ -645,7 +675,7 @@ def multi_head_stores_weights_before_dropout(student, case):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(MultiHead.DROPOUT,))
 @given(seed=seeds(), dtype=dtypes())
 def multi_head_dropout_acts_in_training(student, seed, dtype):
     """In training mode with dropout=0.5 the output differs from the same module's with dropout=0 (same weights,
@@ -683,6 +713,109 @@ def multi_head_dropout_acts_in_training(student, seed, dtype):
                 "dropout goes on the attention weights (dropout(weights) @ v), not on the output of w_o"
             ),
         )
+
+
+@prop(C, points=2, examples=2, clauses=(MultiHead.GRADIENTS,))
+@given(
+    sizes=model_sizes(max_heads=2, min_heads=2),
+    m_q=st.integers(1, 3),
+    m_k=st.integers(2, 4),
+    seed=seeds(),
+    dtype=dtypes(),
+)
+def multi_head_gradients_reach_every_projection(student, sizes, m_q, m_k, seed, dtype):
+    """Backpropagating through forward gives finite, non-zero gradients to w_q, w_k, w_v, w_o and the inputs."""
+    (d, h), b = sizes, 2
+    case = fixed_case(batch=b, m_q=m_q, m_k=m_k, d_model=d, num_heads=h, seed=seed, dtype=dtype)
+    q, k, v = case.query, case.key, case.value
+    handle = build(student, d, h, seed, q.dtype)[0]
+    reply = student.run(Call(handle, "forward", (q, k, v), {}, seed=seed, backward=True))
+    grads = reply.param_grads or {}
+    for name in [f"{p}.{s}" for p in ("w_q", "w_k", "w_v", "w_o") for s in ("weight", "bias")]:
+        g = grads.get(name)
+        if g is None:
+            fail(
+                _("{name} got no gradient").format(name=name),
+                _(
+                    "it is unused or cut from the graph: w_o must project the merged heads, and the "
+                    "output must come from dropout(weights) @ v, not from the detached "
+                    "attention_weights (or .data / no_grad)"
+                ),
+            )
+        expect(
+            torch.isfinite(g).all(),
+            _("{name} has a non-finite gradient").format(name=name),
+            _("NaN in the backward pass"),
+        )
+        # a key bias shifts every score of a query equally: its gradient is exactly 0
+        if name != "w_k.bias":
+            expect(
+                g.abs().sum() > 0,
+                _("{name} got an all-zero gradient").format(name=name),
+                _(
+                    "the output does not depend on it: is each projection applied to its own input "
+                    "(q = w_q(query), k = w_k(key), v = w_v(value)) and the output computed with "
+                    "autograd on?"
+                ),
+            )
+    names = ("query", "key", "value")
+    for i, g in enumerate(reply.input_grads or []):
+        expect(
+            g is not None and g.abs().sum() > 0,
+            _("the gradient with respect to {name} is zero or missing").format(name=names[i]),
+            _("the output must depend on query, key and value through autograd"),
+        )
+
+
+@prop(C, points=1, examples=3, clauses=(MultiHead.FULLY_MASKED,))
+@given(case=cases(mask="full"))
+@example(
+    case=MultiHeadInputs(
+        query=torch.ones(2, 2, 4, dtype=torch.float64),
+        key=torch.ones(2, 2, 4, dtype=torch.float64),
+        value=torch.arange(16, dtype=torch.float64).reshape(2, 2, 4),
+        mask=torch.tensor([[[[True, False], [False] * 2], [[False] * 2] * 2]] * 2),
+        d_model=4,
+        num_heads=2,
+        seed=3,
+    )
+)
+def multi_head_fully_masked_rows_get_zero_weights(student, case):
+    """A query row masked for every key in a head gets zero weights in that head and a finite output; a row
+    masked in every head outputs w_o's bias (each head contributes zeros); the other rows equal torch's."""
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    d, h, seed = case.d_model, case.num_heads, case.seed
+    handle, state = build(student, d, h, seed, q.dtype)
+    # NaN in the output is reported here, first
+    out, w = forward(student, handle, q, k, v, m, read=True)
+    w = stored_weights(w, (q.shape[0], h, q.shape[1], k.shape[1]), q.dtype)
+    dead = ~m.expand(q.shape[0], h, q.shape[1], k.shape[1]).any(-1)  # (batch, h, m_q)
+    if w is not None:
+        expect(
+            bool((w[dead] == 0).all()),
+            _("attention_weights of a fully masked row are not all zero"),
+            _("fully masked rows hold zero weights; the others sum to 1"),
+        )
+    all_dead = dead.all(1)  # (batch, m_q): masked in every head
+    if bool(all_dead.any()):
+        bias = state.get("w_o.bias", torch.zeros(d, dtype=q.dtype))
+        close(
+            out[all_dead],
+            bias.expand(int(all_dead.sum()), d),
+            _("output of a row masked in every head"),
+            _("a fully masked head contributes zeros before w_o"),
+        )
+    check_output(
+        out,
+        state,
+        h,
+        q,
+        k,
+        v,
+        m,
+        _("output with fully masked rows"),
+        _("a fully masked head contributes zeros before w_o"),
+    )
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)

@@ -16,6 +16,7 @@ from ..i18n import N_, _
 from ..student_code import Call, StudentError
 from ..suite import expected_values
 from ..suite.checks import close, diagnose, expect, fail, is_close, not_constant, tensor
+from ..suite.clauses import PositionalEncoding
 from ..suite.core import NO_HINT, Kind, default_hint, prop
 from ..suite.strategies import dtypes, randn, seeds
 from .models.positional_encoding import PeMistake, sinusoid_model
@@ -131,7 +132,7 @@ def check_table(student, max_len, d, what=None):
 
 
 # ------------------------------------------------------------------------------------- sinusoidal_encoding
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, clauses=(PositionalEncoding.TABLE,))
 @given(max_len=st.integers(1, 8), d=st.integers(1, 8))
 def sinusoidal_shape_and_default_dtype(student, max_len, d):
     """sinusoidal_encoding(max_len, d_model) is (max_len, d_model) in torch.get_default_dtype()."""
@@ -148,7 +149,7 @@ def sinusoidal_shape_and_default_dtype(student, max_len, d):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(PositionalEncoding.TABLE,))
 @given(d=st.integers(1, 9))
 def sinusoidal_first_row(student, d):
     """PE[0] = [0, 1, 0, 1, ...]: sin(0) in even columns, cos(0) in odd ones."""
@@ -172,7 +173,7 @@ def sinusoidal_first_row(student, d):
     )
 
 
-@prop(C, points=3, examples=5)
+@prop(C, points=3, examples=5, clauses=(PositionalEncoding.TABLE,))
 @given(max_len=st.sampled_from([1, 2, 7, 50, 60]), d=st.integers(1, 16))
 @example(max_len=50, d=8)
 # the size the graded suite uses: a loop too slow for the judge fails here first
@@ -182,7 +183,7 @@ def sinusoidal_equals_closed_form(student, max_len, d):
     check_table(student, max_len, d)
 
 
-@prop(C, points=2, examples=3)
+@prop(C, points=2, examples=3, clauses=(PositionalEncoding.TABLE,))
 @given(max_len=st.sampled_from([20, 60]), half=st.integers(1, 8))
 def sinusoidal_pairs_share_a_frequency(student, max_len, half):
     """Each column pair (2i, 2i+1) is (sin a, cos a) of one angle: values in [-1, 1], sin² + cos² = 1."""
@@ -214,7 +215,7 @@ def sinusoidal_pairs_share_a_frequency(student, max_len, half):
         )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(PositionalEncoding.TABLE,))
 @given(half=st.integers(1, 6), k=st.integers(1, 5))
 def sinusoidal_dot_product_depends_on_the_offset_only(student, half, k):
     """PE[p]·PE[p+k] is the same for every p: relative positions are a fixed rotation of each pair."""
@@ -238,7 +239,7 @@ def sinusoidal_dot_product_depends_on_the_offset_only(student, half, k):
         )
 
 
-@prop(C, points=1, examples=2, error_hint=ODD_HINT)
+@prop(C, points=1, examples=2, error_hint=ODD_HINT, clauses=(PositionalEncoding.TABLE,))
 @given(max_len=st.integers(1, 12), d=st.sampled_from([1, 3, 5, 7]))
 def sinusoidal_odd_d_model(student, max_len, d):
     """An odd d_model works: (max_len, d_model), the last column a sin."""
@@ -256,7 +257,7 @@ def sinusoidal_odd_d_model(student, max_len, d):
 REGISTER_PE = N_('self.register_buffer("pe", sinusoidal_encoding(max_len, d_model).unsqueeze(0))')
 
 
-@prop(C, points=1, examples=2, error_hint=NO_HINT)
+@prop(C, points=1, examples=2, error_hint=NO_HINT, clauses=(PositionalEncoding.BUFFER,))
 @given(max_len=st.integers(1, 20), d=st.integers(1, 8))
 def positional_encoding_buffer(student, max_len, d):
     """PositionalEncoding(d_model, max_len) holds a buffer pe of shape (1, max_len, d_model): the table."""
@@ -296,6 +297,7 @@ def positional_encoding_buffer(student, max_len, d):
         "slice the table to the sequence length: self.pe[:, : x.size(1)], "
         "and keep pe a buffer of shape (1, max_len, d_model)"
     ),
+    clauses=(PositionalEncoding.ADDS,),
 )
 @given(b=st.integers(1, 2), s=st.integers(1, 6), d=st.integers(1, 6), seed=seeds(), dtype=dtypes())
 @example(b=1, s=4, d=4, seed=0, dtype=torch.float64)
@@ -366,7 +368,7 @@ def positional_encoding_adds_the_table(student, b, s, d, seed, dtype):
 
 
 # ---------------------------------------------------------------------------------------- TokenEmbedding
-@prop(C, points=2, examples=3, error_hint=EMBEDDING_ERROR)
+@prop(C, points=2, examples=3, error_hint=EMBEDDING_ERROR, clauses=(PositionalEncoding.EMBEDDING,))
 @given(
     vocab=st.integers(2, 7),
     d=st.integers(1, 6),

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from ..i18n import N_, _
 from ..student_code import Call, cotangent
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
+from ..suite.clauses import Training
 from ..suite.core import Kind, prop
 from ..suite.strategies import seeds
 from ..suite.training import (
@@ -42,6 +43,7 @@ from ..suite.training import (
     CopyTask,
     batch_cases,
     build_model,
+    expect_trained_in_train_mode,
     explain_loss,
     far_apart_inputs,
     fixed_batch_case,
@@ -76,7 +78,7 @@ M = TrainingMistake
 # ------------------------------------------------------------------------------------------------- properties
 # The two that use the model come first: the judge re-runs a component's first two visible properties with the
 # student's own dependencies (the integration share), and these are the ones that exercise them.
-@prop(C, points=3, examples=4, error_hint=BUILD_ERROR)
+@prop(C, points=3, examples=4, error_hint=BUILD_ERROR, clauses=(Training.TEACHER_FORCING,))
 @given(case=batch_cases())
 @example(case=fixed_batch_case(3))
 def teacher_forcing_gradient_equals_expected(student, case):
@@ -129,7 +131,7 @@ def teacher_forcing_gradient_equals_expected(student, case):
             close(g, expected, _("d loss / d {name}").format(name=name), explain)
 
 
-@prop(C, points=2, examples=2, error_hint=BUILD_ERROR)
+@prop(C, points=2, examples=2, error_hint=BUILD_ERROR, clauses=(Training.TRAIN,))
 @given(case=batch_cases(), steps=st.integers(2, 3), warmup=st.integers(1, 3))
 @example(case=fixed_batch_case(5), steps=3, warmup=2)
 def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
@@ -195,7 +197,15 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
     )
 
 
-@prop(C, points=3, examples=12)
+@prop(
+    C,
+    points=3,
+    examples=12,
+    clauses=(
+        Training.LOSS,
+        Training.PADDING,
+    ),
+)
 @given(inputs=loss_inputs())
 @example(inputs=fixed_loss_inputs(0))
 @example(inputs=fixed_loss_inputs(1, smoothing=0.2, pad_id=2, dtype=torch.float32))
@@ -223,7 +233,15 @@ def smoothed_loss_equals_closed_form(student, inputs):
         )
 
 
-@prop(C, points=1, examples=8)
+@prop(
+    C,
+    points=1,
+    examples=8,
+    clauses=(
+        Training.LOSS,
+        Training.PADDING,
+    ),
+)
 @given(inputs=loss_inputs(smoothing=0.0))
 def smoothing_zero_is_cross_entropy(student, inputs):
     """With smoothing = 0 the loss is the ordinary cross-entropy with padding ignored."""
@@ -249,7 +267,7 @@ def smoothing_zero_is_cross_entropy(student, inputs):
         )
 
 
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, clauses=(Training.LOSS,))
 @given(inputs=far_apart_inputs())
 @example(inputs=fixed_far_apart(torch.float32, 200.0, 0.1))
 @example(inputs=fixed_far_apart(torch.float64, 1000.0, 0.0))
@@ -268,7 +286,7 @@ def smoothed_loss_is_finite_for_logits_far_apart(student, inputs):
     )
 
 
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, clauses=(Training.LOSS,))
 @given(inputs=minus_inf_inputs())
 @example(inputs=fixed_minus_inf(torch.float64))
 @example(inputs=fixed_minus_inf(torch.float32))
@@ -292,7 +310,7 @@ def smoothing_zero_allows_minus_inf_logits(student, inputs):
     )
 
 
-@prop(C, points=2, examples=8)
+@prop(C, points=2, examples=8, clauses=(Training.LOSS,))
 @given(inputs=loss_inputs(dtype=torch.float64, smoothings=(0.1, 0.2, 0.4)))
 @example(inputs=fixed_loss_inputs(2, smoothing=0.1))
 def smoothed_distribution_minimises_the_loss(student, inputs):
@@ -330,7 +348,7 @@ def smoothed_distribution_minimises_the_loss(student, inputs):
     )
 
 
-@prop(C, points=1, examples=8)
+@prop(C, points=1, examples=8, clauses=(Training.PADDING,))
 @given(inputs=loss_inputs(min_pad=1), noise=seeds())
 def padding_positions_contribute_nothing(student, inputs, noise):
     """Changing the logits at padding positions changes neither the loss nor the other positions' gradients."""
@@ -364,7 +382,7 @@ def padding_positions_contribute_nothing(student, inputs, noise):
     )
 
 
-@prop(C, points=1, examples=12)
+@prop(C, points=1, examples=12, clauses=(Training.SCHEDULE,))
 @given(
     step=st.integers(1, 20_000),
     d_model=st.sampled_from([16, 64, 512]),
@@ -397,7 +415,7 @@ def learning_rate_equals_closed_form(student, step, d_model, warmup, factor):
         )
 
 
-@prop(C, points=1, examples=3)
+@prop(C, points=1, examples=3, clauses=(Training.SCHEDULE,))
 @given(d_model=st.sampled_from([16, 64, 512]), warmup=st.integers(2, 30))
 @example(d_model=512, warmup=25)
 def learning_rate_peaks_at_warmup(student, d_model, warmup):
@@ -422,7 +440,7 @@ def learning_rate_peaks_at_warmup(student, d_model, warmup):
     )
 
 
-@prop(C, points=1, examples=6)
+@prop(C, points=1, examples=6, clauses=(Training.SHIFT,))
 @given(
     tgt=st.integers(1, 5).flatmap(
         lambda m: st.lists(
@@ -464,7 +482,7 @@ LOSS_TYPE = N_(
 SHIFT_TYPE = N_("shift_right returns a LongTensor of token ids, like tgt")
 
 
-@prop(C, points=1, examples=1, error_hint=BUILD_ERROR, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, error_hint=BUILD_ERROR, kind=Kind.SHAPE, clauses=(Training.TYPES,))
 def training_returns_the_contract_types(student):
     """train's losses are a float64 tensor (steps,), learning_rate a Python float, the loss a scalar of the
     logits' dtype, shift_right a LongTensor. The one property that owns these types (the others accept any).
@@ -577,7 +595,7 @@ def copy_task_learned(student, task, draw):
     return None if accuracy >= task.accuracy else (losses, trained, src, tgt, accuracy)
 
 
-@prop(C, points=3, examples=1, error_hint=BUILD_ERROR, slow=True)
+@prop(C, points=3, examples=1, error_hint=BUILD_ERROR, slow=True, clauses=(Training.TRAIN,))
 def copy_task_is_learned(student):
     """train() learns the copy task: 50 % token accuracy on 64 held-out sequences under greedy decoding.
 
@@ -632,6 +650,14 @@ def copy_task_is_learned(student):
         ),
         hint,
     )
+
+
+@prop(C, points=1, examples=1, error_hint=BUILD_ERROR, clauses=(Training.TRAIN_MODE,))
+@given(case=batch_cases())
+def train_puts_the_model_in_train_mode(student, case):
+    """train(...) on a model built in eval mode trains it in train mode (model.train(): dropout on when it has
+    any), and returns each step's loss."""
+    expect_trained_in_train_mode(student, case, steps=3)
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)

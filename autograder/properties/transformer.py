@@ -31,6 +31,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
+from ..suite.clauses import Transformer
 from ..suite.core import Kind, default_hint, prop
 from ..suite.decoding import (
     Decoding,
@@ -353,7 +354,7 @@ def eos_biased(case, eos_id, bias):
 
 
 # ------------------------------------------------------------------------------------------------- properties
-@prop(C, points=1, examples=1, kind=Kind.SHAPE)
+@prop(C, points=1, examples=1, kind=Kind.SHAPE, clauses=(Transformer.NAMES,))
 def transformer_submodules_are_named(student):
     """Transformer has src_embedding, tgt_embedding, positional_encoding, encoder, decoder, generator."""
     h = student.build(
@@ -411,7 +412,7 @@ def transformer_submodules_are_named(student):
     )
 
 
-@prop(C, points=1, examples=2, kind=Kind.SHAPE)
+@prop(C, points=1, examples=2, kind=Kind.SHAPE, clauses=(Transformer.FORWARD,))
 @given(case=cases(max_layers=1))
 def transformer_logits_shape(student, case):
     """forward(src, tgt) gives logits (batch, m_D, tgt_vocab_size) with m_E != m_D, in the model's dtype."""
@@ -419,7 +420,7 @@ def transformer_logits_shape(student, case):
     forward(student, handle, case, expected_causal_mask(case.tgt.shape[1]), strict=True)
 
 
-@prop(C, points=3, examples=2)
+@prop(C, points=3, examples=2, clauses=(Transformer.FORWARD,))
 @given(case=cases(), use_causal=st.booleans())
 @example(case=fixed_case(3, lengths=[5, 3]), use_causal=True)
 @example(
@@ -452,7 +453,7 @@ def transformer_forward_equals_torch(student, case, use_causal):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.SRC_MASK,))
 @given(case=cases(mask=True, max_layers=1, m_e=(3, 5)), noise=seeds())
 @example(case=fixed_case(5, lengths=[2, 4]), noise=1)
 def transformer_src_mask_serves_cross_attention(student, case, noise):
@@ -479,7 +480,7 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.DROPOUT,))
 @given(case=cases(max_layers=1))
 def transformer_eval_is_deterministic(student, case):
     """Built with dropout=0.1 in eval mode: two forwards agree, and equal the dropout-free expected model."""
@@ -511,7 +512,7 @@ def transformer_eval_is_deterministic(student, case):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.FORWARD,))
 @given(case=cases(mask=False, m_e=(2, 4), m_d=(2, 3)))
 def transformer_gradients_reach_every_parameter(student, case):
     """In train mode (dropout 0) backpropagating the logits gives every parameter a finite gradient."""
@@ -545,7 +546,15 @@ def transformer_gradients_reach_every_parameter(student, case):
             )
 
 
-@prop(C, points=3, examples=3)
+@prop(
+    C,
+    points=3,
+    examples=3,
+    clauses=(
+        Transformer.GREEDY,
+        Transformer.FINISHED,
+    ),
+)
 @given(
     case=cases(mask=False, max_layers=1, m_d=(1, 1)),
     ids=st.sampled_from([(1, 2), (0, 3), (3, 1)]),
@@ -572,7 +581,7 @@ def greedy_decode_equals_expected(student, case, ids, max_len, bias):
     )
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.GREEDY,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(1, 5))
 @example(case=fixed_case(4, num_layers=1), max_len=1)
 @example(case=fixed_case(4, num_layers=1), max_len=4)
@@ -593,7 +602,7 @@ def greedy_decode_respects_max_len(student, case, max_len):
     expect_greedy(ys, state, case, decoding, _("next token = argmax of the last position"))
 
 
-@prop(C, points=1, examples=2)
+@prop(C, points=1, examples=2, clauses=(Transformer.FINISHED,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)), max_len=st.integers(3, 6))
 def greedy_decode_stops_once_every_row_finished(student, case, max_len):
     """When eos always wins, every row is [bos, eos] and decoding stops there: shape (batch, 2)."""
@@ -629,7 +638,69 @@ def expect_greedy(ys, state, case, decoding: Decoding, default_hint):
         )
 
 
-@prop(C, points=1, examples=1)
+def expect_finished_rows_hold_eos(ys, decoding: Decoding):
+    """A row that has produced eos_id holds eos_id after it, decoding stops early only once every row has
+    finished, and not later (the contract's clauses on finished rows, read off the tokens alone)."""
+    eos, max_len = decoding.eos_id, decoding.max_len
+    for row in ys.tolist():
+        if eos in row[1:]:
+            first = row.index(eos, 1)
+            if any(tok != eos for tok in row[first:]):
+                fail(
+                    _(
+                        "greedy_decode gave the row {row}: tokens other than eos_id={eos} after it"
+                    ).format(row=row, eos=eos),
+                    _(NO_PAD),
+                )
+    finished = (
+        (ys[:, 1:] == eos).any(1) if ys.shape[1] > 1 else torch.zeros(ys.shape[0], dtype=torch.bool)
+    )
+    if ys.shape[1] < max_len:
+        expect(
+            finished.all(),
+            _(
+                "greedy_decode stopped at {n} < max_len={max_len} tokens with an unfinished row: "
+                "{got}"
+            ).format(n=ys.shape[1], max_len=max_len, got=ys.tolist()),
+            _("stop early only once every row has produced eos_id"),
+        )
+    if ys.shape[1] > 2 and bool((ys[:, 1:-1] == eos).any(1).all()):
+        fail(
+            _("greedy_decode went on after every row had produced eos_id: {got}").format(
+                got=ys.tolist()
+            ),
+            _(NO_STOP),
+        )
+
+
+def rows_finishing_apart(seed, bias):
+    """A case whose rows finish at different steps, and where a finished row left to decode would not pick
+    eos_id again (found by search with bos_id=0, eos_id=3, max_len=6)."""
+    case = fixed_case(seed, batch=2, m_e=3, d_model=6, num_heads=2, num_layers=1, vocab=(5, 7))
+    return case, bias
+
+
+@prop(C, points=1, examples=1, clauses=(Transformer.FINISHED,))
+@given(
+    cb=st.tuples(
+        cases(mask=False, max_layers=1, m_d=(1, 1), batch=(2, 3)), st.sampled_from([1.0, 2.0])
+    )
+)
+@example(cb=rows_finishing_apart(108, 1.0))
+@example(cb=rows_finishing_apart(148, 1.0))
+@example(cb=rows_finishing_apart(162, 1.5))
+def greedy_decode_pads_finished_rows_with_eos(student, cb):
+    """Rows that finish at different steps: a finished row holds eos_id after its eos (it does not keep
+    generating) and decoding stops once every row has finished."""
+    case, bias = cb
+    decoding = Decoding(max_len=6, bos_id=0, eos_id=3)
+    handle, state = build_model(student, case, state=eos_biased(case, decoding.eos_id, bias))
+    ys = greedy_decode(student, handle, case, decoding)[0]
+    expect_finished_rows_hold_eos(ys, decoding)
+    expect_greedy(ys, state, case, decoding, _(NO_PAD))
+
+
+@prop(C, points=1, examples=1, clauses=(Transformer.MODE,))
 @given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
 @example(case=fixed_case(6, num_layers=1))
 def greedy_decode_runs_in_eval_and_restores_mode(student, case):
@@ -648,6 +719,50 @@ def greedy_decode_runs_in_eval_and_restores_mode(student, case):
             _(
                 "call model.eval() while decoding (dropout off), then restore the model's train/eval "
                 "mode"
+            ),
+        )
+
+
+@prop(C, points=1, examples=1, clauses=(Transformer.MODE,))
+@given(case=cases(mask=False, max_layers=1, m_d=(1, 1)))
+@example(case=fixed_case(7, num_layers=1))
+def greedy_decode_leaves_eval_mode_as_it_was(student, case):
+    """A model in eval mode is still in eval mode after greedy_decode (its mode restored, not set to train)."""
+    handle = build_model(student, case, state=eos_biased(case, 2, 0.5), dropout=0.3, train=False)[0]
+    greedy_decode(student, handle, case, Decoding(max_len=4, bos_id=1, eos_id=2))
+    expect(
+        not student.inspect(handle)["training"],
+        _("greedy_decode left a model that was in eval mode in train mode"),
+        _(
+            "restore the model's train/eval mode as it was: was_training = model.training; ...; "
+            "model.train(was_training), not model.train()"
+        ),
+    )
+
+
+@prop(C, points=1, examples=1, clauses=(Transformer.GREEDY_SRC_MASK,))
+@given(case=cases(mask=True, max_layers=1, m_e=(3, 5), m_d=(1, 1)))
+@example(case=fixed_case(20, num_layers=1, lengths=[5, 2]))
+@example(case=fixed_case(17, num_layers=1, lengths=[3, 5]))
+def greedy_decode_uses_src_mask(student, case):
+    """With a padding src_mask, greedy_decode's tokens are greedy's for the masked model: the mask serves encode
+    and every decode step."""
+    decoding = Decoding(max_len=6, bos_id=1, eos_id=2, src_mask=case.src_mask)
+    handle, state = build_model(student, case, state=eos_biased(case, decoding.eos_id, 1.0))
+    ys = greedy_decode(student, handle, case, decoding)[0]
+    why = greedy_fixed_point(ys, state, case, decoding)
+    if why is not None:
+        fail(
+            _("greedy_decode with src_mask gave {got}: {why}").format(got=ys.tolist(), why=why),
+            explain_greedy(
+                ys,
+                state,
+                case,
+                decoding,
+                _(
+                    "pass src_mask to encode and to every decode: model.encode(src, src_mask), "
+                    "model.decode(ys, memory, causal_mask(L), src_mask)"
+                ),
             ),
         )
 

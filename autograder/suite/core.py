@@ -30,6 +30,7 @@ from ..i18n import N_, _
 from ..rules import eager_dynamo  # noqa: F401  (the checking side's optimizers: training's expected model)
 from ..student_code.interface import StudentCode, StudentError
 from . import error_hints
+from .clauses import CLAUSES
 
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
 # loaded 2-core machine made it 3x slower). It also fixes the order of float reductions run to run.
@@ -102,6 +103,9 @@ class Property:
     # An integration re-run: this property run again with the student's own dependencies, for `points` of the
     # integration share (integration_rerun builds it; its id says so, its name stays the property's)
     integration: bool = False
+    # The contract clauses it checks, members of its component's enum (suite/clauses.py): a hidden property's
+    # are each checked by a visible property too (issue 33, tests/test_clauses.py)
+    clauses: tuple[StrEnum, ...] = ()
 
     @property
     def label(self) -> str:
@@ -191,12 +195,15 @@ def prop(
     error_hint: str | None = None,
     kind: Kind = Kind.BEHAVIOUR,
     slow: bool = False,
+    clauses: tuple[StrEnum, ...] = (),
 ):
     """Register a property. Stack it on top of `@given` (or on a plain function run once). `error_hint`: the
     likely mistake when the student's code raises here; left out, the component's default_hint; NO_HINT for
-    none."""
+    none. `clauses`: the contract clauses it checks, of its component's enum (suite/clauses.py)."""
     if component not in NAMES:
         raise ValueError(f"unknown component {component!r}")
+    if not all(isinstance(c, CLAUSES[component]) for c in clauses):
+        raise TypeError(f"{component}: clauses must be {CLAUSES[component].__name__} members")
 
     def register(fn):
         if getattr(fn, "is_hypothesis_test", False):
@@ -217,6 +224,7 @@ def prop(
             error_hint,
             Kind(kind),
             slow,
+            clauses=tuple(clauses),
         )
         if p.id in REGISTRY:
             raise ValueError(f"property {p.id} registered twice")

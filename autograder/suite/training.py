@@ -16,11 +16,11 @@ import torch
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from ..properties.models.training import TrainingMistake, expected_smoothed_loss
+from ..properties.models.training import TrainingMistake, expected_smoothed_loss, expected_train
 from ..properties.models.transformer import TransformerConfig
 from ..student_code import Call
 from . import decoding
-from .checks import diagnose, expect, tensor
+from .checks import close, diagnose, expect, tensor
 from .graded import matches
 from .strategies import LabelledCase, composite, dtypes, seeds, tensors
 
@@ -412,3 +412,42 @@ class CopyTask:
             elif "embedding" in name:  # x sqrt(d_model): 0.57 a coordinate, the encoding's <= 1
                 state[name] = value * self.embedding_std
         return state
+
+
+def expect_trained_in_train_mode(student, case, steps: int):
+    """train(...) on a model built in eval mode runs every forward in train mode (model.train(): dropout on
+    when it has any) and returns the expected losses of its `steps` steps (warm-up 1, factor 1)."""
+    handle, state = build_model(student, case)
+    src, tgt = case.batches(steps)
+    student.method(handle, "eval")
+    reply = student.run(
+        Call(
+            C,
+            "train",
+            (handle, src, tgt),
+            dict(
+                d_model=case.config.d_model,
+                warmup_steps=1,
+                bos_id=case.bos_id,
+                pad_id=case.pad_id,
+                smoothing=case.smoothing,
+            ),
+        )
+    )
+    expect(
+        reply.training_seen and all(reply.training_seen),
+        _("train(...) ran the model in eval mode"),
+        _("call model.train() before the first step"),
+    )
+    value = reply.value  # its type is training_returns_the_contract_types's to judge
+    value = torch.tensor(value, dtype=torch.float64) if isinstance(value, list) else value
+    losses = tensor(value, _("train(...)'s losses"), shape=(steps,), dtype=torch.float64)
+    expected = expected_train(state, case, src, tgt, 1, 1.0)[0]
+    close(
+        losses,
+        expected,
+        _("train(...)'s losses"),
+        _("return the loss of each step, before it"),
+        rtol=1e-5,
+        atol=1e-7,
+    )
