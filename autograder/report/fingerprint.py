@@ -193,17 +193,42 @@ def kgram_hashes(text: str, k: int = K) -> np.ndarray:
 
 
 def winnow(hashes: np.ndarray, window: int = WINDOW) -> np.ndarray:
-    """Robust winnowing, as copydetect's: the rightmost smallest hash of every window, and the running minima
-    of the first, partial windows (each position once, in order)."""
-    if len(hashes) == 0:
-        return np.zeros(0, dtype=np.int64)
+    """Robust winnowing, copydetect's: the positions it keeps, in order. Where every window's smallest hash is
+    unique, that is each window's argmin (and the running minima of the first, partial windows), computed at
+    once; a tie (periodic text: a k-gram repeated within a window) makes the choice depend on the previous
+    one, and the file is winnowed one hash at a time (~1 us a hash)."""
+    if len(hashes) < window:
+        return _winnow_loop(hashes.tolist(), window)
+    views = np.lib.stride_tricks.sliding_window_view(hashes, window)
+    smallest = views.min(axis=1)
+    if ((views == smallest[:, None]).sum(axis=1) > 1).any():
+        return _winnow_loop(hashes.tolist(), window)
     head = hashes[: window - 1]
     firsts = np.flatnonzero(head < np.minimum.accumulate(np.concatenate(([np.inf], head)))[:-1])
-    if len(hashes) < window:
-        return firsts
-    views = np.lib.stride_tricks.sliding_window_view(hashes, window)[:, ::-1]
-    chosen = np.arange(len(views)) + window - 1 - np.argmin(views, axis=1)
+    chosen = np.arange(len(views)) + np.argmin(views, axis=1)
     return np.unique(np.concatenate((firsts, chosen)))
+
+
+def _winnow_loop(hashes: list[int], window: int) -> np.ndarray:
+    """Robust winnowing (Schleimer et al.) as copydetect writes it, over a ring buffer: keep the current
+    minimum while it is in the window and nothing strictly smaller arrives; when it leaves, the rightmost
+    minimum of the window."""
+    chosen: list[int] = []
+    ring, r, low = [float("inf")] * window, 0, 0
+    for t, h in enumerate(hashes):
+        r = (r + 1) % window
+        ring[r] = h
+        if low == r:  # the minimum just left: the rightmost minimum of the window
+            i = (r - 1) % window
+            while i != r:
+                if ring[i] < ring[low]:
+                    low = i
+                i = (i - 1) % window
+            chosen.append(t - (r - low) % window)
+        elif ring[r] < ring[low]:
+            low = r
+            chosen.append(t)
+    return np.unique(np.array(chosen, dtype=np.int64))
 
 
 def union(positions: np.ndarray, k: int = K) -> int:

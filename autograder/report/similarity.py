@@ -186,8 +186,16 @@ def _component(
     sources: Sources, submissions: Path, solutions: Path, stubs: Path
 ) -> tuple[int, list[Pair]]:
     """One component: (files compared, flagged pairs). Runs in a worker process for a large class."""
-    component = sources.component
-    cap = sources.max_bytes
+    prints = fingerprints(sources, submissions, solutions, stubs)
+    return len(prints), pairs(sources.component, prints)
+
+
+def fingerprints(
+    sources: Sources, submissions: Path, solutions: Path, stubs: Path
+) -> dict[str, Print]:
+    """Each student's (and the reference's) fingerprints of one component, the stub's removed; files with
+    none left are not compared."""
+    component, cap = sources.component, sources.max_bytes
     boilerplate = fingerprint.boilerplate(_read(stubs / f"{component}.py", cap) or "")
     texts = {REFERENCE: _read(solutions / f"{component}.py", cap)}
     for name, files in sources.students:
@@ -202,7 +210,7 @@ def _component(
             seen[code] = fingerprint.fingerprint(code, boilerplate)
         if len(seen[code].positions):
             prints[name] = seen[code]
-    return len(prints), pairs(component, prints)
+    return prints
 
 
 def pairs(component: str, prints: dict[str, Print], exhaustive: bool = False) -> list[Pair]:
