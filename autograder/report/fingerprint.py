@@ -61,13 +61,17 @@ _MAGIC_FUNCS = frozenset(
     "__rmatmul__ __imatmul__ __delitem__ __setitem__ __reversed__ __round__ __bool__".split()
 )
 _KEYWORDS = frozenset(keyword.kwlist)
+# One token a match, with the spaces, line continuations and comments before it skipped (possessively: a
+# run of spaces before nothing is not retried split by split); a run of operators is one token (their text is
+# kept as it is, whatever the cut).
 _TOKEN = re.compile(
-    r"""(?P<string>(?<!\w)[rRbBuUfF]{0,2}(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:[^'\\\n]|\\[\s\S])*'"""
+    r"(?:[ \t\f\r]|\\\r?\n|\#[^\n]*)*+"
+    r"""(?:(?P<string>(?<!\w)[rRbBuUfF]{0,2}(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:[^'\\\n]|\\[\s\S])*'"""
     r"""|"(?:[^"\\\n]|\\[\s\S])*"))"""
-    r"|(?P<comment>\#[^\n]*)|(?P<name>[^\W\d]\w*)|(?P<number>\.?\d[\w.]*)|(?P<newline>\n)"
-    r"|(?P<space>[ \t\f\r]+|\\\r?\n)|(?P<other>.)",
-    re.S,
+    r"|(?P<name>[^\W\d]\w*)|(?P<number>\.?\d[\w.]*)|(?P<newline>\n)"
+    r"|(?P<other>[^\w\s'\"\#\\]+|[\s\S]))",
 )
+_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 # the pieces Pygments makes of a string's content, one S each
 _PIECE = re.compile(
     r"\\(?:N\{[^}]*\}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|[0-7]{1,3}|[\s\S])"
@@ -86,26 +90,31 @@ def normalise(code: str, spans: list | None = None) -> str:
     # "" elsewhere: Pygments' Namespace rules
     previous, line_start, depth, importing, end = "", True, 0, "", -1
     for m in _TOKEN.finditer(code):
-        kind, text, start = m.lastgroup, m.group(), m.start()
-        if kind in ("comment", "space"):
-            continue
-        if kind == "newline":
+        kind = m.lastgroup
+        text = m.group(kind)
+        if kind == "name":
+            glued = previous[-1:] == "@" and m.start(kind) == end
+            pieces = _name(text, previous, importing, glued)
+            if text in ("import", "from") and previous[-1:] != ".":
+                importing = "" if (text, importing) == ("import", "from") else text
+        elif kind == "other":
+            pieces = text
+            if len(text) == 1:
+                depth = max(0, depth + _DEPTH.get(text, 0))
+            else:
+                depth = max(0, depth + sum(_DEPTH.get(c, 0) for c in text))
+            importing = "" if ";" in text else importing
+        elif kind == "newline":
             line_start = True
             importing = importing if depth else ""
             continue
-        if kind == "string":
+        elif kind == "string":
             pieces = _string(text, line_start)
-        elif kind == "name":
-            pieces = _name(text, previous, importing, end == start)
-            if text in ("import", "from") and previous != ".":
-                importing = "" if (text, importing) == ("import", "from") else text
         else:
             pieces = text
-            depth += text in "([{"
-            depth -= text in ")]}" and depth > 0
-            importing = "" if text == ";" else importing
         out.append(pieces)
         if spans is not None:
+            start = m.start(kind)
             verbatim = len(pieces) == len(text)
             spans.extend(
                 (start + i, start + i + 1) if verbatim else (start, m.end())
@@ -116,11 +125,11 @@ def normalise(code: str, spans: list | None = None) -> str:
 
 
 def _name(text: str, previous: str, importing: str, glued: bool) -> str:
-    if previous == "@" and glued:  # `@name`, no space: Pygments' decorator (even in a@b), kept
+    if glued:  # `@name`, no space: Pygments' decorator (even in a@b), kept
         return text
     if text in _MAGIC_FUNCS and text not in _MAGIC_VARS and not importing:
         return "F"  # after a dot too
-    if previous == ".":
+    if previous[-1:] == ".":
         # after a dot, Pygments' builtins and keywords rules do not apply (torch.float is a name)
         return text if text in _KEYWORDS or text in _MAGIC_VARS or importing else "V"
     if text in _KEYWORDS or text in _BUILTINS or text in _MAGIC_VARS or importing:
