@@ -9,6 +9,7 @@ own (Pygments, its winnowing, compare_files) on the same class: the same pairs, 
 
 from __future__ import annotations
 
+import html
 import io
 import itertools
 import os
@@ -307,3 +308,19 @@ def test_a_file_that_is_not_valid_utf8_or_python_is_compared_not_fatal(tmp_path)
         collect.read(tmp_path / "out"), tmp_path / "subs", components=("mask",)
     )
     assert found.files["mask"] >= 1
+
+
+def test_the_marked_code_is_the_raw_code_escaped_with_the_copy_marked():
+    raw = (KIT / "solutions" / "mask.py").read_text()
+    copy = raw.replace("def causal_mask", "# <b>mine</b>\nx = 3 + 4 * 5\n\n\ndef causal_mask")
+    a, b = (fingerprint.fingerprint(t, fingerprint.boilerplate("")) for t in (raw, copy))
+    marked = fingerprint.mark(b, b.shared_with(a))
+    assert "<b>" not in marked and "&lt;b&gt;mine" in marked
+    unmarked = marked.replace("<mark>", "").replace("</mark>", "")
+    assert html.unescape(unmarked) == copy
+    assert (
+        "<mark>def causal_mask(size, device=None):" in marked
+    )  # a run marked whole, spaces included
+    assert (
+        "x = 3 + 4 * 5" in unmarked and "<mark>x = 3" not in marked
+    )  # the student's own line is not

@@ -281,19 +281,21 @@ def boilerplate(raw: str) -> np.ndarray:
 
 
 def mark(p: Print, shared: np.ndarray) -> str:
-    """The raw code, HTML-escaped, the characters whose normalised k-grams are shared in <mark>."""
+    """The raw code, HTML-escaped, each run of shared normalised code in <mark>: from the raw start of its first
+    character to the raw end of its last (the spaces and comments between them too, as copydetect marks)."""
     spans: list = []
     text = normalise(p.raw, spans)
-    covered = np.zeros(len(text) + K, dtype=bool)
-    for start in shared:
-        covered[start : start + K] = True
-    covered = covered[: len(text)]
-    raw_marked = np.zeros(len(p.raw) + 1, dtype=np.int8)
-    for s, e in np.array(spans, dtype=np.int64).reshape(-1, 2)[covered]:
-        raw_marked[s:e] = 1
-    out, edges = [], np.flatnonzero(np.diff(raw_marked, prepend=0))
-    bounds = [0, *edges.tolist(), len(p.raw)]
-    for a, b in zip(bounds, bounds[1:]):
-        piece = html.escape(p.raw[a:b], quote=False)
-        out.append(f"<mark>{piece}</mark>" if raw_marked[a] and piece else piece)
+    covered = np.zeros(len(text) + K + 1, dtype=np.int8)
+    for start in shared.tolist():
+        covered[start : start + K] = 1
+    covered[len(text) :] = 0
+    edges = np.flatnonzero(np.diff(covered, prepend=0))  # a run starts, ends, starts, ends...
+    raw = np.array(spans, dtype=np.int64).reshape(-1, 2)
+    out, at = [], 0
+    for first, end in zip(edges[0::2].tolist(), edges[1::2].tolist()):
+        start, stop = int(raw[first, 0]), int(raw[end - 1, 1])
+        out.append(html.escape(p.raw[at:start], quote=False))
+        out.append(f"<mark>{html.escape(p.raw[start:stop], quote=False)}</mark>")
+        at = stop
+    out.append(html.escape(p.raw[at:], quote=False))
     return "".join(out)
