@@ -399,3 +399,17 @@ def test_the_missing_hint_is_the_judges():
     from autograder.suite.core import ERROR_KIND_HINTS
 
     assert stats.MISSING_HINT == ERROR_KIND_HINTS["missing"]
+
+
+def test_the_course_scale_is_shown_when_given(planted):
+    """`--scale 10` (the CLI's, passed to render, or carried by the report's inputs): the total out of 10."""
+    out, _, _ = planted
+    data = collect.read(out)
+    summary = stats.summarize(data)
+    assert 'class="n scaled"' not in page.render(data, summary, None)
+    html = page.render(data, summary, None, scale=10)
+    first = html.split('id="student-table"')[1].split('<tr class="student-row">')[1]
+    total = float(first.split('class="n total">')[1].split("<")[0])
+    scaled = first.split('class="n scaled">')[1].split("<")[0]
+    assert "<th class=n>/ 10</th>" in html
+    assert scaled == f"{10 * total / data.total_maximum:.1f}"

@@ -22,13 +22,13 @@ CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:76em;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{border-bottom:2px solid #ccc;margin-top:1.8em}h3{margin-bottom:.3em}
 table{border-collapse:collapse;margin:.5em 0}
-td,th{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:left;vertical-align:top}
+td,th{border-bottom:1px solid #ddd;padding:.15em .5em;text-align:left;vertical-align:top}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.label,td.names{overflow-wrap:anywhere}td.names{font-size:.92em}td.who{white-space:nowrap}
-table.mistakes{width:100%;table-layout:fixed}col.label{width:50%}col.num{width:4.6em}
+table.mistakes{width:100%;table-layout:fixed;font-size:.93em}col.label{width:50%}col.num{width:4.6em}
 .scroll{overflow-x:auto;max-width:100%}
 code{overflow-wrap:anywhere;background:#f3f3f3;padding:0 .2em;border-radius:3px}
-.charts{display:flex;flex-wrap:wrap;gap:.8em}.charts figure{margin:0;width:250px}
+.charts{display:flex;flex-wrap:wrap;gap:.6em .8em}.charts figure{margin:0;width:250px}
 .charts svg{width:100%;height:auto}figcaption{font-size:.9em;color:#444}
 svg.chart rect.bar{fill:#4a7ab7}svg.chart line.median{stroke:#c33;stroke-width:2}
 svg.chart line.mean{stroke:#2a2;stroke-width:2;stroke-dasharray:4 2}svg.chart line.axis{stroke:#555}
@@ -38,6 +38,7 @@ svg.chart text{font-size:10px;fill:#333}
 .flag{color:#a40;font-weight:600}.muted{color:#666}
 td.low{background:#fde8e8;color:#900}td.missing,td.stub{background:#eee;color:#555;font-style:italic}
 td.total{font-weight:600}.late{color:#a40;font-size:.85em}
+table.item-table{width:100%}table.item-table td:first-child{width:38%}table.item-table code{overflow-wrap:normal}
 details.items>summary{cursor:pointer;padding:.2em 0}details.items[open]>summary{font-weight:600}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:.5em}
 .side pre{font-size:11px;max-height:28em;overflow:auto;background:#f6f6f6;padding:.5em;white-space:pre-wrap}
@@ -124,11 +125,13 @@ def pct(n: int, size: int) -> str:
     return f"{100 * n / size:.0f} %" if size else "–"
 
 
-def header(*cells: str, numeric_from: int = 99) -> str:
+def header(*cells: str, numeric_from: int = 99, numeric_to: int = 99) -> str:
+    """A header row; the columns numeric_from..numeric_to - 1 hold numbers (aligned right)."""
     return (
         "<tr>"
         + "".join(
-            f"<th{' class=n' if i >= numeric_from else ''}>{e(c)}</th>" for i, c in enumerate(cells)
+            f"<th{' class=n' if numeric_from <= i < numeric_to else ''}>{e(c)}</th>"
+            for i, c in enumerate(cells)
         )
         + "</tr>"
     )
@@ -193,27 +196,14 @@ def _scores(s: Summary) -> list[str]:
     for d in s.distributions:
         title = _title(d.row)
         chart = svg.histogram(d.values, d.maximum, title, d.median, d.mean)
+        figures = _(
+            "{points:g} points: median {median:.3g}, mean {mean:.3g}; {zero} at zero, {full} with full marks"
+        ).format(points=d.maximum, median=d.median, mean=d.mean, zero=d.at_zero, full=d.at_full)
         out.append(
-            f'<figure data-row="{e(d.row)}">{chart}<figcaption>{e(title)}</figcaption></figure>'
+            f'<figure data-row="{e(d.row)}" data-median="{d.median:g}" data-at-zero="{d.at_zero}" '
+            f'data-at-full="{d.at_full}">{chart}<figcaption>{e(title)}<br><span class="muted">'
+            f"{e(figures)}</span></figcaption></figure>"
         )
-    cells = (
-        _("column"),
-        _("points possible"),
-        _("median"),
-        _("mean"),
-        _("at zero"),
-        _("full marks"),
-    )
-    out.append(
-        '</div><div class="scroll"><table id="score-table">' + header(*cells, numeric_from=1)
-    )
-    for d in s.distributions:
-        out.append(
-            f'<tr data-row="{e(d.row)}"><td>{e(_title(d.row))}</td><td class=n>{d.maximum:g}</td>'
-            f"<td class=n>{d.median:.3g}</td><td class=n>{d.mean:.3g}</td>"
-            f'<td class="n at-zero">{d.at_zero}</td><td class="n at-full">{d.at_full}</td></tr>'
-        )
-    out.append("</table></div>")
     if s.seconds:
         top, mid, mean = max(s.seconds), median(s.seconds), fmean(s.seconds)
         title = _("grading time per student (s)")
@@ -222,9 +212,10 @@ def _scores(s: Summary) -> list[str]:
         )
         chart = svg.histogram(s.seconds, top, title, mid, mean, " s")
         out.append(
-            f'<h3>{e(title)}</h3><div class="charts"><figure data-row="seconds">{chart}'
-            f"<figcaption>{e(caption)}</figcaption></figure></div>"
+            f'<figure data-row="seconds">{chart}<figcaption>{e(title)}<br><span class="muted">'
+            f"{e(caption)}</span></figcaption></figure>"
         )
+    out.append("</div>")
     return out
 
 
@@ -317,25 +308,31 @@ def _items(s: Summary) -> list[str]:
     for (row, component), items in groups.items():
         flagged = sum(bool(it.flag) and it.flag != "all_pass" for it in items)
         summary = ngettext(
-            "{n} property, {flagged} flagged", "{n} properties, {flagged} flagged", len(items)
+            "{n} property; flagged: {flagged}", "{n} properties; flagged: {flagged}", len(items)
         ).format(n=len(items), flagged=flagged)
         where = f"{row} · {component}" if row != component else row
         out.append(
             f'<details class="items" data-row="{e(row)}" data-component="{e(component)}"'
             f"{' open' if flagged else ''}><summary><code>{e(where)}</code>: {e(summary)}</summary>"
-            f'<div class="scroll"><table class="item-table">{header(*cells, numeric_from=1)}'
+            f'<div class="scroll"><table class="item-table">{header(*cells, numeric_from=1, numeric_to=5)}'
         )
         for it in items:
             flag = e(_(FLAGS[it.flag])) if it.flag else ""
             disc = "–" if it.discrimination is None else f"{it.discrimination:.2f}"
             out.append(
                 f'<tr class="item" data-test="{e(it.test)}" data-flag="{it.flag}"><td><code>'
-                f"{e(it.test)}</code></td><td class=n>{it.points:g}</td><td class=n>{it.students}</td>"
+                f"{_breakable(it.test.rsplit('::', 1)[-1])}</code></td><td class=n>{it.points:g}</td>"
+                f"<td class=n>{it.students}</td>"
                 f"<td class=n>{100 * it.pass_rate:.0f} %</td><td class=n>{disc}</td>"
                 f'<td class="flag">{flag}</td></tr>'
             )
         out.append("</table></div></details>")
     return out
+
+
+def _breakable(name: str) -> str:
+    """An identifier that may break after its underscores, never inside a word."""
+    return e(name).replace("_", "_<wbr>")
 
 
 def _name(n: str) -> str:
