@@ -6,6 +6,7 @@ the browser test is tests/test_report_browser.py."""
 import csv
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -413,3 +414,35 @@ def test_the_course_scale_is_shown_when_given(planted):
     scaled = first.split('class="n scaled">')[1].split("<")[0]
     assert "<th class=n>/ 10</th>" in html
     assert scaled == f"{10 * total / data.total_maximum:.1f}"
+
+
+def test_the_browser_tests_skip_cleanly_without_playwright(tmp_path):
+    """The README's install (no dev extra) has no playwright: the browser tests skip, they do not error."""
+    import subprocess
+    import sys
+
+    block = tmp_path / "sitecustomize.py"
+    block.write_text(
+        "import sys\nsys.modules['playwright'] = None\nsys.modules['playwright.sync_api'] = None\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH", "")]))
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-rs",
+            "tests/test_report_browser.py",
+        ],
+        cwd=Path(__file__).parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert "skipped" in run.stdout and "playwright is not installed" in run.stdout
