@@ -446,3 +446,19 @@ def test_the_browser_tests_skip_cleanly_without_playwright(tmp_path):
     )
     assert run.returncode == 0, run.stdout[-2000:]
     assert "skipped" in run.stdout and "playwright is not installed" in run.stdout
+
+
+def test_a_student_without_any_submission_reads_not_handed_in(planted):
+    """A roster's student with no submission (the record's `missing`, which the LMS import sets) shows "not
+    handed in" in every column, never a row of zeros, and comes first (lowest total)."""
+    out, _, _ = planted
+    data = collect.read(out)
+    data.students.append(Student("Zacarías Ñúñez"))
+    data.students[-1].missing = True
+    with i18n.chosen("es"):
+        html = page.render(data, stats.summarize(data), None)
+    first = (
+        html.split('id="student-table"')[1].split('<tr class="student-row">')[1].split("</tr>")[0]
+    )
+    assert "Zacarías Ñúñez" in first
+    assert first.count('class="n missing"') == len([r for r, m in data.maximum.items() if m])

@@ -441,8 +441,11 @@ def _students(data: ClassResults, scale: float | None) -> list[str]:
         by_component = {}
         for t in st.tests:
             by_component.setdefault(t.row, []).append(t)
+        # a roster's student with no submission at all (Student.missing, when the record has it)
+        nothing = "missing" if getattr(st, "missing", False) else ""
         for r in rows:
-            cells.append(_cell(st.points(r), data.maximum[r], file_state(by_component.get(r, []))))
+            state = nothing or file_state(by_component.get(r, []))
+            cells.append(_cell(st.points(r), data.maximum[r], state))
         late = f' <span class="late">{e(_(LATE))}</span>' if getattr(st, "late", False) else ""
         name = link(st.name, getattr(st, "display_name", "") or "")
         out.append(
