@@ -118,14 +118,7 @@ def make_class(
     the benchmark's dense class; the screenshots' class takes 0.5, about 3.5). Hints are in the current
     language."""
     from ..bugs import catalog
-    from ..judge.outputs import (
-        StudentResult,
-        gradebook_row,
-        maxima,
-        write_gradebook,
-        write_student,
-        write_timing,
-    )
+    from ..judge.outputs import StudentResult
     from ..judge.sections import integration_props
     from ..suite import core
     from ..suite.core import Outcome, Status
@@ -165,6 +158,16 @@ def make_class(
             r.errors.append("JUDGE ERROR in decoder: the grading process died twice")
         plan.results[name], plan.bugs[name], plan.unwritten[name] = r, planted, unwritten
         plan.missing[name], plan.named[name] = gone, named
+    _write_results(out, plan, props)
+    if submissions is not None:
+        plan.copies = _write_submissions(submissions, plan, rng, copies)
+    return plan
+
+
+def _write_results(out: Path, plan: Plan, props) -> None:
+    """The judge's files for the class, by the judge's own writers."""
+    from ..judge.outputs import gradebook_row, maxima, write_gradebook, write_student, write_timing
+
     out.mkdir(parents=True, exist_ok=True)
     for r in plan.results.values():
         write_student(out, r, "after_due_date")
@@ -172,9 +175,6 @@ def make_class(
     write_gradebook(
         out / "gradebook.csv", {s: gradebook_row(r) for s, r in plan.results.items()}, maxima(props)
     )
-    if submissions is not None:
-        plan.copies = _write_submissions(submissions, plan, rng, copies)
-    return plan
 
 
 def _student(rng, ability, bug_rate, props, bugs, wordings, integration):
