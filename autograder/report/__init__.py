@@ -36,7 +36,7 @@ def write(out: Path, submissions: Path | None = None, lang: str | None = None, l
         data.lms_notes = said + said_moodle
         summary = stats.summarize(data)
         similar = _similarity(data, out, submissions)
-        html = page.render(data, summary, similar)
+        html = page.render(data, summary, similar, lms.scale)
         _text(out / REPORT_HTML, html)
         _text(out / REPORT_JSON, exports.json_text(data, summary, similar))
         for name, sheet, text in (

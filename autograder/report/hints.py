@@ -74,8 +74,39 @@ def hint_id(text: str) -> str:
     return best.msgid if best else TEXT_ID + DIGITS.sub("…", text.strip())
 
 
-def label(hid: str) -> str:
-    """What the report shows for a hint id, in the current language: the message with its placeholders as …"""
+def label(hid: str, text: str = "") -> str:
+    """What the report shows for a hint id, in the current language: `text` (one hint as a student read it) when
+    it is that message in this language, so that its values stay ("softmax over dim 0"); else the message with
+    its placeholders as …"""
     if hid.startswith(TEXT_ID):
-        return hid[len(TEXT_ID) :]
-    return PLACEHOLDER.sub("…", i18n._(hid))
+        return text or hid[len(TEXT_ID) :]
+    mine = i18n._(hid)
+    if text and Template(hid, mine, 0).pattern.fullmatch(text):
+        return text
+    return PLACEHOLDER.sub("…", mine)
+
+
+BUG_ID = "bug:"  # a misconception's id: BUG_ID + the catalog Bug's id
+
+
+@functools.cache
+def _fragments() -> dict[str, list[tuple[str, str]]]:
+    """Per component, (the lower-cased fragment a hint naming the bug holds, the bug's id): Bug.hint."""
+    from ..bugs import catalog
+
+    found: dict[str, list[tuple[str, str]]] = {}
+    for bug in catalog():
+        found.setdefault(bug.component, []).append((bug.hint.lower(), bug.id))
+    return found
+
+
+@functools.cache
+def mistake_id(component: str, hid: str) -> str:
+    """The misconception a hint of `component` names: BUG_ID + the catalog bug of that component whose hint
+    fragment the message holds, when exactly one does (its wordings across properties are one mistake); else
+    the message's own id (a message two bugs could claim, or none, stands for itself)."""
+    if hid.startswith(TEXT_ID):
+        return hid
+    text = hid.lower()
+    bugs = {bug for fragment, bug in _fragments().get(component, ()) if fragment in text}
+    return BUG_ID + bugs.pop() if len(bugs) == 1 else hid

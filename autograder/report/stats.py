@@ -4,15 +4,17 @@ each is computed)."""
 
 from __future__ import annotations
 
+import functools
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..components import BY_NAME
 from ..results import ROWS
 from . import hints
-from .model import ClassResults
+from .model import ClassResults, Test
 
 # Item analysis: a property whose pass/fail correlates less than this with the rest of the score (and that
 # some pass and some fail) is flagged as possibly broken. 0.1: the usual "poor item" line of classical test
@@ -21,10 +23,10 @@ LOW_DISCRIMINATION = 0.1
 MIN_STUDENTS_FOR_DISCRIMINATION = 5  # fewer: a correlation is noise, shown but never flagged
 HEALTH_STATUSES = ("timeout", "crashed", "forbidden")
 # not_implemented, forbidden, timeout, crashed explain themselves
-UNEXPLAINED_STATUSES = (
-    "failed",
-    "error",
-)
+UNEXPLAINED_STATUSES = ("failed", "error")
+# The judge's hint on every property of a file not handed in: suite.core.ERROR_KIND_HINTS["missing"], spelled
+# here because suite.core imports torch (6 s) and the report needs none (tests/test_report.py keeps them equal)
+MISSING_HINT = "submit every exercise file, named as in exercises/"
 
 
 @dataclass
@@ -40,9 +42,22 @@ class Distribution:
 
 @dataclass
 class Mistake:
+    """One misconception of a row: the hints that name it (its wordings), every student who got one."""
+
     row: str
-    hint_id: str
-    label: str
+    hint_id: str  # the misconception: "bug:<component>:<name>" (hints.mistake_id), else the msgid
+    label: str  # one wording as a student read it, its content kept
+    students: list[str]
+    wordings: list[str] = field(default_factory=list)  # the msgids grouped here
+
+
+@dataclass
+class Rooted:
+    """Failures of integration re-runs that use this row's file, for students whose own file of this row fails:
+    counted here, at their root, not as mistakes of the component re-run (docs/report.md)."""
+
+    row: str  # the upstream component
+    downstream: list[str]  # the components whose re-runs failed
     students: list[str]
 
 
@@ -60,9 +75,10 @@ class Item:
     points: float
     students: int
     pass_rate: float
-    # None: undefined (all pass or all fail, or a constant rest of score)
+    # None: undefined (all pass or all fail, or a constant rest of its component)
     discrimination: float | None
     flag: str  # "", "all_pass", "all_fail", "low_discrimination"
+    unexplained: int = 0  # failing students whose failure no evidence explains (explained())
 
 
 @dataclass
@@ -78,7 +94,11 @@ class Summary:
     distributions: list[Distribution] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     mistakes: list[Mistake] = field(default_factory=list)
+    rooted: list[Rooted] = field(default_factory=list)
     not_written: dict[str, list[str]] = field(default_factory=dict)
+    missing: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # row -> students who did not hand it in
     unexplained: list[Unexplained] = field(default_factory=list)
     items: list[Item] = field(default_factory=list)
     health: list[HealthEvent] = field(default_factory=list)
@@ -107,80 +127,158 @@ def summarize(data: ClassResults) -> Summary:
                 distribution(row, data.maximum[row], [st.points(row) for st in students])
             )
     s.seconds = [st.seconds for st in students if st.seconds is not None]
-    s.mistakes, s.not_written, s.unexplained = _mistakes(data)
+    s.mistakes, s.rooted, s.not_written, s.missing, s.unexplained = _mistakes(data)
     s.items = _items(data)
     s.health = _health(data)
     return s
 
 
+@functools.cache
+def component_of(test_id: str) -> str:
+    """The component a property belongs to: an integration re-run's id is `component::integration::name`."""
+    return test_id.split("::", 1)[0]
+
+
+def file_state(tests: list[Test]) -> str:
+    """How a student left one component's file, from its properties' results: "missing" (not handed in: the
+    judge's missing-file error on every property), "stub" (every property raised NotImplementedError), else ""."""
+    own = [t for t in tests if t.row != "integration"]
+    if own and all(t.status == "not_implemented" for t in own):
+        return "stub"
+    if own and all(t.hint and hints.hint_id(t.hint) == MISSING_HINT for t in own):
+        return "missing"
+    return ""
+
+
+def failing_files(tests: list[Test]) -> frozenset[str]:
+    """The components one of whose own properties (not a re-run) the student fails."""
+    return frozenset(component_of(t.id) for t in tests if t.row != "integration" and not t.passed)
+
+
+def upstream_failures(failing: frozenset[str], component: str) -> list[str]:
+    """The student's own files that `component` uses (components.py `deps`) and that fail a property of their
+    own (`failing`: failing_files): an integration re-run of `component` runs on them, so its failure is
+    theirs (as the self-check's "pending": passes.py, check.SelfCheck.blame)."""
+    deps = BY_NAME[component].deps if component in BY_NAME else ()
+    return [c for c in deps if c in failing]
+
+
 def _mistakes(data: ClassResults):
-    """Per row, each hint's students (a student counts once however many properties it failed), most
-    frequent first; the students who left a row unwritten; failures with no hint, by property."""
+    """Per row, each misconception's students (a student counts once however many properties or wordings
+    named it), most frequent first; the integration failures counted at their root; the students who left a
+    row unwritten; failures with no hint, by property."""
     named: dict[tuple[str, str], set[str]] = defaultdict(set)
+    wordings: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    rooted: dict[tuple[str, str], set[str]] = defaultdict(set)
     stub: dict[str, set[str]] = defaultdict(set)
+    gone: dict[str, set[str]] = defaultdict(set)
     bare: dict[tuple[str, str], set[str]] = defaultdict(set)
     for st in data.students:
+        failing = failing_files(st.tests)
         for t in st.tests:
             if t.passed:
                 continue
-            if t.status == "not_implemented":
+            component = component_of(t.id)
+            roots = upstream_failures(failing, component) if t.row == "integration" else []
+            if roots:
+                for root in roots:
+                    rooted[(root, component)].add(st.name)
+            elif t.status == "not_implemented":
                 stub[t.row].add(st.name)
+            elif t.hint and hints.hint_id(t.hint) == MISSING_HINT:
+                gone[t.row].add(st.name)
             elif t.hint:
-                named[(t.row, hints.hint_id(t.hint))].add(st.name)
+                hid = hints.hint_id(t.hint)
+                key = (t.row, hints.mistake_id(component, hid))
+                named[key].add(st.name)
+                wordings[key][(hid, t.hint)] += 1
             elif t.status in UNEXPLAINED_STATUSES:
                 bare[(t.row, t.id)].add(st.name)
     order = {r: i for i, r in enumerate(ROWS)}
 
     def key(item):
-        (row, _), names = item
-        return (order.get(row, len(order)), -len(names), item[0][1])
+        (row, what), names = item
+        return (order.get(row, len(order)), -len(names), what)
 
-    mistakes = [
-        Mistake(r, h, hints.label(h), sorted(n)) for (r, h), n in sorted(named.items(), key=key)
+    mistakes = []
+    for (r, m), n in sorted(named.items(), key=key):
+        (hid, text), _ = wordings[(r, m)].most_common(1)[0]
+        ids = sorted({h for h, _ in wordings[(r, m)]})
+        mistakes.append(Mistake(r, m, hints.label(hid, text), sorted(n), ids))
+    by_root: dict[str, dict[str, set[str]]] = defaultdict(dict)
+    for (root, component), n in rooted.items():
+        by_root[root][component] = n
+    rooted_rows = [
+        Rooted(r, [c for c in ROWS if c in by_root[r]], sorted(set().union(*by_root[r].values())))
+        for r in ROWS
+        if r in by_root
     ]
     unexplained = [Unexplained(r, t, sorted(n)) for (r, t), n in sorted(bare.items(), key=key)]
     not_written = {r: sorted(stub[r]) for r in ROWS if stub.get(r)}
-    return mistakes, not_written, unexplained
+    missing = {r: sorted(gone[r]) for r in ROWS if gone.get(r)}
+    return mistakes, rooted_rows, not_written, missing, unexplained
+
+
+def explained(t: Test, failing: frozenset[str]) -> bool:
+    """A failure the evidence explains: a catalog message named the mistake, its status explains itself (the
+    stub, a by-hand violation, a time limit, a crash), or it is an integration re-run on a failing file of the
+    student's own."""
+    if t.status not in UNEXPLAINED_STATUSES:
+        return True
+    if t.row == "integration" and upstream_failures(failing, component_of(t.id)):
+        return True
+    return bool(t.hint) and not hints.hint_id(t.hint).startswith(hints.TEXT_ID)
 
 
 def _items(data: ClassResults) -> list[Item]:
     """Per property: pass rate, and discrimination, the correlation (point-biserial) of passing it with the
-    student's total without this property's own points, over the students who were graded on it."""
-    tests: dict[str, tuple[str, float]] = {}
+    student's points on the rest of its own gradebook column's component (the other properties of that
+    component; for an integration re-run, that component's other re-runs), over the students graded on it.
+    Against the whole total, one component's failure barely moves it (issue 31): every property looked poor.
+    One pass over every student's results (500 students: ~100 000 results)."""
+    points: dict[str, tuple[str, float]] = {}
+    passed: dict[str, list[float]] = defaultdict(list)
+    rest: dict[str, list[float]] = defaultdict(list)
+    unexplained: Counter = Counter()
     for st in data.students:
+        own: Counter = Counter()  # points per (row, component)
         for t in st.tests:
-            tests.setdefault(t.id, (t.row, t.max_score))
+            own[(t.row, component_of(t.id))] += t.score
+        failing = failing_files(st.tests)
+        for t in st.tests:
+            points.setdefault(t.id, (t.row, t.max_score))
+            passed[t.id].append(1.0 if t.passed else 0.0)
+            rest[t.id].append(own[(t.row, component_of(t.id))] - t.score)
+            if not t.passed and not explained(t, failing):
+                unexplained[t.id] += 1
     items = []
-    totals = {st.name: st.total for st in data.students}
-    index = {st.name: {t.id: t for t in st.tests} for st in data.students}
-    for test_id, (row, points) in tests.items():
-        passed, rest = [], []
-        for st in data.students:
-            mine = index[st.name].get(test_id)
-            if mine is None:
-                continue
-            passed.append(1.0 if mine.passed else 0.0)
-            rest.append(totals[st.name] - mine.score)
-        if not passed:
-            continue
-        rate = sum(passed) / len(passed)
-        r = _correlation(np.array(passed), np.array(rest))
-        if rate == 1.0:
-            flag = "all_pass"
-        elif rate == 0.0:
-            flag = "all_fail"
-        elif (
-            len(passed) >= MIN_STUDENTS_FOR_DISCRIMINATION
-            and r is not None
-            and r < LOW_DISCRIMINATION
-        ):
-            flag = "low_discrimination"
-        else:
-            flag = ""
-        items.append(Item(test_id, row, points, len(passed), rate, r, flag))
+    for test_id, (row, worth) in points.items():
+        mine = passed[test_id]
+        rate = sum(mine) / len(mine)
+        r = _correlation(np.array(mine), np.array(rest[test_id]))
+        flag = _flag(rate, r, len(mine), unexplained[test_id])
+        items.append(Item(test_id, row, worth, len(mine), rate, r, flag, unexplained[test_id]))
     order = {r: i for i, r in enumerate(ROWS)}
     items.sort(key=lambda i: (order.get(i.row, len(order)), i.test))
     return items
+
+
+def _flag(rate: float, r: float | None, graded: int, unexplained: int) -> str:
+    """all_pass, all_fail, or low_discrimination: a failure that does not go with fewer points on the rest of
+    the component, with enough students to say so, and at least one failure no evidence explains (a failure
+    every student's named mistake explains is the property doing its work, whatever the correlation)."""
+    if rate == 1.0:
+        return "all_pass"
+    if rate == 0.0:
+        return "all_fail"
+    if (
+        graded >= MIN_STUDENTS_FOR_DISCRIMINATION
+        and r is not None
+        and r < LOW_DISCRIMINATION
+        and unexplained
+    ):
+        return "low_discrimination"
+    return ""
 
 
 def _correlation(x: np.ndarray, y: np.ndarray) -> float | None:

@@ -49,7 +49,7 @@ def histogram(
     parts += [
         f'<line class="axis" x1="{PAD}" x2="{PAD + plot_w}" y1="{base}" y2="{base}"/>',
         f'<text x="{PAD}" y="{base + 14}">0</text>',
-        f'<text x="{PAD + plot_w}" y="{base + 14}" text-anchor="end">{top:g}{escape(unit)}</text>',
+        f'<text x="{PAD + plot_w}" y="{base + 14}" text-anchor="end">{top:.4g}{escape(unit)}</text>',
         f'<text x="{PAD}" y="{PAD - 8}">{tallest}</text>',
         "</svg>",
     ]
