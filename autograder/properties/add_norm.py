@@ -150,9 +150,21 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
             found[inside] = their_eps(x, y, w, b, eps, inside)
         return found[inside]
 
-    # Rows of one variance fit both forms (with two eps): only a form that fits alone is named.
+    # Rows of one variance fit both forms (with two eps): only a form that fits alone is named. A model with no
+    # free parameter that fits is stronger evidence than an eps solved from y (eps = 1e-5 outside the root once
+    # fitted "eps = 3.2e-8 inside" on rows of one tiny variance), so those come first.
     return diagnose(
         default,
+        (
+            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.EPS_OUTSIDE), dt),
+            _(
+                "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
+            ),
+        ),
+        (
+            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.NO_EPS), dt),
+            _("eps is missing: (x - mean) / sqrt(var + eps)"),
+        ),
         (
             lambda: fits(True) and fits(False),
             lambda: _(EPS_EITHER).format(ours=_short(eps)),
@@ -178,16 +190,6 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
                 "NaN for a constant row: its variance is 0, add eps inside the square root: "
                 "sqrt(var + eps)"
             ),
-        ),
-        (
-            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.EPS_OUTSIDE), dt),
-            _(
-                "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
-            ),
-        ),
-        (
-            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.NO_EPS), dt),
-            _("eps is missing: (x - mean) / sqrt(var + eps)"),
         ),
         (
             lambda: x.dim() > 1 and matches(y, ln_variant(x, w, b, eps, dim=0), dt),

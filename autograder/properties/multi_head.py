@@ -22,6 +22,7 @@ from ..suite.checks import (
     equal,
     expect,
     fail,
+    hint_text,
     is_close,
     not_constant,
     tensor,
@@ -80,14 +81,22 @@ def mistaken(state, heads, query, key, value, mask, mistake, i):
 def explain(got, state, heads, query, key, value, mask=None, default="", what="output"):
     """The hint naming the mistake whose checking-side output matches `got`."""
     i = 0 if what == "output" else 1
+    mask_of_case = mask
 
     def same(mistake=MhaMistake.NONE, mask=mask):
         def test():
             expected = mistaken(state, heads, query, key, value, mask, mistake, i)
             if expected is None or expected.shape != got.shape:
                 return False
-            keep = ~torch.isnan(expected).any(-1) if i == 0 else ...
-            return is_close(got[keep], expected[keep])
+            if i == 1:
+                return is_close(got, expected)
+            # torch's layer gives NaN for a row that the mistake masks fully: such rows say nothing. The
+            # mistake is evidence only where it explains a row on which the output is wrong (an inverted padding
+            # mask masks every row of a sequence with no padding: compared on no row, it matched anything).
+            keep = ~torch.isnan(expected).any(-1)
+            right = mistaken(state, heads, query, key, value, mask_of_case, MhaMistake.NONE, 0)
+            wrong = keep & ~torch.isclose(got, right, rtol=1e-4, atol=1e-6).all(-1)
+            return bool(wrong.any()) and is_close(got[keep], expected[keep])
 
         return test
 
@@ -222,7 +231,12 @@ def check_output(out, state, heads, q, k, v, m, what, default):
     """The output against nn.MultiheadAttention on rows that are not fully masked (torch gives NaN there)."""
     expected = expected_values.multi_head(state, q.shape[-1], heads, q, k, v, m)[0]
     keep = live_rows(expected)
-    close(out[keep], expected[keep], what, lambda: explain(out, state, heads, q, k, v, m, default))
+    close(
+        out[keep],
+        expected[keep],
+        what,
+        lambda: explain(out, state, heads, q, k, v, m, hint_text(default)),
+    )
 
 
 def live_rows(expected):
@@ -564,6 +578,25 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
     )
 
 
+DROPOUT_IN_EVAL = N_(
+    "built with dropout=0 your layer gives the right output, with dropout=0.5 in eval mode it does not: "
+    "in eval mode dropout must change nothing (no scaling by 1 - p either); apply self.dropout, an "
+    "nn.Dropout, which follows train()/eval()"
+)
+
+
+def right_without_dropout(student, case, state) -> bool:
+    """The student's layer built with dropout=0 gives the right output on the case (the evidence that a wrong
+    output in eval mode with dropout > 0 is the dropout's doing)."""
+    q, k, v, m = case.query, case.key, case.value, case.mask
+    out = forward(
+        student, build(student, case.d_model, case.num_heads, case.seed, q.dtype)[0], q, k, v, m
+    )
+    expected = expected_values.multi_head(state, case.d_model, case.num_heads, q, k, v, m)[0]
+    keep = live_rows(expected)
+    return is_close(out[keep], expected[keep])
+
+
 @prop(C, points=1, examples=2)
 @given(case=cases(mask="pad"))
 def multi_head_dropout_is_off_in_eval(student, case):
@@ -587,7 +620,11 @@ def multi_head_dropout_is_off_in_eval(student, case):
         v,
         m,
         _("output in eval mode with dropout=0.5"),
-        _("in eval mode dropout does nothing: the output is the dropout-free one"),
+        lambda: diagnose(
+            _("in eval mode dropout does nothing: the output is the dropout-free one"),
+            # the cause tested directly: the same layer built with dropout=0 is right
+            (lambda: right_without_dropout(student, case, state), _(DROPOUT_IN_EVAL)),
+        ),
     )
 
 

@@ -102,6 +102,11 @@ def teacher_forcing_gradient_equals_expected(student, case):
     c = cotangent((), torch.float64, 1).item()
 
     def explain():
+        wrong_shift = shift_right_is_wrong(student)
+        if (
+            wrong_shift
+        ):  # the student's own shift_right, tested directly, before any model of the loss
+            return wrong_shift
         for mistake, hint in TEACHER_FORCING_MISTAKES:
             if M.PAD_COUNTED in mistake and MISTAKE_MODELS is None:
                 continue
@@ -173,7 +178,10 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
             losses[:1],
             expected_losses[:1],
             _("{what}: the first step's loss").format(what=what),
-            _("step 1's loss is teacher_forcing_loss of batch 0 before any update"),
+            lambda: (
+                shift_right_is_wrong(student)
+                or _("step 1's loss is teacher_forcing_loss of batch 0 before any update")
+            ),
         )
     for name, expected in expected_state.items():
         if not is_close(got_state[name], expected, rtol=1e-5, atol=1e-7):
@@ -450,6 +458,28 @@ def shift_right_prepends_bos(student, tgt, bos_id):
     )
 
 
+WRONG_SHIFT = N_(
+    "your shift_right({tgt}, {bos_id}) gives {got}, not {expected}: the decoder is trained on the wrong "
+    "inputs, so fix shift_right first (see shift_right_prepends_bos)"
+)
+
+
+def shift_right_is_wrong(student) -> str:
+    """The hint naming the student's own shift_right where it is wrong on a fixed row, else "" (a shift_right
+    that raises is its own property's business)."""
+    tgt, bos_id = torch.tensor([[4, 5, 6]]), 1
+    try:
+        got = student.call(C, "shift_right", tgt, bos_id)
+        if isinstance(got, torch.Tensor) and torch.equal(got.long(), shift(tgt, bos_id)):
+            return ""
+        got = got.tolist() if isinstance(got, torch.Tensor) else got
+    except Exception:  # noqa: BLE001 - a diagnosis is best effort
+        return ""
+    return _(WRONG_SHIFT).format(
+        tgt=tgt.tolist(), bos_id=bos_id, got=got, expected=shift(tgt, bos_id).tolist()
+    )
+
+
 TRAIN_TYPE = N_(
     "train returns torch.tensor(losses, dtype=torch.float64): a float64 tensor of shape (steps,), not a list "
     "or a float32 tensor"
@@ -603,6 +633,8 @@ def copy_task_is_learned(student):
             "the model did not learn to copy: check train (Adam, the schedule, zero_grad) and "
             "teacher_forcing_loss"
         ),
+        # a shift_right that shifts left also reads better without the causal mask: its own check first
+        (lambda: shift_right_is_wrong(student), lambda: shift_right_is_wrong(student)),
         (lambda: accuracy_of(M.NO_CAUSAL_MASK) >= accuracy_of(M.NONE) + 0.05, _(NO_CAUSAL)),
         (
             lambda: (

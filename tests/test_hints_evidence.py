@@ -1,0 +1,215 @@
+"""A hint names a cause only where the student's own output shows it (issue 34): each untrue hint of the issue,
+planted as the realistic mistake that drew it, no longer fires, and the hint of the real mistake (tested directly
+on the student's code) does. Run as the kit runs them and as the student bundle does (no diagnoses), where the
+issue found it there.
+
+Each case runs one property in-process (a fraction of a second each)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from autograder.suite import core
+from tests.test_hints import lang, outcome, planted  # noqa: F401  (lang: a fixture)
+
+
+def without_diagnoses(monkeypatch, component: str) -> None:
+    """The component's property modules as the student bundle runs them: no graded-side mistake models."""
+    for p in core.load(include_hidden=False):
+        if p.component == component:
+            module = sys.modules[p.fn.__module__]
+            for attr in ("mistake_models", "MISTAKE_MODELS"):
+                if hasattr(module, attr):
+                    monkeypatch.setattr(module, attr, None)
+
+
+ENCODER_INPUT_KEPT = (
+    "encoder",
+    "        x = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n"
+    "        return self.add_norm_2(x, self.feed_forward(x))",
+    "        x0 = x\n"
+    "        x = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n"
+    "        return self.add_norm_2(x0, self.feed_forward(x))",
+)
+
+# name: (edits, property, bundle?, the untrue hint's words (en, es), the true hint's words (en, es) or None)
+CASES = {
+    "dropout_scaled_in_eval": (
+        [
+            (
+                "multi_head",
+                "heads = self.dropout(weights) @ v",
+                "heads = (weights * (1 - self.dropout.p)) @ v",
+            )
+        ],
+        "multi_head::multi_head_dropout_is_off_in_eval",
+        True,
+        ("inverted mask", "máscara invertida"),
+        ("built with dropout=0", "dropout=0"),
+    ),
+    "eps_outside_the_root": (
+        [("add_norm", "torch.sqrt(var + self.eps)", "(torch.sqrt(var) + self.eps)")],
+        "add_norm::layer_norm_eps_inside_the_square_root",
+        False,
+        ("eps = 3.2e-8", "eps = 3.2e-8"),
+        ("eps goes inside the square root", "eps va dentro de la raíz"),
+    ),
+    "scaled_by_d_v": (
+        [("attention", "/ math.sqrt(d_k)", "/ math.sqrt(value.shape[-1])")],
+        "attention::attention_equals_torch",
+        False,
+        ("no scaling", "falta el escalado"),
+        ("sqrt(d_v)", "sqrt(d_v)"),
+    ),
+    "residual_adds_the_layer_input": (
+        [ENCODER_INPUT_KEPT],
+        "encoder::encoder_layer_post_norm_closed_form",
+        False,
+        ("self-attention sub-layer is skipped", "se omite la subcapa"),
+        ("the second residual adds the layer's input", "el segundo residual suma"),
+    ),
+    "shift_right_shifts_left": (
+        [
+            (
+                "training",
+                "return torch.cat([bos, tgt[:, :-1]], dim=1)",
+                "return torch.cat([tgt[:, 1:], bos], dim=1)",
+            )
+        ],
+        "training::teacher_forcing_gradient_equals_expected",
+        False,
+        ("no causal mask", "no hay máscara causal"),
+        ("shift_right([[4, 5, 6]], 1)", "shift_right([[4, 5, 6]], 1)"),
+    ),
+    "scores_multiplied_by_the_mask": (
+        [
+            (
+                "attention",
+                'scores = scores.masked_fill(~mask, float("-inf"))',
+                "scores = scores * mask",
+            )
+        ],
+        "attention::attention_fully_masked_rows_are_zero",
+        False,
+        ("-1e9", "-1e9"),
+        ("multiplied by the mask", "se multiplican por la máscara"),
+    ),
+    "output_rounded": (
+        [
+            (
+                "attention_numpy",
+                "return weights @ v, weights",
+                "return np.around(weights @ v, 2), weights",
+            )
+        ],
+        "attention_numpy::np_attention_equals_expected",
+        False,
+        ("weights are right", "los pesos son correctos"),
+        ("rounded to 2 decimals", "redondeado a 2 decimales"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_untrue_hint_no_longer_fires_and_the_true_one_does(tmp_path, lang, monkeypatch, case):  # noqa: F811
+    edits, pid, bundle, untrue, true = CASES[case]
+    if bundle:
+        without_diagnoses(monkeypatch, pid.split("::")[0])
+    o = outcome(planted(tmp_path, *edits), pid)
+    assert o.status == "failed", (o.status, o.message)
+    index = 0 if lang == "en" else 1
+    assert untrue[index].lower() not in o.hint.lower(), o.hint
+    assert true[index].lower() in o.hint.lower(), o.hint
+
+
+def test_a_skipped_self_attention_is_still_named(tmp_path, lang):  # noqa: F811
+    """The direct test behind the residual case keeps the true hint where the sub-layer is skipped."""
+    folder = planted(
+        tmp_path,
+        (
+            "encoder",
+            "        x = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n",
+            "",
+        ),
+    )
+    o = outcome(folder, "encoder::encoder_layer_post_norm_closed_form")
+    assert o.status == "failed"
+    words = (
+        "self-attention sub-layer is skipped"
+        if lang == "en"
+        else "se omite la subcapa de autoatención"
+    )
+    assert words in o.hint, o.hint
+
+
+def test_two_mistakes_that_fit_one_number_name_neither():
+    from autograder.suite.checks import nearest
+
+    assert nearest(0.5, "default", (0.50001, "a"), (0.50002, "b")) == "default"
+    assert nearest(0.5, "default", (0.50001, "a"), (0.7, "b")) == "a"
+    assert nearest(0.5, "default", (0.6, "a")) == "default"
+
+
+# ------------------------------------------------------------------------------ errors explained
+# name: (edit, property, the hint's words (en, es)): the library's text kept, the usual cause named, in its file
+LIBRARY_ERRORS = {
+    "view_after_transpose": (
+        ("multi_head", "heads.transpose(1, 2).contiguous().view(", "heads.transpose(1, 2).view("),
+        "multi_head::multi_head_equals_torch",
+        "view size is not compatible",
+        (
+            "in multi_head.py: `.view` needs a contiguous tensor",
+            "en multi_head.py: `.view` necesita",
+        ),
+    ),
+    "numpy_mean_without_keepdims": (
+        (
+            "attention_numpy",
+            "    mean = np.mean(x, axis=-1, keepdims=True)",
+            "    mean = np.mean(x, axis=-1)",
+        ),
+        "attention_numpy::np_layer_norm_equals_expected",
+        "could not be broadcast",
+        ("in attention_numpy.py: shapes", "en attention_numpy.py: las formas"),
+    ),
+    "numpy_axis_from_the_front": (
+        (
+            "attention_numpy",
+            "    mean = np.mean(x, axis=-1, keepdims=True)",
+            "    mean = np.mean(x, axis=2, keepdims=True)",
+        ),
+        "attention_numpy::np_layer_norm_equals_expected",
+        "out of bounds",
+        ("axis 2 counts from the front", "el eje 2 se cuenta desde el principio"),
+    ),
+    "torch_mean_without_keepdim": (
+        ("add_norm", "mean = x.mean(dim=-1, keepdim=True)", "mean = x.mean(dim=-1)"),
+        "add_norm::layer_norm_equals_torch",
+        "must match the size",
+        ("in add_norm.py: this line uses a reduction", "en add_norm.py: esta línea usa"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", LIBRARY_ERRORS)
+def test_a_library_error_keeps_its_text_and_names_the_usual_mistake(tmp_path, lang, case):  # noqa: F811
+    edit, pid, text, words = LIBRARY_ERRORS[case]
+    o = outcome(planted(tmp_path, edit), pid)
+    assert o.status == "error", (o.status, o.message)
+    assert text in o.message
+    assert words[0 if lang == "en" else 1] in o.hint, o.hint
+    assert "a shape error" not in o.hint and "error de forma" not in o.hint
+
+
+def test_a_broadcast_error_of_other_shapes_names_no_keepdims():
+    from autograder.suite.error_hints import library_error
+
+    detail = "  attention_numpy.py, line 3, in f\n    return a + b"
+    text = "operands could not be broadcast together with shapes (2,4) (3,)"
+    assert library_error("ValueError", text, detail) == ""
+    assert library_error("ValueError", text.replace("(3,)", "(2,)"), detail)
+    assert (
+        library_error("ValueError", text.replace("(3,)", "(2,)"), "") == ""
+    )  # no file of the student's
