@@ -213,3 +213,66 @@ def test_a_broadcast_error_of_other_shapes_names_no_keepdims():
     assert (
         library_error("ValueError", text.replace("(3,)", "(2,)"), "") == ""
     )  # no file of the student's
+
+
+# ------------------------------------------------------------------------------ one true hint first
+def _failure(name: str, hint: str, evidence) -> core.Outcome:
+    p = core.Property(name, "attention", 1.0, True, 1, fn=lambda: None)
+    return core.Outcome(p, core.Status.FAILED, "wrong", hint, evidence=int(evidence))
+
+
+def test_the_table_shows_the_hint_with_the_strongest_evidence_and_drops_a_weaker_contradiction():
+    from autograder import passes, results
+
+    E = core.Evidence
+    outcomes = [
+        _failure("a_recipe", "the recipe", E.NONE),
+        _failure("a_model", "no scaling", E.MODEL),
+        _failure("a_direct_test", "scaled by sqrt(d_v)", E.DIRECT),
+        _failure("another_recipe", "the recipe again", E.NONE),
+    ]
+    outcomes = passes.rank(outcomes)
+    row = results.summarize(outcomes, components=["attention"])[0]
+    assert row.first_failure.property.name == "a_direct_test"
+    assert "no scaling" not in outcomes[1].hint and "a_direct_test" in outcomes[1].hint
+    assert "scaled by sqrt(d_v)" in outcomes[1].hint
+    assert (
+        outcomes[0].hint == "the recipe" and outcomes[3].hint == "the recipe again"
+    )  # no cause: kept
+
+
+def test_without_evidence_the_table_shows_the_first_failure_as_before():
+    from autograder import passes, results
+
+    E = core.Evidence
+    outcomes = passes.rank([_failure("first", "x", E.NONE), _failure("second", "y", E.MODEL)])
+    assert (
+        results.summarize(outcomes, components=["attention"])[0].first_failure.property.name
+        == "second"
+    )
+    outcomes = passes.rank([_failure("first", "x", E.MODEL), _failure("second", "y", E.MODEL)])
+    assert outcomes[1].hint == "y"  # two models, neither tested directly: both stand
+    assert (
+        results.summarize(outcomes, components=["attention"])[0].first_failure.property.name
+        == "first"
+    )
+
+
+def test_a_diagnosis_says_how_it_knows():
+    from autograder.suite.checks import diagnose, named
+
+    E = core.Evidence
+    assert diagnose("default", (False, "a")) == "default"
+    assert diagnose("default", (True, "a")).evidence == E.MODEL
+    assert diagnose("default", (True, "a", E.DIRECT)).evidence == E.DIRECT
+    assert diagnose("default", (True, lambda: named("b", E.DIRECT))).evidence == E.DIRECT
+    o = outcome_of_failure(diagnose("default", (True, "a", E.DIRECT)))
+    assert o.evidence == E.DIRECT
+
+
+def outcome_of_failure(hint):
+    def fn():
+        raise core.Failure("wrong", hint)
+
+    p = core.Property("p", "attention", 1.0, True, 1, fn=fn)
+    return core._outcome_from(p, core.Failure("wrong", hint))

@@ -24,7 +24,7 @@ from ..suite.checks import (
     written_by_hand,
     wrong_shape,
 )
-from ..suite.core import Kind, prop
+from ..suite.core import Evidence, Kind, named, prop
 from ..suite.strategies import (
     MaskedAttentionInputs,
     attention_inputs,
@@ -363,7 +363,9 @@ def scaled_by_value(q, k, v, m, w) -> str:
     """SCALED_BY_D_V where the weights are exactly that, else the plain fact (WEIGHTS_READ_VALUE)."""
     d_k, d_v = q.shape[-1], v.shape[-1]
     by_d_v = expected_values.attention(q * math.sqrt(d_k) / math.sqrt(d_v), k, v, m)[1]
-    return _(SCALED_BY_D_V) if is_close(w, by_d_v) else _(WEIGHTS_READ_VALUE)
+    return named(
+        _(SCALED_BY_D_V) if is_close(w, by_d_v) else _(WEIGHTS_READ_VALUE), Evidence.DIRECT
+    )
 
 
 def multiplied_by_mask(q, k, m):

@@ -31,7 +31,7 @@ from ..suite.checks import (
     written_by_hand,
     wrong_shape,
 )
-from ..suite.core import Kind, prop
+from ..suite.core import Evidence, Kind, named, prop
 from ..suite.error_hints import ELEMENTWISE_HINT
 from ..suite.graded import matches
 from ..suite.strategies import MaskedAttentionInputs, arrays, composite
@@ -511,7 +511,8 @@ def rounded(got, expected) -> int | None:
 
 
 def rounded_hint(got, expected, what: str) -> str:
-    return _(ROUNDED).format(what=what, decimals=rounded(got, expected))
+    # the output compared with a rounded copy of the right one: the cause shown directly
+    return named(_(ROUNDED).format(what=what, decimals=rounded(got, expected)), Evidence.DIRECT)
 
 
 @prop(C, points=1, examples=3, kind=Kind.SHAPE)

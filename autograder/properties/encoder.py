@@ -26,7 +26,7 @@ from ..suite.checks import (
     stack_tolerance,
     written_by_hand,
 )
-from ..suite.core import Kind, default_hint, prop
+from ..suite.core import Evidence, Kind, default_hint, named, prop
 from ..suite.layers import (
     AFTER_NORM,
     NO_RESIDUAL,
@@ -274,10 +274,11 @@ def encoder_layer_post_norm_closed_form(student, case):
             (lambda: is_close(out, n1(x)), _(NO_FFN)),
             (
                 lambda: is_close(out, n2(x)),
-                lambda: (
+                lambda: named(
                     _(RESIDUAL_FROM_INPUT)
                     if norm_1_reaches_the_output(student, case)
-                    else _(NO_ATTENTION)
+                    else _(NO_ATTENTION),
+                    Evidence.DIRECT,
                 ),
             ),
             (lambda: is_close(out, n1(n2(x))), _(SWAPPED)),

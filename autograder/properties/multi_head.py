@@ -28,7 +28,7 @@ from ..suite.checks import (
     tensor,
     written_by_hand,
 )
-from ..suite.core import NO_HINT, Kind, default_hint, prop
+from ..suite.core import NO_HINT, Evidence, Kind, default_hint, prop
 from ..suite.strategies import (
     MultiHeadInputs,
     composite,
@@ -623,7 +623,11 @@ def multi_head_dropout_is_off_in_eval(student, case):
         lambda: diagnose(
             _("in eval mode dropout does nothing: the output is the dropout-free one"),
             # the cause tested directly: the same layer built with dropout=0 is right
-            (lambda: right_without_dropout(student, case, state), _(DROPOUT_IN_EVAL)),
+            (
+                lambda: right_without_dropout(student, case, state),
+                _(DROPOUT_IN_EVAL),
+                Evidence.DIRECT,
+            ),
         ),
     )
 

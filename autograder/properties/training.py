@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from ..i18n import N_, _
 from ..student_code import Call, cotangent
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
-from ..suite.core import Kind, prop
+from ..suite.core import Evidence, Kind, named, prop
 from ..suite.strategies import seeds
 from ..suite.training import (
     ADAM,
@@ -475,9 +475,10 @@ def shift_right_is_wrong(student) -> str:
         got = got.tolist() if isinstance(got, torch.Tensor) else got
     except Exception:  # noqa: BLE001 - a diagnosis is best effort
         return ""
-    return _(WRONG_SHIFT).format(
+    text = _(WRONG_SHIFT).format(
         tgt=tgt.tolist(), bos_id=bos_id, got=got, expected=shift(tgt, bos_id).tolist()
     )
+    return named(text, Evidence.DIRECT)
 
 
 TRAIN_TYPE = N_(

@@ -256,8 +256,10 @@ def hint_for(exc_type: str, message: str, detail: str, error_hint: str) -> str:
         or library_error(exc_type, message, detail)
         or python_error(exc_type, message)
     )
-    if found:
-        return found
+    if found:  # read from the error's own text and the student's line
+        from .core import Evidence, named
+
+        return named(found, Evidence.DIRECT)
     if not error_hint or (shape_hint and not _SHAPE_WORDS.search(message)):
         return ""
     return _(error_hint)
