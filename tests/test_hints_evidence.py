@@ -96,6 +96,39 @@ CASES = {
         ("-1e9", "-1e9"),
         ("multiplied by the mask", "se multiplican por la máscara"),
     ),
+    "every_beam_starts_at_zero": (
+        [("beam_search", "logp[:, 0] = 0.0", "logp[:, :] = 0.0")],
+        "beam_search::beam_search_finds_best_by_enumeration",
+        True,
+        (
+            "the best hypotheses by enumeration",
+            "las mejores hipótesis",
+        ),  # only in the message, never the hint
+        ("exactly what it returns with beam_size=1", "beam_size=1"),
+    ),
+    "heads_split_without_transpose": (
+        [
+            (
+                "multi_head",
+                "q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)",
+                "q = self.w_q(query).view(batch, self.num_heads, m_q, self.d_k)",
+            ),
+            (
+                "multi_head",
+                "k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)",
+                "k = self.w_k(key).view(batch, self.num_heads, m_k, self.d_k)",
+            ),
+            (
+                "multi_head",
+                "v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)",
+                "v = self.w_v(value).view(batch, self.num_heads, m_k, self.d_k)",
+            ),
+        ],
+        "multi_head::multi_head_equals_torch",
+        True,
+        ("inverted mask", "máscara invertida"),
+        ("mixes positions", "mezcla posiciones"),
+    ),
     "output_rounded": (
         [
             (

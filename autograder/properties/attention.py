@@ -322,7 +322,16 @@ def attention_two_keys_closed_form(student, q, k, d_k, dtype):
             _(WEIGHT_OF_KEY_0).format(got=f"{got:.6g}", d_k=d_k, expected=f"{expected:.6g}"),
             nearest(
                 got,
-                _(SCORES_SCALED),
+                diagnose(
+                    _(SCORES_SCALED),
+                    (
+                        lambda: (
+                            abs(got - float(expected_values.attention(q, viewed(k), v)[1][0, 0, 0]))
+                            < 1e-4
+                        ),
+                        _(VIEW_NOT_TRANSPOSE),
+                    ),
+                ),
                 (sig(1.0), _(NO_SCALING)),
                 (sig(1 / d_k), _(DIVIDED_BY_D_K)),
                 (sig(math.sqrt(d_k)), _(MULTIPLIED_BY_SQRT_D_K)),
@@ -352,6 +361,18 @@ MASK_MULTIPLIED = N_(
     "the scores are multiplied by the mask: a blocked score becomes 0, which still gets weight after the "
     "softmax; set blocked scores to -inf instead (scores.masked_fill(~mask, float('-inf')))"
 )
+
+
+VIEW_NOT_TRANSPOSE = N_(
+    "your scores use key reshaped to (..., d_k, m_k) with view or reshape: a view is not a transpose (it keeps "
+    "the memory order and refills the shape, so each score mixes coordinates of several keys); use "
+    "key.transpose(-2, -1)"
+)
+
+
+def viewed(k):
+    """The keys a student's q @ k.view(..., d_k, m_k) reads, as rows: (..., m_k, d_k)."""
+    return k.reshape(*k.shape[:-2], k.shape[-1], k.shape[-2]).transpose(-2, -1)
 
 
 def weights_read_value(student, q, k, v, m, w) -> bool:
@@ -400,6 +421,10 @@ def attention_equals_torch(student, inputs):
             lambda: scaled_by_value(q, k, v, m, w),
         ),
         (lambda: is_close(w, multiplied_by_mask(q, k, m)), _(MASK_MULTIPLIED)),
+        (
+            lambda: is_close(w, expected_values.attention(q, viewed(k), v, m)[1]),
+            _(VIEW_NOT_TRANSPOSE),
+        ),
         (
             lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v, m)[1]),
             _(NO_SCALING),

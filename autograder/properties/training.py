@@ -271,9 +271,25 @@ def smoothed_loss_is_finite_for_logits_far_apart(student, inputs):
         got,
         expected,
         _("{what} with logits hundreds apart").format(what=what),
-        _(UNDERFLOW),
+        lambda: far_apart_hint(student, inputs, got),
         inputs.logits.dtype,
     )
+
+
+WRONG_ON_ORDINARY_LOGITS = N_(
+    "your loss is wrong on ordinary logits too (these divided by 100), so no underflow is to blame here: see "
+    "smoothed_loss_equals_closed_form"
+)
+
+
+def far_apart_hint(student, inputs, got) -> str:
+    """UNDERFLOW only where the student's loss is right on the same targets with the logits brought close (the
+    cause tested directly); else what differs, named by the loss's models where one fits."""
+    near = inputs.replace(logits=inputs.logits / 100)
+    again = label_smoothed_cross_entropy(student, near)[0]
+    if is_close(again, library_loss(near.logits, near.target, near.smoothing, near.pad_id)):
+        return named(_(UNDERFLOW), Evidence.DIRECT)
+    return explain_loss(got, inputs, _(WRONG_ON_ORDINARY_LOGITS))
 
 
 @prop(C, points=1, examples=6)
@@ -361,14 +377,16 @@ def padding_positions_contribute_nothing(student, inputs, noise):
         again,
         got,
         _("{what} after changing the logits at padding positions").format(what=what),
-        _(PAD_COUNTED),
+        named(
+            _(PAD_COUNTED), Evidence.DIRECT
+        ),  # the cause tested directly: a padding logit changed
         inputs.logits.dtype,
     )
     close(
         grad[pad],
         torch.zeros_like(grad[pad]),
         _("d loss / d logits at padding positions"),
-        _(PAD_COUNTED),
+        named(_(PAD_COUNTED), Evidence.DIRECT),
     )
 
 
