@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,7 +120,7 @@ CORPUS = [
     case(
         "split_without_transpose",
         "multi_head",
-        "no transpose",
+        "mixes positions",
         (
             "q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)",
             "q = self.w_q(query).view(batch, self.num_heads, m_q, self.d_k)",
@@ -398,10 +398,9 @@ def inside(bundle: Path, lang: str, cases: list[str]) -> None:
             )
             top = first(mine)
             failing = [o.hint for o in mine if not o.passed]
-            print(
-                json.dumps({"id": c.id, "table": top.hint if top else None, "hints": failing}),
-                flush=True,
-            )
+            row = {"id": c.id, "table": top.hint if top else None, "hints": failing}
+            row["property"] = top.property.name if top else None
+            print(json.dumps(row), flush=True)
 
 
 def translations(lang: str) -> dict[str, str]:
@@ -434,6 +433,7 @@ def judge(row: dict, case: Case, words: dict) -> dict:
         "named": holds(row["table"], case.marker),
         "untrue": untrue,
         "table": row["table"],
+        "property": row["property"],
     }
 
 
@@ -471,7 +471,7 @@ def main() -> None:
             r = rows[row["id"]]
             mark = "named" if r["named"] else ("caught" if r["caught"] else "MISSED")
             print(
-                f"{lang} {row['id']:34} {mark:7} untrue={len(r['untrue'])} | {(r['table'] or '')[:110]}"
+                f"{lang} {row['id']:34} {mark:7} untrue={len(r['untrue'])} {r['property']} | {(r['table'] or '')[:110]}"
             )
             for h in r["untrue"]:
                 print(f"      untrue: {h[:150]}")

@@ -309,3 +309,107 @@ def outcome_of_failure(hint):
 
     p = core.Property("p", "attention", 1.0, True, 1, fn=fn)
     return core._outcome_from(p, core.Failure("wrong", hint))
+
+
+# ------------------------------------------------------------------------------ the table's hint, per component
+# name: (edits, component, the untrue hint's words or None, the table's true hint's words); as the bundle runs
+# them (no diagnoses), English (the catalogs' tests check the Spanish of every message)
+TABLE_CASES = {
+    "unbiased_variance": (
+        [
+            (
+                "add_norm",
+                "var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)",
+                "var = x.var(dim=-1, keepdim=True)",
+            )
+        ],
+        "add_norm",
+        "is not the contract's",
+        "unbiased variance",
+    ),
+    "key_view_as_transpose": (
+        [
+            (
+                "attention",
+                "query @ key.transpose(-2, -1)",
+                "query @ key.view(*key.shape[:-2], key.size(-1), key.size(-2))",
+            )
+        ],
+        "attention",
+        None,
+        "a view is not a transpose",
+    ),
+    "sin_cos_halves": (
+        [
+            (
+                "positional_encoding",
+                "pe[:, 0::2] = torch.sin(angle)",
+                "pe[:, : (d_model + 1) // 2] = torch.sin(angle)",
+            ),
+            (
+                "positional_encoding",
+                "pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])",
+                "pe[:, (d_model + 1) // 2 :] = torch.cos(angle[:, : d_model // 2])",
+            ),
+        ],
+        "positional_encoding",
+        None,
+        "[sin | cos]",
+    ),
+    "step_mask_off_by_one": (
+        [
+            (
+                "kv_cache",
+                "causal_mask(t + n, device=tokens.device)[t:]",
+                "torch.ones(n, t + n, dtype=torch.bool, device=tokens.device).tril(t - 1)",
+            )
+        ],
+        "kv_cache",
+        None,
+        "off by one",
+    ),
+    "no_memory_mask": (
+        [("kv_cache", "self.memory_mask))", "None))")],
+        "kv_cache",
+        None,
+        "the cross-attention ignores the source padding",
+    ),
+    "mean_over_padding": (
+        [
+            (
+                "training",
+                "return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)",
+                "return per_position.mean()",
+            )
+        ],
+        "training",
+        "underflows",
+        "padding positions count",
+    ),
+    "smoothing_over_v_minus_1_padding_included": (
+        [
+            ("training", "smoothing / (logits.size(-1) - 2)", "smoothing / (logits.size(-1) - 1)"),
+            ("training", "    true_dist[..., pad_id] = 0.0\n", ""),
+        ],
+        "training",
+        "underflows",
+        "smoothing / (V - 1)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", TABLE_CASES)
+def test_the_table_shows_the_true_hint_and_no_hint_names_a_wrong_cause(tmp_path, monkeypatch, case):
+    from autograder import i18n, passes, results
+    from autograder.student_code import InProcessStudentCode, StopsAtLoops
+
+    edits, component, untrue, true = TABLE_CASES[case]
+    without_diagnoses(monkeypatch, component)
+    student = StopsAtLoops(InProcessStudentCode(planted(tmp_path, *edits)))
+    mine = [p for p in core.load(include_hidden=False) if p.component == component and not p.slow]
+    with i18n.chosen("en"):
+        outcomes = passes.finish([core.run_property(p, student) for p in mine])
+    hints = [o.hint for o in outcomes if not o.passed]
+    assert hints, "the mistake is caught"
+    assert untrue is None or not [h for h in hints if untrue in h], hints
+    assert true in results.strongest_failure(outcomes).hint, hints
