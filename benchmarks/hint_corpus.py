@@ -403,37 +403,53 @@ def inside(bundle: Path, lang: str, cases: list[str]) -> None:
             print(json.dumps(row), flush=True)
 
 
-def translations(lang: str) -> dict[str, str]:
-    """English phrase -> its words in `lang`: the longest placeholder-free run of the translation of the kit's
-    msgid that holds it (the phrase itself where it stays, as code does)."""
+def translations(lang: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """English phrase -> its words in `lang`. A cause (CAUSES) is the claim a hint opens with, before its first
+    colon ("inverted mask: ..."): its words are the longest placeholder-free run of that clause's translation, for
+    the kit's msgids whose opening clause holds the phrase (a phrase later in a msgid is advice, not its claim). A
+    marker: the longest such run of the whole translation of each msgid that holds it. The phrase itself always
+    counts too (code stays as it is)."""
     from autograder import catalogs
 
     if lang == "en":
-        return {}
-    catalog = catalogs.read(lang)
-    out = {}
-    for phrase in {c.marker for c in CORPUS} | set(CAUSES):
+        return {}, {}
+    catalog = [m for m in catalogs.read(lang) if m.id and isinstance(m.id, str) and m.string]
+
+    def words(text: str) -> str:
+        return max(re.split(r"\{\w*\}|[:;(),]", text), key=len).strip().lower()
+
+    causes: dict[str, list[str]] = {}
+    for phrase in CAUSES:
         for m in catalog:
-            if m.id and isinstance(m.id, str) and phrase.lower() in m.id.lower() and m.string:
-                pieces = re.split(r"\{\w*\}|[:;(),]", m.string)
-                out.setdefault(phrase, []).append(max(pieces, key=len).strip().lower())
-    return out
+            if phrase.lower() in m.id.split(":")[0].lower():
+                causes.setdefault(phrase, []).append(words(m.string.split(":")[0]))
+    markers: dict[str, list[str]] = {}
+    for phrase in {c.marker for c in CORPUS}:
+        for m in catalog:
+            if phrase.lower() in m.id.lower():
+                markers.setdefault(phrase, []).append(words(m.string))
+    return causes, markers
 
 
-def judge(row: dict, case: Case, words: dict) -> dict:
-    def holds(text: str, phrase: str) -> bool:
+def judge(row: dict, case: Case, words: tuple[dict, dict]) -> dict:
+    causes, markers = words
+
+    def holds(text: str, phrase: str, found: dict) -> bool:
         text = (text or "").lower()
-        return phrase.lower() in text or any(w and w in text for w in words.get(phrase, []))
+        return phrase.lower() in text or any(w and w in text for w in found.get(phrase, []))
 
     untrue = [
-        h for h in row["hints"] if any(holds(h, p) for p in CAUSES) and not holds(h, case.marker)
+        h
+        for h in row["hints"]
+        if any(holds(h, p, causes) for p in CAUSES) and not holds(h, case.marker, markers)
     ]
     return {
         "caught": bool(row["hints"]),
-        "named": holds(row["table"], case.marker),
+        "named": holds(row["table"], case.marker, markers),
         "untrue": untrue,
         "table": row["table"],
         "property": row["property"],
+        "hints": row["hints"],
     }
 
 
