@@ -84,7 +84,7 @@ def named(text: str, evidence: Evidence) -> str:
 
 
 class Failure(AssertionError):
-    """The property does not hold. `hint` names the likely mistake (a checks.Hint carries its evidence)."""
+    """The property does not hold. `hint` names the likely mistake (a Hint carries its evidence)."""
 
     def __init__(self, message: str, hint: str = ""):
         super().__init__(message)
@@ -431,7 +431,8 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
     exc = _unwrap(raw)
     example = example or _example_from_notes(exc)
     if isinstance(exc, Failure):
-        return Outcome(p, Status.FAILED, exc.message, exc.hint, example, evidence=exc.evidence)
+        # a plain str crosses to the judge's records; the evidence has its own field
+        return Outcome(p, Status.FAILED, exc.message, str(exc.hint), example, evidence=exc.evidence)
     if isinstance(exc, StudentError):
         # The error kinds that are statuses of their own; any other (missing, syntax, exception) is an error.
         status = {
@@ -447,7 +448,7 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
         else:
             hint = _(p.hint_on_error) if p.hint_on_error else ""
         evidence = getattr(hint, "evidence", Evidence.NONE)
-        return Outcome(p, status, exc.message, hint, example, exc.detail, evidence=evidence)
+        return Outcome(p, status, exc.message, str(hint), example, exc.detail, evidence=evidence)
     if isinstance(exc, (Flaky, HypothesisException)):
         return Outcome(
             p,
