@@ -12,7 +12,7 @@ from autograder import KIT, catalogs
 from autograder.components import NAMES
 
 sys.path.insert(0, str(KIT / "benchmarks"))
-import hint_corpus  # noqa: E402
+import hint_corpus
 
 
 @pytest.mark.parametrize("case", hint_corpus.CORPUS, ids=lambda c: c.id)
