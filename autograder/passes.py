@@ -8,7 +8,9 @@ route gives a student the same words (issue 25).
    outcome is made (core.run_property), and again here after the names: idempotent.
 3. require_behaviour: the scoring rule across a component (a static by-hand point needs a behavioural one; a
    forbidden scan voids the component).
-4. blame: the self-check only (check.SelfCheck.blame): a failure while a file it uses fails is pending.
+4. rank: of a component's failures, the hint with the strongest evidence is the table's, and a weaker named
+   cause that contradicts a directly tested one is dropped (issue 34).
+5. blame: the self-check only (check.SelfCheck.blame): a failure while a file it uses fails is pending.
 
 Tidying (temporary paths, memory addresses, each field's limit) is the judge's, in the grading process before an
 outcome crosses to the scheduler (judge/grading_process.tidy): only there do paths of the judge's own folders
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import glossary
+from .i18n import N_, _
 from .suite import core
 
 Pass = Callable[[core.Outcome], core.Outcome]
@@ -36,11 +39,35 @@ def words(o: core.Outcome) -> core.Outcome:
     return o
 
 
+SEE_STRONGER = N_("see {property}: {hint}")
+
+
+def rank(outcomes: list[core.Outcome]) -> list[core.Outcome]:
+    """One true hint first (issue 34): of each row's failures (a component's, or the integration share's), the
+    one whose hint has the strongest evidence (core.Evidence) is the table's (results.strongest_failure); where
+    its cause was tested on the student's code directly, a weaker named cause that says otherwise is dropped
+    for it. In place; the same list."""
+    from .results import row_of, strongest_failure
+
+    rows: dict[str, list[core.Outcome]] = {}
+    for o in outcomes:
+        if not o.passed and o.status != core.Status.BLOCKED:
+            rows.setdefault(row_of(o), []).append(o)
+    for failures in rows.values():
+        top = strongest_failure(failures)
+        if top is None or top.evidence < core.Evidence.DIRECT:
+            continue
+        for o in failures:
+            if o is not top and o.evidence == core.Evidence.MODEL and o.hint != top.hint:
+                o.hint = _(SEE_STRONGER).format(property=top.property.name, hint=top.hint)
+    return outcomes
+
+
 def finish(
     outcomes: list[core.Outcome], names: Pass | None = None, blame: Pass | None = None
 ) -> list[core.Outcome]:
     """The outcomes of one submission (a component's at least) through the passes, in order; a new list (the
     outcomes themselves may be changed in place)."""
     outcomes = [words(names(o) if names else o) for o in outcomes]
-    outcomes = core.require_behaviour(outcomes)
+    outcomes = rank(core.require_behaviour(outcomes))
     return [blame(o) for o in outcomes] if blame else outcomes

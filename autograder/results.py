@@ -72,6 +72,13 @@ class ComponentSummary:
         return self.earned == self.available and self.pending == 0 and self.held == 0
 
 
+def strongest_failure(outcomes: list[Outcome]) -> Outcome | None:
+    """The failure the table shows: the first of those whose hint has the strongest evidence (Outcome.evidence;
+    all equal, as in the judge's records, it is the first failure)."""
+    failures = [o for o in outcomes if not o.passed]
+    return max(failures, key=lambda o: o.evidence, default=None)
+
+
 def summarize(
     outcomes: list[Outcome],
     pending: dict[str, float] | None = None,
@@ -96,7 +103,7 @@ def summarize(
                 sum(o.property.points for o in mine),
                 sum(o.passed for o in mine),
                 len(mine),
-                next((o for o in everything if not o.passed), None),
+                strongest_failure(everything),
                 pending.get(name, 0.0),
                 blocked.get(name, ""),
                 sum(o.property.points for o in everything if o.status == "blocked"),

@@ -154,20 +154,21 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
             found[inside] = their_eps(x, y, w, b, eps, inside)
         return found[inside]
 
-    # Rows of one variance fit both forms (with two eps): only a form that fits alone is named.
+    # Rows of one variance fit both forms (with two eps): only a form that fits alone is named. A model with no
+    # free parameter that fits is stronger evidence than an eps solved from y (eps = 1e-5 outside the root once
+    # fitted "eps = 3.2e-8 inside" on rows of one tiny variance, an unbiased variance "eps not the contract's"),
+    # so every one of those comes first and the fitted eps last.
     return diagnose(
         default,
         (
-            lambda: fits(True) and fits(False),
-            lambda: _(EPS_EITHER).format(ours=_short(eps)),
+            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.EPS_OUTSIDE), dt),
+            _(
+                "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
+            ),
         ),
         (
-            lambda: fits(True),
-            lambda: _(EPS_VALUE).format(theirs=_short(fits(True)), ours=_short(eps)),
-        ),
-        (
-            lambda: fits(False),
-            lambda: _(EPS_VALUE_OUTSIDE).format(theirs=_short(fits(False)), ours=_short(eps)),
+            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.NO_EPS), dt),
+            _("eps is missing: (x - mean) / sqrt(var + eps)"),
         ),
         (
             lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.UNBIASED), dt),
@@ -182,16 +183,6 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
                 "NaN for a constant row: its variance is 0, add eps inside the square root: "
                 "sqrt(var + eps)"
             ),
-        ),
-        (
-            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.EPS_OUTSIDE), dt),
-            _(
-                "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
-            ),
-        ),
-        (
-            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.NO_EPS), dt),
-            _("eps is missing: (x - mean) / sqrt(var + eps)"),
         ),
         (
             lambda: x.dim() > 1 and matches(y, ln_variant(x, w, b, eps, dim=0), dt),
@@ -239,6 +230,18 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
         (
             lambda: eps != 1e-5 and matches(y, ln_variant(x, w, b, 1e-5), dt),
             _("ignores the eps argument: store it (self.eps = eps) and use it in forward"),
+        ),
+        (
+            lambda: fits(True) and fits(False),
+            lambda: _(EPS_EITHER).format(ours=_short(eps)),
+        ),
+        (
+            lambda: fits(True),
+            lambda: _(EPS_VALUE).format(theirs=_short(fits(True)), ours=_short(eps)),
+        ),
+        (
+            lambda: fits(False),
+            lambda: _(EPS_VALUE_OUTSIDE).format(theirs=_short(fits(False)), ours=_short(eps)),
         ),
     )
 

@@ -19,13 +19,14 @@ from ..suite.checks import (
     expect,
     fail,
     is_close,
+    nearest,
     not_constant,
     tensor,
     written_by_hand,
     wrong_shape,
 )
 from ..suite.clauses import Attention
-from ..suite.core import Kind, prop
+from ..suite.core import Evidence, Kind, named, prop
 from ..suite.strategies import (
     AttentionInputs,
     MaskedAttentionInputs,
@@ -323,12 +324,22 @@ def attention_two_keys_closed_form(student, q, k, d_k, dtype):
         sig = lambda s: 1 / (1 + math.exp(-delta * s))  # noqa: E731
         fail(
             _(WEIGHT_OF_KEY_0).format(got=f"{got:.6g}", d_k=d_k, expected=f"{expected:.6g}"),
-            diagnose(
-                _(SCORES_SCALED),
-                (abs(got - sig(1.0)) < 1e-4, _(NO_SCALING)),
-                (abs(got - sig(1 / d_k)) < 1e-4, _(DIVIDED_BY_D_K)),
-                (abs(got - sig(math.sqrt(d_k))) < 1e-4, _(MULTIPLIED_BY_SQRT_D_K)),
-                (abs(got - sig(1 / math.sqrt(3))) < 1e-4, _(SCALED_BY_D_V)),
+            nearest(
+                got,
+                diagnose(
+                    _(SCORES_SCALED),
+                    (
+                        lambda: (
+                            abs(got - float(expected_values.attention(q, viewed(k), v)[1][0, 0, 0]))
+                            < 1e-4
+                        ),
+                        _(VIEW_NOT_TRANSPOSE),
+                    ),
+                ),
+                (sig(1.0), _(NO_SCALING)),
+                (sig(1 / d_k), _(DIVIDED_BY_D_K)),
+                (sig(math.sqrt(d_k)), _(MULTIPLIED_BY_SQRT_D_K)),
+                (sig(1 / math.sqrt(3)), _(SCALED_BY_D_V)),
             ),
         )
 
@@ -344,6 +355,43 @@ def masked_inputs(draw, fully_masked=False):
         if not fully_masked:
             m[..., 0] = True
     return MaskedAttentionInputs(query=q, key=k, value=v, mask=m)
+
+
+WEIGHTS_READ_VALUE = N_(
+    "your weights change when only value changes (its width d_v): the weights depend on query and key only, "
+    "softmax(q k^T / sqrt(d_k)) with d_k = query.shape[-1]"
+)
+MASK_MULTIPLIED = N_(
+    "the scores are multiplied by the mask: a blocked score becomes 0, which still gets weight after the "
+    "softmax; set blocked scores to -inf instead (scores.masked_fill(~mask, float('-inf')))"
+)
+
+
+VIEW_NOT_TRANSPOSE = N_(
+    "your scores use key reshaped to (..., d_k, m_k) with view or reshape: a view is not a transpose (it keeps "
+    "the memory order and refills the shape, so each score mixes coordinates of several keys); use "
+    "key.transpose(-2, -1)"
+)
+
+
+def weights_read_value(student, q, k, v, m, w) -> bool:
+    """The student's weights change when value alone is widened (its columns repeated): a scale read from d_v."""
+    return not is_close(attend(student, q, k, torch.cat([v, v, v], -1), m)[1], w)
+
+
+def scaled_by_value(q, k, v, m, w) -> str:
+    """SCALED_BY_D_V where the weights are exactly that, else the plain fact (WEIGHTS_READ_VALUE)."""
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    by_d_v = expected_values.attention(q * math.sqrt(d_k) / math.sqrt(d_v), k, v, m)[1]
+    return named(
+        _(SCALED_BY_D_V) if is_close(w, by_d_v) else _(WEIGHTS_READ_VALUE), Evidence.DIRECT
+    )
+
+
+def multiplied_by_mask(q, k, m):
+    """The weights of softmax((q k^T / sqrt(d_k)) * mask): blocked scores 0 instead of -inf."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) * m
+    return torch.softmax(scores, -1)
 
 
 @prop(
@@ -373,6 +421,16 @@ def attention_equals_torch(student, inputs):
         (
             lambda: is_close(w, expected_values.attention(q, k, v, ~m)[1]),
             _("inverted mask: True means may attend"),
+        ),
+        # the cause tested directly, before a scale that fits this input (d_v = 1 is no scaling here)
+        (
+            lambda: weights_read_value(student, q, k, v, m, w),
+            lambda: scaled_by_value(q, k, v, m, w),
+        ),
+        (lambda: is_close(w, multiplied_by_mask(q, k, m)), _(MASK_MULTIPLIED)),
+        (
+            lambda: is_close(w, expected_values.attention(q, viewed(k), v, m)[1]),
+            _(VIEW_NOT_TRANSPOSE),
         ),
         (
             lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v, m)[1]),
@@ -416,6 +474,7 @@ def attention_masked_keys_get_zero_weight(student, inputs):
             diagnose(
                 _("set blocked scores to -inf before the softmax (masked_fill(~mask, -inf))"),
                 (lambda: bool(allowed_zero), _(INVERTED_MASK)),
+                (lambda: is_close(w, multiplied_by_mask(q, k, m)), _(MASK_MULTIPLIED)),
                 (
                     lambda: bool((w[blocked] < 1e-6).all()),
                     _("a large negative number (-1e9) leaks weight in float32: use -inf"),
@@ -450,14 +509,21 @@ def attention_fully_masked_rows_are_zero(student, inputs):
     not_constant(w, expected_values.attention(q, k, v, m)[1], "weights")
     if not ((w[dead] == 0).all() and (out[dead] == 0).all()):
         uniform = is_close(w[dead], torch.full_like(w[dead], 1 / w.shape[-1]))
+        # -1e9 gives a blocked key of a live row no weight; a mask that multiplies the scores gives it some
+        blocked_live = ~m.expand(w.shape) & ~dead[..., None]
         fail(
             _(FULLY_MASKED_NOT_ZERO),
-            _(
-                "a large negative number (-1e9) instead of -inf makes a fully masked row uniform: use "
-                "-inf and zero the row"
-            )
-            if uniform
-            else _(FULLY_MASKED_HINT),
+            diagnose(
+                _(FULLY_MASKED_HINT),
+                (lambda: is_close(w, multiplied_by_mask(q, k, m)), _(MASK_MULTIPLIED)),
+                (
+                    lambda: uniform and bool((w[blocked_live] < 1e-6).all()),
+                    _(
+                        "a large negative number (-1e9) instead of -inf makes a fully masked row uniform: "
+                        "use -inf and zero the row"
+                    ),
+                ),
+            ),
         )
 
 
@@ -531,11 +597,6 @@ def attention_gradients_are_finite(student, inputs):
 SCALED_BY_HEADS = N_(
     "the scale counts the heads: divide by sqrt(d_k) with d_k = query.size(-1), the last dim only (not "
     "num_heads * d_k, nor a size read off another dim)"
-)
-
-
-VIEW_NOT_TRANSPOSE = N_(
-    "key.view(..., d_k, m_k) reshapes the keys, it does not transpose them: use key.transpose(-2, -1)"
 )
 
 

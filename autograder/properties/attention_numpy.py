@@ -26,12 +26,13 @@ from ..suite.checks import (
     expect,
     fail,
     is_close,
+    nearest,
     not_constant,
     written_by_hand,
     wrong_shape,
 )
 from ..suite.clauses import AttentionNumpy
-from ..suite.core import Kind, prop
+from ..suite.core import Evidence, Kind, named, prop
 from ..suite.error_hints import ELEMENTWISE_HINT
 from ..suite.graded import matches
 from ..suite.strategies import MaskedAttentionInputs, arrays, composite
@@ -448,7 +449,7 @@ BLOCKED_KEY_WEIGHT = N_("a blocked key (mask False) got non-zero weight")
 def attention_hint(q, k, v, m, out, w, default: str) -> str:
     """Name the attention mistake that explains (out, w), if one does."""
     d_k = q.shape[-1]
-    expected_w = expected_attention(q, k, v, m)[1]
+    expected_out, expected_w = expected_attention(q, k, v, m)
 
     def weights_with(mistake):
         return expected_attention(q, k, v, m, mistake)[1]
@@ -486,10 +487,41 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
             ),
         ),
         (
+            lambda: rounded(w, expected_w) is not None,
+            lambda: rounded_hint(w, expected_w, "weights"),
+        ),
+        (
+            lambda: rounded(out, expected_out) is not None,
+            lambda: rounded_hint(out, expected_out, "output"),
+        ),
+        (
             lambda: is_close(w, expected_w, q.dtype),
             _("weights are right but the output is not: output = weights @ v"),
         ),
     )
+
+
+ROUNDED = N_(
+    "your {what} is rounded to {decimals} decimals (np.around, round): return it unrounded, the checker "
+    "compares full precision"
+)
+
+
+def rounded(got, expected) -> int | None:
+    """The number of decimals d where `got` is `expected` rounded to d decimals (and not merely close), else
+    None: the cause tested directly on the output."""
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+    if got.shape != expected.shape or np.allclose(got, expected, rtol=1e-9, atol=1e-12):
+        return None
+    for decimals in range(0, 8):
+        if np.allclose(got, np.around(expected, decimals), rtol=0, atol=1e-6 * 10.0**-decimals):
+            return decimals
+    return None
+
+
+def rounded_hint(got, expected, what: str) -> str:
+    # the output compared with a rounded copy of the right one: the cause shown directly
+    return named(_(ROUNDED).format(what=what, decimals=rounded(got, expected)), Evidence.DIRECT)
 
 
 @prop(C, points=1, examples=3, kind=Kind.SHAPE, clauses=(AttentionNumpy.ATTENTION,))
@@ -550,8 +582,14 @@ def np_attention_two_keys_closed_form(student, q, k, d_k, dtype):
         fail(
             _(WEIGHT_OF_KEY_0).format(got=f"{got:.6g}", d_k=d_k, expected=f"{expected:.6g}"),
             diagnose(
-                _(SCORES_SCALED),
-                (abs(got - sig(1.0)) < 1e-4, _(NO_SCALING)),
+                nearest(
+                    got,
+                    _(SCORES_SCALED),
+                    (sig(1.0), _(NO_SCALING)),
+                    (sig(1 / d_k), _(DIVIDED_BY_D_K)),
+                    (sig(math.sqrt(d_k)), _(MULTIPLIED_BY_SQRT_D_K)),
+                    (sig(1 / math.sqrt(3)), _(SCALED_BY_D_V)),
+                ),
                 (
                     got == 1.0 and float(w[0, 1]) == 1.0,
                     _(
@@ -559,9 +597,6 @@ def np_attention_two_keys_closed_form(student, q, k, d_k, dtype):
                         "(axis -2); use axis=-1"
                     ),
                 ),
-                (abs(got - sig(1 / d_k)) < 1e-4, _(DIVIDED_BY_D_K)),
-                (abs(got - sig(math.sqrt(d_k))) < 1e-4, _(MULTIPLIED_BY_SQRT_D_K)),
-                (abs(got - sig(1 / math.sqrt(3))) < 1e-4, _(SCALED_BY_D_V)),
             ),
         )
 

@@ -21,6 +21,8 @@ the graded search use them too); the enumeration is properties/models/beam_searc
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -42,7 +44,7 @@ from ..suite.beams import (
 )
 from ..suite.checks import close, diagnose, fail, is_close, written_by_hand
 from ..suite.clauses import BeamSearch
-from ..suite.core import Kind, default_hint, prop
+from ..suite.core import Evidence, Kind, default_hint, prop
 from ..suite.decoding import (
     build_model,
     decoding_cases,
@@ -280,6 +282,25 @@ def wide_cases(draw, penalties=(0.0,), batch=(1, 3), biases=(0.0, 1.0, 2.0)):
     return BeamInputs(case, settings)
 
 
+NEVER_DIVERGE = N_(
+    "with beam_size={beam_size} your search returns {got}, exactly what it returns with beam_size=1: its beams "
+    "never hold different hypotheses. Usually every beam starts as [bos_id] at logp 0, so each step picks the "
+    "same token in every beam: start one beam per row at logp 0 and the others at logp -inf"
+)
+
+
+def beams_never_diverge(student, searched: Searched) -> bool:
+    """Answer-free evidence, on the student's own search: the wide beam returns, row for row, what its beam_size=1
+    search returns (the search ran once more, narrow), where the enumeration's best is something else."""
+    if searched.settings.beam_size < 2:
+        return False
+    narrow = dataclasses.replace(
+        searched.inputs, settings=dataclasses.replace(searched.settings, beam_size=1)
+    )
+    seqs = beam_search(student, searched.model, narrow)[0]
+    return hypotheses(seqs, searched.settings.eos_id, "beam_search") == searched.hypotheses
+
+
 def explain_wide(student, searched: Searched, tables: list[Enumerated], row: int) -> str:
     """The rule of the search that the returned hypothesis of row `row` breaks: the graded side's mistake models
     where they exist, else evidence that needs no search: the batch's relations (the rows rolled, other tokens at
@@ -305,6 +326,11 @@ def explain_wide(student, searched: Searched, tables: list[Enumerated], row: int
     evidence = (
         (lambda: rows_interfere(student, searched), _(ROWS_HINT)),
         (lambda: padding_matters(student, searched), _(MASK_HINT)),
+        (
+            lambda: beams_never_diverge(student, searched),
+            lambda: _(NEVER_DIVERGE).format(beam_size=s.beam_size, got=[list(h) for h in got]),
+            Evidence.DIRECT,
+        ),
         (
             lambda: (
                 scored_right()

@@ -29,7 +29,7 @@ from ..suite.checks import (
     written_by_hand,
 )
 from ..suite.clauses import Encoder
-from ..suite.core import Kind, default_hint, prop
+from ..suite.core import Evidence, Kind, default_hint, named, prop
 from ..suite.layers import (
     AFTER_NORM,
     NO_RESIDUAL,
@@ -218,6 +218,28 @@ def encoder_layer_equals_torch(student, case):
     )
 
 
+RESIDUAL_FROM_INPUT = N_(
+    "add_norm_1's output reaches your layer's output, but the second residual adds the layer's input: "
+    "add_norm_2 adds the feed-forward's own input, x = add_norm_1(x, ...), then add_norm_2(x, "
+    "feed_forward(x)) with that x (is the layer's input kept in another variable?)"
+)
+
+
+def norm_1_reaches_the_output(student, case) -> bool:
+    """With only the attention's w_o zeroed, the output changes with add_norm_1's weight: the first sub-layer is
+    not skipped (skipped, its norm would change nothing), the cause "the self-attention sub-layer is skipped"
+    tested directly."""
+    state = encoder_layer_state("", case.d_model, case.d_ff, case.seed, case.x.dtype)
+    for name in ("self_attention.w_o.weight", "self_attention.w_o.bias"):
+        state[name] = torch.zeros_like(state[name])
+    other = dict(state)
+    other["add_norm_1.norm.weight"] = state["add_norm_1.norm.weight"] * 2 + 1
+    outs = [
+        run_layer(student, build_layer(student, case, state=s)[0], case) for s in (state, other)
+    ]
+    return not is_close(outs[0], outs[1])
+
+
 @prop(C, points=2, examples=3, clauses=(Encoder.LAYER,))
 @given(case=layer_cases(mask=False))
 @example(
@@ -253,7 +275,15 @@ def encoder_layer_post_norm_closed_form(student, case):
             (lambda: is_close(out, x), _(PRE_NORM)),
             (lambda: is_close(out, x + n1(zero) + n2(zero)), _(AFTER_NORM)),
             (lambda: is_close(out, n1(x)), _(NO_FFN)),
-            (lambda: is_close(out, n2(x)), _(NO_ATTENTION)),
+            (
+                lambda: is_close(out, n2(x)),
+                lambda: named(
+                    _(RESIDUAL_FROM_INPUT)
+                    if norm_1_reaches_the_output(student, case)
+                    else _(NO_ATTENTION),
+                    Evidence.DIRECT,
+                ),
+            ),
             (lambda: is_close(out, n1(n2(x))), _(SWAPPED)),
             (lambda: is_close(out, n2(n1(zero))), _(NO_RESIDUAL)),
         ),

@@ -108,7 +108,22 @@ def pe_hint(pe, max_len, d, default):
             lambda: d > 1 and is_close(pe.T, sinusoid_model(d, max_len), rtol=0.0, atol=atol),
             _("transposed: the table is (max_len, d_model), positions along dim 0"),
         ),
+        (
+            lambda: d > 2 and is_close(pe, halves(sinusoid_model(max_len, d)), rtol=0.0, atol=atol),
+            _(HALVES),
+        ),
     )
+
+
+HALVES = N_(
+    "your table holds every sine in its first half and every cosine in its second ([sin | cos]): the formula "
+    "interleaves them, the sine of pair i in column 2i and its cosine in column 2i+1"
+)
+
+
+def halves(pe):
+    """The right table's columns rearranged: the even ones (sines) first, then the odd ones (cosines)."""
+    return torch.cat([pe[:, 0::2], pe[:, 1::2]], dim=-1)
 
 
 def check_table(student, max_len, d, what=None):

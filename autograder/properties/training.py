@@ -25,7 +25,7 @@ from ..i18n import N_, _
 from ..student_code import Call, cotangent
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from ..suite.clauses import Training
-from ..suite.core import Kind, prop
+from ..suite.core import Evidence, Kind, named, prop
 from ..suite.strategies import seeds
 from ..suite.training import (
     ADAM,
@@ -104,6 +104,11 @@ def teacher_forcing_gradient_equals_expected(student, case):
     c = cotangent((), torch.float64, 1).item()
 
     def explain():
+        wrong_shift = shift_right_is_wrong(student)
+        if (
+            wrong_shift
+        ):  # the student's own shift_right, tested directly, before any model of the loss
+            return wrong_shift
         for mistake, hint in TEACHER_FORCING_MISTAKES:
             if M.PAD_COUNTED in mistake and MISTAKE_MODELS is None:
                 continue
@@ -175,7 +180,10 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
             losses[:1],
             expected_losses[:1],
             _("{what}: the first step's loss").format(what=what),
-            _("step 1's loss is teacher_forcing_loss of batch 0 before any update"),
+            lambda: (
+                shift_right_is_wrong(student)
+                or _("step 1's loss is teacher_forcing_loss of batch 0 before any update")
+            ),
         )
     for name, expected in expected_state.items():
         if not is_close(got_state[name], expected, rtol=1e-5, atol=1e-7):
@@ -281,9 +289,25 @@ def smoothed_loss_is_finite_for_logits_far_apart(student, inputs):
         got,
         expected,
         _("{what} with logits hundreds apart").format(what=what),
-        _(UNDERFLOW),
+        lambda: far_apart_hint(student, inputs, got),
         inputs.logits.dtype,
     )
+
+
+WRONG_ON_ORDINARY_LOGITS = N_(
+    "your loss is wrong on ordinary logits too (these divided by 100), so no underflow is to blame here: see "
+    "smoothed_loss_equals_closed_form"
+)
+
+
+def far_apart_hint(student, inputs, got) -> str:
+    """UNDERFLOW only where the student's loss is right on the same targets with the logits brought close (the
+    cause tested directly); else what differs, named by the loss's models where one fits."""
+    near = inputs.replace(logits=inputs.logits / 100)
+    again = label_smoothed_cross_entropy(student, near)[0]
+    if is_close(again, library_loss(near.logits, near.target, near.smoothing, near.pad_id)):
+        return named(_(UNDERFLOW), Evidence.DIRECT)
+    return explain_loss(got, inputs, _(WRONG_ON_ORDINARY_LOGITS))
 
 
 @prop(C, points=1, examples=6, clauses=(Training.LOSS,))
@@ -371,14 +395,16 @@ def padding_positions_contribute_nothing(student, inputs, noise):
         again,
         got,
         _("{what} after changing the logits at padding positions").format(what=what),
-        _(PAD_COUNTED),
+        named(
+            _(PAD_COUNTED), Evidence.DIRECT
+        ),  # the cause tested directly: a padding logit changed
         inputs.logits.dtype,
     )
     close(
         grad[pad],
         torch.zeros_like(grad[pad]),
         _("d loss / d logits at padding positions"),
-        _(PAD_COUNTED),
+        named(_(PAD_COUNTED), Evidence.DIRECT),
     )
 
 
@@ -466,6 +492,29 @@ def shift_right_prepends_bos(student, tgt, bos_id):
         ),
         _("prepend bos_id and drop the last token: the input at t is tgt[t - 1]"),
     )
+
+
+WRONG_SHIFT = N_(
+    "your shift_right({tgt}, {bos_id}) gives {got}, not {expected}: the decoder is trained on the wrong "
+    "inputs, so fix shift_right first (see shift_right_prepends_bos)"
+)
+
+
+def shift_right_is_wrong(student) -> str:
+    """The hint naming the student's own shift_right where it is wrong on a fixed row, else "" (a shift_right
+    that raises is its own property's business)."""
+    tgt, bos_id = torch.tensor([[4, 5, 6]]), 1
+    try:
+        got = student.call(C, "shift_right", tgt, bos_id)
+        if isinstance(got, torch.Tensor) and torch.equal(got.long(), shift(tgt, bos_id)):
+            return ""
+        got = got.tolist() if isinstance(got, torch.Tensor) else got
+    except Exception:  # noqa: BLE001 - a diagnosis is best effort
+        return ""
+    text = _(WRONG_SHIFT).format(
+        tgt=tgt.tolist(), bos_id=bos_id, got=got, expected=shift(tgt, bos_id).tolist()
+    )
+    return named(text, Evidence.DIRECT)
 
 
 TRAIN_TYPE = N_(
@@ -621,6 +670,8 @@ def copy_task_is_learned(student):
             "the model did not learn to copy: check train (Adam, the schedule, zero_grad) and "
             "teacher_forcing_loss"
         ),
+        # a shift_right that shifts left also reads better without the causal mask: its own check first
+        (lambda: shift_right_is_wrong(student), lambda: shift_right_is_wrong(student)),
         (lambda: accuracy_of(M.NO_CAUSAL_MASK) >= accuracy_of(M.NONE) + 0.05, _(NO_CAUSAL)),
         (
             lambda: (

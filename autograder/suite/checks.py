@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from ..i18n import N_, _, ngettext
-from .core import Failure
+from .core import Evidence, Failure, named
 
 # (rtol, atol) per dtype. Tight enough for an unbiased variance at d=512 (1e-3 relative) to fail, loose enough
 # for any correct order of float operations, float32 rounding in a deep stack included.
@@ -376,15 +376,28 @@ def _as_tensor(x) -> torch.Tensor:
 
 
 def diagnose(default: str, *candidates) -> str:
-    """The first hint whose test holds: candidates are (callable or bool, hint); a hint may be a callable that
-    returns it (a hint that quotes what the test found). Tests that error are skipped."""
-    for test, hint in candidates:
+    """The first hint whose test holds: candidates are (callable or bool, hint) or (test, hint, evidence); a hint
+    may be a callable that returns it (a hint that quotes what the test found). A found hint is marked with its
+    evidence (Evidence.MODEL unless the candidate says DIRECT; a nested diagnosis keeps its own). Tests that
+    error are skipped."""
+    for test, hint, *evidence in candidates:
         try:
             if test() if callable(test) else test:
-                return hint_text(hint)
+                return named(hint_text(hint), evidence[0] if evidence else Evidence.MODEL)
         except Exception:  # noqa: BLE001 - a diagnosis is best effort
             continue
     return default
+
+
+def nearest(got: float, default: str, *candidates, tol: float = 1e-4) -> str:
+    """The hint of the (value, hint) candidate nearest `got`, if within tol and no candidate with another hint is
+    within tol too (two mistakes that give the same number on this input are no evidence for either: a score
+    difference near 0 made "no scaling" and "scaled by sqrt(d_v)" both fit); else `default`."""
+    near = [(abs(got - value), hint) for value, hint in candidates if abs(got - value) < tol]
+    if not near or len({hint for _, hint in near}) > 1:
+        return default
+    # a closed form's one number, exact: the cause shown directly
+    return named(min(near, key=lambda pair: pair[0])[1], Evidence.DIRECT)
 
 
 def written_by_hand(student, component: str, hint: str) -> None:

@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from pathlib import Path
 
 import torch
@@ -60,12 +60,37 @@ if hasattr(_providers, "_get_local_constants"):
     _providers._get_local_constants = lambda: _providers._local_constants
 
 
+class Evidence(IntEnum):
+    """How a hint knows its cause (issue 34): the table shows, of a component's failures, the hint with the
+    strongest evidence, and a weaker named cause that disagrees with it is dropped (passes.rank)."""
+
+    NONE = 0  # the property's recipe, or a guess: names no cause
+    MODEL = 1  # a mistake model reproduces the student's output on this input
+    DIRECT = 2  # the cause tested on the student's own code (rebuilt, called again, its error's own words)
+
+
+class Hint(str):
+    """A hint with the evidence behind it (core.Evidence): what diagnose returns for a cause it found."""
+
+    evidence: Evidence = Evidence.NONE
+
+
+def named(text: str, evidence: Evidence) -> str:
+    """`text` marked as a hint with `evidence` (kept: a text that already says more keeps its own)."""
+    if not text or getattr(text, "evidence", Evidence.NONE) >= evidence:
+        return text
+    hint = Hint(text)
+    hint.evidence = evidence
+    return hint
+
+
 class Failure(AssertionError):
-    """The property does not hold. `hint` names the likely mistake."""
+    """The property does not hold. `hint` names the likely mistake (a Hint carries its evidence)."""
 
     def __init__(self, message: str, hint: str = ""):
         super().__init__(message)
         self.message, self.hint = message, hint
+        self.evidence = Evidence(getattr(hint, "evidence", Evidence.NONE))
 
 
 class Kind(StrEnum):
@@ -160,6 +185,9 @@ class Outcome:
     example: str = ""
     detail: str = ""  # the student's own traceback, trimmed
     seconds: float = 0.0
+    # How the hint knows its cause (Evidence): in-process only (the judge's records leave it at NONE, and then
+    # the table shows the first failure, as before)
+    evidence: int = 0
 
     @property
     def passed(self) -> bool:
@@ -411,7 +439,8 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
     exc = _unwrap(raw)
     example = example or _example_from_notes(exc)
     if isinstance(exc, Failure):
-        return Outcome(p, Status.FAILED, exc.message, exc.hint, example)
+        # a plain str crosses to the judge's records; the evidence has its own field
+        return Outcome(p, Status.FAILED, exc.message, str(exc.hint), example, evidence=exc.evidence)
     if isinstance(exc, StudentError):
         # The error kinds that are statuses of their own; any other (missing, syntax, exception) is an error.
         status = {
@@ -426,7 +455,8 @@ def _outcome_from(p: Property, raw: BaseException) -> Outcome:
             hint = error_hints.hint_for(exc.exc_type, exc.message, exc.detail, p.hint_on_error)
         else:
             hint = _(p.hint_on_error) if p.hint_on_error else ""
-        return Outcome(p, status, exc.message, hint, example, exc.detail)
+        evidence = getattr(hint, "evidence", Evidence.NONE)
+        return Outcome(p, status, exc.message, str(hint), example, exc.detail, evidence=evidence)
     if isinstance(exc, (Flaky, HypothesisException)):
         return Outcome(
             p,

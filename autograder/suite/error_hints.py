@@ -149,6 +149,72 @@ def numpy_habit(exc_type: str, text: str, detail: str) -> str:
     return ""
 
 
+# NumPy's and torch's words for the errors a usual mistake causes; the text is kept, the hint names the mistake.
+_VIEW = re.compile(r"view size is not compatible with input tensor's size and stride")
+_NP_BROADCAST = re.compile(
+    r"operands could not be broadcast together with shapes \(([\d, ]*)\) \(([\d, ]*)\)"
+)
+_TORCH_SIZES = re.compile(
+    r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)"
+)
+_REDUCTION = re.compile(r"\b(mean|sum|max|min|var|std|amax|amin|logsumexp)\b")
+_AXIS = re.compile(r"axis (-?\d+) is out of bounds for array of dimension (\d+)")
+_DIM = re.compile(
+    r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but got (-?\d+)\)"
+)
+
+VIEW_HINT = N_(
+    "in {file}: `.view` needs a contiguous tensor, and a transpose leaves it non-contiguous: merge with "
+    ".transpose(1, 2).contiguous().view(...) (or .reshape(...)); and a view never moves an axis: to put the "
+    "heads' axis in place use transpose, not view"
+)
+KEEPDIMS_HINT = N_(
+    "in {file}: shapes {first} and {second} differ by the last axis alone: a reduction over the last axis "
+    "without keepdims=True (np.mean(x, axis=-1)) drops that axis, so it no longer broadcasts against x; "
+    "keep it: np.mean(x, axis=-1, keepdims=True)"
+)
+KEEPDIM_HINT = N_(
+    "in {file}: this line uses a reduction's result: a mean, sum or max over the last dim without "
+    "keepdim=True (x.mean(dim=-1)) drops that dim, so it no longer broadcasts against x; keep it: "
+    "x.mean(dim=-1, keepdim=True)"
+)
+AXIS_HINT = N_(
+    "in {file}: axis {axis} counts from the front, and these inputs have {ndim} dimensions: the properties "
+    "draw inputs with other leading dimensions too; count from the end (axis=-1 is the last, axis=-2 the one "
+    "before)"
+)
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in text.replace(" ", "").split(",") if n)
+
+
+def library_error(exc_type: str, text: str, detail: str) -> str:
+    """The hint of the usual mistake behind a NumPy or torch error (a view that should be a reshape, a reduction
+    without keepdims, an axis counted from the front), naming the student's file; else ""."""
+    frames = _frames(detail)
+    file, code = (f"{frames[-1][0]}.py", frames[-1][1]) if frames else ("", "")
+    if not file:
+        return ""
+    if _VIEW.search(text):
+        return _(VIEW_HINT).format(file=file)
+    m = _NP_BROADCAST.search(text)
+    if m:
+        first, second = _shape(m[1]), _shape(m[2])
+        if first[:-1] == second or second[:-1] == first:  # the evidence: the last axis dropped
+            return _(KEEPDIMS_HINT).format(file=file, first=first, second=second)
+    # torch names no shapes: the evidence is a reduction's result on the line that raised
+    if _TORCH_SIZES.search(text) and _REDUCTION.search(code):
+        return _(KEEPDIM_HINT).format(file=file)
+    m = _AXIS.search(text)
+    if m and int(m[1]) >= 0:
+        return _(AXIS_HINT).format(file=file, axis=m[1], ndim=m[2])
+    m = _DIM.search(text)
+    if m and int(m[3]) >= 0:
+        return _(AXIS_HINT).format(file=file, axis=m[3], ndim=int(m[2]) + 1)
+    return ""
+
+
 def python_error(exc_type: str, text: str) -> str:
     """The hint of a plain Python mistake, from the exception's type and text, else ""."""
     if exc_type in ("UnboundLocalError", "NameError") or _UNBOUND.search(text):
@@ -187,10 +253,13 @@ def hint_for(exc_type: str, message: str, detail: str, error_hint: str) -> str:
     found = (
         argument_order(detail)
         or numpy_habit(exc_type, message, detail)
+        or library_error(exc_type, message, detail)
         or python_error(exc_type, message)
     )
-    if found:
-        return found
+    if found:  # read from the error's own text and the student's line
+        from .core import Evidence, named
+
+        return named(found, Evidence.DIRECT)
     if not error_hint or (shape_hint and not _SHAPE_WORDS.search(message)):
         return ""
     return _(error_hint)

@@ -87,6 +87,26 @@ ZERO_LOG_ZERO = N_(
 )
 
 
+SPREAD_OVER_V_MINUS_1 = N_(
+    "q spreads smoothing / (V - 1) over every token but the target, the padding token included: q[pad_id] = 0, "
+    "and smoothing / (V - 2) goes to each of the V - 2 tokens that are neither the target nor pad_id"
+)
+
+
+def spread_over_v_minus_1(inputs) -> torch.Tensor:
+    """The loss with q = 1 - s at the target and s / (V - 1) on every other token, padding included: torch's own
+    smoothing with s * V / (V - 1) (its q is s' / V everywhere plus 1 - s' at the target), padding positions
+    ignored; a library call, so no answer."""
+    logits, target, s = inputs.logits.to(torch.float64), inputs.target, inputs.smoothing
+    vocab = logits.shape[-1]
+    return torch.nn.functional.cross_entropy(
+        logits.flatten(0, -2),
+        target.flatten(),
+        ignore_index=inputs.pad_id,
+        label_smoothing=min(1.0, s * vocab / (vocab - 1)),
+    )
+
+
 def explain_loss(got, inputs, default):
     """The hint of a wrong loss on `inputs`: the one mistake whose model gives `got` (PAD_COUNTED only where the
     graded side's diagnoses are), or `default`."""
@@ -103,6 +123,10 @@ def explain_loss(got, inputs, default):
     return diagnose(
         default,
         (same(M.PAD_MASS), _(PAD_MASS)),
+        (
+            lambda: matches(got, spread_over_v_minus_1(inputs), inputs.logits.dtype),
+            _(SPREAD_OVER_V_MINUS_1),
+        ),
         (same(M.PAD_COUNTED), _(PAD_COUNTED)),
         (same(M.PAD_COUNTED | M.PAD_MASS), _(PAD_COUNTED)),
         (same(M.SUMMED), _(NOT_MEAN)),
