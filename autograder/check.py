@@ -19,7 +19,7 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import KIT, passes, results
+from . import KIT, check_jobs, passes, results
 from .components import NAMES, get
 from .i18n import _
 from .student_code import InProcessStudentCode, StopsAtLoops
@@ -103,11 +103,31 @@ class SelfCheck:
         )
         self.rename = lambda o, rename=self.rename: passes.words(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
+        self.jobs: check_jobs.Jobs | None = None
+
+    def start(self, properties: list[core.Property], jobs: int) -> None:
+        """Run these properties in `jobs` forked workers from now on (check_jobs.py), a component each; `run`
+        still hands their outcomes over in its callers' order. One worker, or one component, runs here:
+        a fork would only add its cost."""
+        if jobs > 1 and check_jobs.can_fork() and len({p.component for p in properties}) > 1:
+            self.jobs = check_jobs.Jobs(self, jobs)
+            self.jobs.submit(properties)
+
+    def close(self) -> None:
+        """End the workers, if any (the run is over, or interrupted)."""
+        if self.jobs is not None:
+            self.jobs.close()
+            self.jobs = None
 
     def run(self, p: core.Property) -> core.Outcome:
-        outcome = self.raw.get(p.id) or self.rename(core.run_property(p, self.student))
+        outcome = self.raw.get(p.id) or self._outcome_of(p)
         self.raw[p.id] = outcome
         return self.blame(outcome)
+
+    def _outcome_of(self, p: core.Property) -> core.Outcome:
+        if self.jobs is not None and self.jobs.covers(p):
+            return self.jobs.outcome(p)
+        return self.rename(core.run_property(p, self.student))
 
     def _run_quietly(self, component: str) -> None:
         """The visible properties of a dependency not run yet (`pytest -m multi_head` selects no attention
@@ -116,7 +136,7 @@ class SelfCheck:
         spent 1.9 s of its 4.0 s of CPU running its nine dependencies' suites for no sentence."""
         for p in core.load(include_hidden=False, components=[component]):
             if p.id not in self.raw:
-                self.raw[p.id] = self.rename(core.run_property(p, self.student))
+                self.raw[p.id] = self._outcome_of(p)
 
     def unblamed(self, outcomes: list[core.Outcome]) -> list[core.Outcome]:
         """The outcomes as run (before blame), in the same order."""
@@ -138,6 +158,9 @@ class SelfCheck:
         failed (a component whose properties all pass has nothing to explain); "" otherwise."""
         if all(o.passed for o in self.raw.values() if o.property.component == component):
             return ""
+        if self.jobs is not None:  # the dependencies' suites at once, in the workers
+            deps = get(component).deps
+            self.jobs.submit(core.load(include_hidden=False, components=deps) if deps else [])
         for dep in get(component).deps:
             self._run_quietly(dep)
         failing = self.failing_dependencies(component)
@@ -220,16 +243,26 @@ def run_suite(
     progress=None,
     blocked: dict[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    jobs: int = 1,
 ):
     """(outcomes, pending points per row) for the submission at `path`, the integration outcomes last.
     blocked, if given, is filled with each component's dependency sentence (empty when its files pass);
-    `timeout`: CPU seconds per call, as the judge's --timeout (autograder/timing.py)."""
+    `timeout`: CPU seconds per call, as the judge's --timeout (autograder/timing.py); `jobs`: components
+    checked at once in forked workers (check_jobs.py), the same outcomes as 1."""
+    session = SelfCheck(Path(path), timeout)
+    try:
+        return _run_suite(session, components, include_hidden, progress, blocked, jobs)
+    finally:
+        session.close()
+
+
+def _run_suite(session, components, include_hidden, progress, blocked, jobs):
     properties = core.load(include_hidden, components)
     has_hidden = any(not p.visible for p in core.REGISTRY.values())
     pending = {} if has_hidden and include_hidden else pending_hidden_points()
     if components:
         pending = {k: v for k, v in pending.items() if k in components}
-    session = SelfCheck(Path(path), timeout)
+    session.start(properties, jobs)
     outcomes = []
     for p in properties:
         outcomes.append(session.run(p))
@@ -279,6 +312,7 @@ def main(args) -> int:
             not args.no_hidden,
             lambda p: bar.update(task, advance=1, description=p.id),
             blocked,
+            jobs=_jobs(getattr(args, "jobs", None)),
         )
     elapsed = time.perf_counter() - start
     rows = results.summarize(outcomes, pending, components, blocked)
@@ -302,3 +336,8 @@ def main(args) -> int:
         results.write_json(results.gradescope(outcomes, elapsed), Path(args.json))
     # Pending points (hidden, integration not run) are printed, never a failure: 0 when all that ran passed.
     return 0 if all(o.passed for o in outcomes) else 1
+
+
+def _jobs(asked: int | None) -> int:
+    """--jobs: as asked (at least 1), or a worker per core."""
+    return check_jobs.default_jobs() if asked is None else max(1, asked)
