@@ -106,10 +106,10 @@ class SelfCheck:
         self.jobs: check_jobs.Jobs | None = None
 
     def start(self, properties: list[core.Property], jobs: int) -> None:
-        """Run these properties in `jobs` forked workers from now on (check_jobs.py), a component each; `run`
-        still hands their outcomes over in its callers' order. One worker, or one component, runs here:
-        a fork would only add its cost."""
-        if jobs > 1 and check_jobs.can_fork() and len({p.component for p in properties}) > 1:
+        """Run these properties in `jobs` forked workers from now on (check_jobs.py); `run` still hands their
+        outcomes over in its callers' order. One worker, or one property, runs here: a fork would only add
+        its cost."""
+        if jobs > 1 and check_jobs.can_fork() and len(properties) > 1:
             self.jobs = check_jobs.Jobs(self, jobs)
             self.jobs.submit(properties)
 

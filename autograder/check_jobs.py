@@ -2,20 +2,20 @@
 `pytest --jobs N`), the outcomes handed back in the suite's order, the same as one process gives.
 
 The parent imports torch, Hypothesis, the kit and the property modules once, then forks `jobs` workers, which
-inherit all of it (copy-on-write) and run one component's properties at a time, each sending an outcome back as
-soon as it has one. The parent hands the outcomes to its caller in the suite's order (SelfCheck.run), so the
+inherit all of it (copy-on-write) and take one property at a time, each sending its outcome back as soon as it
+has one. The parent hands the outcomes to its caller in the suite's order (SelfCheck.run), so the
 blame, the pipeline, the table and the exit status are computed exactly as in one process.
 
 Why the outcomes are the same as in one process:
 - a property's examples come from its own seed (derandomized, the local-constants pool kept empty: suite/core.py),
   not from what ran before it in the process;
 - the one state that crosses properties on purpose is the loops already seen (StopsAtLoops: a call that timed
-  out once is not called again, and its later calls say so). A worker starts a component knowing the loops the
+  out once is not called again, and its later calls say so). A worker starts a property knowing the loops the
   parent had read by then, and says with each outcome which loops it knew and which it found. Where it knew
   fewer than the properties before it in the suite's order had found, its outcome may differ from one
   process's: that property runs again in the parent, which knows them all (a loop is answered at once there).
 A worker that dies (a crash in the student's code, a kill) costs only the property it was running: that one is
-`crashed`, saying how it ended, and the rest of its component run in a fresh worker.
+`crashed`, saying how it ended, and the properties still to run go to a fresh worker.
 """
 
 from __future__ import annotations
@@ -161,20 +161,26 @@ class Jobs:
 
     def __init__(self, session, jobs: int):
         self.session, self.jobs = session, jobs
-        self.queue: deque[list[str]] = deque()  # tasks not sent: one component's property ids each
+        self.queue: deque[list[str]] = deque()  # tasks not sent: property ids (one each)
         self.done: dict[str, Done | core.Outcome] = {}
         self.expected: set[str] = set()
         self.workers: dict[int, Worker] = {}  # by result fd
+        self.cpu: list[
+            float
+        ] = []  # CPU seconds of each worker reaped (benchmarks/bench_check.py reads them)
         self.selector = selectors.DefaultSelector()
 
     def submit(self, properties) -> None:
-        """Queue these properties (not queued or run yet), one task per component, in the suite's order."""
-        by_component: dict[str, list[str]] = {}
-        for p in properties:
-            if p.id not in self.expected and p.id not in self.session.raw:
-                by_component.setdefault(p.component, []).append(p.id)
-                self.expected.add(p.id)
-        self.queue.extend(by_component.values())
+        """Queue these properties (not queued or run yet), one task each: the slow ones (training's copy task,
+        the longest) first, then in the suite's order. Workers take the next task as they finish one, so they
+        end within about one property of each other; whole components as tasks left one worker alone with the
+        last ones for a third of the run."""
+        fresh = [
+            p for p in properties if p.id not in self.expected and p.id not in self.session.raw
+        ]
+        fresh.sort(key=lambda p: not p.slow)  # stable: the suite's order otherwise
+        self.expected.update(p.id for p in fresh)
+        self.queue.extend([p.id] for p in fresh)
         self._dispatch()
 
     def covers(self, p: core.Property) -> bool:
@@ -239,7 +245,7 @@ class Jobs:
     def _lost(self, worker: Worker) -> None:
         """A worker ended before its task did: the property it was running crashed, the rest go to another."""
         self._close(worker)
-        _pid, status = os.waitpid(worker.pid, 0)
+        status = self._reap(worker.pid)
         if not worker.running:
             return
         pid = worker.running.popleft()
@@ -261,8 +267,14 @@ class Jobs:
             if worker.running:
                 os.kill(worker.pid, signal.SIGKILL)
             self._close(worker)  # an idle worker reads the end of its task pipe and exits
-            os.waitpid(worker.pid, 0)
+            self._reap(worker.pid)
         self.selector.close()
+
+    def _reap(self, pid: int) -> int:
+        """Wait for the worker's end: its status, its CPU time noted."""
+        _pid, status, usage = os.wait4(pid, 0)
+        self.cpu.append(usage.ru_utime + usage.ru_stime)
+        return status
 
 
 def crash_message(status: int) -> str:

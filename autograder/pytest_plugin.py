@@ -83,7 +83,7 @@ class KitPlugin:
         return self._session
 
     def pytest_collection_finish(self, session):
-        """The selected properties start at once in forked workers (check_jobs.py), a component each; each
+        """The selected properties start at once in forked workers (check_jobs.py), a property at a time; each
         test then takes its property's outcome, in the order pytest runs them."""
         chosen = [
             item.callspec.params["prop"]
