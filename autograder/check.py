@@ -263,6 +263,11 @@ def _run_suite(session, components, include_hidden, progress, blocked, jobs):
     if components:
         pending = {k: v for k, v in pending.items() if k in components}
     session.start(properties, jobs)
+    # a component whose self-check the bundle does not ship (release.GRADED_ONLY) has only pending points
+    ran = {p.component for p in properties} | set(pending)
+    # an integration re-run is the judge's verdict on the student's own files together: never blocked.
+    # Known before the first outcome: the parent works it out while its workers run
+    shares = integration_shares(sorted(ran) if components else None)
     outcomes = []
     for p in properties:
         outcomes.append(session.run(p))
@@ -271,10 +276,6 @@ def _run_suite(session, components, include_hidden, progress, blocked, jobs):
     # the pipeline (passes.finish): a static point refused because every behavioural property is blocked is
     # blocked too
     outcomes = passes.finish(outcomes, blame=session.blame)
-    # a component whose self-check the bundle does not ship (release.GRADED_ONLY) has only pending points
-    ran = {p.component for p in properties} | set(pending)
-    # an integration re-run is the judge's verdict on the student's own files together: never blocked
-    shares = integration_shares(sorted(ran) if components else None)
     found, pending_integration = integration_outcomes(session.unblamed(outcomes), shares, ran)
     if pending_integration:
         pending[results.INTEGRATION] = pending_integration
