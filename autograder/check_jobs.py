@@ -212,7 +212,14 @@ class Jobs:
             worker = idle.pop() if idle else self._fork()
             ids = self.queue.popleft()
             known = {site: e.where for site, e in self.session.student.looped.items()}
-            _send(worker.tasks, (ids, known))
+            try:
+                _send(worker.tasks, (ids, known))
+            except BrokenPipeError:
+                # it ended between two tasks (a thread of the student's code): the task goes to another
+                self.queue.appendleft(ids)
+                self._close(worker)
+                self._reap(worker.pid)
+                continue
             worker.running.extend(ids)
 
     def _fork(self) -> Worker:

@@ -118,3 +118,30 @@ def test_a_worker_that_dies_costs_only_the_properties_it_was_running(tmp_path):
     assert any(o.passed for o in outcomes if o.property.component == "multi_head")
     others = [o for o in outcomes if o.property.component != "multi_head"]
     assert seen(others) == seen(r for r in reference if r.property.component != "multi_head")
+
+
+def test_a_worker_gone_between_two_tasks_is_replaced(tmp_path):
+    """A worker that ended while idle (a thread of the student's code may end its process after a property
+    returned): the next task goes to a fresh worker, not into a closed pipe."""
+    import os
+    import signal
+    import time
+
+    from autograder.check import SelfCheck
+
+    props = core.load(include_hidden=False, components=["mask"])
+    session = SelfCheck(KIT / "solutions")
+    try:
+        session.start(props[:2], 2)
+        assert [session.run(p).status for p in props[:2]] == ["passed", "passed"]
+        for worker in session.jobs.workers.values():
+            os.kill(worker.pid, signal.SIGKILL)
+        for (
+            worker
+        ) in session.jobs.workers.values():  # dead (a zombie, its pipes closed), not reaped
+            while open(f"/proc/{worker.pid}/stat").read().split(")")[1].split()[0] != "Z":
+                time.sleep(0.01)
+        session.jobs.submit(props[2:4])
+        assert [session.run(p).status for p in props[2:4]] == ["passed", "passed"]
+    finally:
+        session.close()
