@@ -19,7 +19,7 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import KIT, passes, results
+from . import KIT, check_jobs, passes, results
 from .components import NAMES, get
 from .i18n import _
 from .student_code import InProcessStudentCode, StopsAtLoops
@@ -104,13 +104,35 @@ class SelfCheck:
         self.rename = lambda o, rename=self.rename: passes.words(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
         self.folder, self.kit_refusals = folder, {}
+        self.jobs: check_jobs.Jobs | None = None
+
+    def start(self, properties: list[core.Property], jobs: int) -> None:
+        """Run these properties in `jobs` forked workers from now on (check_jobs.py); `run` still hands their
+        outcomes over in its callers' order. One worker, or one property, runs here: a fork would only add
+        its cost."""
+        if jobs > 1 and check_jobs.can_fork() and len(properties) > 1:
+            self.jobs = check_jobs.Jobs(self, jobs)
+            self.jobs.submit(properties)
+
+    def close(self) -> None:
+        """End the workers, if any (the run is over, or interrupted)."""
+        if self.jobs is not None:
+            self.jobs.close()
+            self.jobs = None
 
     def run(self, p: core.Property) -> core.Outcome:
-        outcome = self.raw.get(p.id) or self.rename(
-            self.refuse_the_kit(core.run_property(p, self.student))
-        )
+        outcome = self.raw.get(p.id) or self._outcome_of(p)
         self.raw[p.id] = outcome
         return self.blame(outcome)
+
+    def _outcome_of(self, p: core.Property) -> core.Outcome:
+        if self.jobs is not None and self.jobs.covers(p):
+            return self.jobs.outcome(p)
+        return self.outcome_as_run(p)
+
+    def outcome_as_run(self, p: core.Property) -> core.Outcome:
+        """The property run on the student's code, here or in a worker (check_jobs.py), before blame."""
+        return self.rename(self.refuse_the_kit(core.run_property(p, self.student)))
 
     def refuse_the_kit(self, o: core.Outcome) -> core.Outcome:
         """grade awards nothing to a component whose file, or a helper it loads, names the kit itself (the
@@ -142,7 +164,7 @@ class SelfCheck:
         spent 1.9 s of its 4.0 s of CPU running its nine dependencies' suites for no sentence."""
         for p in core.load(include_hidden=False, components=[component]):
             if p.id not in self.raw:
-                self.raw[p.id] = self.rename(core.run_property(p, self.student))
+                self.raw[p.id] = self._outcome_of(p)
 
     def unblamed(self, outcomes: list[core.Outcome]) -> list[core.Outcome]:
         """The outcomes as run (before blame), in the same order."""
@@ -164,6 +186,9 @@ class SelfCheck:
         failed (a component whose properties all pass has nothing to explain); "" otherwise."""
         if all(o.passed for o in self.raw.values() if o.property.component == component):
             return ""
+        if self.jobs is not None:  # the dependencies' suites at once, in the workers
+            deps = get(component).deps
+            self.jobs.submit(core.load(include_hidden=False, components=deps) if deps else [])
         for dep in get(component).deps:
             self._run_quietly(dep)
         failing = self.failing_dependencies(component)
@@ -246,16 +271,31 @@ def run_suite(
     progress=None,
     blocked: dict[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    jobs: int = 1,
 ):
     """(outcomes, pending points per row) for the submission at `path`, the integration outcomes last.
     blocked, if given, is filled with each component's dependency sentence (empty when its files pass);
-    `timeout`: CPU seconds per call, as the judge's --timeout (autograder/timing.py)."""
+    `timeout`: CPU seconds per call, as the judge's --timeout (autograder/timing.py); `jobs`: components
+    checked at once in forked workers (check_jobs.py), the same outcomes as 1."""
+    session = SelfCheck(Path(path), timeout)
+    try:
+        return _run_suite(session, components, include_hidden, progress, blocked, jobs)
+    finally:
+        session.close()
+
+
+def _run_suite(session, components, include_hidden, progress, blocked, jobs):
     properties = core.load(include_hidden, components)
     has_hidden = any(not p.visible for p in core.REGISTRY.values())
     pending = {} if has_hidden and include_hidden else pending_hidden_points()
     if components:
         pending = {k: v for k, v in pending.items() if k in components}
-    session = SelfCheck(Path(path), timeout)
+    session.start(properties, jobs)
+    # a component whose self-check the bundle does not ship (release.GRADED_ONLY) has only pending points
+    ran = {p.component for p in properties} | set(pending)
+    # an integration re-run is the judge's verdict on the student's own files together: never blocked.
+    # Known before the first outcome: the parent works it out while its workers run
+    shares = integration_shares(sorted(ran) if components else None)
     outcomes = []
     for p in properties:
         outcomes.append(session.run(p))
@@ -264,10 +304,6 @@ def run_suite(
     # the pipeline (passes.finish): a static point refused because every behavioural property is blocked is
     # blocked too
     outcomes = passes.finish(outcomes, blame=session.blame)
-    # a component whose self-check the bundle does not ship (release.GRADED_ONLY) has only pending points
-    ran = {p.component for p in properties} | set(pending)
-    # an integration re-run is the judge's verdict on the student's own files together: never blocked
-    shares = integration_shares(sorted(ran) if components else None)
     found, pending_integration = integration_outcomes(session.unblamed(outcomes), shares, ran)
     if pending_integration:
         pending[results.INTEGRATION] = pending_integration
@@ -305,6 +341,7 @@ def main(args) -> int:
             not args.no_hidden,
             lambda p: bar.update(task, advance=1, description=p.id),
             blocked,
+            jobs=_jobs(getattr(args, "jobs", None)),
         )
     elapsed = time.perf_counter() - start
     rows = results.summarize(outcomes, pending, components, blocked)
@@ -328,3 +365,8 @@ def main(args) -> int:
         results.write_json(results.gradescope(outcomes, elapsed), Path(args.json))
     # Pending points (hidden, integration not run) are printed, never a failure: 0 when all that ran passed.
     return 0 if all(o.passed for o in outcomes) else 1
+
+
+def _jobs(asked: int | None) -> int:
+    """--jobs: as asked (at least 1), or a worker per core."""
+    return check_jobs.default_jobs() if asked is None else max(1, asked)

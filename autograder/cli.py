@@ -106,6 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help=_("also write Gradescope results.json"))
     p.add_argument("--no-hidden", action="store_true", help=_("visible properties only"))
     p.add_argument("-v", "--verbose", action="store_true", help=_("print every failure in full"))
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help=_(
+            "components checked at once, each in its own process (default: the cores; 1: all in this "
+            "process, for debugging)"
+        ),
+    )
     i18n.add_language_argument(p)
 
     if not (Path(__file__).resolve().parent / "judge").is_dir():

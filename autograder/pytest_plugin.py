@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from . import passes, results
+from . import check_jobs, passes, results
 from .check import SelfCheck, integration_outcomes, integration_shares, pending_hidden_points
 from .components import NAMES
 from .i18n import LANGUAGES, _, set_language
@@ -49,6 +49,15 @@ def pytest_addoption(parser):
             "locale's; docs/i18n.md)"
         ),
     )
+    parser.addoption(
+        "--jobs",
+        type=int,
+        default=None,
+        help=_(
+            "components checked at once, each in its own process (default: the cores; 1: all in this "
+            "process, for debugging)"
+        ),
+    )
 
 
 def pytest_configure(config):
@@ -72,6 +81,23 @@ class KitPlugin:
         if self._session is None:
             self._session = SelfCheck(submission_root(self.config))
         return self._session
+
+    def pytest_collection_finish(self, session):
+        """The selected properties start at once in forked workers (check_jobs.py), a property at a time; each
+        test then takes its property's outcome, in the order pytest runs them."""
+        chosen = [
+            item.callspec.params["prop"]
+            for item in session.items
+            if "prop" in getattr(getattr(item, "callspec", None), "params", {})
+        ]
+        asked = self.config.getoption("jobs")
+        jobs = check_jobs.default_jobs() if asked is None else max(1, asked)
+        if chosen:
+            self.session.start(chosen, jobs)
+
+    def pytest_unconfigure(self, config):
+        if self._session is not None:
+            self._session.close()
 
     def check(self, prop: core.Property) -> None:
         outcome = self.session.run(prop)

@@ -26,6 +26,7 @@ SHIPPED = [
     "__main__.py",
     "cli.py",
     "check.py",
+    "check_jobs.py",
     "components.py",
     "results.py",
     "rules/__init__.py",

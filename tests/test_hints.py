@@ -204,9 +204,10 @@ LOOP = (
 
 def test_a_loop_stops_early_gives_the_loop_hint_and_charges_only_what_it_touched(tmp_path, lang):
     folder = planted(tmp_path, LOOP)
-    start = time.perf_counter()
+    # CPU time, the clock the limits count: the wall clock of a loaded machine says nothing about the loop
+    start = time.process_time()
     outcomes, _ = run_suite(folder, ["add_norm"], timeout=0.3)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     timed_out = [o for o in outcomes if o.status == "timeout"]
     assert timed_out and all(o.property.name.startswith("add_and_norm") for o in timed_out)
     # every other property (LayerNorm's, the static scan, the hidden ones) ran and passed
