@@ -129,7 +129,7 @@ def test_every_student_is_written_and_the_gradebook_has_every_row(graded):
 def test_the_victim_gets_exactly_its_grade_alone(graded):
     out = graded["out"]
     assert not graded["results"]["victim"].errors
-    alone = (graded["out"].parent / "alone-out" / "victim" / "results.json").read_text()
+    alone = (folder_of(graded["out"].parent / "alone-out", "victim") / "results.json").read_text()
     assert without_time((folder_of(out, "victim") / "results.json").read_text()) == without_time(
         alone
     )
@@ -139,7 +139,7 @@ def test_the_victim_gets_exactly_its_grade_alone(graded):
 def test_a_fault_is_a_judge_error_of_that_student_alone(graded, stage):
     out, r = graded["out"], graded["results"][f"f-{stage}"]
     assert r.errors and any("InjectedFault" in e for e in r.errors), r.errors
-    log = outputs.log_path(out, r.name).read_text()
+    log = outputs.log_path(out, r.key).read_text()
     assert "JUDGE ERROR" in log and "InjectedFault" in log
     line = str(JUDGE_ERROR_LINE)
     if stage != "feedback":  # its fallback page says just that

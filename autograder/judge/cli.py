@@ -283,14 +283,7 @@ def main(args) -> int:
         render_gradebook(graded, core.load(options.include_hidden), console)
         _print_problems(out, console)
         if args.report:  # after the grades are written: a report that fails costs no grade
-            from ..report import write
-
-            try:
-                console.print(
-                    _("class report: {path}").format(path=write(out, submissions, args.lang, lms))
-                )
-            except Exception as exc:  # noqa: BLE001 - said (even with --quiet); `report OUT` can retry
-                print(f"the class report failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            _write_report(out, submissions, args.lang, lms, console)
         errors = [e for r in graded.values() for e in r.errors]
         console.print(
             _(
@@ -303,6 +296,16 @@ def main(args) -> int:
     for e in errors:
         console.print(plain_log(valid_text(e)), style="red", markup=False, highlight=False)
     return 2 if errors else 0
+
+
+def _write_report(out: Path, submissions: Path, lang, lms, console) -> None:
+    from ..i18n import _
+    from ..report import write
+
+    try:
+        console.print(_("class report: {path}").format(path=write(out, submissions, lang, lms)))
+    except Exception as exc:  # noqa: BLE001 - said (even with --quiet); `report OUT` can retry
+        print(f"the class report failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 def _print_problems(out: Path, console) -> None:

@@ -408,7 +408,7 @@ def render_gradebook(results_by: dict[str, StudentResult], props, console) -> No
     console.print(
         Text(
             ", ".join(f"{SHORT[n]} = {n}" for n in used if n != results.INTEGRATION)
-            + f", {SHORT[results.INTEGRATION]} = {results.INTEGRATION}: {results.INTEGRATION_TITLE}",
+            + f", {SHORT[results.INTEGRATION]} = {results.INTEGRATION}: {_(results.INTEGRATION_TITLE)}",
             style="dim",
         )
     )

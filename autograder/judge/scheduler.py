@@ -421,7 +421,7 @@ class Scheduler:
             self.gradebook[s] = gradebook_row(r)
         except Exception:  # noqa: BLE001
             r.errors.append(judge_error(f"the gradebook row of {s}"))
-            self.gradebook[s] = {"total": "judge error"}
+            self.gradebook[s] = {"student": r.name, "total": "judge error"}
 
     def _write_again(self) -> None:
         """Written again once nothing of the run is left: a leftover process may have changed the files."""
