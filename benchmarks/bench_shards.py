@@ -40,7 +40,14 @@ def run(*args: str) -> tuple[float, float]:
         raise SystemExit(f"{args[0]} failed with {done.returncode}")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # as it goes: a long run that is stopped still says what it measured
+    print(
+        f"{' '.join(args[:1] + args[3:])}: wall {wall:.1f} s, CPU {cpu:.1f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    return wall, cpu
 
 
 def torch_import() -> float:
