@@ -296,9 +296,7 @@ class _Reader:
         if top not in ALLOWED_MODULES and top not in self.own:
             self.add(
                 node,
-                _("imports {name}, not on the list of modules a submission may import").format(
-                    name=path
-                ),
+                _("imports {name}, which a submission may not import").format(name=path),
             )
         elif top not in self.own:
             self.library_path(node, path)
