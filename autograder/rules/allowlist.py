@@ -296,10 +296,7 @@ class _Reader:
         if top not in ALLOWED_MODULES and top not in self.own:
             self.add(
                 node,
-                _(
-                    "imports {name}: a submission may import only torch, numpy, scipy, math, the "
-                    "standard library's plain data and arithmetic, and its own files"
-                ).format(name=path),
+                _("imports {name}, which a submission may not import").format(name=path),
             )
         elif top not in self.own:
             self.library_path(node, path)
@@ -311,25 +308,23 @@ class _Reader:
         if corner:
             self.add(
                 node,
-                _(
-                    "uses {name}, a corner of the library that loads, compiles or registers code"
-                ).format(name=corner),
+                _("uses {name}, a library corner that loads, compiles or registers code").format(
+                    name=corner
+                ),
             )
         elif parts[0] == "sys" and len(parts) > 1 and parts[1] not in ALLOWED_SYS:
             self.add(
                 node,
-                _(
-                    "uses {name}, which reaches every module of the process (the grader's among them)"
-                ).format(name=".".join(parts[:2])),
+                _("uses {name}, which reaches every module of the process").format(
+                    name=".".join(parts[:2])
+                ),
             )
         elif set(parts[1:]) & REFUSED_ATTRIBUTES:
             self.add(node, self.loading(path))
         elif set(parts[1:]) & REACHED_MODULES:  # from numpy.core.numeric import builtins
             self.add(
                 node,
-                _(
-                    "reaches the module {name} through another object, where an import would be refused"
-                ).format(name=path),
+                _("reaches the module {name} through another object").format(name=path),
             )
         elif parts[0] in _PRIVATE_CHECKED and any(
             p.startswith("_") and not p.startswith("__") for p in parts[1:]
@@ -345,9 +340,7 @@ class _Reader:
         elif name in REACHED_MODULES:  # torch.os, np.core.numeric.builtins
             self.add(
                 node,
-                _(
-                    "reaches the module {name} through another object, where an import would be refused"
-                ).format(name=name),
+                _("reaches the module {name} through another object").format(name=name),
             )
         elif id(node) not in self.inner:  # the whole chain, once: torch.ops.aten._softmax
             path = _path(node, self.aliases)
@@ -356,17 +349,12 @@ class _Reader:
 
     @staticmethod
     def loading(name: str) -> str:
-        return _(
-            "uses {name}, which loads pickled data or code (a pickle can call any function)"
-        ).format(name=name)
+        return _("uses {name}, which loads pickled data or code").format(name=name)
 
     def dunder(self, node, name: str) -> None:
         self.add(
             node,
-            _(
-                "uses {name}, which walks the interpreter's objects (a class needs only __init__, "
-                'super().__init__ and __name__ == "__main__")'
-            ).format(name=name),
+            _("uses {name}, which walks the interpreter's objects").format(name=name),
         )
 
     def name(self, node) -> None:
@@ -434,7 +422,12 @@ class _Reader:
                 self.call(node)
             if isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp)):
                 self.string(node)
-        return sorted(set(self.found))
+        # one refusal a line (the first): the student reads the line, and the by-hand message lists three
+        first: dict[int, tuple[int, str, bool]] = {}
+        for line, text, kit in sorted(set(self.found)):
+            if line not in first or (kit and not first[line][2]):
+                first[line] = (line, text, kit)
+        return sorted(first.values())
 
 
 def refusals(tree, own=(), fold=None) -> list[tuple[int, str, bool]]:

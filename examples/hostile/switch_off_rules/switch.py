@@ -20,6 +20,9 @@ def _switch_off(fn, depth=0):
             continue
         if isinstance(value, (dict, set)):
             value.clear()
+        elif isinstance(value, list) and depth < 3 and value and callable(value[0]):
+            for _item in value:  # install()'s own cache of the guard (issue 32: no module global holds it)
+                _switch_off(_item, depth + 1)
         elif isinstance(value, list) and value and isinstance(value[0], (str, type(None))):
             value[:] = [None] * len(value)
         elif isinstance(value, frozenset):
