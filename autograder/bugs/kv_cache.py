@@ -63,6 +63,7 @@ BUGS = [
         "            self.self_keys[i] = split_heads(own.w_k(self.inputs[i]), own.num_heads)\n"
         "            self.self_values[i] = split_heads(own.w_v(self.inputs[i]), own.num_heads)\n",
         "re-projects the whole prefix",
+        caught_visibly=True,
     ),
     Bug(
         "kv_cache",

@@ -555,6 +555,44 @@ def cached_greedy_decode_decodes_in_eval_mode(student, case):
         )
 
 
+@prop(C, points=1, examples=2, clauses=(KvCache.KEPT,))
+@given(inputs=step_inputs(chunk=(1, 2), steps=(2, 2), layers=(1, 1)), seed=st.integers(0, 99))
+@example(inputs=fixed_steps(23, (2, 1), n=1), seed=5)
+def kv_cache_keeps_the_self_keys_of_earlier_steps(student, inputs, seed):
+    """After a step, the decoder layers' weights change: the next step's logits differ from decoding every
+    position again with the new weights (the keys and values cached earlier are kept as they were computed),
+    while a fresh cache under the new weights gives the full model's logits."""
+    case, first, n = inputs.case, inputs.chunks[0], inputs.chunks[1]
+    decoder, model, state = cached_decoder(student, case)
+    start(student, decoder, case)
+    step(student, decoder, case, inputs.tgt[:, :first])
+    # the layers only (not the embedding): re-projecting kept inputs then gives exactly the recomputed keys
+    names = [k for k in state if k.startswith("decoder.") and k not in memory_side(state)]
+    now = {**state, **changed_weights(state, names, seed)}
+    load_weights(student, model, now)
+    kept = step(student, decoder, case, inputs.tgt[:, first : first + n]).value
+    fresh = cached_decoder(student, case, now)[0]
+    start(student, fresh, case)
+    step(student, fresh, case, inputs.tgt[:, :first])
+    again = step(student, fresh, case, inputs.tgt[:, first : first + n]).value
+    close(
+        again,
+        full_logits(case, now, inputs.tgt[:, : first + n])[:, first:],
+        _("the steps of a fresh CachedDecoder with the new weights"),
+        _(DEFAULT_HINT),
+        dtype=case.dtype,
+    )
+    if is_close(kept, again, case.dtype):
+        fail(
+            _(
+                "after the decoder's weights changed, the next step gave exactly the logits of decoding "
+                "every position again with the new weights: the keys and values of earlier steps were "
+                "not kept as they were computed"
+            ),
+            _(PREFIX_HINT),
+        )
+
+
 @prop(C, points=1, examples=1, kind=Kind.STATIC)
 def kv_cache_is_written_by_hand(student):
     """kv_cache.py calls no library attention, norm or Transformer (static check)."""
