@@ -43,16 +43,17 @@ SEE_STRONGER = N_("see {property}: {hint}")
 
 
 def rank(outcomes: list[core.Outcome]) -> list[core.Outcome]:
-    """One true hint first (issue 34): of each row's failures (a component's, or the integration share's), the
-    one whose hint has the strongest evidence (core.Evidence) is the table's (results.strongest_failure); where
+    """One true hint first (issue 34): of each component's failures (its integration re-runs apart), the one
+    whose hint has the strongest evidence (core.Evidence) is the table's (results.strongest_failure); where
     its cause was tested on the student's code directly, a weaker named cause that says otherwise is dropped
     for it. In place; the same list."""
-    from .results import row_of, strongest_failure
+    from .results import strongest_failure
 
-    rows: dict[str, list[core.Outcome]] = {}
+    # per component (its integration re-runs apart): a hint in one file never overrides another file's
+    rows: dict[tuple[str, bool], list[core.Outcome]] = {}
     for o in outcomes:
         if not o.passed and o.status != core.Status.BLOCKED:
-            rows.setdefault(row_of(o), []).append(o)
+            rows.setdefault((o.property.component, o.property.integration), []).append(o)
     for failures in rows.values():
         top = strongest_failure(failures)
         if top is None or top.evidence < core.Evidence.DIRECT:

@@ -75,6 +75,10 @@ SLOW_TESTS = {
     },
     "test_training_task.py": {"test_offline_weights_lose_the_copy_task"},  # 7 s: one copy task
     "test_hints.py": {"test_grade_charges_a_loop_as_check_does"},  # 16 s: a class of one graded
+    # issue 34: a whole component's visible suite each, seven components (~35 s of CPU together)
+    "test_hints_evidence.py": {
+        "test_the_table_shows_the_true_hint_and_no_hint_names_a_wrong_cause"
+    },
     "test_selfcheck_verdicts.py": {  # 13, 2 and 3 s
         "test_grade_keeps_downstream_full_marks_and_only_integration_drops",
         "test_check_names_it_in_the_table_and_json_and_runs_the_dependency_quietly",

@@ -274,6 +274,16 @@ def test_the_table_shows_the_hint_with_the_strongest_evidence_and_drops_a_weaker
     )  # no cause: kept
 
 
+def test_a_direct_hint_overrides_no_hint_of_another_file():
+    from autograder import passes
+
+    E = core.Evidence
+    other = _failure("elsewhere", "no scaling", E.MODEL)
+    other.property = core.Property("elsewhere", "multi_head", 1.0, True, 1, fn=lambda: None)
+    outcomes = passes.rank([_failure("direct", "scaled by sqrt(d_v)", E.DIRECT), other])
+    assert outcomes[1].hint == "no scaling"
+
+
 def test_without_evidence_the_table_shows_the_first_failure_as_before():
     from autograder import passes, results
 

@@ -292,7 +292,9 @@ NEVER_DIVERGE = N_(
 def beams_never_diverge(student, searched: Searched) -> bool:
     """Answer-free evidence, on the student's own search: the wide beam returns, row for row, what its beam_size=1
     search returns (the search ran once more, narrow), where the enumeration's best is something else."""
-    if searched.settings.beam_size < 2:
+    # a search stopped early (a stopping rule's mistake) can return greedy's tokens with diverging beams: only a
+    # search that ran every step says its beams never diverged
+    if searched.settings.beam_size < 2 or searched.steps != searched.settings.max_len - 1:
         return False
     narrow = dataclasses.replace(
         searched.inputs, settings=dataclasses.replace(searched.settings, beam_size=1)
