@@ -20,7 +20,6 @@ A worker that dies (a crash in the student's code, a kill) costs only the proper
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import selectors
@@ -223,7 +222,6 @@ class Jobs:
             worker.running.extend(ids)
 
     def _fork(self) -> Worker:
-        gc.freeze()  # what the parent made since the imports: shared, never copied by a collection
         others = [fd for w in self.workers.values() for fd in (w.tasks, w.results)]
         worker = _start(self.session, others)
         self.workers[worker.results] = worker
