@@ -112,7 +112,7 @@ BUGS += [
         "key.view(..., d_k, m_k) used as the transpose of the keys",
         "scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)",
         "scores = query @ key.view(*key.shape[:-2], key.size(-1), key.size(-2)) / math.sqrt(d_k)",
-        "it does not transpose them",
+        "a view is not a transpose",
         caught_visibly=True,
     ),
 ]

@@ -140,6 +140,6 @@ BUGS.append(
         "the table as [sin | cos]: all the sines first, then all the cosines, not interleaved",
         "    pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])\n",
         "    half = angle.size(1)\n    pe[:, :half] = torch.sin(angle)\n    pe[:, half:] = torch.cos(angle[:, : d_model // 2])\n",
-        "cos(same angle)",
+        "([sin | cos])",
     )
 )

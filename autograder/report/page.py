@@ -103,6 +103,11 @@ def shown(name: str) -> str:
     class index), the folder's name with the LMS download's suffix stripped."""
     if name in _SHOWN:
         return _SHOWN[name][0]
+    return _bare(name)
+
+
+def _bare(name: str) -> str:
+    """A folder's name without the LMS download's suffix (a Moodle folder graded as it was unpacked)."""
     return LMS_SUFFIX.sub("", name) or name
 
 
@@ -153,7 +158,9 @@ def render(
     they carry one (ClassResults.scale), else none."""
     scale = scale or getattr(data, "scale", None)
     _SHOWN.clear()
-    _SHOWN.update({st.name: (st.shown, _shown(st), not st.missing) for st in data.students})
+    for st in data.students:
+        name = _bare(st.display or st.name)
+        _SHOWN[st.name] = (name, _shown(st, name), not st.missing)
     size = summary.size
     graded = ngettext(
         "{n} student graded in {folder}.", "{n} students graded in {folder}.", size
@@ -344,11 +351,11 @@ def _items(s: Summary) -> list[str]:
     return out
 
 
-def _shown(st) -> str:
+def _shown(st, name: str) -> str:
     """A student's name, and what the LMS says: late, or nothing submitted."""
     if st.missing:
-        return _("{name} (no submission)").format(name=st.shown)
-    return _("{name} (late)").format(name=st.shown) if st.late else st.shown
+        return _("{name} (no submission)").format(name=name)
+    return _("{name} (late)").format(name=name) if st.late else name
 
 
 def _breakable(name: str) -> str:
