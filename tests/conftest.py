@@ -71,7 +71,7 @@ SLOW_TESTS = {
     },
     "test_kv_cache_behaviour.py": {  # 8 s of CPU together: six kv_cache sections in-process
         "test_no_cache_loses_the_behaviour_points_however_hidden",
-        "test_the_same_decoder_in_plain_sight_gets_12",
+        "test_the_same_decoder_in_plain_sight_gets_13",
     },
     "test_training_task.py": {"test_offline_weights_lose_the_copy_task"},  # 7 s: one copy task
     "test_hints.py": {"test_grade_charges_a_loop_as_check_does"},  # 16 s: a class of one graded

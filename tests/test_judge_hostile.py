@@ -480,7 +480,7 @@ def test_no_host_path_reaches_what_a_student_sees(graded):
     feedback.html show placeholders, never the paths."""
     import sys
 
-    out = graded["out"] / "h-host_paths_feedback"
+    out = folder_of(graded["out"], "h-host_paths_feedback")
     shown = (out / "results.json").read_text() + (out / "feedback.html").read_text()
     assert "HOSTPATHS" in shown
     host = {str(KIT), sys.prefix, sys.base_prefix, os.path.expanduser("~")}

@@ -1,7 +1,7 @@
 """The KV cache is judged by behaviour, never by a count the student's process keeps (issue 20, item 3).
 
 A decoder with no cache at all, hidden four ways from a work counter (products as multiply-then-sum, products in
-NumPy, torch._C._DisableTorchDispatch, the counter zeroed) or a copy of the model taken at start, loses the two
+NumPy, torch._C._DisableTorchDispatch, the counter zeroed) or a copy of the model taken at start, loses the three
 behavioural properties in plain sight and hidden alike (examples/hostile/kv_*); the graded side's decoder with
 weights that change between steps equals the expected model when they do not."""
 
@@ -17,15 +17,19 @@ from autograder.properties.kv_cache import fixed_steps, full_logits
 from autograder.student_code import InProcessStudentCode
 from autograder.suite import core
 
-# hostile example -> its kv_cache score (of 14); its control, the same decoder in plain sight, gets 12
+# hostile example -> its kv_cache score (of 16); its control, the same decoder in plain sight, gets 13
 EXPECTED = {
-    "kv_multiply_then_sum": 12,
-    "kv_numpy_products": 12,
-    "kv_disable_dispatch": 11,  # the static scan also names torch._C
-    "kv_counter_zeroed": 11,  # and the dispatch mode's import
-    "kv_model_snapshot": 12,
+    "kv_multiply_then_sum": 13,
+    "kv_numpy_products": 13,
+    "kv_disable_dispatch": 12,  # the static scan also names torch._C
+    "kv_counter_zeroed": 12,  # and the dispatch mode's import
+    "kv_model_snapshot": 13,
 }
-BEHAVIOUR = {"kv_cache_keeps_the_memory_of_start", "kv_cache_keeps_the_keys_of_earlier_steps"}
+BEHAVIOUR = {
+    "kv_cache_keeps_the_memory_of_start",
+    "kv_cache_keeps_the_keys_of_earlier_steps",
+    "kv_cache_keeps_the_self_keys_of_earlier_steps",  # issue 33's visible twin of a hidden clause
+}
 
 
 def kv_cache_outcomes(folder):
@@ -47,9 +51,9 @@ def test_no_cache_loses_the_behaviour_points_however_hidden(tmp_path, name):
     assert BEHAVIOUR <= lost
 
 
-def test_the_same_decoder_in_plain_sight_gets_12(tmp_path):
+def test_the_same_decoder_in_plain_sight_gets_13(tmp_path):
     control = kv_cache_outcomes(sample.make("control:kv_multiply_then_sum", tmp_path / "control"))
-    assert score(control) == 12
+    assert score(control) == 13
     assert {o.property.name for o in control if not o.passed} == BEHAVIOUR
 
 

@@ -591,6 +591,17 @@ def kv_cache_keeps_the_self_keys_of_earlier_steps(student, inputs, seed):
             ),
             _(PREFIX_HINT),
         )
+    # a copy of the model taken at start (hostile:kv_model_snapshot) keeps the old keys too, but computes the new
+    # positions with the old weights as well: the new step must use the weights the model has now
+    if is_close(kept, full_logits(case, state, inputs.tgt[:, : first + n])[:, first:], case.dtype):
+        fail(
+            _(
+                "after the decoder's weights changed, the next step gave exactly the logits of the old "
+                "weights: the new positions must be computed with the model's weights as they are now (keep "
+                "the keys and values of earlier steps, not a copy of the model)"
+            ),
+            _(PREFIX_HINT),
+        )
 
 
 @prop(C, points=1, examples=1, kind=Kind.STATIC)
