@@ -50,15 +50,36 @@ def test_the_enumeration_draws_beams_narrower_than_the_old_signature():
 
 def test_greedy_unless_the_beam_is_enumerable_earns_what_plain_greedy_earns(tmp_path):
     """examples/hostile/greedy_unless_enumerable: the real search only where beam_size >= vocab ** (max_len - 1),
-    greedy decoding elsewhere. It earns exactly its control's (greedy alone) 8 of 16 points (issue 33 added two
-    visible points, eval mode and src_mask, that greedy decoding earns honestly)."""
+    greedy decoding elsewhere. It earns exactly its control's (greedy alone) 9 of 16 points (issue 33 added two
+    visible points, eval mode and src_mask, that greedy decoding earns honestly; issue 35 weighed beam_size=1 at
+    3, see the next test)."""
     hostile = outcomes(sample.make("hostile:greedy_unless_enumerable", tmp_path / "h"))
     control = outcomes(sample.make("control:greedy_unless_enumerable", tmp_path / "c"))
     scored = [sum(o.score for o in out) for out in (hostile, control)]
-    assert scored == [8.0, 8.0]
+    assert scored == [9.0, 9.0]
     assert [o.passed for o in hostile] == [o.passed for o in control]
     failed = {o.property.name for o in hostile if not o.passed}
     assert "beam_search_finds_best_by_enumeration" in failed
+
+
+def test_a_brute_force_earns_no_more_than_greedy_decoding(tmp_path):
+    """examples/hostile/enumerate_every_hypothesis: the docstring's search with a beam as wide as every hypothesis
+    (exhaustive enumeration: nothing pruned). Issue 35: the exercise is the pruning, so the narrow beams
+    (beam_size=1 is greedy: 3 points; the recorded narrow searches: 2) weigh at least as much as the wide ones
+    enumeration passes (1 + 1, and the finished hypotheses' 1), and the brute force earns what greedy decoding,
+    its control, earns: 9 of 16."""
+    brute = outcomes(sample.make("hostile:enumerate_every_hypothesis", tmp_path / "h"))
+    greedy = outcomes(sample.make("control:enumerate_every_hypothesis", tmp_path / "c"))
+    assert sum(o.score for o in brute) <= sum(o.score for o in greedy) == 9.0
+    narrow = {"beam_search_size_one_is_greedy", "beam_search_recorded_narrow_searches"}
+    wide = {
+        "beam_search_finds_best_by_enumeration",
+        "beam_search_finds_best_under_length_penalty",
+        "beam_search_finished_hypotheses_not_extended",
+    }
+    points = {o.property.name: o.property.points for o in brute}
+    assert sum(points[n] for n in narrow) >= sum(points[n] for n in wide)
+    assert narrow <= {o.property.name for o in brute if not o.passed}
 
 
 # (bug, the visible property whose hint names it from the enumeration or the score formula alone)
