@@ -136,10 +136,10 @@ class SelfCheck:
 
     def refuse_the_kit(self, o: core.Outcome) -> core.Outcome:
         """grade awards nothing to a component whose file, or a helper it loads, names the kit itself (the
-        grading process has no kit to import: rules.allowlist.kit_refusal); nor does check, with the same
+        grading process has no kit to import: rules.static_scan.kit_refusal); nor does check, with the same
         sentence as grade (judge/grading_process.refuse_the_kit). A component with a static by-hand property
         is voided by its scan already (core.require_behaviour)."""
-        from .rules.allowlist import kit_refusal
+        from .rules.static_scan import kit_refusal
 
         component = o.property.component
         if not o.passed or any(

@@ -93,3 +93,23 @@ def explain(error: str) -> str:
                 ).format(ours=name, theirs=KIT_NAMES[name])
             )
     return " ".join(sentences)
+
+
+def after(sentence: str, text: str) -> str:
+    """`text` after a whole sentence: a text that starts in lower case (most hints and messages do, to follow a
+    colon) starts with a capital after the sentence's full stop."""
+    # an identifier first (`kv_cache.py earns ...`, `multi_head uses ...`) keeps its case
+    identifier = re.match(r"\w+[._:]", text)
+    if sentence.rstrip().endswith((".", "!", "?")) and text[:1].islower() and not identifier:
+        text = text[0].upper() + text[1:]
+    return f"{sentence} {text}".strip()
+
+
+def words(o):
+    """The glossary pass: a failure whose message names a course notebook's name for something
+    (`dim_embedding`, `proyection_Q`) says the kit's name for it first in its hint; once, however often applied.
+    `o`: a core.Outcome (here, below the suite, by its fields: passed, message, hint)."""
+    sentence = "" if o.passed else explain(o.message)
+    if sentence and sentence not in o.hint:
+        o.hint = after(sentence, o.hint)
+    return o

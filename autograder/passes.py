@@ -21,22 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import glossary
+from .glossary import words as words  # the glossary pass, below the suite (passes.words to callers)
 from .i18n import N_, _
 from .suite import core
 
 Pass = Callable[[core.Outcome], core.Outcome]
-
-
-def words(o: core.Outcome) -> core.Outcome:
-    """A failure whose message names a course notebook's name for something (`dim_embedding`, `proyection_Q`)
-    says the kit's name for it first in its hint (autograder/glossary.py); once, however often applied."""
-    from .results import after
-
-    sentence = "" if o.passed else glossary.explain(o.message)
-    if sentence and sentence not in o.hint:
-        o.hint = after(sentence, o.hint)
-    return o
 
 
 SEE_STRONGER = N_("see {property}: {hint}")

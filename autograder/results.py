@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .components import BY_NAME, NAMES
+from .glossary import (
+    after as after,  # beside the glossary pass that needs it (results.after to callers)
+)
 from .i18n import N_, _, ngettext
 
 # annotations only: the class report reads ROWS and the texts without importing torch (~1.5 s)
@@ -170,16 +173,6 @@ def gradescope(
 
 def write_json(data: dict, path: Path) -> None:
     Path(path).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-
-
-def after(sentence: str, text: str) -> str:
-    """`text` after a whole sentence: a text that starts in lower case (most hints and messages do, to follow a
-    colon) starts with a capital after the sentence's full stop."""
-    # an identifier first (`kv_cache.py earns ...`, `multi_head uses ...`) keeps its case
-    identifier = re.match(r"\w+[._:]", text)
-    if sentence.rstrip().endswith((".", "!", "?")) and text[:1].islower() and not identifier:
-        text = text[0].upper() + text[1:]
-    return f"{sentence} {text}".strip()
 
 
 def dependency_sentence(

@@ -14,7 +14,13 @@ from html import escape
 from .. import i18n, results
 from ..components import BY_NAME
 from ..i18n import N_, _, ngettext
-from .outputs import JUDGE_ERROR_LINE
+
+# The line a student reads where the judge failed on part of their submission (the details are in the
+# instructor's log only: a traceback names the judge's own files).
+JUDGE_ERROR_LINE = N_(
+    "The judge failed on part of your submission (a fault of the judge, not of your code): your instructor "
+    "has been told, and the parts concerned are not graded yet."
+)
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 980px; margin: 2em auto;

@@ -246,10 +246,10 @@ class GradingProcess:
 
     def refuse_the_kit(self, outcomes, sources: dict[str, str]) -> list:
         """A passed outcome of a component whose file, or a helper it loads, names the kit itself is refused
-        with the sentence check gives it (rules.allowlist.kit_refusal, check.SelfCheck.refuse_the_kit): the
+        with the sentence check gives it (rules.static_scan.kit_refusal, check.SelfCheck.refuse_the_kit): the
         import failing here cost only the properties that reached it. A component with a static by-hand
         property is voided by its scan already (core.require_behaviour)."""
-        from ..rules.allowlist import kit_refusal
+        from ..rules.static_scan import kit_refusal
         from ..suite.core import Status
 
         static = {p.component for p in self.registry.values() if self.core.is_static(p)}

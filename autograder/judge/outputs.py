@@ -17,16 +17,12 @@ from .. import passes, results
 from ..components import COMPONENTS, NAMES
 from ..i18n import N_, _
 from ..suite import core
+from . import feedback
+from .feedback import JUDGE_ERROR_LINE
 from .records import OutcomeRecord
 from .sections import Section, integration_props
 from .wire import valid_text
 
-# The line a student reads where the judge failed on part of their submission (the details are in the
-# instructor's log only: a traceback names the judge's own files).
-JUDGE_ERROR_LINE = N_(
-    "The judge failed on part of your submission (a fault of the judge, not of your code): your instructor "
-    "has been told, and the parts concerned are not graded yet."
-)
 # Text from the code under test that the feedback shows, per submission: the message and detail (UTF-8 bytes)
 # of each outcome the student's code itself ended (an error, a forbidden call, a timeout, a crash; the words
 # of a failed comparison and of a stub are the judge's own, and a stub shows no traceback). Each section has
@@ -182,8 +178,6 @@ def results_json(r: StudentResult, hidden_visibility: str) -> dict:
 def write_student(out: Path, r: StudentResult, hidden_visibility: str) -> None:
     """Each file on its own: one that cannot be made is a judge error for this student (in the log, and a
     line in the files that could be written), with a plain version in its place; the others are written."""
-    from . import feedback
-
     folder = out / r.key
 
     def results_file():

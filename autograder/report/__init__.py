@@ -12,13 +12,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
-REPORT_HTML = "report.html"
-REPORT_JSON = "report.json"
-CANVAS_CSV = "lms-canvas.csv"
-MOODLE_CSV = "lms-moodle.csv"
-# the same files with a UTF-8 byte order mark: what a spreadsheet on Windows needs to show "Oñate"
-CANVAS_SHEET = "lms-canvas-spreadsheet.csv"
-MOODLE_SHEET = "lms-moodle-spreadsheet.csv"
+from .model import (  # the report's file names, read by the judge, the CLI and the tests
+    CANVAS_CSV,
+    CANVAS_SHEET,
+    MOODLE_CSV,
+    MOODLE_SHEET,
+    REPORT_HTML,
+    REPORT_JSON,
+)
 
 
 def write(out: Path, submissions: Path | None = None, lang: str | None = None, lms=None) -> Path:

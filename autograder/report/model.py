@@ -7,6 +7,15 @@ from dataclasses import dataclass, field
 
 from ..lms.identity import Member
 
+# The files the report writes into OUT_DIR
+REPORT_HTML = "report.html"
+REPORT_JSON = "report.json"
+CANVAS_CSV = "lms-canvas.csv"
+MOODLE_CSV = "lms-moodle.csv"
+# the same files with a UTF-8 byte order mark: what a spreadsheet on Windows needs to show "Oñate"
+CANVAS_SHEET = "lms-canvas-spreadsheet.csv"
+MOODLE_SHEET = "lms-moodle-spreadsheet.csv"
+
 
 @dataclass(frozen=True)
 class Test:

@@ -13,8 +13,8 @@ from urllib.parse import quote
 
 from ..i18n import N_, _, current_language, ngettext
 from ..results import row_title, status_text
-from . import CANVAS_CSV, MOODLE_CSV, REPORT_JSON, svg
-from .model import ClassResults
+from . import svg
+from .model import CANVAS_CSV, MOODLE_CSV, REPORT_JSON, ClassResults
 from .similarity import REFERENCE, Similarity
 from .stats import Summary, component_of, file_state
 

@@ -440,20 +440,3 @@ def refusals(tree, own=(), fold=None) -> list[tuple[int, str, bool]]:
         lambda n: n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else None
     )
     return _Reader(tree, own, fold).read(tree)
-
-
-def kit_refusal(component: str, read, modules=()) -> str:
-    """The sentence refusing a component whose file, or a helper module it loads, names the kit itself (an
-    import of `autograder`, a string naming it, sys.modules): '' if none. The grading process has no kit to
-    import, so such code cannot earn there what it earns in-process; check (SelfCheck.run) and grade
-    (judge/grading_process) both refuse every property of the component with this sentence, so that the
-    self-check never promises what the grade will not give (issue 32). `read(name)`: a module's text or None."""
-    from .static_scan import scan_submission
-
-    found = [f for f in scan_submission(component, read, modules) if f.kit]
-    if not found:
-        return ""
-    return _(
-        "{file} or a helper module it loads uses the kit's own checker ({findings}), which the grader does "
-        "not have: none of {component}'s properties is awarded"
-    ).format(file=f"{component}.py", findings="; ".join(map(str, found[:3])), component=component)

@@ -540,3 +540,18 @@ def scan_submission(component: str, read, modules=()) -> list[Finding]:
                 component, text, f"{name}.py", names=frozenset(), voiding=False, own=modules
             )
     return found
+
+
+def kit_refusal(component: str, read, modules=()) -> str:
+    """The sentence refusing a component whose file, or a helper module it loads, names the kit itself (an
+    import of `autograder`, a string naming it, sys.modules): '' if none. The grading process has no kit to
+    import, so such code cannot earn there what it earns in-process; check (SelfCheck.run) and grade
+    (judge/grading_process) both refuse every property of the component with this sentence, so that the
+    self-check never promises what the grade will not give (issue 32). `read(name)`: a module's text or None."""
+    found = [f for f in scan_submission(component, read, modules) if f.kit]
+    if not found:
+        return ""
+    return _(
+        "{file} or a helper module it loads uses the kit's own checker ({findings}), which the grader does "
+        "not have: none of {component}'s properties is awarded"
+    ).format(file=f"{component}.py", findings="; ".join(map(str, found[:3])), component=component)

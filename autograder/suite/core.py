@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 from pathlib import Path
 
 import torch
@@ -25,12 +25,16 @@ from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.internal.conjecture import engine as _engine
 from hypothesis.internal.conjecture import providers as _providers
 
+from .. import glossary
 from ..components import NAMES
 from ..i18n import N_, _
 from ..rules import eager_dynamo  # noqa: F401  (the checking side's optimizers: training's expected model)
 from ..student_code.interface import StudentCode, StudentError
 from . import error_hints
 from .clauses import CLAUSES
+from .evidence import Evidence  # hints marked below core; core re-exports them
+from .evidence import Hint as Hint
+from .evidence import named as named
 
 # The suite's tensors are tiny: one thread is fastest, and it never waits on a busy core (two threads on a
 # loaded 2-core machine made it 3x slower). It also fixes the order of float reductions run to run.
@@ -58,30 +62,6 @@ _engine.MAX_SHRINKS = MAX_SHRINKS
 # constants. The kit's examples come from the property and its seed alone, so the pool stays empty.
 if hasattr(_providers, "_get_local_constants"):
     _providers._get_local_constants = lambda: _providers._local_constants
-
-
-class Evidence(IntEnum):
-    """How a hint knows its cause (issue 34): the table shows, of a component's failures, the hint with the
-    strongest evidence, and a weaker named cause that disagrees with it is dropped (passes.rank)."""
-
-    NONE = 0  # the property's recipe, or a guess: names no cause
-    MODEL = 1  # a mistake model reproduces the student's output on this input
-    DIRECT = 2  # the cause tested on the student's own code (rebuilt, called again, its error's own words)
-
-
-class Hint(str):
-    """A hint with the evidence behind it (core.Evidence): what diagnose returns for a cause it found."""
-
-    evidence: Evidence = Evidence.NONE
-
-
-def named(text: str, evidence: Evidence) -> str:
-    """`text` marked as a hint with `evidence` (kept: a text that already says more keeps its own)."""
-    if not text or getattr(text, "evidence", Evidence.NONE) >= evidence:
-        return text
-    hint = Hint(text)
-    hint.evidence = evidence
-    return hint
 
 
 class Failure(AssertionError):
@@ -418,10 +398,8 @@ def run_property(p: Property, student: StudentCode, reraise: tuple = ()) -> Outc
 
 
 def with_glossary(o: Outcome) -> Outcome:
-    """The glossary pass (autograder/passes.py, `words`), applied where every route makes its outcomes."""
-    from ..passes import words
-
-    return words(o)
+    """The glossary pass (glossary.words), applied where every route makes its outcomes."""
+    return glossary.words(o)
 
 
 # The hint of an error kind that is the same in every property (any other kind takes the property's hint_on_error).

@@ -257,7 +257,7 @@ def hint_for(exc_type: str, message: str, detail: str, error_hint: str) -> str:
         or python_error(exc_type, message)
     )
     if found:  # read from the error's own text and the student's line
-        from .core import Evidence, named
+        from .evidence import Evidence, named
 
         return named(found, Evidence.DIRECT)
     if not error_hint or (shape_hint and not _SHAPE_WORDS.search(message)):
