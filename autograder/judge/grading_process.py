@@ -23,6 +23,7 @@ import time
 import traceback
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # Only light imports at the top: this module is imported before main() sets stdout aside (a stray print would
 # corrupt the protocol); torch, the properties and the wire are imported after.
@@ -31,6 +32,9 @@ from ..i18n import N_, _, ngettext
 from .frames import read_trusted, write_trusted
 from .package_folder import PackageFolder
 from .sandbox import sandbox_paths
+
+if TYPE_CHECKING:
+    from .records import GradingConfig, Picture, SectionOrder, SectionResult
 
 GRADER_MEMORY_MB = (
     3072  # address space on top of a set-up grading process's own (torch, properties: ~0.7 GiB)
@@ -54,12 +58,12 @@ CRASH_HINT = N_(
 class GradingProcess:
     """The grading side of one slot: its zygote, its package folder, the properties; a section at a time."""
 
-    def __init__(self, cfg: dict):
+    def __init__(self, cfg: GradingConfig):
         import torch
 
         # The run's language, chosen by the orchestrator: every message made here (and, through the zygote, in
         # the workers) is in it.
-        i18n.set_language(cfg.get("lang"))
+        i18n.set_language(cfg.lang)
         # one core per grading slot; the same float reductions in every slot
         torch.set_num_threads(1)
         from .. import timing
@@ -67,24 +71,24 @@ class GradingProcess:
         from .limits import Limits
 
         self.core, self.cfg = core, cfg
-        self.limits: Limits = cfg["limits"]
-        self.tmp = Path(cfg["tmp"])
+        self.limits: Limits = cfg.limits
+        self.tmp = Path(cfg.tmp)
         # A folder of a random name: without namespaces, a worker of another slot cannot find it (tmp is 0711).
-        slot_dir = Path(tempfile.mkdtemp(prefix=f"slot{cfg['slot']}-", dir=self.tmp))
+        slot_dir = Path(tempfile.mkdtemp(prefix=f"slot{cfg.slot}-", dir=self.tmp))
         self.pkg, work = slot_dir / "pkg", slot_dir / "work"
         slot_dir.chmod(0o711)
         for d in (self.pkg, work):
             d.mkdir(mode=0o755)
             d.chmod(0o755)
-        self.log_path = self.tmp / f"zygote-{cfg['slot']}.log"
+        self.log_path = self.tmp / f"zygote-{cfg.slot}.log"
         self.zygote = None
         self.zygote_factory()
         # As root, workers of slot i alternate between two uids of their own (see zygote.ZygoteServer).
-        base = cfg["uid_base"] + 2 * cfg["slot"]
+        base = cfg.uid_base + 2 * cfg.slot
         uids = [base, base + 1] if self.zygote.mode == "root" else []
-        core.load(include_hidden=cfg["include_hidden"])
+        core.load(include_hidden=cfg.include_hidden)
         self.registry = core.REGISTRY
-        hide, keep = sandbox_paths(KIT, cfg["hide"], self.tmp)
+        hide, keep = sandbox_paths(KIT, cfg.hide, self.tmp)
         z, limits = self.zygote, self.limits
         self.worker_cfg = {
             "root": str(self.pkg),
@@ -142,19 +146,20 @@ class GradingProcess:
         p = self.registry[pid]
         return p if points is None else self.core.integration_rerun(p, points)
 
-    def run(self, section: dict) -> dict:
+    def run(self, section: SectionOrder) -> SectionResult:
         from ..components import NAMES
         from ..student_code import StopsAtLoops, seed_everything
         from ..suite.core import Status
+        from .records import OutcomeRecord, Picture, SectionResult
         from .remote import JudgeError, SandboxedStudentCode, WithoutItsFile
 
         start = time.perf_counter()
-        _limit_cpu(section["budget_s"] + GRADER_CPU_MARGIN_S)
-        self.package.write(section["files"], tuple(section.get("reference", ())))
+        _limit_cpu(section.budget_s + GRADER_CPU_MARGIN_S)
+        self.package.write(section.files, tuple(section.reference))
         sources = {
-            Path(n).stem: d.decode("utf-8", errors="replace") for n, d in section["files"].items()
+            Path(n).stem: d.decode("utf-8", errors="replace") for n, d in section.files.items()
         }
-        component = section.get("component")
+        component = section.component
         if component in NAMES and component not in sources:
             student = WithoutItsFile(component, sources)
         else:
@@ -162,8 +167,8 @@ class GradingProcess:
                 self.zygote_factory,
                 sources,
                 self.limits,
-                time.monotonic() + section["budget_s"],
-                section["label"],
+                time.monotonic() + section.budget_s,
+                section.label,
                 self.package.preload,
                 dict(self.package.syntax),
             )
@@ -172,10 +177,10 @@ class GradingProcess:
         outcomes, timeouts, picture, limits = [], 0, None, self.limits
         # The by-hand guard is probed before a property drawn here (the student's code cannot know which) and
         # after the last one; found switched off, the section earns nothing (docs/byhand.md).
-        probe_at, still_allowed = random.SystemRandom().randrange(len(section["props"]) + 1), []
+        probe_at, still_allowed = random.SystemRandom().randrange(len(section.props) + 1), []
         judge_errors: list[str] = []
         try:
-            for index, spec in enumerate(section["props"]):
+            for index, spec in enumerate(section.props):
                 if index == probe_at and getattr(student, "pid", None) is not None:
                     still_allowed = still_allowed or self.probe_rules(student, component)
                 p = self.property_for(spec)
@@ -205,20 +210,18 @@ class GradingProcess:
             if still_allowed:
                 self.core.rules_switched_off(outcomes, component, still_allowed)
             outcomes = self.refuse_the_kit(outcomes, sources)
-            if section.get("picture"):
+            if section.picture:
                 try:
                     picture = self.picture(student)
                 except (JudgeError, MemoryError):
                     raise
                 except Exception:  # noqa: BLE001 - the picture only: the section's outcomes stand
                     judge_errors.append("the picture: " + traceback.format_exc(limit=8))
-                    picture = {"png": None, "caption": ""}
+                    picture = Picture(None, "")
         except JudgeError as e:
-            return {"key": section["key"], "error": str(e)}
+            return SectionResult(section.key, error=str(e))
         finally:
             student.close()
-        from .records import OutcomeRecord
-
         records = [tidy(OutcomeRecord.of(o), str(self.pkg), str(self.tmp)) for o in outcomes]
         records = section_budget(records)
         stats = student.stats
@@ -227,22 +230,22 @@ class GradingProcess:
         normal = not student.abnormal and not any(
             r.status in (Status.TIMEOUT, Status.CRASHED) for r in records
         )
-        return {
-            "key": section["key"],
-            "outcomes": records,
-            "seconds": time.perf_counter() - start,
-            "normal": normal,
-            "picture": picture,
-            "judge_errors": judge_errors,
-            "log": "\n".join(stats.log)[:8000],
-            "stats": {
+        return SectionResult(
+            section.key,
+            records,
+            seconds=time.perf_counter() - start,
+            normal=normal,
+            picture=picture,
+            judge_errors=judge_errors,
+            log="\n".join(stats.log)[:8000],
+            stats={
                 "forks": stats.forks,
                 "start_s": stats.start_s,
                 "load_s": stats.load_s,
                 "teardown_s": stats.teardown_s,
                 "ops": stats.ops,
             },
-        }
+        )
 
     def refuse_the_kit(self, outcomes, sources: dict[str, str]) -> list:
         """A passed outcome of a component whose file, or a helper it loads, names the kit itself is refused
@@ -302,14 +305,15 @@ class GradingProcess:
         o.seconds = time.perf_counter() - t0
         return o
 
-    def picture(self, student) -> dict:
-        """{"png": bytes or None, "caption": a plain sentence}, drawn once per distinct view in this process."""
+    def picture(self, student) -> Picture:
+        """The PNG (or None) and a plain sentence, drawn once per distinct view in this process."""
         from . import picture
+        from .records import Picture
 
         seen = picture.student_view(student)
         k = picture.key(seen)
         if k not in self.pictures:
-            self.pictures[k] = picture.draw(seen, FIELD_LIMITS["message"])
+            self.pictures[k] = Picture(**picture.draw(seen, FIELD_LIMITS["message"]))
         return self.pictures[k]
 
     def close(self) -> None:
@@ -405,13 +409,10 @@ def main() -> None:
     grading = None
     try:
         grading = GradingProcess(read_trusted(proto_in))
+        from .records import Ready
+
         write_trusted(
-            proto_out,
-            {
-                "ready": True,
-                "uids": grading.worker_cfg["uids"],
-                "isolation": grading.zygote.isolation_problem,
-            },
+            proto_out, Ready(grading.worker_cfg["uids"], grading.zygote.isolation_problem or "")
         )
         while True:
             try:
@@ -427,7 +428,9 @@ def main() -> None:
             ):  # past this process's own limit: end it, the scheduler regrades the section
                 os._exit(3)
             except Exception:  # noqa: BLE001 - a judge bug: report it, do not charge the student
-                result = {"key": section["key"], "error": traceback.format_exc(limit=8)}
+                from .records import SectionResult
+
+                result = SectionResult(section.key, error=traceback.format_exc(limit=8))
             write_trusted(proto_out, result)
     finally:
         if grading is not None:

@@ -19,7 +19,7 @@ from ..i18n import N_, _
 from ..suite import core
 from . import feedback
 from .feedback import JUDGE_ERROR_LINE
-from .records import OutcomeRecord
+from .records import OutcomeRecord, SectionResult
 from .sections import Section, integration_props
 from .wire import valid_text
 
@@ -72,24 +72,22 @@ class StudentResult:
         return by
 
 
-def assemble(r: StudentResult, sections: list[Section], done: dict[str, dict]) -> None:
+def assemble(r: StudentResult, sections: list[Section], done: dict[str, SectionResult]) -> None:
     """The student's outcomes in a fixed order: component order, section properties, then integration ones."""
     records = []
     for s in sections:
         rec = done[s.key]
-        if rec.get("error"):
-            r.errors.append(f"JUDGE ERROR in {s.label}: {rec['error']}")
+        if rec.error:
+            r.errors.append(f"JUDGE ERROR in {s.label}: {rec.error}")
             continue
-        r.errors.extend(f"JUDGE ERROR in {s.label}: {e}" for e in rec.get("judge_errors", ()))
-        records.extend(rec["outcomes"])
-        r.seconds += rec.get("seconds", 0.0)
-        r.stats.append(
-            dict(rec.get("stats", {}), section=s.name, seconds=round(rec.get("seconds", 0.0), 3))
-        )
-        if isinstance(rec.get("picture"), dict):
-            r.picture, r.picture_caption = rec["picture"]["png"], rec["picture"]["caption"]
-        if rec.get("log"):
-            r.log.append(f"## {s.label}: what the code printed (trimmed)\n{rec['log']}")
+        r.errors.extend(f"JUDGE ERROR in {s.label}: {e}" for e in rec.judge_errors)
+        records.extend(rec.outcomes)
+        r.seconds += rec.seconds
+        r.stats.append(dict(rec.stats, section=s.name, seconds=round(rec.seconds, 3)))
+        if rec.picture is not None:
+            r.picture, r.picture_caption = rec.picture.png, rec.picture.caption
+        if rec.log:
+            r.log.append(f"## {s.label}: what the code printed (trimmed)\n{rec.log}")
     order = {n: i for i, n in enumerate(NAMES)}
     # stable within each
     records.sort(key=lambda x: (order[x.component], x.integration))

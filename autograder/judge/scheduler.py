@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.markup import escape
@@ -41,7 +41,7 @@ from .outputs import (
     write_timing,
 )
 from .reaper import Reaper
-from .records import OutcomeRecord
+from .records import GradingConfig, OutcomeRecord, Ready, SectionResult
 from .sections import Section, plan, read_files
 from .shards import Shard, ShardRecord
 from .wire import valid_text
@@ -85,7 +85,7 @@ def grade(
 class Slot:
     """One grading process (grading_process.py) and the section it is grading for a student."""
 
-    def __init__(self, index: int, cfg: dict, tmp: Path):
+    def __init__(self, index: int, cfg: GradingConfig, tmp: Path):
         env = dict(
             os.environ,
             PYTHONPATH=os.pathsep.join([str(KIT), os.environ.get("PYTHONPATH", "")]),
@@ -103,9 +103,9 @@ class Slot:
             cwd=str(KIT),
             env=env,
         )
-        write_trusted(self.proc.stdin, dict(cfg, slot=index))
+        write_trusted(self.proc.stdin, replace(cfg, slot=index))
 
-    def ready(self) -> dict:
+    def ready(self) -> Ready:
         try:
             return read_trusted(self.proc.stdout)
         except EOFError:
@@ -115,7 +115,7 @@ class Slot:
 
     def give(self, section: Section, budget_s: float, student: str) -> None:
         self.section, self.student, self.started = section, student, time.monotonic()
-        write_trusted(self.proc.stdin, section.message(budget_s))
+        write_trusted(self.proc.stdin, section.order(budget_s))
 
     def close(self) -> None:
         try:
@@ -170,9 +170,9 @@ class Scheduler:
                 self.sections[s] = []
 
         # student -> key -> result record
-        self.done: dict[str, dict[str, dict]] = {s: {} for s in self.students}
+        self.done: dict[str, dict[str, SectionResult]] = {s: {} for s in self.students}
         # section key -> a result obtained normally, reusable for any student
-        self.cache: dict[str, dict] = {}
+        self.cache: dict[str, SectionResult] = {}
         # each student's own time: never spent on another's behalf
         self.spent = {s: 0.0 for s in self.students}
         self.gradebook = read_gradebook(self.out / "gradebook.csv") if options.only else {}
@@ -209,14 +209,14 @@ class Scheduler:
         self.tmp = Path(tempfile.mkdtemp(prefix="judge-"))
         # workers may reach their own slot's folder (a random name) and list nothing
         self.tmp.chmod(0o711)
-        self.cfg = {
-            "limits": limits,
-            "tmp": str(self.tmp),
-            "include_hidden": self.options.include_hidden,
-            "uid_base": uid_block(),
-            "hide": [str(self.submissions), str(self.staging), str(self.out), *limits.hide],
-            "lang": i18n.current_language(),
-        }
+        self.cfg = GradingConfig(
+            limits=limits,
+            tmp=str(self.tmp),
+            include_hidden=self.options.include_hidden,
+            uid_base=uid_block(),
+            hide=[str(self.submissions), str(self.staging), str(self.out), *limits.hide],
+            lang=i18n.current_language(),
+        )
         self.progress = _progress(self.console, len(self.pending))
         reaper = Reaper()
         try:
@@ -261,12 +261,12 @@ class Scheduler:
             info = slot.ready()
             if (
                 i == 0
-                and info.get("isolation")
+                and info.isolation
                 and self.options.limits.isolate
                 and self.console is not None
             ):
                 self.console.print(
-                    f"[yellow]workers run without namespaces ({escape(info['isolation'])}): they "
+                    f"[yellow]workers run without namespaces ({escape(info.isolation)}): they "
                     "can read what your user can; every process they start is ended before the "
                     "results are written[/yellow]",
                     highlight=False,
@@ -291,7 +291,7 @@ class Scheduler:
                 slot.proc.kill()
 
     # -- sections
-    def _settle(self, student: str, section: Section, record: dict) -> None:
+    def _settle(self, student: str, section: Section, record: SectionResult) -> None:
         self.done[student][section.key] = record
         self.progress.advance(valid_text(section.label))
 
@@ -339,7 +339,7 @@ class Scheduler:
                 slot.give(section, min(limits.section_timeout, budget), student)
             except Exception:  # noqa: BLE001 - this section could not be sent: a judge error, its own
                 slot.section = None
-                self._settle(student, section, {"key": section.key, "error": judge_error("")})
+                self._settle(student, section, SectionResult(section.key, error=judge_error("")))
                 continue
             self.selector.register(slot.proc.stdout, selectors.EVENT_READ, slot)
             return
@@ -382,12 +382,11 @@ class Scheduler:
                     ),
                 )
             return
-        if not isinstance(record, dict) or record.get("key") != section.key:
-            record = {
-                "key": section.key,
-                "error": f"a malformed result record: {type(record).__name__}",
-            }
-        if record.get("normal") and not record.get("error") and not record.get("judge_errors"):
+        if not isinstance(record, SectionResult) or record.key != section.key:
+            record = SectionResult(
+                section.key, error=f"a malformed result record: {type(record).__name__}"
+            )
+        if record.reusable:
             self.cache[section.key] = record
         self._settle(student, section, record)
 
@@ -457,7 +456,9 @@ def judge_error(what: str) -> str:
     return head + traceback.format_exc(limit=8)
 
 
-def not_run(section: Section, message: str, status: core.Status = core.Status.TIMEOUT) -> dict:
+def not_run(
+    section: Section, message: str, status: core.Status = core.Status.TIMEOUT
+) -> SectionResult:
     """The result record of a section whose properties were not run: each fails with `message`."""
     records = []
     for pid, points in section.props:
@@ -465,14 +466,7 @@ def not_run(section: Section, message: str, status: core.Status = core.Status.TI
         if points is not None:  # an integration re-run (judge/sections.py)
             p = core.integration_rerun(p, points)
         records.append(OutcomeRecord.not_run(p, status, message))
-    return {
-        "key": section.key,
-        "outcomes": records,
-        "seconds": 0.0,
-        "picture": None,
-        "log": "",
-        "stats": {},
-    }
+    return SectionResult(section.key, records)
 
 
 # -------------------------------------------------------------------------------------------- progress bar

@@ -21,6 +21,7 @@ from ..components import COMPONENTS, NAMES
 from ..i18n import _
 from ..results import INTEGRATION
 from ..suite import core
+from .records import SectionOrder
 
 INTEGRATION_SHARE = 0.10
 INTEGRATION_PROPS = (
@@ -45,19 +46,18 @@ class Section:
     reference: tuple[str, ...] = ()
     key: str = ""  # set by plan(): the hash of everything the result depends on
 
-    def message(self, budget_s: float) -> dict:
-        # The label in the worker's messages names the section, never the student: a result may be reused
-        # for another student with the same files.
-        return {
-            "key": self.key,
-            "component": self.name,
-            "label": _("the {component} section").format(component=self.name),
-            "files": self.files,
-            "props": self.props,
-            "picture": self.picture,
-            "budget_s": budget_s,
-            "reference": self.reference,
-        }
+    def order(self, budget_s: float) -> SectionOrder:
+        """The grading process's order for this section."""
+        return SectionOrder(
+            key=self.key,
+            component=self.name,
+            label=_("the {component} section").format(component=self.name),
+            files=self.files,
+            props=self.props,
+            picture=self.picture,
+            budget_s=budget_s,
+            reference=self.reference,
+        )
 
 
 def discover(submissions: Path) -> list[str]:
