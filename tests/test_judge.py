@@ -29,6 +29,7 @@ CLASS = {
     "stubs": "stubs",
     "scale": "bug:attention:missing_scale",
     "merge": "bug:multi_head:merge_without_transpose",
+    "axis": "bug:attention:softmax_wrong_axis",  # a mistake twelve properties word differently
     "missing": "missing:feed_forward",
     "syntax": "syntax:decoder",
     "noisy": "reference",  # made noisy below
@@ -365,5 +366,16 @@ def test_grade_writes_the_class_report_from_real_results(runs):
             and folder_of(runs["out1"], names[label]).name in m["students"]
         ]
         assert any(bug.hint.lower() in m["label"].lower() for m in named), named
+    # one row per misconception: each planted bug is one row of its component, however many properties (each
+    # with its own wording) it fails, and that row is the bug's (report/signatures.json)
+    for label in ("scale", "merge", "axis"):
+        bug_id = CLASS[label].removeprefix("bug:")
+        student = folder_of(runs["out1"], names[label]).name
+        rows = [
+            m["hint_id"]
+            for m in report["mistakes"]
+            if m["row"] == bug_id.split(":")[0] and student in m["students"]
+        ]
+        assert rows == ["bug:" + bug_id], rows
     assert folder_of(runs["out1"], names["stubs"]).name in report["not_written"]["attention"]
     assert report["similarity"]["files"]["attention"] >= 1

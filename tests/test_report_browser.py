@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from autograder import i18n
-from autograder.report import REPORT_HTML, hints, stats, synthetic, write
+from autograder.report import REPORT_HTML, stats, synthetic, write
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 WIDTH, HEIGHT = 1280, 900
@@ -74,14 +74,7 @@ def test_the_report_renders_its_charts_and_counts_in_a_browser(page):
         box = charts.nth(i).bounding_box()
         assert box and box["width"] > 100 and box["height"] > 50
         assert charts.nth(i).locator("rect.bar").count() > 0
-    expected = {}
-    for name, r in plan.results.items():
-        for o in r.outcomes:
-            if o.passed or not o.hint or o.status == "not_implemented" or o.property.integration:
-                continue
-            component = o.property.component
-            key = (component, hints.mistake_id(component, hints.hint_id(o.hint)))
-            expected.setdefault(key, set()).add(name)
+    expected = synthetic.expected_mistakes(plan)
     shown = {}
     rows = tab.locator("tr.mistake")
     for i in range(rows.count()):

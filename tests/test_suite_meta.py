@@ -63,6 +63,18 @@ def test_bug_is_caught_and_named(bug, run):
     )
 
 
+@pytest.mark.parametrize("bug", catalog(), ids=lambda b: b.id)
+def test_the_reports_signature_of_the_bug_is_current(bug, run):
+    """The class report groups a student's messages by what each bug makes the suite say
+    (autograder/report/signatures.json): the file says what the suite says today."""
+    from autograder.report import signatures
+
+    recorded = sorted(signatures.load().get(bug.id, ()))
+    assert recorded == signatures.of_outcomes(run(bug.id, bug.component)), (
+        "stale: python -m autograder.report.signatures --write"
+    )
+
+
 def test_catalog_is_broad():
     bugs = catalog()
     assert len(bugs) >= 30

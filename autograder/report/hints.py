@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from .. import i18n
@@ -22,6 +23,10 @@ PREFIX = (
 )
 DIGITS = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
 TEXT_ID = "text:"  # the id of a hint no catalog message matches
+# a message with fewer characters of its own than this, outside its placeholders, is no hint
+MIN_LITERAL = 6
+CLAUSES = re.compile(r"(?<=[.;])\s+")  # where a hint made of several messages is cut
+MAX_CLAUSES = 6
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,9 @@ class Template:
     msgid: str
     text: str  # the msgid or a translation of it
     literal: int  # characters outside placeholders: the more, the more specific
+    glossary: bool = (
+        False  # a glossary sentence (glossary.py), put before a hint by the glossary pass
+    )
 
     @functools.cached_property
     def pattern(self) -> re.Pattern:
@@ -54,7 +62,10 @@ def _index() -> tuple[dict[str, list[Template]], list[Template]]:
         for text in {*ids, *(s for s in strings if s)}:
             if "{" not in text and len(text) < 12:
                 continue  # a word ("failed", "points"): not a hint
-            t = Template(ids[0], text, len(PLACEHOLDER.sub("", text)))
+            if len(PLACEHOLDER.sub("", text).strip(" :.,;-")) < MIN_LITERAL:
+                continue  # "{verdict}: {summary}": placeholders and punctuation match any hint, name none
+            glossary = any(path.endswith("glossary.py") for path, _ in message.locations)
+            t = Template(ids[0], text, len(PLACEHOLDER.sub("", text)), glossary)
             head = PLACEHOLDER.split(text)[0]
             if len(head) >= PREFIX:
                 by_prefix.setdefault(head[:PREFIX], []).append(t)
@@ -65,13 +76,39 @@ def _index() -> tuple[dict[str, list[Template]], list[Template]]:
 
 @functools.cache
 def hint_id(text: str) -> str:
-    """The catalog msgid the hint is an instance of, else TEXT_ID + the text with its numbers blurred."""
+    """The catalog msgid the hint is an instance of, else TEXT_ID + the text with its numbers blurred. A hint
+    that is no one message whole is read by runs of whole clauses (cut after "." and ";"): a glossary sentence
+    put before it ("`d_model` is what the course notebooks call `dim_embedding`: ... Check the layers...") or
+    two messages joined ("the paper's optimizer: ...; before step s ...") is the most specific message among
+    those runs that is not a glossary sentence."""
+    whole = _match(text)
+    if whole is not None:
+        return whole.msgid
+    text = text.strip()
+    cuts = list(CLAUSES.finditer(text))[: MAX_CLAUSES - 1]
+    starts, ends = [0, *(c.end() for c in cuts)], [*(c.start() for c in cuts), len(text)]
+    found = []
+    for a in starts:  # every run of whole clauses: a message may hold a "." or ";" of its own
+        for b in ends:
+            span = text[a:b]
+            if b <= a or span == text:
+                continue
+            t = _match(span) or _match(span[:1].lower() + span[1:])
+            if t is not None and not t.glossary:
+                found.append(t)
+    if found:
+        return max(found, key=lambda t: t.literal).msgid
+    return TEXT_ID + DIGITS.sub("…", text.strip())
+
+
+def _match(text: str) -> Template | None:
+    """The most specific template that matches the whole text, or None."""
     by_prefix, open_start = _index()
     best = None
     for t in (*by_prefix.get(text[:PREFIX], ()), *open_start):
         if (best is None or t.literal > best.literal) and t.pattern.fullmatch(text):
             best = t
-    return best.msgid if best else TEXT_ID + DIGITS.sub("…", text.strip())
+    return best
 
 
 def label(hid: str, text: str = "") -> str:
@@ -87,6 +124,9 @@ def label(hid: str, text: str = "") -> str:
 
 
 BUG_ID = "bug:"  # a misconception's id: BUG_ID + the catalog Bug's id
+JOINT = (
+    "|"  # between the ids of bugs the suite says the same of (signatures.misconceptions): "bug:A|B"
+)
 
 
 @functools.cache
@@ -110,3 +150,20 @@ def mistake_id(component: str, hid: str) -> str:
     text = hid.lower()
     bugs = {bug for fragment, bug in _fragments().get(component, ()) if fragment in text}
     return BUG_ID + bugs.pop() if len(bugs) == 1 else hid
+
+
+def headline(mistake: str, wordings: Counter) -> tuple[str, str]:
+    """The (msgid, text) a misconception's row shows: for a bug, the most frequent wording that holds its hint
+    fragment (the one that names it); else, or when none does, the most frequent wording."""
+    ranked = [w for w, _ in wordings.most_common()]
+    if mistake.startswith(BUG_ID):
+        fragments = [_bug_fragments().get(b, "") for b in mistake.removeprefix(BUG_ID).split(JOINT)]
+        naming = [w for w in ranked if any(f and f in w[0].lower() for f in fragments)]
+        if naming:
+            return naming[0]
+    return ranked[0]
+
+
+@functools.cache
+def _bug_fragments() -> dict[str, str]:
+    return {bug: fragment for pairs in _fragments().values() for fragment, bug in pairs}

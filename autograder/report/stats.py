@@ -13,7 +13,7 @@ import numpy as np
 
 from ..components import BY_NAME
 from ..results import ROWS
-from . import hints
+from . import hints, signatures
 from .model import ClassResults, Test
 
 # Item analysis: a property whose pass/fail correlates less than this with the rest of the score (and that
@@ -156,11 +156,12 @@ def failing_files(tests: list[Test]) -> frozenset[str]:
 
 
 def upstream_failures(failing: frozenset[str], component: str) -> list[str]:
-    """The student's own files that `component` uses (components.py `deps`) and that fail a property of their
-    own (`failing`: failing_files): an integration re-run of `component` runs on them, so its failure is
-    theirs (as the self-check's "pending": passes.py, check.SelfCheck.blame)."""
+    """The student's own files that an integration re-run of `component` runs on (its own file and those it uses,
+    components.py `deps`) and that fail a property of their own (`failing`: failing_files): the re-run's failure
+    is theirs (as the self-check's "pending": passes.py, check.SelfCheck.blame), counted once, under the file,
+    not again as a mistake of the integration row."""
     deps = BY_NAME[component].deps if component in BY_NAME else ()
-    return [c for c in deps if c in failing]
+    return [c for c in (component, *deps) if c in failing]
 
 
 def _mistakes(data: ClassResults):
@@ -175,6 +176,12 @@ def _mistakes(data: ClassResults):
     bare: dict[tuple[str, str], set[str]] = defaultdict(set)
     for st in data.students:
         failing = failing_files(st.tests)
+        # the student's messages per component, grouped into misconceptions together (signatures.py)
+        said: dict[str, set[str]] = defaultdict(set)
+        for t in st.tests:
+            if not t.passed and t.hint and t.row != "integration":
+                said[component_of(t.id)].add(hints.hint_id(t.hint))
+        grouped = {c: signatures.misconceptions(c, hids) for c, hids in said.items()}
         for t in st.tests:
             if t.passed:
                 continue
@@ -189,7 +196,8 @@ def _mistakes(data: ClassResults):
                 gone[t.row].add(st.name)
             elif t.hint:
                 hid = hints.hint_id(t.hint)
-                key = (t.row, hints.mistake_id(component, hid))
+                mistake = grouped.get(component, {}).get(hid) or hints.mistake_id(component, hid)
+                key = (t.row, mistake)
                 named[key].add(st.name)
                 wordings[key][(hid, t.hint)] += 1
             elif t.status in UNEXPLAINED_STATUSES:
@@ -202,7 +210,7 @@ def _mistakes(data: ClassResults):
 
     mistakes = []
     for (r, m), n in sorted(named.items(), key=key):
-        (hid, text), _ = wordings[(r, m)].most_common(1)[0]
+        (hid, text) = hints.headline(m, wordings[(r, m)])
         ids = sorted({h for h, _ in wordings[(r, m)]})
         mistakes.append(Mistake(r, m, hints.label(hid, text), sorted(n), ids))
     by_root: dict[str, dict[str, set[str]]] = defaultdict(dict)

@@ -11,7 +11,6 @@ helper of their own (so that independent students differ), or the stub when a co
 from __future__ import annotations
 
 import random
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,11 +63,35 @@ def _wordings(bug, messages: list[str]) -> list[str]:
     return own or sorted(mine, key=len)[:1]
 
 
+def _naming(bug, wordings: list[str]) -> list[str]:
+    """The wordings that name the bug, those the suite really says for it first (its signature), as the judge's
+    results would hold them."""
+    from .signatures import load
+
+    own = load().get(bug.id, frozenset())
+    said = [m for m in wordings if m in own] or sorted(
+        m for m in own if bug.hint.lower() in m.lower()
+    )
+    return said or wordings
+
+
+def _others(bug, naming: list[str]) -> list[str]:
+    """The rest of the bug's signature (report/signatures.json), sorted: what the suite says for it besides."""
+    from .hints import TEXT_ID
+    from .signatures import load
+
+    return sorted(
+        m for m in load().get(bug.id, ()) if m not in naming and not m.startswith(TEXT_ID)
+    )
+
+
 def _say(message: str) -> str:
     """A message as a student reads it: in the current language, each placeholder filled with 1."""
     from ..i18n import _
+    from .hints import PLACEHOLDER
 
-    return re.sub(r"\{[^{}]*\}", "1", _(message)) if message else ""
+    # placeholders only: a message may hold braces of its own (a formula's sum_{t=1..T})
+    return PLACEHOLDER.sub("1", _(message)) if message else ""
 
 
 # A class of 25 as an LMS names it (Moodle's download: "<Full name>_<n>_assignsubmission_file_"), for the
@@ -177,12 +200,36 @@ def _write_results(out: Path, plan: Plan, props) -> None:
     )
 
 
+def expected_mistakes(plan: Plan) -> dict[tuple[str, str], set[str]]:
+    """What the report must count for the plan, from its outcomes: (component, misconception) -> students, each
+    failure a hint named in its own component, a student's messages in a component grouped together
+    (signatures.misconceptions); integration re-runs (counted at their root), stubs and missing files apart."""
+    from .hints import hint_id
+    from .signatures import misconceptions
+    from .stats import MISSING_HINT
+
+    expected: dict[tuple[str, str], set[str]] = {}
+    for name, r in plan.results.items():
+        own = [o for o in r.outcomes if not o.passed and o.hint and not o.property.integration]
+        said: dict[str, set[str]] = {}
+        for o in own:
+            said.setdefault(o.property.component, set()).add(hint_id(o.hint))
+        for o in own:
+            hid = hint_id(o.hint)
+            if o.status == "not_implemented" or hid == MISSING_HINT:
+                continue
+            c = o.property.component
+            expected.setdefault((c, misconceptions(c, said[c])[hid]), set()).add(name)
+    return expected
+
+
 def _student(rng, ability, bug_rate, props, bugs, wordings, integration):
-    """One student's outcomes: per component the stub (rarely), else each bug of the catalog planted with a
-    chance that falls with ability, failing two properties of its component, each with one of the catalog's
-    wordings of that bug; a rare property that timed out, crashed, broke a by-hand rule or failed with no hint;
-    and the integration re-runs, failing when a file they use is the student's stub or has a bug, with the hint
-    of a mistake of the re-run component (what a real re-run says: its symptom, blamed on the wrong file)."""
+    """One student's outcomes: per component the stub (rarely), else at most one bug of the catalog, each tried
+    with a chance that falls with ability, failing properties of its component (two at least), the first with
+    the wording that names the bug, the others with the rest of its signature (what the suite says for it); a
+    rare property that timed out, crashed, broke a by-hand rule or failed with no hint; and the integration
+    re-runs, failing when a file they use is the student's stub or has a bug, with the hint of a mistake of the
+    re-run component (what a real re-run says: its symptom, blamed on the wrong file)."""
     from ..components import NAMES
     from ..suite import core
     from ..suite.core import ERROR_KIND_HINTS, Outcome, Status, integration_rerun
@@ -199,14 +246,21 @@ def _student(rng, ability, bug_rate, props, bugs, wordings, integration):
             continue
         failing: dict[str, core.Outcome] = {}
         origin: dict[str, str] = {}  # property -> the bug whose hint its outcome carries
+        # at most one mistake a file, as the judge's class of planted bugs (two in one file can say what a third
+        # says alone: the report names the misconception the messages show, signatures.misconceptions)
         for bug in (b for b in bugs if b.component == component):
             if rng.random() < 0.12 * (1.0 - ability) * bug_rate:
                 planted.append(bug)
-                hit = random.Random(bug.id).sample(mine, k=min(len(mine), 2))
-                for p in hit:
-                    hint = _say(random.Random(bug.id + p.id).choice(wordings[bug.id] or [""]))
+                # the first property's hint names the bug; the others say the rest of the bug's messages (its
+                # signature: what the suite says for it), as real properties each diagnose the symptom they see
+                said = _naming(bug, wordings[bug.id])[:1]
+                said += _others(bug, said)
+                hit = random.Random(bug.id).sample(mine, k=min(len(mine), max(2, len(said))))
+                for i, p in enumerate(hit):
+                    hint = _say(said[min(i, len(said) - 1)] if said else "")
                     failing[p.id] = Outcome(p, Status.FAILED, "does not hold", hint)
                     origin[p.id] = bug.id
+                break
         if rng.random() < 0.03:
             p = rng.choice(mine)
             status = rng.choice([Status.TIMEOUT, Status.CRASHED, Status.FORBIDDEN, Status.FAILED])
