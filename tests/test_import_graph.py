@@ -6,7 +6,7 @@ import sys
 from autograder import KIT
 
 sys.path.insert(0, str(KIT / "benchmarks"))
-import import_graph  # noqa: E402 (the benchmarks folder is not a package)
+import import_graph  # the benchmarks folder is not a package
 
 # (importer, imported): why it runs up, until it is moved
 KNOWN_UPWARD = {
@@ -14,7 +14,10 @@ KNOWN_UPWARD = {
     ("autograder.suite.core", "autograder.properties"): "core.load imports the property modules",
     # `grade` ends by writing the class report of what it graded (docs/report.md)
     ("autograder.judge.cli", "autograder.report"): "grade writes the report when it finishes",
-    ("autograder.judge.cli", "autograder.report.exports"): "grade's --roster and --scale are the exports'",
+    (
+        "autograder.judge.cli",
+        "autograder.report.exports",
+    ): "grade's --roster and --scale are the exports'",
     # the course notebooks are built from the stubs' own text
     ("autograder.notebooks.course", "autograder.stubs"): "a notebook's exercise cell is the stub",
 }
