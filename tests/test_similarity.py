@@ -224,7 +224,7 @@ NEAR = ("multi_head", "kv_cache", "training")
 
 
 def test_the_index_finds_the_pairs_that_scoring_every_pair_finds(larger):
-    base, _, data = larger
+    base, plan, data = larger
     names = [s.name for s in data.students]
     plans = similarity.plan(names, base / "subs", NAMES)
     found_any = 0
@@ -237,9 +237,11 @@ def test_the_index_finds_the_pairs_that_scoring_every_pair_finds(larger):
         key = [(p.a, p.b, p.similarity_a, p.similarity_b, p.shared) for p in fast]
         assert key == [(p.a, p.b, p.similarity_a, p.similarity_b, p.shared) for p in slow]
         found_any += len(fast)
-    assert (
-        found_any >= 3 * len(NAMES) - 2 + 8
-    )  # the copies and near-copies: the comparison is not vacuous
+    # not vacuous: every planted copy's files, and a near-copy in each component that has them at least
+    copied = sum(
+        1 for a, _ in plan.copies for c in NAMES if (base / "subs" / a / f"{c}.py").is_file()
+    )
+    assert found_any >= copied + len(NEAR) and copied >= 3 * len(NAMES) - 2
 
 
 def _copydetect_pairs(
@@ -284,9 +286,10 @@ def _copydetect_pairs(
     return found
 
 
-# Known since the merge of issue 31's synthetic class (its files changed): for multi_head and kv_cache the pairs
-# and shares still agree with copydetect's, but one identical pair's shared-character count does not (270 against
-# 258) and the fixture draws no pair near the threshold. Strict: the mark fails once the cause is found and fixed.
+# Known since the merge of issue 31's synthetic class (its files changed): for multi_head the pairs and shares
+# still agree with copydetect's, but one identical pair's shared-character count does not (270 against 258) and
+# the fixture draws no pair near the threshold. Strict: the mark fails once the cause is found and fixed. (kv_cache
+# showed it too until the synthetic class planted one bug a file, 27 November: the pair is no longer drawn.)
 _DIFFERS = pytest.mark.xfail(
     strict=True, reason="shared characters differ from copydetect's on one pair"
 )
@@ -294,10 +297,7 @@ _DIFFERS = pytest.mark.xfail(
 
 @pytest.mark.parametrize(
     "component",
-    [
-        pytest.param(c, marks=_DIFFERS) if c in ("multi_head", "kv_cache") else c
-        for c in (*NEAR, "mask")
-    ],
+    [pytest.param(c, marks=_DIFFERS) if c == "multi_head" else c for c in (*NEAR, "mask")],
 )
 def test_the_same_pairs_as_copydetect_scoring_every_pair(larger, component, monkeypatch):
     base, plan, data = larger
