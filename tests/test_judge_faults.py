@@ -47,8 +47,8 @@ SITECUSTOMIZE = textwrap.dedent(
         return _compiled(self, name, data, path)
 
     def run(self, section):
-        self._fault_picture = "fault_picture.py" in section["files"]
-        if "fault_section.py" in section["files"] and section["component"] == "mask":
+        self._fault_picture = "fault_picture.py" in section.files
+        if "fault_section.py" in section.files and section.component == "mask":
             raise InjectedFault("section")
         return _run(self, section)
 
