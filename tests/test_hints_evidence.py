@@ -17,12 +17,18 @@ from tests.test_hints import lang, outcome, planted  # noqa: F401  (lang: a fixt
 
 def without_diagnoses(monkeypatch, component: str) -> None:
     """The component's property modules as the student bundle runs them: no graded-side mistake models."""
-    for p in core.load(include_hidden=False):
-        if p.component == component:
-            module = sys.modules[p.fn.__module__]
-            for attr in ("mistake_models", "MISTAKE_MODELS"):
-                if hasattr(module, attr):
-                    monkeypatch.setattr(module, attr, None)
+    modules = {
+        sys.modules[p.fn.__module__]
+        for p in core.load(include_hidden=False)
+        if p.component == component
+    }
+    # and the suite's modules that the properties draw their shared helpers from (suite/heads.py, ...): each
+    # binds the mistake models it uses itself
+    modules |= {m for name, m in sys.modules.items() if name.startswith("autograder.suite.")}
+    for module in modules:
+        for attr in ("mistake_models", "MISTAKE_MODELS"):
+            if hasattr(module, attr):
+                monkeypatch.setattr(module, attr, None)
 
 
 ENCODER_INPUT_KEPT = (

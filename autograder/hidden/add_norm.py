@@ -7,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.i18n import _
-from autograder.properties.add_norm import (
+from autograder.suite.checks import close, expect
+from autograder.suite.core import prop
+from autograder.suite.norms import (
     C,
     build_norm,
     check_dropout_on_the_sublayer_output,
@@ -15,8 +17,6 @@ from autograder.properties.add_norm import (
     layer_norm,
     layer_norm_hint,
 )
-from autograder.suite.checks import close, expect
-from autograder.suite.core import prop
 from autograder.suite.strategies import dtypes, norm_state, randn, seeds
 
 from ..suite.clauses import AddNorm

@@ -8,7 +8,18 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from autograder.i18n import _
-from autograder.properties.attention_numpy import (
+from autograder.suite import expected_values
+from autograder.suite.checks import (
+    VERSUS,
+    close,
+    consistent,
+    expect,
+    fail,
+    is_close,
+    not_constant,
+)
+from autograder.suite.core import prop
+from autograder.suite.numpy_warmup import (
     C,
     attend,
     attention_hint,
@@ -21,17 +32,6 @@ from autograder.properties.attention_numpy import (
     softmax,
     t64,
 )
-from autograder.suite import expected_values
-from autograder.suite.checks import (
-    VERSUS,
-    close,
-    consistent,
-    expect,
-    fail,
-    is_close,
-    not_constant,
-)
-from autograder.suite.core import prop
 from autograder.suite.strategies import arrays, composite
 
 from ..suite.clauses import AttentionNumpy

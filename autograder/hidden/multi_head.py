@@ -7,7 +7,11 @@ from hypothesis import example, given
 
 from ..diagnoses.multi_head import expected_multi_head
 from ..i18n import _
-from ..properties.multi_head import (
+from ..suite import expected_values
+from ..suite.checks import close, expect, fail, is_close
+from ..suite.clauses import MultiHead
+from ..suite.core import prop
+from ..suite.heads import (
     build,
     cases,
     check_output,
@@ -17,10 +21,6 @@ from ..properties.multi_head import (
     live_rows,
     stored_weights,
 )
-from ..suite import expected_values
-from ..suite.checks import close, expect, fail, is_close
-from ..suite.clauses import MultiHead
-from ..suite.core import prop
 from ..suite.strategies import MultiHeadInputs
 
 C = "multi_head"

@@ -27,6 +27,25 @@ from ..suite.checks import (
 )
 from ..suite.clauses import Attention
 from ..suite.core import Evidence, Kind, named, prop
+from ..suite.numpy_warmup import (
+    BLOCKED_KEY_WEIGHT,
+    DIVIDED_BY_D_K,
+    FULLY_MASKED_HINT,
+    FULLY_MASKED_NOT_ZERO,
+    INVERTED_MASK,
+    MASK_IGNORED,
+    MULTIPLIED_BY_SQRT_D_K,
+    NEGATIVE_WEIGHTS,
+    NO_SCALING,
+    NOT_A_PAIR,
+    NOT_A_TUPLE,
+    OUTPUT_FIRST,
+    PAIR_SWAPPED,
+    RETURN_THE_PAIR,
+    SCALED_BY_D_V,
+    SCORES_SCALED,
+    WEIGHT_OF_KEY_0,
+)
 from ..suite.strategies import (
     AttentionInputs,
     MaskedAttentionInputs,
@@ -38,26 +57,9 @@ from ..suite.strategies import (
 )
 from .attention_numpy import (
     ALL_NEG_INF_ROW,
-    BLOCKED_KEY_WEIGHT,
-    DIVIDED_BY_D_K,
-    FULLY_MASKED_HINT,
-    FULLY_MASKED_NOT_ZERO,
-    INVERTED_MASK,
     LARGE_LOGITS,
     LARGE_LOGITS_NOT_FINITE,
-    MASK_IGNORED,
-    MULTIPLIED_BY_SQRT_D_K,
-    NEGATIVE_WEIGHTS,
-    NO_SCALING,
-    NOT_A_PAIR,
-    NOT_A_TUPLE,
-    OUTPUT_FIRST,
-    PAIR_SWAPPED,
-    RETURN_THE_PAIR,
     ROW_OF_ZEROS,
-    SCALED_BY_D_V,
-    SCORES_SCALED,
-    WEIGHT_OF_KEY_0,
 )
 
 C = "attention"
