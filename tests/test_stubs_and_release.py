@@ -215,7 +215,7 @@ def test_bundle_ships_the_checking_sides_models_and_no_diagnoses(bundle):
         "layers.py",
         "multi_head.py",
         "positional_encoding.py",
-        "training.py",
+        "trainer.py",
         "transformer.py",
     ]
     assert not (bundle / "autograder" / "diagnoses").exists()

@@ -1,4 +1,4 @@
-"""The checking side's model of training (properties/models/training.py) is one model: its trainable Transformer is
+"""The checking side's model of training (properties/models/trainer.py) is one model: its trainable Transformer is
 the expected Transformer with autograd on, and its library loss is the by-hand loss of the graded side's mistake model,
 mistake by mistake (the identity docs/bundle.md states)."""
 
@@ -7,16 +7,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.diagnoses.training import smoothed_loss
-from autograder.properties.models.training import TrainingMistake as M
-from autograder.properties.models.training import expected_smoothed_loss, library_loss
+from autograder.diagnoses.smoothed_loss import smoothed_loss
+from autograder.properties.models.trainer import TrainingMistake as M
+from autograder.properties.models.trainer import expected_smoothed_loss, library_loss
 from autograder.properties.models.transformer import (
     ExpectedTransformer,
     TrainableTransformer,
     TransformerConfig,
 )
 from autograder.suite.expected_values import expected_causal_mask
-from autograder.suite.training import fixed_loss_inputs
+from autograder.suite.training_cases import fixed_loss_inputs
 
 
 def test_the_trainable_transformer_is_the_expected_one_with_autograd():

@@ -12,7 +12,7 @@ from autograder.judge import sample
 from autograder.properties import training as T
 from autograder.student_code import InProcessStudentCode
 from autograder.suite import core
-from autograder.suite.training import EOS
+from autograder.suite.training_cases import EOS
 
 
 def test_the_task_is_a_permutation_drawn_from_the_draw():

@@ -8,13 +8,13 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ..diagnoses.training import smoothed_loss
+from ..diagnoses.smoothed_loss import smoothed_loss
 from ..i18n import _
-from ..properties.models.training import schedule
+from ..properties.models.trainer import schedule
 from ..suite.checks import close, expect, is_close
 from ..suite.clauses import Training
 from ..suite.core import prop
-from ..suite.training import (
+from ..suite.training_cases import (
     BUILD_ERROR,
     PAD_COUNTED,
     SCHEDULE,

@@ -9,7 +9,12 @@ from hypothesis import strategies as st
 from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
 from ..properties.models.transformer import ExpectedTransformer, ModelMistake
-from ..properties.transformer import (
+from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
+from ..suite.clauses import Transformer
+from ..suite.core import prop
+from ..suite.decoding import Decoding, build_model
+from ..suite.expected_values import expected_causal_mask
+from ..suite.model_runs import (
     NO_PE_TGT,
     cases,
     eos_biased,
@@ -19,11 +24,6 @@ from ..properties.transformer import (
     forward,
     greedy_decode,
 )
-from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
-from ..suite.clauses import Transformer
-from ..suite.core import prop
-from ..suite.decoding import Decoding, build_model
-from ..suite.expected_values import expected_causal_mask
 
 C = "transformer"
 

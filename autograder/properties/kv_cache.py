@@ -39,9 +39,9 @@ from ..suite.decoding import (
     greedy_fixed_point,
 )
 from ..suite.expected_values import expected_causal_mask
+from ..suite.model_runs import NO_PAD
 from ..suite.strategies import LabelledCase, composite
 from .models.transformer import ExpectedTransformer
-from .transformer import NO_PAD
 
 C = "kv_cache"
 BUILD_ERROR = N_(

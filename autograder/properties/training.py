@@ -1,11 +1,11 @@
 """Properties of training.py (visible to students): the smoothed loss, the schedule, teacher forcing, learning.
 
 Nothing here is an answer (docs/bundle.md): the expected values come from the checking side's model of training
-(models/training.py: torch's F.cross_entropy through an exact identity, the schedule's closed form driven through
+(models/trainer.py: torch's F.cross_entropy through an exact identity, the schedule's closed form driven through
 torch's LambdaLR, the trainable Transformer made of torch's own layers), so a gradient or an Adam step is computed
 on the checking side and compared with the student's. A mismatch is diagnosed by re-running that model with one
 mistake at a time (TrainingMistake: targets not shifted, no causal mask, smoothing mass on the padding token, no
-zero_grad...). The hints, the diagnoses, the cases and the calls into training.py are suite/training.py's
+zero_grad...). The hints, the diagnoses, the cases and the calls into training.py are suite/training_cases.py's
 (shared with the hidden properties). The end-to-end property trains the model (built from the checking side's
 initial weights) on a copy task and reads back its weights: one teacher-forced pass of them over held-out
 sequences gives what greedy decoding reproduces.
@@ -21,22 +21,26 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..i18n import N_, _
+from ..i18n import _
 from ..student_code import Call, cotangent
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from ..suite.clauses import Training
 from ..suite.core import Evidence, Kind, named, prop
 from ..suite.strategies import seeds
-from ..suite.training import (
+from ..suite.training_cases import (
     ADAM,
     BUILD_ERROR,
+    LOSS_TYPE,
     NO_CAUSAL,
     NO_ZERO_GRAD,
     NOT_SHIFTED,
     PAD_COUNTED,
+    RATE_TYPE,
     SCHEDULE,
     SCHEDULE_USED,
+    SHIFT_TYPE,
     TEACHER_FORCING_MISTAKES,
+    TRAIN_TYPE,
     UNDERFLOW,
     ZERO_LOG_ZERO,
     C,
@@ -45,6 +49,7 @@ from ..suite.training import (
     build_model,
     expect_trained_in_train_mode,
     explain_loss,
+    far_apart_hint,
     far_apart_inputs,
     fixed_batch_case,
     fixed_far_apart,
@@ -54,10 +59,11 @@ from ..suite.training import (
     learning_rate,
     loss_inputs,
     minus_inf_inputs,
+    shift_right_is_wrong,
     tensors_like,
     train,
 )
-from .models.training import (
+from .models.trainer import (
     MISTAKE_MODELS,
     TrainingMistake,
     entropy,
@@ -294,22 +300,6 @@ def smoothed_loss_is_finite_for_logits_far_apart(student, inputs):
     )
 
 
-WRONG_ON_ORDINARY_LOGITS = N_(
-    "your loss is wrong on ordinary logits too (these divided by 100), so no underflow is to blame here: see "
-    "smoothed_loss_equals_closed_form"
-)
-
-
-def far_apart_hint(student, inputs, got) -> str:
-    """UNDERFLOW only where the student's loss is right on the same targets with the logits brought close (the
-    cause tested directly); else what differs, named by the loss's models where one fits."""
-    near = inputs.replace(logits=inputs.logits / 100)
-    again = label_smoothed_cross_entropy(student, near)[0]
-    if is_close(again, library_loss(near.logits, near.target, near.smoothing, near.pad_id)):
-        return named(_(UNDERFLOW), Evidence.DIRECT)
-    return explain_loss(got, inputs, _(WRONG_ON_ORDINARY_LOGITS))
-
-
 @prop(C, points=1, examples=6, clauses=(Training.LOSS,))
 @given(inputs=minus_inf_inputs())
 @example(inputs=fixed_minus_inf(torch.float64))
@@ -492,43 +482,6 @@ def shift_right_prepends_bos(student, tgt, bos_id):
         ),
         _("prepend bos_id and drop the last token: the input at t is tgt[t - 1]"),
     )
-
-
-WRONG_SHIFT = N_(
-    "your shift_right({tgt}, {bos_id}) gives {got}, not {expected}: the decoder is trained on the wrong "
-    "inputs, so fix shift_right first (see shift_right_prepends_bos)"
-)
-
-
-def shift_right_is_wrong(student) -> str:
-    """The hint naming the student's own shift_right where it is wrong on a fixed row, else "" (a shift_right
-    that raises is its own property's business)."""
-    tgt, bos_id = torch.tensor([[4, 5, 6]]), 1
-    try:
-        got = student.call(C, "shift_right", tgt, bos_id)
-        if isinstance(got, torch.Tensor) and torch.equal(got.long(), shift(tgt, bos_id)):
-            return ""
-        got = got.tolist() if isinstance(got, torch.Tensor) else got
-    except Exception:  # noqa: BLE001 - a diagnosis is best effort
-        return ""
-    text = _(WRONG_SHIFT).format(
-        tgt=tgt.tolist(), bos_id=bos_id, got=got, expected=shift(tgt, bos_id).tolist()
-    )
-    return named(text, Evidence.DIRECT)
-
-
-TRAIN_TYPE = N_(
-    "train returns torch.tensor(losses, dtype=torch.float64): a float64 tensor of shape (steps,), not a list "
-    "or a float32 tensor"
-)
-RATE_TYPE = N_(
-    "learning_rate returns a Python float (not a tensor): factor * d_model ** -0.5 * min(...) of numbers"
-)
-LOSS_TYPE = N_(
-    "label_smoothed_cross_entropy returns a scalar of the logits' dtype: no .double() or float64 tensors "
-    "mixed in"
-)
-SHIFT_TYPE = N_("shift_right returns a LongTensor of token ids, like tgt")
 
 
 @prop(C, points=1, examples=1, error_hint=BUILD_ERROR, kind=Kind.SHAPE, clauses=(Training.TYPES,))

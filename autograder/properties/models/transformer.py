@@ -67,7 +67,7 @@ class TransformerConfig:
 
 
 class SizedCase:
-    """The one config builder of the checking side's Transformer cases (properties/transformer.Case and
+    """The one config builder of the checking side's Transformer cases (suite/model_runs.Case and
     suite/decoding.DecodingCase): their sizes and weight seed, by the config's names, give the config. src_vocab
     and max_len are fields or class attributes of each kind of case."""
 

@@ -5,7 +5,8 @@ Adam steps on the schedule.
 No answer (docs/bundle.md): the loss is torch's F.cross_entropy(label_smoothing=) through an exact identity
 (library_loss), a call training.py may not make, and the teacher-forced loss and the training loop are built on
 it; the schedule is its docstring's closed form. The one mistake no library call reproduces (padding positions
-counted in the mean) is the graded side's mistake model (autograder/diagnoses/training.py): None in the student bundle.
+counted in the mean) is the graded side's mistake model (autograder/diagnoses/smoothed_loss.py): None in the
+student bundle.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ LOSS_MISTAKES = (
 )
 # The smoothed loss by hand with its mistakes: the graded side's; None in the student bundle (docs/bundle.md).
 # Looked up once the flags exist: the graded side's model imports them from here.
-MISTAKE_MODELS = graded.diagnosis("training")
+MISTAKE_MODELS = graded.diagnosis("smoothed_loss")
 
 
 # ------------------------------------------------------------------------------------------------- the loss

@@ -3,7 +3,7 @@ inputs, a tiny Transformer with a batch, the copy task), the calls into training
 
 A case's Transformer is models.transformer.TransformerConfig (its sizes and the seed of its weights); the model
 under training is built from transformer.py (the student's own in the self-check, the reference in the judge),
-and its expected values come from models.training on the checking side.
+and its expected values come from models.trainer on the checking side.
 """
 
 from __future__ import annotations
@@ -16,11 +16,18 @@ import torch
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from ..properties.models.training import TrainingMistake, expected_smoothed_loss, expected_train
+from ..properties.models.trainer import (
+    TrainingMistake,
+    expected_smoothed_loss,
+    expected_train,
+    library_loss,
+    shift,
+)
 from ..properties.models.transformer import TransformerConfig
 from ..student_code import Call
 from . import decoding
-from .checks import close, diagnose, expect, tensor
+from .checks import close, diagnose, expect, is_close, tensor
+from .core import Evidence, named
 from .graded import matches
 from .strategies import LabelledCase, composite, dtypes, seeds, tensors
 
@@ -32,7 +39,7 @@ M = TrainingMistake
 
 # ------------------------------------------------------------------------------- the words and the diagnoses
 # What the visible and the hidden properties say: a hint per usual mistake, and the diagnoses that pick one by
-# re-running the checking side's model of training (models/training.py) with that mistake.
+# re-running the checking side's model of training (models/trainer.py) with that mistake.
 BUILD_ERROR = N_(
     "training.py's functions take the model and plain tensors (see the docstrings); "
     "is the transformer built and called as in transformer.py's contract?"
@@ -475,3 +482,57 @@ def expect_trained_in_train_mode(student, case, steps: int):
         rtol=1e-5,
         atol=1e-7,
     )
+
+
+# ------------------------------------------------------------------- the hints of the visible properties' checks
+WRONG_ON_ORDINARY_LOGITS = N_(
+    "your loss is wrong on ordinary logits too (these divided by 100), so no underflow is to blame here: see "
+    "smoothed_loss_equals_closed_form"
+)
+
+
+def far_apart_hint(student, inputs, got) -> str:
+    """UNDERFLOW only where the student's loss is right on the same targets with the logits brought close (the
+    cause tested directly); else what differs, named by the loss's models where one fits."""
+    near = inputs.replace(logits=inputs.logits / 100)
+    again = label_smoothed_cross_entropy(student, near)[0]
+    if is_close(again, library_loss(near.logits, near.target, near.smoothing, near.pad_id)):
+        return named(_(UNDERFLOW), Evidence.DIRECT)
+    return explain_loss(got, inputs, _(WRONG_ON_ORDINARY_LOGITS))
+
+
+WRONG_SHIFT = N_(
+    "your shift_right({tgt}, {bos_id}) gives {got}, not {expected}: the decoder is trained on the wrong "
+    "inputs, so fix shift_right first (see shift_right_prepends_bos)"
+)
+
+
+def shift_right_is_wrong(student) -> str:
+    """The hint naming the student's own shift_right where it is wrong on a fixed row, else "" (a shift_right
+    that raises is its own property's business)."""
+    tgt, bos_id = torch.tensor([[4, 5, 6]]), 1
+    try:
+        got = student.call(C, "shift_right", tgt, bos_id)
+        if isinstance(got, torch.Tensor) and torch.equal(got.long(), shift(tgt, bos_id)):
+            return ""
+        got = got.tolist() if isinstance(got, torch.Tensor) else got
+    except Exception:  # noqa: BLE001 - a diagnosis is best effort
+        return ""
+    text = _(WRONG_SHIFT).format(
+        tgt=tgt.tolist(), bos_id=bos_id, got=got, expected=shift(tgt, bos_id).tolist()
+    )
+    return named(text, Evidence.DIRECT)
+
+
+TRAIN_TYPE = N_(
+    "train returns torch.tensor(losses, dtype=torch.float64): a float64 tensor of shape (steps,), not a list "
+    "or a float32 tensor"
+)
+RATE_TYPE = N_(
+    "learning_rate returns a Python float (not a tensor): factor * d_model ** -0.5 * min(...) of numbers"
+)
+LOSS_TYPE = N_(
+    "label_smoothed_cross_entropy returns a scalar of the logits' dtype: no .double() or float64 tensors "
+    "mixed in"
+)
+SHIFT_TYPE = N_("shift_right returns a LongTensor of token ids, like tgt")

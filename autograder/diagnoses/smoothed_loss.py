@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..properties.models.training import TrainingMistake
+from ..properties.models.trainer import TrainingMistake
 
 
 def smoothed_distribution(target, vocab, smoothing, pad_id, mistake=TrainingMistake.NONE):
