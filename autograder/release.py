@@ -35,6 +35,7 @@ SHIPPED = [
     "rules/families.py",
     "rules/runtime_guard.py",
     "rules/static_scan.py",
+    "rules/scan_words.py",
     "student_code/__init__.py",
     "student_code/interface.py",
     "student_code/executor.py",
@@ -141,6 +142,7 @@ def readme_path(lang: str) -> Path:
     )
 
 
+# long: the bundle's files, written in order, one block each
 def build(dest: Path, lang: str | None = None) -> Path:
     """lang: the bundle's default language (its README.md, its stubs' docstrings, and what its checker prints
     unless the student's --lang or TRANSFORMER_KIT_LANG says otherwise); None: English README and stubs, the

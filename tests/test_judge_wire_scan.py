@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from autograder.judge import wire
 from autograder.judge.operations import Bye, Import
-from autograder.judge.wire import (
+from autograder.judge.pickle_scan import (
     _MARK,
     _SURROGATE,
     MAX_DEPTH,
@@ -28,9 +28,9 @@ from autograder.judge.wire import (
     MAX_PAYLOAD,
     MAX_TEXT,
     MAX_WORK,
-    WireError,
     _Node,
 )
+from autograder.judge.wire import WireError
 from autograder.student_code.interface import (
     Build,
     Call,

@@ -16,6 +16,7 @@
     worker.py           a worker: set up in the sandbox, then serves operations with the kit's Executor
     frames.py           the length-prefixed frames of every channel (plain pickle between judge processes)
     wire.py             frames over sockets to a worker, with a pickle that only rebuilds plain data
+    pickle_scan.py      a worker's frame scanned before it is loaded: what it would build, against the caps
     feedback.py         feedback.html / feedback.md with the attention heatmaps
     gradescope.py       the Gradescope autograder bundle
 

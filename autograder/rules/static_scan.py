@@ -14,128 +14,17 @@ from ..components import NAMES
 from ..i18n import _
 from .allowlist import refusals
 from .families import STATIC
-
-# Ways to reach a name without writing it: dynamic attribute access, dynamic import, code from strings. Called
-# with a name that is not a constant (or one of the names below), or passed along as a value
-# (`functools.reduce(getattr, ...)`), each is reported.
-_NAME_TAKING = frozenset(
-    {
-        "getattr",
-        "setattr",
-        "delattr",
-        "attrgetter",
-        "methodcaller",
-        "getattr_static",
-        "resolve_name",
-        "import_module",
-        "__import__",
-        "find_spec",
-        "__getattribute__",
-        "run_path",
-        "run_module",
-        "spec_from_file_location",
-        "SourceFileLoader",
-        "load_source",
-    }
+from .scan_words import (
+    HIDING_CALLS,
+    HIDING_MODULES,
+    KIT_PATTERN,
+    MILD_ATTRS,
+    NAME_TAKING,
+    NAMEISH,
+    TAMPERING_ATTRS,
+    VOIDING_CALLS,
+    VOIDING_MODULES,
 )
-# Always reported when called: code from strings, namespaces as dictionaries.
-_HIDING_CALLS = frozenset({"eval", "exec", "compile", "vars", "globals"})
-# Modules that load code by other routes than an import statement, or walk the interpreter's objects.
-_HIDING_MODULES = frozenset(
-    {
-        "importlib",
-        "ctypes",
-        "_ctypes",
-        "inspect",
-        "builtins",
-        "subprocess",
-        "autograder",
-        "gc",
-        "pkgutil",
-        "runpy",
-        "zipimport",
-        "marshal",
-        "pickle",
-        "_pickle",
-        "copyreg",
-        "dill",
-    }
-)
-# Reaching into the checker, torch's dispatcher (modes, dispatch keys, kernels), torch's own Python
-# implementations of the operators (decompositions, references, compilers), or the interpreter's frames,
-# closures and code objects: where the run-time guard and its state live.
-_TAMPERING_ATTRS = frozenset(
-    {
-        "modules",
-        "_pop_mode",
-        "_push_mode",
-        "_python_dispatch",
-        "_get_current_dispatch_mode",
-        "_disable_current_modes",
-        "RUNTIME",
-        "STATIC",
-        "FAMILIES",
-        "FORBIDDEN_NAMES",
-        "_installed",
-        "_make_guard",
-        "_guard",
-        "_C",
-        "_DisableTorchDispatch",
-        "_disabled_torch_dispatch_impl",
-        "_ExcludeDispatchKeyGuard",
-        "_IncludeDispatchKeyGuard",
-        "_ForceDispatchKeyGuard",
-        "_unset_dispatch_mode",
-        "_set_dispatch_mode",
-        "_pop_torch_dispatch_stack",
-        "_push_on_torch_dispatch_stack",
-        "_dispatch_tls_set_dispatch_key_excluded",
-        "_dispatch_tls_set_dispatch_key_included",
-        "redispatch",
-        "_op_dk",
-        "library",
-        "_decomp",
-        "_refs",
-        "_prims",
-        "_dynamo",
-        "_inductor",
-        "__closure__",
-        "cell_contents",
-        "__subclasses__",
-        "__globals__",
-        "__wrapped__",
-        "__code__",
-        "__defaults__",
-        "__kwdefaults__",
-        "__builtins__",
-        "__getattribute__",
-        "__traceback__",
-        "__loader__",
-        "co_consts",
-        "f_back",
-        "f_globals",
-        "f_locals",
-        "f_builtins",
-        "f_code",
-        "tb_frame",
-        "tb_next",
-        "gi_frame",
-        "cr_frame",
-        "ag_frame",
-        "_getframe",
-        "_current_frames",
-        "settrace",
-        "setprofile",
-        "FunctionType",
-        "CodeType",
-        "CellType",
-    }
-)
-# A string that names the kit itself ('autograder.rules', 'autograder.student_code'...)
-_KIT = re.compile(r"(^|\.)autograder(\.|$)")
-# A string built from constants and so known statically: concatenation, %-formatting, f-strings, str.join and
-# str.format of constants ('__clo' + 'sure__', f"{'soft'}max", '.'.join(['autograder', 'rules'])).
-_NAMEISH = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def _folded(node) -> str | None:
@@ -250,12 +139,12 @@ def _values(node, constants) -> list[str | None]:
 def _named_in(text: str, names: frozenset) -> str:
     """The part of a name-like string ('torch.softmax', '_installed.__wrapped__', 'autograder.rules') that a
     scan refuses: a forbidden name, a tampering name or the kit; '' if none. Prose (with spaces) is not read."""
-    if not _NAMEISH.fullmatch(text):
+    if not NAMEISH.fullmatch(text):
         return ""
-    if _KIT.search(text):
+    if KIT_PATTERN.search(text):
         return text
     for part in text.split("."):
-        if part in names or part in _TAMPERING_ATTRS:
+        if part in names or part in TAMPERING_ATTRS:
             return part
     return ""
 
@@ -271,22 +160,9 @@ def _callee(node: ast.Call) -> str:
     )
 
 
-# Findings that void the whole component, not only its by-hand point: a route to the guard's state or to the
-# interpreter's insides, or code whose names cannot be read. No correct solution needs one (the reference, the
-# bug catalog and honest variants are checked in tests/test_rules.py), and a student who uses one can have
-# switched the rules off for the length of a call, so nothing the component ran is trusted.
-# nn.Module.modules(), exception chaining: honest uses
-_MILD_ATTRS = frozenset({"modules", "__traceback__"})
-_VOIDING_MODULES = frozenset(
-    {"ctypes", "_ctypes", "gc", "inspect", "builtins", "autograder", "pickle", "_pickle", "marshal"}
-    | {"copyreg", "dill"}
-)
-_VOIDING_CALLS = frozenset({"eval", "exec", "compile"})
-
-
 def _voids(part: str) -> bool:
     """Does a name (an attribute, a string's part) reach the guard's state or the kit?"""
-    return bool(_KIT.search(part)) or (part in _TAMPERING_ATTRS and part not in _MILD_ATTRS)
+    return bool(KIT_PATTERN.search(part)) or (part in TAMPERING_ATTRS and part not in MILD_ATTRS)
 
 
 @dataclass(frozen=True)
@@ -303,6 +179,7 @@ class Finding:
         )
 
 
+# long: one walk of the tree; its branches are the scan's rules and share the walk's findings and names
 def scan_source(
     component: str,
     source: str,
@@ -338,7 +215,7 @@ def scan_source(
                     name=f".{name}"
                 ),
             )
-        elif name in _TAMPERING_ATTRS:
+        elif name in TAMPERING_ATTRS:
             on_sys = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             on_sys = on_sys and node.value.id == "sys"
             add(
@@ -352,14 +229,14 @@ def scan_source(
 
     def module(node, path):
         parts = path.split(".")
-        if parts[0] in _HIDING_MODULES:
+        if parts[0] in HIDING_MODULES:
             add(
                 node,
                 _("imports {name}, which this kit does not allow").format(name=path),
-                parts[0] in _VOIDING_MODULES,
+                parts[0] in VOIDING_MODULES,
                 parts[0] == "autograder",
             )
-        elif set(parts) & _TAMPERING_ATTRS:
+        elif set(parts) & TAMPERING_ATTRS:
             add(
                 node,
                 _("imports {name}, which reaches into the checker or torch's dispatcher").format(
@@ -376,7 +253,7 @@ def scan_source(
     def string(node, text):
         hit = _named_in(text, names)
         if hit:
-            kit = bool(_KIT.search(text))
+            kit = bool(KIT_PATTERN.search(text))
             add(node, _("names {text} in a string").format(text=repr(text)), _voids(hit), kit)
 
     for node in ast.walk(tree):
@@ -401,7 +278,7 @@ def scan_source(
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             module(node, node.module or "")
             for alias in node.names:
-                if alias.name in names or alias.name in _TAMPERING_ATTRS:
+                if alias.name in names or alias.name in TAMPERING_ATTRS:
                     add(
                         node,
                         _("imports {name} from {module}").format(
@@ -409,7 +286,7 @@ def scan_source(
                         ),
                         _voids(alias.name),
                     )
-                elif alias.name in _NAME_TAKING | _HIDING_CALLS and node.module != "operator":
+                elif alias.name in NAME_TAKING | HIDING_CALLS and node.module != "operator":
                     add(
                         node,
                         _("imports {name} from {module}").format(
@@ -421,7 +298,7 @@ def scan_source(
                 module(node, alias.name)
         elif (
             isinstance(node, ast.Call)
-            and _callee(node) in _HIDING_CALLS
+            and _callee(node) in HIDING_CALLS
             and isinstance(node.func, ast.Name)
         ):
             add(
@@ -429,9 +306,9 @@ def scan_source(
                 _("calls {name}(...) with a computed name, which can hide a forbidden call").format(
                     name=_callee(node)
                 ),
-                _callee(node) in _VOIDING_CALLS,
+                _callee(node) in VOIDING_CALLS,
             )
-        elif isinstance(node, ast.Call) and _callee(node) in _NAME_TAKING:
+        elif isinstance(node, ast.Call) and _callee(node) in NAME_TAKING:
             # the name argument: getattr(obj, NAME), attrgetter(NAME, ...), import_module(NAME)...
             takes_object = _callee(node) in ("getattr", "setattr", "delattr", "getattr_static")
             args = node.args[1:2] if takes_object else node.args
@@ -452,7 +329,7 @@ def scan_source(
         # getattr passed along: functools.reduce(getattr, ['f_back', ...], frame)
         elif (
             isinstance(node, ast.Name)
-            and node.id in _NAME_TAKING | _HIDING_CALLS
+            and node.id in NAME_TAKING | HIDING_CALLS
             and id(node) not in called
         ):
             add(
