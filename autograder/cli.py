@@ -119,13 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     if not (Path(__file__).resolve().parent / "judge").is_dir():
         return parser  # the student bundle ships the self-check only: no judge, no stubs, no course builder
-    from .judge.cli import (
-        add_grade_arguments,
-        add_gradescope_arguments,
-        add_lms_arguments,
-        add_merge_arguments,
-    )
+    _add_bundle_commands(sub)
+    _add_grading_commands(sub)
+    _add_course_commands(sub)
+    return parser
 
+
+def _add_bundle_commands(sub) -> None:
+    """The instructor's commands that write the kit's derived files and the student bundle."""
     p = sub.add_parser(
         "generate",
         help="regenerate every derived file: exercises/ from solutions/, the README's and docs' generated "
@@ -145,6 +146,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the bundle's default language: its README and what its checker prints (default: none "
         "remembered, the student's locale decides)",
+    )
+
+
+def _add_grading_commands(sub) -> None:
+    """The instructor's commands that grade a class and report on it (the judge's arguments: judge/cli.py)."""
+    from .judge.cli import (
+        add_grade_arguments,
+        add_gradescope_arguments,
+        add_lms_arguments,
+        add_merge_arguments,
     )
 
     p = sub.add_parser(
@@ -169,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_gradescope_arguments(p)
 
+
+def _add_course_commands(sub) -> None:
+    """The instructor's commands for the course: its nbgrader notebooks, its translation catalogs."""
     p = sub.add_parser(
         "nbgrader-course", help="write an nbgrader course: one notebook per component"
     )
@@ -199,7 +213,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="the translation catalogs: extract the messages, update, compile (docs/i18n.md)",
     )
     p.add_argument("action", choices=("extract", "update", "compile", "check"))
-    return parser
 
 
 def main(argv=None) -> int:

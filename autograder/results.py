@@ -260,6 +260,7 @@ def failure_blocks(outcomes: list[Outcome]) -> list[str]:
 NARROW = 100  # columns
 
 
+# long: the self-check's table, its columns and rows built in one place, as printed
 def render_table(
     rows: list[ComponentSummary],
     title: str | None = None,

@@ -17,37 +17,7 @@ VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
 def add_grade_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "submissions",
-        type=Path,
-        nargs="?",
-        help="a folder of student folders, each laid out like exercises/, or an LMS download (Moodle's or "
-        "Canvas's, folders or flat files, zipped or not) (default: the sample class)",
-    )
-    p.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
-    p.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: cores)"
-    )
-    add_timeout_argument(p)
-    p.add_argument(
-        "--section-timeout",
-        type=float,
-        default=Limits.section_timeout,
-        help=f"seconds per component (default {Limits.section_timeout:g})",
-    )
-    p.add_argument(
-        "--submission-timeout",
-        type=float,
-        default=Limits.submission_timeout,
-        help=f"seconds per student (default {Limits.submission_timeout:g})",
-    )
-    p.add_argument(
-        "--memory",
-        type=int,
-        default=Limits.memory_mb,
-        metavar="MIB",
-        help=f"address space a worker may add to the zygote's (default {Limits.memory_mb} MiB)",
-    )
+    _add_run_arguments(p)
     p.add_argument(
         "--hidden",
         action=argparse.BooleanOptionalAction,
@@ -91,6 +61,42 @@ def add_grade_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_lang_argument(p)
     add_lms_arguments(p)
+
+
+def _add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """What grade reads and writes, and what its processes may use: the submissions, the output, the jobs,
+    the timeouts and the memory."""
+    p.add_argument(
+        "submissions",
+        type=Path,
+        nargs="?",
+        help="a folder of student folders, each laid out like exercises/, or an LMS download (Moodle's or "
+        "Canvas's, folders or flat files, zipped or not) (default: the sample class)",
+    )
+    p.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
+    p.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: cores)"
+    )
+    add_timeout_argument(p)
+    p.add_argument(
+        "--section-timeout",
+        type=float,
+        default=Limits.section_timeout,
+        help=f"seconds per component (default {Limits.section_timeout:g})",
+    )
+    p.add_argument(
+        "--submission-timeout",
+        type=float,
+        default=Limits.submission_timeout,
+        help=f"seconds per student (default {Limits.submission_timeout:g})",
+    )
+    p.add_argument(
+        "--memory",
+        type=int,
+        default=Limits.memory_mb,
+        metavar="MIB",
+        help=f"address space a worker may add to the zygote's (default {Limits.memory_mb} MiB)",
+    )
 
 
 def add_lms_arguments(p: argparse.ArgumentParser) -> None:

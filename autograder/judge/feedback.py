@@ -111,6 +111,7 @@ def _concealed(outcomes) -> str:
     ).format(n=len(outcomes), points=points)
 
 
+# long: the feedback page's markup, top to bottom
 def html(r, hidden_visibility: str = results.HIDDEN_VISIBILITY) -> str:
     rows = results.summarize(r.outcomes)
     earned, available = sum(x.earned for x in rows), sum(x.available for x in rows)

@@ -58,6 +58,7 @@ CRASH_HINT = N_(
 class GradingProcess:
     """The grading side of one slot: its zygote, its package folder, the properties; a section at a time."""
 
+    # long: the slot's setup in order: language, torch, zygote, package folder, properties
     def __init__(self, cfg: GradingConfig):
         import torch
 
@@ -146,6 +147,7 @@ class GradingProcess:
         p = self.registry[pid]
         return p if points is None else self.core.integration_rerun(p, points)
 
+    # long: a section's steps in order (its files, the guard's probes, each property run, the result kept)
     def run(self, section: SectionOrder) -> SectionResult:
         from ..components import NAMES
         from ..student_code import StopsAtLoops, seed_everything

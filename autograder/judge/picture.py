@@ -203,6 +203,7 @@ def render(view: View) -> bytes:
     return buf.getvalue()
 
 
+# long: one figure's panels, laid out top to bottom
 def figure(view: View):
     """A matplotlib Figure: a row per head (the student's weights left, the reference's right), then the
     output's difference from the reference's. Every text from the worker is plain text."""

@@ -346,6 +346,7 @@ def probe_isolation() -> tuple[str | None, str]:
     return ("user", "") if not why else (None, f"not root, and no user namespaces ({why})")
 
 
+# long: the list of paths a worker keeps or loses, one rule each with its reason
 def sandbox_paths(kit: Path, extra_hide, tmp: Path) -> tuple[list[str], list[str]]:
     """(hide, keep): what a worker must not see, and what it must, for Python to keep working."""
     import autograder

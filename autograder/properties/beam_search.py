@@ -151,6 +151,7 @@ def explain_beam(searched: Searched, *evidence, scores=True):
     return diagnose(_(DEFAULT_HINT), *evidence)
 
 
+# long: the scores' checks in the order they narrow the mistake down, sharing the search
 def check_scores(searched: Searched, what):
     """The returned scores equal logp / T ** length_penalty of the returned hypotheses."""
     got_scores, hyps, steps = searched.scores, searched.hypotheses, searched.steps

@@ -301,6 +301,7 @@ def kv_cache_steps_equal_full_decode(student, inputs):
     decode_in_steps(student, inputs)
 
 
+# long: a registered property: split, its source (Hypothesis's key for its examples) would change
 @prop(C, points=2, examples=2, clauses=(KvCache.CACHE,))
 @given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), mask=False))
 @example(inputs=fixed_steps(4, (1, 1, 2, 1)))

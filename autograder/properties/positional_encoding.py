@@ -304,6 +304,7 @@ def positional_encoding_buffer(student, max_len, d):
     )
 
 
+# long: a registered property: split, its source (Hypothesis's key for its examples) would change
 @prop(
     C,
     points=2,

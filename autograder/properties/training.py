@@ -142,6 +142,7 @@ def teacher_forcing_gradient_equals_expected(student, case):
             close(g, expected, _("d loss / d {name}").format(name=name), explain)
 
 
+# long: a registered property: split, its source (Hypothesis's key for its examples) would change
 @prop(C, points=2, examples=2, error_hint=BUILD_ERROR, clauses=(Training.TRAIN,))
 @given(case=batch_cases(), steps=st.integers(2, 3), warmup=st.integers(1, 3))
 @example(case=fixed_batch_case(5), steps=3, warmup=2)

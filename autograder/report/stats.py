@@ -164,6 +164,7 @@ def upstream_failures(failing: frozenset[str], component: str) -> list[str]:
     return [c for c in (component, *deps) if c in failing]
 
 
+# long: one pass over the class's outcomes filling the four tallies together
 def _mistakes(data: ClassResults):
     """Per row, each misconception's students (a student counts once however many properties or wordings
     named it), most frequent first; the integration failures counted at their root; the students who left a

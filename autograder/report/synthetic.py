@@ -122,6 +122,7 @@ def _messages() -> list[tuple[str, list[str]]]:
         ]
 
 
+# long: the synthetic class's steps in order, sharing its random draws
 def make_class(
     out: Path,
     n: int,

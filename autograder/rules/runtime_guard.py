@@ -166,6 +166,7 @@ def probe(guard_for, component: str, families) -> list[str]:
     return open_
 
 
+# long: the guard's closures share its state (the modes, the refusals) and are installed together
 def _make_guard():
     import warnings
 

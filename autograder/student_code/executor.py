@@ -310,6 +310,7 @@ class Executor:
         self.objects[handle.id] = obj
         return Reply(handle)
 
+    # long: one call's steps (resolve the arguments, hook the modules, run, backward, read back) sharing its hooks
     def _call(self, op: Call) -> Reply:
         if isinstance(op.on, Handle):
             obj, component = self.objects[op.on.id], op.on.component

@@ -83,6 +83,7 @@ def beam_cases(draw, beam=(2, 4), max_len=(2, 6), penalties=(0.0, 0.6, 1.2), **c
     return BeamInputs(case, draw(beam_settings(case.tgt_vocab, beam, max_len, penalties)))
 
 
+# long: the contract's checks of a search's reply, one after another, each with its own message
 def beam_search(student, model, inputs: BeamInputs, src=None, src_mask=None, strict=False):
     """The student's (sequences, scores, reply), checked for shapes.
 

@@ -64,6 +64,7 @@ def mistaken(state, heads, query, key, value, mask, mistake, i):
     return None if out is None else out[i]
 
 
+# long: the table of multi-head attention's mistakes and their hints, one entry each
 def explain(got, state, heads, query, key, value, mask=None, default="", what="output"):
     """The hint naming the mistake whose checking-side output matches `got`."""
     i = 0 if what == "output" else 1

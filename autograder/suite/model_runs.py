@@ -175,6 +175,7 @@ NO_PE_TGT = N_(
 )
 
 
+# long: the table of the Transformer's mistakes and their hints, one entry each
 def explain_forward(got, state, case, target_mask, default=""):
     def same(mistake):
         return lambda: is_close(

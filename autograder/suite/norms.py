@@ -127,6 +127,7 @@ EPS_VALUE_OUTSIDE = N_(
 )
 
 
+# long: the table of LayerNorm's mistakes and their hints, one entry each, tried in order
 def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
     """Name the LayerNorm mistake that explains y, if one does."""
     dt = y.dtype
