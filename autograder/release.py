@@ -142,20 +142,10 @@ def readme_path(lang: str) -> Path:
     )
 
 
-# long: the bundle's files, written in order, one block each
-def build(dest: Path, lang: str | None = None) -> Path:
-    """lang: the bundle's default language (its README.md, its stubs' docstrings, and what its checker prints
-    unless the student's --lang or TRANSFORMER_KIT_LANG says otherwise); None: English README and stubs, the
-    student's locale decides."""
-    dest = Path(dest)
-    if dest.exists():
-        shutil.rmtree(dest)
-    (dest / "exercises").mkdir(parents=True)
-    # The stubs in the bundle's language: its docstrings and comments (the code is the same in every language).
-    for name, text in stubs.generate(lang=lang or i18n.SOURCE_LANGUAGE).items():
-        (dest / "exercises" / name).write_text(text)
-
-    pkg = dest / "autograder"
+def write_checker(pkg: Path, lang: str | None) -> None:
+    """The bundle's autograder/ at `pkg`: the checker, the suite, the visible properties and the checking side's
+    models, the notebooks' kernel helpers, the compiled catalogs, the remembered language, the hidden and
+    integration points."""
     (pkg / "properties").mkdir(parents=True)
     for name in SHIPPED:
         (pkg / name).parent.mkdir(exist_ok=True)  # a package's folder: rules/
@@ -193,6 +183,21 @@ def build(dest: Path, lang: str | None = None) -> Path:
     (pkg / "integration_points.json").write_text(
         json.dumps(integration_points(), indent=2, sort_keys=True) + "\n"
     )
+
+
+def build(dest: Path, lang: str | None = None) -> Path:
+    """lang: the bundle's default language (its README.md, its stubs' docstrings, and what its checker prints
+    unless the student's --lang or TRANSFORMER_KIT_LANG says otherwise); None: English README and stubs, the
+    student's locale decides."""
+    dest = Path(dest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "exercises").mkdir(parents=True)
+    # The stubs in the bundle's language: its docstrings and comments (the code is the same in every language).
+    for name, text in stubs.generate(lang=lang or i18n.SOURCE_LANGUAGE).items():
+        (dest / "exercises" / name).write_text(text)
+
+    write_checker(dest / "autograder", lang)
     (dest / "notebooks").mkdir()
     for name, nb in student_notebooks(lang).items():
         (dest / "notebooks" / name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
