@@ -214,7 +214,7 @@ def rows(j: dict, c: dict, n: int) -> list[tuple[str, float]]:
     out.append(("  grading processes: the rest (between sections, exit)", rest))
     out.append(("check: in process, per student (imports apart)", sum(c["students"])))
     out.append(("  of which the student's code (Executor calls)", c["student code"]))
-    out.append(("  check's imports, once", c["imports"]))
+    out.append(("  check's imports, once (divided like the rest)", c["imports"]))
     return [(name, v / n) for name, v in out]
 
 
@@ -239,6 +239,8 @@ def main() -> None:
     )
     n = len(names)
     for r in range(args.repeat):
+        if (base / f"out-{r}").exists() or (base / f"probe-{r}").exists():
+            sys.exit(f"{base} holds a run already (out-{r}, probe-{r}): give --keep a fresh folder")
         c = check([str(subs / s) for s in names])
         j = judge(subs, base / f"out-{r}", args.jobs, base / f"probe-{r}")
         table = rows(j, c, n)
