@@ -61,8 +61,8 @@ TRANSPOSE_SPLIT = N_(
     "view as (batch, m, h, d_k), then transpose(1, 2)"
 )
 TRANSPOSE_MERGE = N_(
-    "heads merged without a transpose back: (batch, h, m_q, d_k).transpose(1, 2).contiguous()"
-    ".view(batch, m_q, d_model)"
+    "heads merged without a transpose back: bring (batch, h, m_q, d_k) back to (batch, m_q, h, d_k) "
+    "before merging the heads into (batch, m_q, d_model)"
 )
 STRIDED = N_(
     "wrong head split: head h must read columns h*d_k:(h+1)*d_k of each projection; view as "
@@ -623,8 +623,7 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
                 "expected ValueError"
             ).format(d_model=d, num_heads=h, error=e.exc_type),
             _(
-                "raise ValueError (not {error}) when d_model % num_heads != 0: "
-                "`if d_model % num_heads: raise ValueError(...)`"
+                "raise ValueError (not {error}) in __init__ when num_heads does not divide d_model"
             ).format(error=e.exc_type),
         )
     fail(
@@ -747,7 +746,7 @@ def multi_head_stores_weights_before_dropout(student, case):
                 ),
                 _(
                     "attention_weights stored after dropout: store them before dropout "
-                    "(self.attention_weights = weights.detach(), then dropout(weights) @ v)"
+                    "(the weights as softmax gave them, detached; dropout acts only on what multiplies v)"
                 ),
             ),
         ),
@@ -778,8 +777,8 @@ def multi_head_dropout_acts_in_training(student, seed, dtype):
                 "same module built with dropout=0: dropout is never applied"
             ).format(changed=changed),
             _(
-                "dropout is never applied to the attention weights: heads = self.dropout(weights) @ v, "
-                "with self.dropout = nn.Dropout(dropout) (it follows train()/eval())"
+                "dropout is never applied to the attention weights: self.dropout (an nn.Dropout, which "
+                "follows train()/eval()) acts on the weights before they multiply v"
             ),
         )
     zeros = (out == 0).double().mean().item()
