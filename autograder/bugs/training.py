@@ -39,7 +39,7 @@ BUGS = [
         "optimizer.zero_grad() is missing: gradients accumulate across steps",
         "    optimizer.zero_grad()\n",
         "",
-        "optimizer.zero_grad()",
+        "the gradients accumulate across steps",
     ),
     Bug(
         "training",

@@ -80,7 +80,7 @@ def np_attention_mask_broadcasts(student, inputs):
         m,
         out,
         w,
-        _("combine the mask with the scores by broadcasting: np.where(mask, scores, -np.inf)"),
+        _("combine the mask with the scores by broadcasting: blocked scores (False) become -inf"),
     )
     close(
         w,

@@ -97,8 +97,8 @@ def greedy_decode_keeps_eval_mode(student, case):
         not student.inspect(handle)["training"],
         _("greedy_decode left a model that was in eval mode in train mode"),
         _(
-            "restore the model's train/eval mode as it was: was_training = model.training; ...; "
-            "model.train(was_training), not model.train()"
+            "restore the model's train/eval mode as it was: note model.training before you switch to "
+            "eval, and give that back at the end (model.train() alone always leaves train mode)"
         ),
     )
 

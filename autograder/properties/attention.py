@@ -365,7 +365,7 @@ WEIGHTS_READ_VALUE = N_(
 )
 MASK_MULTIPLIED = N_(
     "the scores are multiplied by the mask: a blocked score becomes 0, which still gets weight after the "
-    "softmax; set blocked scores to -inf instead (scores.masked_fill(~mask, float('-inf')))"
+    "softmax; set blocked scores (where the mask is False) to -inf instead"
 )
 
 
@@ -474,7 +474,7 @@ def attention_masked_keys_get_zero_weight(student, inputs):
         fail(
             _(BLOCKED_KEY_WEIGHT),
             diagnose(
-                _("set blocked scores to -inf before the softmax (masked_fill(~mask, -inf))"),
+                _("set blocked scores (where the mask is False) to -inf before the softmax"),
                 (lambda: bool(allowed_zero), _(INVERTED_MASK)),
                 (lambda: is_close(w, multiplied_by_mask(q, k, m)), _(MASK_MULTIPLIED)),
                 (
@@ -597,7 +597,7 @@ def attention_gradients_are_finite(student, inputs):
 
 
 SCALED_BY_HEADS = N_(
-    "the scale counts the heads: divide by sqrt(d_k) with d_k = query.size(-1), the last dim only (not "
+    "the scale counts the heads: divide by sqrt(d_k) with d_k the size of query's last dim only (not "
     "num_heads * d_k, nor a size read off another dim)"
 )
 

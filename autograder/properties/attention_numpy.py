@@ -321,7 +321,7 @@ def np_attention_fully_masked_rows_are_zero(student, inputs):
         (w[blocked] == 0).all(),
         _(BLOCKED_KEY_WEIGHT),
         diagnose(
-            _("set blocked scores to -inf before the softmax: np.where(mask, scores, -np.inf)"),
+            _("set blocked scores (where the mask is False) to -inf before the softmax"),
             (
                 lambda: (w[np.broadcast_to(m, w.shape)] == 0).all(),
                 _(INVERTED_MASK),

@@ -67,8 +67,8 @@ ADD_HINT = N_(
     "log_softmax(logits) (never multiply probabilities or scores)"
 )
 TOPK_HINT = N_(
-    "the top-k runs over each row's beam_size * vocab candidates flattened beam-major: "
-    "candidates.view(batch, beam_size * vocab).topk(beam_size), beam = index // vocab, token = index % vocab"
+    "the top-k runs over each row's beam_size * vocab candidates flattened beam-major (every token of one "
+    "beam, then the next beam's): a winner's flat index gives both its beam and its token"
 )
 ROWS_HINT = N_(
     "beams of different rows of the batch are mixed: hypothesis k of row b is row b * beam_size + k of ys "
@@ -128,10 +128,7 @@ MAX_LEN_ONE_HINT = N_(
     "max_len=1 runs no step: each row returns [bos_id] alone with score 0.0 (T = 0: divide by max(T, 1) ** "
     "length_penalty, never by 0 ** length_penalty)"
 )
-MASK_HINT = N_(
-    "src_mask must reach every decode too, one copy per beam: "
-    "model.decode(ys, memory, causal_mask(L), src_mask.repeat_interleave(beam_size, dim=0))"
-)
+MASK_HINT = N_("src_mask must reach every decode too, one copy per beam, repeated as the memory is")
 
 
 def explain_beam(searched: Searched, *evidence, scores=True):

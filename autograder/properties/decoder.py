@@ -155,8 +155,7 @@ def by_hand_layer(state, case, mistake):
 
 
 MASKS_EVERY_LAYER = N_(
-    "both masks must reach every layer: x = layer(x, memory, target_mask, memory_mask) inside "
-    "the loop"
+    "both masks must reach every layer: pass target_mask and memory_mask to each layer inside the loop"
 )
 
 
@@ -434,8 +433,8 @@ def decoder_stack_equals_torch(student, case, n):
             case,
             n,
             _(
-                "for layer in self.layers: x = layer(x, memory, target_mask, memory_mask); return x "
-                "(no final norm); if the DecoderLayer properties fail too, fix the layer first"
+                "apply the layers of self.layers in turn, each to the one before's output, and return the "
+                "last output (no final norm); if the DecoderLayer properties fail too, fix the layer first"
             ),
             _(MASKS_EVERY_LAYER),
         ),

@@ -101,7 +101,7 @@ def explain_layer(got, state, case, default=""):
     return explain_layer_with(got, state, case, candidates, default, by_hand)
 
 
-MASK_EVERY_LAYER = N_("the mask must reach every layer: x = layer(x, mask) inside the loop")
+MASK_EVERY_LAYER = N_("the mask must reach every layer: pass it to each layer inside the loop")
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
@@ -343,8 +343,8 @@ def encoder_stack_equals_torch(student, case, n):
             case,
             n,
             _(
-                "for layer in self.layers: x = layer(x, mask); return x (no final norm); if the "
-                "EncoderLayer properties fail too, fix the layer first"
+                "apply the layers of self.layers in turn, each to the one before's output, and return the "
+                "last output (no final norm); if the EncoderLayer properties fail too, fix the layer first"
             ),
             _(MASK_EVERY_LAYER),
         ),

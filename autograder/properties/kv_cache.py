@@ -52,11 +52,11 @@ BUILD_ERROR = N_(
 default_hint(C, BUILD_ERROR)
 PE_HINT = N_(
     "the positional encoding restarts at 0 at every step: the new tokens sit at positions length.."
-    "length+n-1, x = dropout(tgt_embedding(tokens) + pe[:, length:length+n])"
+    "length+n-1 and take those rows of pe"
 )
 STEP_MASK_HINT = N_(
     "the new positions of a multi-token step are not masked causally: new row j may see the cached "
-    "positions and the new ones up to itself, mask (n, length+n) = causal_mask(length+n)[length:]"
+    "positions and the new ones up to itself (the new tokens' rows of a causal mask over all length+n)"
 )
 SHARED_HINT = N_(
     "the cache is shared across the batch: every row attends to the first row's memory keys/values; "

@@ -40,10 +40,7 @@ def causal_mask(student, size, strict=False, **kwargs):
         m,
         f"causal_mask({size})",
         strict,
-        _(
-            "return a bool mask (True = may attend), e.g. torch.ones(size, size, dtype=torch.bool)"
-            ".tril(): not a float 0/1 or 0/-inf mask"
-        ),
+        _("return a bool mask (True = may attend): not a float 0/1 or 0/-inf mask"),
     )
 
 

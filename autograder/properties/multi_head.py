@@ -398,8 +398,7 @@ def multi_head_bad_head_count_raises_value_error(student, sizes):
                 "expected ValueError"
             ).format(d_model=d, num_heads=h, error=e.exc_type),
             _(
-                "raise ValueError (not {error}) when d_model % num_heads != 0: "
-                "`if d_model % num_heads: raise ValueError(...)`"
+                "raise ValueError (not {error}) in __init__ when num_heads does not divide d_model"
             ).format(error=e.exc_type),
         )
     fail(
@@ -522,7 +521,7 @@ def multi_head_stores_weights_before_dropout(student, case):
                 ),
                 _(
                     "attention_weights stored after dropout: store them before dropout "
-                    "(self.attention_weights = weights.detach(), then dropout(weights) @ v)"
+                    "(the weights as softmax gave them, detached; dropout acts only on what multiplies v)"
                 ),
             ),
         ),
@@ -553,8 +552,8 @@ def multi_head_dropout_acts_in_training(student, seed, dtype):
                 "same module built with dropout=0: dropout is never applied"
             ).format(changed=changed),
             _(
-                "dropout is never applied to the attention weights: heads = self.dropout(weights) @ v, "
-                "with self.dropout = nn.Dropout(dropout) (it follows train()/eval())"
+                "dropout is never applied to the attention weights: self.dropout (an nn.Dropout, which "
+                "follows train()/eval()) acts on the weights before they multiply v"
             ),
         )
     zeros = (out == 0).double().mean().item()

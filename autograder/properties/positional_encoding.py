@@ -31,8 +31,8 @@ EMBEDDING_ERROR = N_(
     "TokenEmbedding needs embedding = nn.Embedding(vocab_size, d_model); forward takes token ids"
 )
 ODD_HINT = N_(
-    "odd d_model: there is one more sin column than cos columns; fill pe[:, 0::2] with sin(angle) and "
-    "pe[:, 1::2] with cos(angle[:, : d_model // 2])"
+    "odd d_model: there is one more sin column than cos columns; the cos columns take only the first "
+    "d_model // 2 angles"
 )
 
 

@@ -179,7 +179,8 @@ def greedy_fixed_point(ys, state, case: DecodingCase, decoding: Decoding):
 
 
 RESTORE_MODE = N_(
-    "restore the model's train/eval mode: was_training = model.training; ...; model.train(was_training)"
+    "restore the model's train/eval mode: note model.training before you switch to eval, and give that back "
+    "at the end"
 )
 IN_EVAL = {
     False: N_("decode with model.eval() (dropout off), then restore the model's train/eval mode"),

@@ -46,8 +46,8 @@ TRANSPOSE_SPLIT = N_(
     "view as (batch, m, h, d_k), then transpose(1, 2)"
 )
 TRANSPOSE_MERGE = N_(
-    "heads merged without a transpose back: (batch, h, m_q, d_k).transpose(1, 2).contiguous()"
-    ".view(batch, m_q, d_model)"
+    "heads merged without a transpose back: bring (batch, h, m_q, d_k) back to (batch, m_q, h, d_k) "
+    "before merging the heads into (batch, m_q, d_model)"
 )
 STRIDED = N_(
     "wrong head split: head h must read columns h*d_k:(h+1)*d_k of each projection; view as "

@@ -124,7 +124,7 @@ NO_RESIDUAL = N_(
     "the residual is missing: add_norm(x, sublayer(x)) adds the sub-layer's input x back"
 )
 LAYER_0 = N_(
-    "every step applies layers[0]: loop over the layers, for layer in self.layers: x = layer(x, ...)"
+    "every step applies layers[0]: each step must apply its own layer of self.layers, in turn"
 )
 
 

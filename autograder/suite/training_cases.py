@@ -70,8 +70,8 @@ NO_CAUSAL = N_(
 )
 NO_SRC_MASK = N_("the source padding is not masked: pass padding_mask(src, pad_id) as src_mask")
 NO_ZERO_GRAD = N_(
-    "the gradients accumulate across steps: call optimizer.zero_grad() before each backward "
-    "(or set_to_none), or step s follows the sum of every gradient so far"
+    "the gradients accumulate across steps: zero the optimizer's gradients before each backward, or step s "
+    "follows the sum of every gradient so far"
 )
 SCHEDULE = N_(
     "lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5): it peaks at "
@@ -90,7 +90,7 @@ UNDERFLOW = N_(
 )
 ZERO_LOG_ZERO = N_(
     "0 * log 0 counts as 0: where q[v] = 0 (smoothing 0, or the padding token) a logit of -inf gives "
-    "0 * -inf = NaN; leave those terms out, e.g. torch.where(q > 0, q * log_probs, 0)"
+    "0 * -inf = NaN; leave the terms where q[v] = 0 out of the sum"
 )
 
 
