@@ -120,7 +120,7 @@ class SelfCheck:
             self.jobs = None
 
     def run(self, p: core.Property) -> core.Outcome:
-        """p's outcome as run and made (passes.made), not finished: the caller finishes it with the rest of its
+        """p's outcome as run and named (passes.names), not finished: the caller finishes it with the rest of its
         component (passes.finish, with blame=self.blame). Run once: the same outcome again after."""
         outcome = self.raw.get(p.id) or self._outcome_of(p)
         self.raw[p.id] = outcome
@@ -132,14 +132,13 @@ class SelfCheck:
         return self.outcome_as_run(p)
 
     def outcome_as_run(self, p: core.Property) -> core.Outcome:
-        """The property run on the student's code, here or in a worker (check_jobs.py), made (names and
-        words), before blame."""
-        return self.made(self.refuse_the_kit(core.run_property(p, self.student)))
+        """The property run on the student's code, here or in a worker (check_jobs.py), named, before blame
+        (and the glossary's words after it: passes.finish)."""
+        return self.named(self.refuse_the_kit(core.run_property(p, self.student)))
 
-    def made(self, o: core.Outcome) -> core.Outcome:
-        """The per-outcome passes (passes.made) on an outcome of this submission as run: its notebook cells
-        named, the glossary's sentence."""
-        return passes.made(o, self.rename)
+    def named(self, o: core.Outcome) -> core.Outcome:
+        """The names pass (passes.names) on an outcome of this submission as run: its notebook cells named."""
+        return passes.names(o, self.rename)
 
     def refuse_the_kit(self, o: core.Outcome) -> core.Outcome:
         """grade awards nothing to a component whose file, or a helper it loads, names the kit itself (the

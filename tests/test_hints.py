@@ -323,7 +323,8 @@ def test_the_glossary_reaches_every_route_from_the_outcome_itself(tmp_path, lang
     o = passes.made(outcome(folder, "multi_head::multi_head_equals_torch"))
     sentence = "`attention` is `w_o` here." if lang == "en" else "`attention` aquí se llama `w_o`."
     assert o.hint.startswith(sentence + " ") and o.hint[len(sentence) + 1].isupper(), o.hint
-    checked = SelfCheck(folder).run(o.property)
+    session = SelfCheck(folder)
+    checked = passes.finish([session.run(o.property)], blame=session.blame)[0]
     assert checked.hint.count(sentence) == 1
     md = feedback.markdown(StudentResult("s", [o]))
     # a code span stays a code span in feedback.md (its backticks not escaped)
