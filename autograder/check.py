@@ -19,7 +19,7 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import KIT, check_jobs, passes, results
+from . import KIT, check_jobs, glossary, passes, results
 from .components import NAMES, get
 from .i18n import _
 from .student_code import InProcessStudentCode, StopsAtLoops
@@ -120,7 +120,7 @@ class SelfCheck:
             self.jobs = None
 
     def run(self, p: core.Property) -> core.Outcome:
-        """p's outcome as run and named (passes.names), not finished: the caller finishes it with the rest of its
+        """p's outcome as run and made (passes.made), not finished: the caller finishes it with the rest of its
         component (passes.finish, with blame=self.blame). Run once: the same outcome again after."""
         outcome = self.raw.get(p.id) or self._outcome_of(p)
         self.raw[p.id] = outcome
@@ -132,13 +132,14 @@ class SelfCheck:
         return self.outcome_as_run(p)
 
     def outcome_as_run(self, p: core.Property) -> core.Outcome:
-        """The property run on the student's code, here or in a worker (check_jobs.py), named, before blame
-        (and the glossary's words after it: passes.finish)."""
-        return self.named(self.refuse_the_kit(core.run_property(p, self.student)))
+        """The property run on the student's code, here or in a worker (check_jobs.py), made (names and
+        words), before blame."""
+        return self.made(self.refuse_the_kit(core.run_property(p, self.student)))
 
-    def named(self, o: core.Outcome) -> core.Outcome:
-        """The names pass (passes.names) on an outcome of this submission as run: its notebook cells named."""
-        return passes.names(o, self.rename)
+    def made(self, o: core.Outcome) -> core.Outcome:
+        """The per-outcome passes (passes.made) on an outcome of this submission as run: its notebook cells
+        named, the glossary's sentence."""
+        return passes.made(o, self.rename)
 
     def refuse_the_kit(self, o: core.Outcome) -> core.Outcome:
         """grade awards nothing to a component whose file, or a helper it loads, names the kit itself (the
@@ -225,8 +226,10 @@ class SelfCheck:
             return o
         if own_mistake(o) or self.voided(o.property.component):
             return replace(o, message=results.after(sentence, o.message))
+        # its own hint held back, the glossary's sentence on what it says kept (words ran where it was made)
+        message = results.after(sentence, o.message)
         return replace(
-            o, status=core.Status.BLOCKED, message=results.after(sentence, o.message), hint=""
+            o, status=core.Status.BLOCKED, message=message, hint=glossary.explain(message)
         )
 
 

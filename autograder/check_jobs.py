@@ -63,7 +63,7 @@ class Done:
     found: dict[str, str] = field(
         default_factory=dict
     )  # loops found by this property: site -> where
-    # the passes the worker applied (SelfCheck.outcome_as_run: it is named)
+    # the passes the worker applied (SelfCheck.outcome_as_run: it is made)
     passes: tuple[str, ...] = ()
 
     def outcome(self) -> core.Outcome:
@@ -257,7 +257,7 @@ class Jobs:
         if not worker.running:
             return
         pid = worker.running.popleft()
-        self.done[pid] = self.session.named(
+        self.done[pid] = self.session.made(
             core.Outcome(core.REGISTRY[pid], core.Status.CRASHED, crash_message(status))
         )
         if worker.running:

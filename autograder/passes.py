@@ -4,18 +4,19 @@ route gives a student the same words (issue 25). Each pass is applied once per o
 route (issue 36): an outcome records the passes it went through (core.Outcome.through), and a second
 application of any of them is an error (core.PassError), never a silent no-op.
 
-1. names, where the route has its outcome as run: a line of a module built from notebooks named by its notebook
-   cell (check.submission_folder; the kernel names its cells in the text it prints).
-2. blame: the self-check only (check.SelfCheck.blame), across a component's outcomes (`finish`): a failure
-   while a file it uses fails is pending. Each failure is blamed once: a failure as run here, and a failure
-   that require_behaviour makes (a passed property voided or refused) as it is made.
-3. words: the glossary sentence ("`dim_embedding` is `d_model` here") before the hint (glossary.words), on the
-   message as the student reads it. In the self-check's routes in `finish`, after blame (a pending failure
-   keeps the sentence, not its own hint); in the judge's (no blame) where the outcome is made (`made`: the
-   grading process as it writes a section's records, after its verdicts on the whole section, a probe, the
-   kit refusal; before tidying cuts a field), and in the kernel's reference path.
+Per outcome, where the route has its outcome as run (`made`):
+1. names: a line of a module built from notebooks named by its notebook cell (check.submission_folder; the
+   kernel names its cells in the text it prints).
+2. words: the glossary sentence ("`dim_embedding` is `d_model` here") before the hint (glossary.words).
+   Made where: check.SelfCheck.outcome_as_run (check, pytest, a notebook's self-check cell; in a forked
+   worker too), the judge's grading process as it writes the section's records (after its own verdicts on
+   the whole section: a probe, the kit refusal), the kernel's reference path.
 
-Across a component's outcomes, once they are all there (`finish`):
+Across a submission's outcomes, once they are all there (`finish`; a component's at least):
+3. blame: the self-check only (check.SelfCheck.blame): a failure while a file it uses fails is pending, its own
+   hint held back but for the glossary's sentence on what its message says. Each failure is blamed once: a
+   failure as run first, and a failure the next pass makes (a passed property voided or refused) as it makes
+   it.
 4. require_behaviour: the scoring rule across a component (a static by-hand point needs a behavioural one; a
    forbidden scan voids the component).
 5. rank: of a component's failures, the hint with the strongest evidence is the table's, and a weaker named
@@ -79,26 +80,18 @@ def words(o: core.Outcome) -> core.Outcome:
 
 
 def made(o: core.Outcome, rename: Pass | None = None) -> core.Outcome:
-    """The per-outcome passes, in order, on an outcome as run (names, then words), where a route without blame
-    makes it (finish)."""
+    """The per-outcome passes, in order, on an outcome as run (names, then words): where a route makes it."""
     return words(names(o, rename))
 
 
 def finish(outcomes: list[core.Outcome], blame: Pass | None = None) -> list[core.Outcome]:
-    """The outcomes of one submission (a component's at least) through the passes across them, in order;
-    once. A new list (the outcomes themselves may be changed in place).
-
-    With `blame` (the self-check's routes), each outcome comes named (`names`) and gets its glossary words here,
-    after its blame: a failure held back as pending loses its own hint, never the glossary's sentence on what
-    its message says. Without (the judge's, the kernel's reference), each comes made (`made`)."""
+    """The outcomes of one submission (a component's at least), each made (`made`) and not finished yet,
+    through the passes across them, in order; once. A new list (the outcomes themselves may be changed in
+    place)."""
     for o in outcomes:
-        if ("words" in o.passes) == (blame is not None) or "names" not in o.passes:
-            raise core.PassError(
-                f"{o.property.id}: to finish {'named' if blame else 'made'}, it is {o.passes}"
-            )
+        if "words" not in o.passes:
+            raise core.PassError(f"{o.property.id}: finished before it was made (passes.made)")
     outcomes = [_blame(o, blame) for o in outcomes]
-    if blame is not None:
-        outcomes = [words(o) for o in outcomes]
     passed = [o.passed for o in outcomes]
     outcomes = core.require_behaviour([o.through("require_behaviour") for o in outcomes])
     # a failure made here (a passed property voided, a static point refused) is blamed as it is made

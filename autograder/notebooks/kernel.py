@@ -36,9 +36,8 @@ PACKAGE = "_kit_notebook"  # the package this notebook's cells pretend to live i
 _ran: dict[str, str] = {}  # cell id -> source, as last executed in this kernel
 # content hash -> InProcessStudentCode (one import per version of the code)
 _student_code_by_hash: dict[str, object] = {}
-_outcomes: dict[
-    int, dict
-] = {}  # id(student) -> {property id: its last outcome on that code, unfinished}
+# id(student) -> {property id: its last outcome on that code, made}
+_outcomes: dict[int, dict] = {}
 _sessions: dict[str, object] = {}  # content hash -> check.SelfCheck (a student's environment only)
 _tmp: Path | None = None
 
@@ -228,7 +227,7 @@ def check(component: str, name: str, integration: bool = False) -> None:
         )
     session = None if integration else _self_check(component)
     # the student's own earlier notebooks: blamed where they fail, as in `check`
-    if session is not None:  # named there (passes.names), once per version of the code
+    if session is not None:  # made there (passes.made), once per version of the code
         outcome, seen = session.run(prop), _outcomes.setdefault(id(session), {})
     else:
         student = _student_code(component, integration)
