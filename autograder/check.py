@@ -19,7 +19,7 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import KIT, check_jobs, passes, results
+from . import KIT, check_jobs, glossary, passes, results
 from .components import NAMES, get
 from .i18n import _
 from .student_code import InProcessStudentCode, StopsAtLoops
@@ -101,7 +101,6 @@ class SelfCheck:
         self.student = StopsAtLoops(
             InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
         )
-        self.rename = lambda o, rename=self.rename: passes.words(rename(o))
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
         self.folder, self.kit_refusals = folder, {}
         self.jobs: check_jobs.Jobs | None = None
@@ -121,9 +120,11 @@ class SelfCheck:
             self.jobs = None
 
     def run(self, p: core.Property) -> core.Outcome:
+        """p's outcome as run and made (passes.made), not finished: the caller finishes it with the rest of its
+        component (passes.finish, with blame=self.blame). Run once: the same outcome again after."""
         outcome = self.raw.get(p.id) or self._outcome_of(p)
         self.raw[p.id] = outcome
-        return self.blame(outcome)
+        return outcome
 
     def _outcome_of(self, p: core.Property) -> core.Outcome:
         if self.jobs is not None and self.jobs.covers(p):
@@ -131,8 +132,14 @@ class SelfCheck:
         return self.outcome_as_run(p)
 
     def outcome_as_run(self, p: core.Property) -> core.Outcome:
-        """The property run on the student's code, here or in a worker (check_jobs.py), before blame."""
-        return self.rename(self.refuse_the_kit(core.run_property(p, self.student)))
+        """The property run on the student's code, here or in a worker (check_jobs.py), made (names and
+        words), before blame."""
+        return self.made(self.refuse_the_kit(core.run_property(p, self.student)))
+
+    def made(self, o: core.Outcome) -> core.Outcome:
+        """The per-outcome passes (passes.made) on an outcome of this submission as run: its notebook cells
+        named, the glossary's sentence."""
+        return passes.made(o, self.rename)
 
     def refuse_the_kit(self, o: core.Outcome) -> core.Outcome:
         """grade awards nothing to a component whose file, or a helper it loads, names the kit itself (the
@@ -211,18 +218,18 @@ class SelfCheck:
         reference's files, so a charge here would be a second deduction for the dependency's one mistake.
         Charged still, with the sentence first: a failure plainly its own, whatever the files it uses do:
         its code not written yet (NotImplementedError raised in its own file), or what its by-hand scan found
-        in its own file (tampering voids the whole component). Idempotent (the pipeline blames again after
-        require_behaviour)."""
-        if o.passed or o.status == core.Status.BLOCKED:
+        in its own file (tampering voids the whole component). Once per failure (passes.finish)."""
+        if o.passed:
             return o
         sentence = self.blocked(o.property.component)
-        # blamed already (the pytest plugin re-runs the pipeline)
-        if not sentence or o.message.startswith(sentence):
+        if not sentence:
             return o
         if own_mistake(o) or self.voided(o.property.component):
             return replace(o, message=results.after(sentence, o.message))
+        # its own hint held back, the glossary's sentence on what it says kept (words ran where it was made)
+        message = results.after(sentence, o.message)
         return replace(
-            o, status=core.Status.BLOCKED, message=results.after(sentence, o.message), hint=""
+            o, status=core.Status.BLOCKED, message=message, hint=glossary.explain(message)
         )
 
 
@@ -301,8 +308,8 @@ def _run_suite(session, components, include_hidden, progress, blocked, jobs):
         outcomes.append(session.run(p))
         if progress is not None:
             progress(p)
-    # the pipeline (passes.finish): a static point refused because every behavioural property is blocked is
-    # blocked too
+    # the pipeline across the run's outcomes (passes.finish), once: a static point refused because every
+    # behavioural property is blocked is blocked too
     outcomes = passes.finish(outcomes, blame=session.blame)
     found, pending_integration = integration_outcomes(session.unblamed(outcomes), shares, ran)
     if pending_integration:

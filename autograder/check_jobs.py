@@ -63,6 +63,8 @@ class Done:
     found: dict[str, str] = field(
         default_factory=dict
     )  # loops found by this property: site -> where
+    # the passes the worker applied (SelfCheck.outcome_as_run: it is made)
+    passes: tuple[str, ...] = ()
 
     def outcome(self) -> core.Outcome:
         return core.Outcome(
@@ -73,6 +75,7 @@ class Done:
             self.example,
             self.detail,
             self.seconds,
+            passes=self.passes,
         )
 
 
@@ -125,7 +128,7 @@ def _serve(session, tasks: int, results: int) -> None:
             o = session.outcome_as_run(core.REGISTRY[pid])
             found = {site: e.where for site, e in looped.items() if site not in knew}
             fields = (o.message, o.hint, o.example, o.detail, o.seconds)
-            _send(results, Done(pid, str(o.status), *fields, knew, found))
+            _send(results, Done(pid, str(o.status), *fields, knew, found, o.passes))
 
 
 def _start(session, others) -> Worker:
@@ -254,7 +257,7 @@ class Jobs:
         if not worker.running:
             return
         pid = worker.running.popleft()
-        self.done[pid] = core.with_glossary(
+        self.done[pid] = self.session.made(
             core.Outcome(core.REGISTRY[pid], core.Status.CRASHED, crash_message(status))
         )
         if worker.running:

@@ -167,7 +167,7 @@ def excerpt_es() -> str:
                 for p in core.load(include_hidden=False, components=[bug.component]):
                     outcome = core.run_property(p, student)
                     if not outcome.passed:
-                        blocks.append(results.short_text(passes.words(outcome)))
+                        blocks.append(results.short_text(passes.made(outcome)))
                         break
     finally:
         i18n.set_language(None)

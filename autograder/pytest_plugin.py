@@ -73,8 +73,12 @@ class KitPlugin:
 
     def __init__(self, config):
         self.config = config
+        # each test's finished outcome, in the order reported
         self.outcomes: list[core.Outcome] = []
         self._session: SelfCheck | None = None
+        # component -> its selected properties, in order; property id -> its outcome, finished with them
+        self.selected: dict[str, list[core.Property]] = {}
+        self.finished: dict[str, core.Outcome] = {}
 
     @property
     def session(self) -> SelfCheck:
@@ -92,6 +96,8 @@ class KitPlugin:
         ]
         asked = self.config.getoption("jobs")
         jobs = check_jobs.default_jobs() if asked is None else max(1, asked)
+        for p in chosen:
+            self.selected.setdefault(p.component, []).append(p)
         if chosen:
             self.session.start(chosen, jobs)
 
@@ -100,19 +106,25 @@ class KitPlugin:
             self._session.close()
 
     def check(self, prop: core.Property) -> None:
-        outcome = self.session.run(prop)
+        if prop.id not in self.finished:
+            self.finish(prop)
+        outcome = self.finished[prop.id]
         self.outcomes.append(outcome)
-        # The pipeline on the component so far, as check.run_suite (passes.finish): the static point needs a
-        # passed behavioural property (its test runs last in its component), and is blocked with the rest
-        mine = [i for i, o in enumerate(self.outcomes) if o.property.component == prop.component]
-        done = passes.finish([self.outcomes[i] for i in mine], blame=self.session.blame)
-        for i, o in zip(mine, done, strict=True):
-            self.outcomes[i] = o
-        outcome = self.outcomes[-1]
         if outcome.status == core.Status.BLOCKED:
             pytest.skip(results.outcome_text(outcome))
         if not outcome.passed:
             pytest.fail(results.outcome_text(outcome), pytrace=False)
+
+    def finish(self, prop: core.Property) -> None:
+        """At the first test of prop's component: the component's selected properties run (most of them
+        already, in the workers), and the pipeline across them, once (passes.finish, as check.run_suite): the
+        static point needs a passed behavioural property, and is blocked with the rest. Each of its tests
+        then reports its finished outcome."""
+        mine = self.selected.get(prop.component, [])
+        if prop not in mine:  # a test pytest did not collect as one of the kit's properties
+            mine = [prop]
+        done = passes.finish([self.session.run(p) for p in mine], blame=self.session.blame)
+        self.finished.update((o.property.id, o) for o in done)
 
     def pytest_sessionfinish(self, session, exitstatus):
         """A pending property is a skip, yet the run is not clean: a file it uses fails (as `check` exits 1)."""

@@ -309,9 +309,10 @@ def test_the_glossary_knows_the_course_names(lang, error):
 
 
 def test_the_glossary_reaches_every_route_from_the_outcome_itself(tmp_path, lang):
-    """core.run_property adds it, so check, pytest, the notebooks' check cells and the judge's feedback (which
-    all make their outcomes there) say it; the self-check does not say it twice; the hint after it starts with
-    a capital."""
+    """passes.made adds it where each route makes its outcomes (check, pytest, the notebooks' check cells, the
+    judge's grading process), once; the self-check does not say it twice; the hint after it starts with a
+    capital."""
+    from autograder import passes
     from autograder.check import SelfCheck
     from autograder.judge import feedback
     from autograder.judge.outputs import StudentResult
@@ -319,10 +320,11 @@ def test_the_glossary_reaches_every_route_from_the_outcome_itself(tmp_path, lang
     folder = planted(
         tmp_path, ("multi_head", "return self.w_o(merged)", "return self.attention(merged)")
     )
-    o = outcome(folder, "multi_head::multi_head_equals_torch")
+    o = passes.made(outcome(folder, "multi_head::multi_head_equals_torch"))
     sentence = "`attention` is `w_o` here." if lang == "en" else "`attention` aquí se llama `w_o`."
     assert o.hint.startswith(sentence + " ") and o.hint[len(sentence) + 1].isupper(), o.hint
-    checked = SelfCheck(folder).run(o.property)
+    session = SelfCheck(folder)
+    checked = passes.finish([session.run(o.property)], blame=session.blame)[0]
     assert checked.hint.count(sentence) == 1
     md = feedback.markdown(StudentResult("s", [o]))
     # a code span stays a code span in feedback.md (its backticks not escaped)

@@ -424,7 +424,7 @@ def test_the_table_shows_the_true_hint_and_no_hint_names_a_wrong_cause(tmp_path,
     student = StopsAtLoops(InProcessStudentCode(planted(tmp_path, *edits)))
     mine = [p for p in core.load(include_hidden=False) if p.component == component and not p.slow]
     with i18n.chosen("en"):
-        outcomes = passes.finish([core.run_property(p, student) for p in mine])
+        outcomes = passes.finish([passes.made(core.run_property(p, student)) for p in mine])
     hints = [o.hint for o in outcomes if not o.passed]
     assert hints, "the mistake is caught"
     assert untrue is None or not [h for h in hints if untrue in h], hints

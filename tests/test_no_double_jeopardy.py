@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from autograder import KIT, results
+from autograder import KIT, passes, results
 from autograder.bugs import Bug, catalog, make_submission
 from autograder.check import SelfCheck, run_suite
 from autograder.components import NAMES, get
@@ -167,12 +167,14 @@ def test_what_the_by_hand_scan_finds_in_its_own_file_is_charged_not_pending(tmp_
     static = [o for o in own_rows(outcomes) if core.is_static(o.property)]
     assert len(static) == 1 and static[0].status == core.Status.FAILED, static
     assert static[0].message.startswith("multi_head uses your attention.py")
-    # blamed once however often the pipeline runs (the pytest plugin runs it after each property): the
-    # sentence was once said 13 times over on the stubs
+    # blamed once (the sentence was once said 13 times over on the stubs), and a second blame is an error,
+    # never a silent no-op (issue 36: each pass once per outcome)
     assert static[0].message.count("multi_head uses your attention.py") == 1, static[0].message
+    assert static[0].passes.count("blame") == 1, static[0].passes
     session = SelfCheck(folder)
-    blamed = session.run(static[0].property)
+    blamed = passes.finish([session.run(static[0].property)], blame=session.blame)[0]
     assert blamed.message.startswith("multi_head uses your attention.py")
-    assert session.blame(blamed) == blamed
+    with pytest.raises(core.PassError):
+        passes.finish([blamed], blame=session.blame)
     others = [o for o in own_rows(outcomes) if not o.passed and not core.is_static(o.property)]
     assert others and all(o.status == core.Status.BLOCKED for o in others)

@@ -224,7 +224,12 @@ class GradingProcess:
             return SectionResult(section.key, error=str(e))
         finally:
             student.close()
-        records = [tidy(OutcomeRecord.of(o), str(self.pkg), str(self.tmp)) for o in outcomes]
+        from .. import passes
+
+        # made here, once (passes.made): every outcome of the section, after the verdicts on the whole of it
+        records = [
+            tidy(OutcomeRecord.of(passes.made(o)), str(self.pkg), str(self.tmp)) for o in outcomes
+        ]
         records = section_budget(records)
         stats = student.stats
         # Normal: every call answered in time by a live worker. Only such a result may be reused for another

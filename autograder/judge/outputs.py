@@ -91,6 +91,7 @@ def assemble(r: StudentResult, sections: list[Section], done: dict[str, SectionR
     order = {n: i for i, n in enumerate(NAMES)}
     # stable within each
     records.sort(key=lambda x: (order[x.component], x.integration))
+    # made in the grading process (passes.made); finished here, once, with the student's other sections
     r.outcomes = passes.finish([x.outcome() for x in within_budget(records)])
 
 

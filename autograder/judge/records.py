@@ -31,6 +31,8 @@ class OutcomeRecord:
     omitted: bool = False  # its text replaced by the budget's sentence (outputs.over_budget)
     kind: core.Kind = core.Kind.BEHAVIOUR
     integration: bool = False  # an integration re-run (judge/sections.py)
+    # the passes it went through (core.Outcome.passes): made, where it was made
+    passes: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -54,22 +56,16 @@ class OutcomeRecord:
             o.seconds,
             kind=core.Kind(p.kind),
             integration=p.integration,
+            passes=tuple(o.passes),
         )
 
     @classmethod
     def not_run(cls, p: core.Property, status: core.Status, message: str) -> OutcomeRecord:
-        """A property the judge did not run (a section's time used up, a lost grading process)."""
-        return cls(
-            p.name,
-            p.component,
-            p.points,
-            p.visible,
-            p.summary,
-            status,
-            message,
-            kind=p.kind,
-            integration=p.integration,
-        )
+        """A property the judge did not run (a section's time used up, a lost grading process), made here
+        (passes.made)."""
+        from .. import passes
+
+        return cls.of(passes.made(core.Outcome(p, status, message)))
 
     def outcome(self) -> core.Outcome:
         """The Outcome again, on the scheduler's side (its property has no function: it is not run here)."""
@@ -85,7 +81,14 @@ class OutcomeRecord:
             integration=self.integration,
         )
         return core.Outcome(
-            p, self.status, self.message, self.hint, self.example, self.detail, self.seconds
+            p,
+            self.status,
+            self.message,
+            self.hint,
+            self.example,
+            self.detail,
+            self.seconds,
+            passes=self.passes,
         )
 
 

@@ -23,6 +23,7 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from .. import i18n
@@ -35,7 +36,8 @@ PACKAGE = "_kit_notebook"  # the package this notebook's cells pretend to live i
 _ran: dict[str, str] = {}  # cell id -> source, as last executed in this kernel
 # content hash -> InProcessStudentCode (one import per version of the code)
 _student_code_by_hash: dict[str, object] = {}
-_outcomes: dict[int, dict] = {}  # id(student) -> {property id: its last outcome on that code}
+# id(student) -> {property id: its last outcome on that code, made}
+_outcomes: dict[int, dict] = {}
 _sessions: dict[str, object] = {}  # content hash -> check.SelfCheck (a student's environment only)
 _tmp: Path | None = None
 
@@ -225,17 +227,21 @@ def check(component: str, name: str, integration: bool = False) -> None:
         )
     session = None if integration else _self_check(component)
     # the student's own earlier notebooks: blamed where they fail, as in `check`
-    if session is not None:
+    if session is not None:  # made there (passes.made), once per version of the code
         outcome, seen = session.run(prop), _outcomes.setdefault(id(session), {})
     else:
         student = _student_code(component, integration)
-        outcome, seen = core.run_property(prop, student), _outcomes.setdefault(id(student), {})
+        outcome = passes.made(core.run_property(prop, student))
+        seen = _outcomes.setdefault(id(student), {})
     seen[prop.id] = outcome
-    # the pipeline every route shares (passes.finish): the static point needs a passed behavioural cell on
-    # this code, and is blocked with the rest; the cells are named in the text below
-    finished = passes.finish(list(seen.values()), blame=session.blame if session else None)
-    seen.update((o.property.id, o) for o in finished)
-    outcome = seen[prop.id]
+    # the pipeline every route shares (passes.finish), on copies of the outcomes this code's cells have made
+    # so far (a notebook's cells run one at a time, in any order, again: none of its outcomes is ever final):
+    # the static point needs a passed behavioural cell on this code, and is blocked with the rest; the cells
+    # are named in the text below
+    finished = passes.finish(
+        [replace(o) for o in seen.values()], blame=session.blame if session else None
+    )
+    outcome = next(o for o in finished if o.property.id == prop.id)
     # pending, not a failure of this notebook: said, not raised
     if outcome.status == core.Status.BLOCKED:
         print(cells.name_cells(outcome_text(outcome), _places(component, True)))

@@ -25,7 +25,6 @@ from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.internal.conjecture import engine as _engine
 from hypothesis.internal.conjecture import providers as _providers
 
-from .. import glossary
 from ..components import NAMES
 from ..i18n import N_, _
 from ..rules import eager_dynamo  # noqa: F401  (the checking side's optimizers: training's expected model)
@@ -71,6 +70,11 @@ class Failure(AssertionError):
         super().__init__(message)
         self.message, self.hint = message, hint
         self.evidence = Evidence(getattr(hint, "evidence", Evidence.NONE))
+
+
+class PassError(RuntimeError):
+    """A defect of the kit: an outcome put through one of its passes a second time (Outcome.through), or
+    finished before it was made (passes.finish)."""
 
 
 class Kind(StrEnum):
@@ -168,6 +172,19 @@ class Outcome:
     # How the hint knows its cause (Evidence): in-process only (the judge's records leave it at NONE, and then
     # the table shows the first failure, as before)
     evidence: int = 0
+    # The passes (autograder/passes.py) it has been through, in order, each once (issue 36): what the tests
+    # count, never what a student reads
+    passes: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    def through(self, name: str) -> Outcome:
+        """Record that the pass `name` has been applied; a second application is an error (PassError), not
+        a silent no-op: each route applies each pass once, at one point. In place; the same outcome."""
+        if name in self.passes:
+            raise PassError(
+                f"{self.property.id}: the {name} pass again (after {', '.join(self.passes)})"
+            )
+        self.passes += (name,)
+        return self
 
     @property
     def passed(self) -> bool:
@@ -394,12 +411,7 @@ def run_property(p: Property, student: StudentCode, reraise: tuple = ()) -> Outc
             raise _unwrap(raw) from None
         outcome = _outcome_from(p, raw)
     outcome.seconds = time.perf_counter() - start
-    return with_glossary(outcome)
-
-
-def with_glossary(o: Outcome) -> Outcome:
-    """The glossary pass (glossary.words), applied where every route makes its outcomes."""
-    return glossary.words(o)
+    return outcome
 
 
 # The hint of an error kind that is the same in every property (any other kind takes the property's hint_on_error).
