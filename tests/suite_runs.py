@@ -12,6 +12,7 @@ import copy
 
 from autograder import KIT, i18n
 from autograder.bugs import catalog, make_submission
+from autograder.report.signatures import fixed_copy_task
 from autograder.student_code import InProcessStudentCode, StudentCode
 from autograder.suite import core
 
@@ -52,6 +53,6 @@ def english(label: str, component: str, tmp_path_factory) -> list[core.Outcome]:
     """The component's outcomes on the labelled submission, in English (copies: a caller may score them)."""
     key = (label, component)
     if key not in _runs:
-        with i18n.chosen("en"):
+        with i18n.chosen("en"), fixed_copy_task():
             _runs[key] = run(student(label, tmp_path_factory), component)
     return [copy.copy(o) for o in _runs[key]]

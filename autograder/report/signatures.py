@@ -15,6 +15,7 @@ with the session's own run of that bug.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import sys
@@ -33,9 +34,29 @@ def of_outcomes(outcomes) -> list[str]:
     return sorted(h for h in ids if not h.startswith(TEXT_ID))
 
 
+# The copy task is drawn at grading time (properties.training.TASK_DRAW: weights trained offline cannot know it),
+# so what a bug that fails it makes the suite say can change with the draw (targets_not_shifted's hint reads
+# "no causal mask" on some draws). The signatures, and the tests that check them (tests/suite_runs.py), run on
+# this one draw, so that the file is reproducible; the reference learns the task on it.
+COPY_TASK_DRAW = 0
+
+
+@contextlib.contextmanager
+def fixed_copy_task():
+    """The copy task drawn with COPY_TASK_DRAW for the block (properties.training reads TASK_DRAW per call)."""
+    from ..properties import training
+
+    drawn = training.TASK_DRAW
+    training.TASK_DRAW = COPY_TASK_DRAW
+    try:
+        yield
+    finally:
+        training.TASK_DRAW = drawn
+
+
 def compute() -> dict[str, list[str]]:
     """Run each bug's component suite (visible and hidden, in English, in this process) on the reference with
-    that bug planted."""
+    that bug planted (the copy task on its fixed draw)."""
     from .. import KIT, i18n
     from ..bugs import catalog, make_submission
     from ..student_code import InProcessStudentCode
@@ -43,7 +64,7 @@ def compute() -> dict[str, list[str]]:
 
     properties = core.load(include_hidden=True)
     found: dict[str, list[str]] = {}
-    with tempfile.TemporaryDirectory() as tmp, i18n.chosen("en"):
+    with tempfile.TemporaryDirectory() as tmp, i18n.chosen("en"), fixed_copy_task():
         for bug in catalog():
             folder = make_submission(bug, KIT / "solutions", Path(tmp) / bug.id.replace(":", "-"))
             code = InProcessStudentCode(folder, bug.id)
