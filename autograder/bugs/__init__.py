@@ -7,6 +7,7 @@ and benchmark draw buggy submissions from it.
 
 from __future__ import annotations
 
+import enum
 import importlib
 import shutil
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ class Bug:
     # One mistake, one deduction: a slip that cuts across a function (its dtype, the order of a returned tuple,
     # a missing attribute) fails this one property that owns it, and no other that reads the result
     one_deduction: str = ""
+    # The mistake this bug exhibits (a flag of a mistake model: suite/mistakes.py), when the checker has one: its
+    # declared hint is the one a failing property must show for this bug (tests/test_mistakes.py)
+    mistake: enum.Flag | None = None
 
     @property
     def id(self) -> str:
