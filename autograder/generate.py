@@ -140,7 +140,7 @@ def _course_notebook_names():
         find="def __init__(self, d_model, num_heads, dropout=0.0, bias=True):",
         replace="def __init__(self, heads, dim_embedding, dropout=0.0, bias=True):\n"
         "        d_model, num_heads = dim_embedding, heads",
-        hint="dim_embedding",
+        fragment="dim_embedding",
     )
 
 

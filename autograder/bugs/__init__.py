@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..components import NAMES
+from ..suite import mistakes
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,9 @@ class Bug:
     description: str  # what the student did, in a student's words
     find: str  # exact text in solutions/<component>.py (must occur once)
     replace: str
-    hint: str  # a fragment (case-insensitive) of the hint that must name this bug
+    # A fragment (case-insensitive) of the hint that must name this bug, where the checker has no mistake model
+    # of it; with one, the bug names the model's flag instead (`mistake`) and the hint is the flag's declared one
+    fragment: str = ""
     # The self-check must show it: a visible property's hint names it, not only a hidden one's
     caught_visibly: bool = False
     # One mistake, one deduction: a slip that cuts across a function (its dtype, the order of a returned tuple,
@@ -32,6 +35,20 @@ class Bug:
     # The mistake this bug exhibits (a flag of a mistake model: suite/mistakes.py), when the checker has one: its
     # declared hint is the one a failing property must show for this bug (tests/test_mistakes.py)
     mistake: enum.Flag | None = None
+
+    def __post_init__(self):
+        if self.fragment and self.mistake is not None:
+            raise ValueError(
+                f"{self.id}: a bug names its mistake's flag or a hint fragment, not both"
+            )
+
+    @property
+    def hint(self) -> str:
+        """What a failing property's hint must contain (case-insensitive) for this bug: the declared hint of its
+        mistake up to its first placeholder, or its fragment."""
+        if self.mistake is None:
+            return self.fragment
+        return mistakes.msgid(self.mistake, self.component).split("{")[0]
 
     @property
     def id(self) -> str:

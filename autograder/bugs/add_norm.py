@@ -1,3 +1,4 @@
+from ..properties.models.layer_norm import NormMistake
 from . import Bug
 
 _STATS = (
@@ -14,7 +15,7 @@ BUGS = [
         "x.var(dim=-1) uses the unbiased variance (divides by d - 1)",
         "        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)\n",
         "        var = x.var(dim=-1, keepdim=True)\n",
-        "unbiased",
+        mistake=NormMistake.UNBIASED,
     ),
     Bug(
         "add_norm",
@@ -22,7 +23,7 @@ BUGS = [
         "added eps to the standard deviation instead of the variance",
         _OUT,
         "        return (x - mean) / (torch.sqrt(var) + self.eps) * self.weight + self.bias\n",
-        "eps goes inside the square root",
+        mistake=NormMistake.EPS_OUTSIDE,
     ),
     Bug(
         "add_norm",

@@ -1,3 +1,4 @@
+from ..suite.numpy_warmup import AttentionMistake
 from . import Bug
 
 BUGS = [
@@ -23,7 +24,7 @@ BUGS = [
         "forgot to divide the scores by sqrt(d_k)",
         "scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)",
         "scores = query @ key.transpose(-2, -1)",
-        "no scaling",
+        mistake=AttentionMistake.NO_SCALE,
     ),
     Bug(
         "attention",
@@ -31,7 +32,7 @@ BUGS = [
         "divided by d_k instead of sqrt(d_k)",
         "scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)",
         "scores = query @ key.transpose(-2, -1) / d_k",
-        "divided by d_k",
+        mistake=AttentionMistake.SCALED_BY_D_K,
     ),
     Bug(
         "attention",

@@ -1,3 +1,5 @@
+from ..properties.models.layer_norm import NormMistake
+from ..suite.numpy_warmup import AttentionMistake
 from . import Bug
 
 _MAX = "    x_max = np.max(x, axis=axis, keepdims=True)\n"
@@ -35,7 +37,7 @@ BUGS = [
         "forgot to divide the scores by sqrt(d_k)",
         "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)",
         "scores = q @ np.swapaxes(k, -1, -2)",
-        "no scaling",
+        mistake=AttentionMistake.NO_SCALE,
     ),
     Bug(
         "attention_numpy",
@@ -43,7 +45,7 @@ BUGS = [
         "divided the scores by d_k instead of sqrt(d_k)",
         "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)",
         "scores = q @ np.swapaxes(k, -1, -2) / d_k",
-        "divided by d_k",
+        mistake=AttentionMistake.SCALED_BY_D_K,
     ),
     Bug(
         "attention_numpy",
@@ -59,7 +61,7 @@ BUGS = [
         "softmax over the queries (axis -2)",
         "    weights = softmax(scores, axis=-1)\n    return",
         "    weights = softmax(scores, axis=-2)\n    return",
-        "over the queries",
+        mistake=AttentionMistake.SOFTMAX_OVER_QUERIES,
     ),
     Bug(
         "attention_numpy",
@@ -67,7 +69,7 @@ BUGS = [
         "np.var with ddof=1 (unbiased) in layer_norm",
         "    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)\n",
         "    var = np.var(x, axis=-1, ddof=1, keepdims=True)\n",
-        "unbiased",
+        mistake=NormMistake.UNBIASED,
     ),
     Bug(
         "attention_numpy",
@@ -75,7 +77,7 @@ BUGS = [
         "added eps to the standard deviation, not the variance",
         "return (x - mean) / np.sqrt(var + eps)",
         "return (x - mean) / (np.sqrt(var) + eps)",
-        "inside the square root",
+        mistake=NormMistake.EPS_OUTSIDE,
     ),
     Bug(
         "attention_numpy",

@@ -1,3 +1,4 @@
+from ..properties.models.beam_search import BeamMistake
 from . import Bug
 
 BUGS = [
@@ -7,7 +8,7 @@ BUGS = [
         "multiplied the running scores by the log-probabilities instead of adding",
         "candidates = logp.unsqueeze(-1) + log_probs",
         "candidates = logp.unsqueeze(-1) * log_probs",
-        "add the log-probabilities",
+        mistake=BeamMistake.MULTIPLY,
     ),
     Bug(
         "beam_search",
@@ -15,7 +16,7 @@ BUGS = [
         "finished hypotheses keep being extended with any token",
         "                log_probs = torch.where(finished.unsqueeze(-1), hold, log_probs)\n",
         "",
-        "kept and not extended",
+        mistake=BeamMistake.NOT_HELD,
     ),
     Bug(
         "beam_search",
@@ -23,7 +24,7 @@ BUGS = [
         "the top-k runs over the candidates flattened token-major",
         "_, index = ranked.view(batch, beam_size * vocab).topk(beam_size, dim=-1)",
         "_, index = ranked.transpose(1, 2).reshape(batch, beam_size * vocab).topk(beam_size, dim=-1)",
-        "flattened beam-major",
+        mistake=BeamMistake.TOPK_TOKEN_MAJOR,
     ),
     Bug(
         "beam_search",
@@ -31,7 +32,7 @@ BUGS = [
         "each winner extends the hypothesis of the first row's beam, whatever its row",
         "rows = (first_row + beam).view(-1)",
         "rows = beam.view(-1)",
-        "rows of the batch are mixed",
+        mistake=BeamMistake.ROWS_MIXED,
         caught_visibly=True,
     ),
     Bug(
@@ -40,7 +41,7 @@ BUGS = [
         "the memory is repeated batch-major: beams read other rows' memory",
         "memory = model.encode(src, src_mask).repeat_interleave(beam_size, dim=0)",
         "memory = model.encode(src, src_mask).repeat(beam_size, 1, 1)",
-        "repeat_interleave",
+        mistake=BeamMistake.MEMORY_TILED,
     ),
     Bug(
         "beam_search",
@@ -48,7 +49,7 @@ BUGS = [
         "the decoder steps get no src_mask (only the encoder does)",
         "hidden = model.decode(ys, memory, causal_mask(ys.size(1), device=device), beam_mask)",
         "hidden = model.decode(ys, memory, causal_mask(ys.size(1), device=device))",
-        "src_mask must reach every decode",
+        mistake=BeamMistake.NO_DECODE_MASK,
     ),
     Bug(
         "beam_search",
@@ -56,7 +57,7 @@ BUGS = [
         "the penalised score is stored as the running sum, then penalised again",
         "logp = candidates.view(batch, -1).gather(1, index)",
         "logp = ranked.view(batch, -1).gather(1, index)",
-        "length penalty is applied twice",
+        mistake=BeamMistake.PENALTY_STORED,
         caught_visibly=True,
     ),
 ]
@@ -71,7 +72,7 @@ BUGS += [
         "each row returns the hypothesis with the best raw log-probability, not the best score",
         "best = scores.argmax(dim=-1)",
         "best = logp.argmax(dim=-1)",
-        "the highest score logp / T ** length_penalty",
+        mistake=BeamMistake.FINAL_BY_LOGP,
         caught_visibly=True,
     ),
     Bug(
@@ -80,7 +81,7 @@ BUGS += [
         "each row returns its best finished hypothesis, an unfinished one only when none has finished",
         "best = scores.argmax(dim=-1)",
         "best = scores.masked_fill(~finished, float('-inf')).argmax(dim=-1)",
-        "finished or not",
+        mistake=BeamMistake.FINAL_FINISHED_ONLY,
     ),
     Bug(
         "beam_search",
@@ -88,7 +89,7 @@ BUGS += [
         "decoding stops once each row's top hypothesis has finished",
         "while ys.size(1) < max_len and not finished.all():",
         "while ys.size(1) < max_len and not finished[:, 0].all():",
-        "a longer hypothesis can still overtake",
+        mistake=BeamMistake.STOP_TOP_FINISHED,
         caught_visibly=True,
     ),
     Bug(
@@ -97,7 +98,7 @@ BUGS += [
         "decoding stops once every row has one finished hypothesis",
         "while ys.size(1) < max_len and not finished.all():",
         "while ys.size(1) < max_len and not finished.any(dim=-1).all():",
-        "a longer hypothesis can still overtake",
+        mistake=BeamMistake.STOP_ONE_FINISHED,
     ),
     Bug(
         "beam_search",
@@ -105,7 +106,7 @@ BUGS += [
         "a finished hypothesis's length T keeps growing with every step",
         "new_lengths = (lengths + (~finished).long()).unsqueeze(-1)",
         "new_lengths = (lengths + 1).unsqueeze(-1)",
-        "length T stops growing at its eos",
+        mistake=BeamMistake.LENGTH_GROWS,
         caught_visibly=True,
     ),
     Bug(
@@ -114,7 +115,7 @@ BUGS += [
         "the length T counts the bos token",
         "lengths = torch.zeros(batch, beam_size, dtype=torch.long, device=device)",
         "lengths = torch.ones(batch, beam_size, dtype=torch.long, device=device)",
-        "bos not counted",
+        mistake=BeamMistake.LENGTH_COUNTS_BOS,
         caught_visibly=True,
     ),
     Bug(
@@ -123,7 +124,7 @@ BUGS += [
         "the candidates are ranked by their raw log-probability; the penalty only at the end",
         "ranked = candidates / new_lengths.to(candidates.dtype) ** length_penalty",
         "ranked = candidates",
-        "rank the candidates by logp / T ** length_penalty",
+        mistake=BeamMistake.RANK_RAW,
         caught_visibly=True,
     ),
     Bug(
@@ -141,7 +142,7 @@ BUGS += [
         "every beam starts as [bos] with logp 0 (the same hypothesis beam_size times)",
         "logp[:, 0] = 0.0  # one real hypothesis per row to start with",
         "logp[:] = 0.0",
-        "empty slots",
+        mistake=BeamMistake.ALL_START_AT_ZERO,
     ),
     Bug(
         "beam_search",
@@ -149,7 +150,7 @@ BUGS += [
         "a finished hypothesis pays eos's log-probability again at every step it is held",
         "hold[..., eos_id] = 0.0",
         "hold[..., eos_id] = log_probs[..., eos_id]",
-        "at no cost",
+        mistake=BeamMistake.HOLD_AT_COST,
     ),
     Bug(
         "beam_search",
@@ -173,7 +174,7 @@ BUGS += [
         "the memory is repeated per beam, the src_mask batch-major: beams read other rows' padding",
         "beam_mask = None if src_mask is None else src_mask.repeat_interleave(beam_size, dim=0)",
         "beam_mask = None if src_mask is None else src_mask.repeat(beam_size, 1, 1, 1)",
-        "one copy per beam",
+        mistake=BeamMistake.MASK_TILED,
     ),
     Bug(
         "beam_search",

@@ -1,3 +1,4 @@
+from ..properties.models.layers import LayerMistake, StackMistake
 from . import Bug
 
 BUGS = [
@@ -7,7 +8,7 @@ BUGS = [
         "took the cross-attention's keys and values from the decoder input",
         "self.cross_attention(x, memory, memory, memory_mask)",
         "self.cross_attention(x, x, x, memory_mask)",
-        "keys and values come from the encoder memory",
+        mistake=LayerMistake.CROSS_KEYS_FROM_X,
     ),
     Bug(
         "decoder",
@@ -23,7 +24,7 @@ BUGS = [
         "called the cross-attention without memory_mask",
         "self.cross_attention(x, memory, memory, memory_mask)",
         "self.cross_attention(x, memory, memory)",
-        "memory_mask is ignored",
+        mistake=LayerMistake.NO_CROSS_MASK,
     ),
     Bug(
         "decoder",
@@ -31,7 +32,7 @@ BUGS = [
         "called the self-attention without target_mask: not causal",
         "self.self_attention(x, x, x, target_mask)",
         "self.self_attention(x, x, x)",
-        "target_mask is ignored",
+        mistake=LayerMistake.NO_SELF_MASK,
     ),
     Bug(
         "decoder",
@@ -41,7 +42,7 @@ BUGS = [
         "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n",
         "        x = self.add_norm_2(x, self.self_attention(x, x, x, target_mask))\n"
         "        x = self.add_norm_1(x, self.cross_attention(x, memory, memory, memory_mask))\n",
-        "add_norm_1 and add_norm_2 swapped",
+        mistake=LayerMistake.NORMS_1_2_SWAPPED,
     ),
     Bug(
         "decoder",
@@ -51,7 +52,7 @@ BUGS = [
         "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n",
         "        x = self.add_norm_1(x, self.cross_attention(x, memory, memory, memory_mask))\n"
         "        x = self.add_norm_2(x, self.self_attention(x, x, x, target_mask))\n",
-        "runs before the self-attention",
+        mistake=LayerMistake.CROSS_ATTENTION_FIRST,
     ),
     Bug(
         "decoder",
@@ -59,7 +60,7 @@ BUGS = [
         "built the stack as [layer] * N: one module shared by every step",
         "[DecoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]",
         "[DecoderLayer(d_model, num_heads, d_ff, dropout)] * num_layers",
-        "same layer",
+        mistake=StackMistake.LAST_LAYER_EVERY_STEP,
     ),
     Bug(
         "decoder",
@@ -67,7 +68,7 @@ BUGS = [
         "applied self.layers[0] at every step of the loop",
         "        for layer in self.layers:\n            x = layer(x, memory, target_mask, memory_mask)\n",
         "        for _ in self.layers:\n            x = self.layers[0](x, memory, target_mask, memory_mask)\n",
-        "layers[0]",
+        mistake=StackMistake.FIRST_LAYER_EVERY_STEP,
     ),
     Bug(
         "decoder",
@@ -75,7 +76,7 @@ BUGS = [
         "forgot to pass memory_mask on to the layers",
         "x = layer(x, memory, target_mask, memory_mask)",
         "x = layer(x, memory, target_mask)",
-        "every layer",
+        mistake=StackMistake.NO_MASK,
     ),
     # issue 22: the cross-attention called key first
     Bug(

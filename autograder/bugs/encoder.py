@@ -1,3 +1,4 @@
+from ..properties.models.layers import LayerMistake, StackMistake
 from . import Bug
 
 _FORWARD = (
@@ -14,7 +15,7 @@ BUGS = [
         "        y = self.add_norm_1.norm(x)\n"
         "        x = x + self.self_attention(y, y, y, mask)\n"
         "        return x + self.feed_forward(self.add_norm_2.norm(x))\n",
-        "post-norm",
+        mistake=LayerMistake.PRE_NORM,
     ),
     Bug(
         "encoder",
@@ -23,7 +24,7 @@ BUGS = [
         _FORWARD,
         "        x = x + self.add_norm_1.norm(self.self_attention(x, x, x, mask))\n"
         "        return x + self.add_norm_2.norm(self.feed_forward(x))\n",
-        "residual is added after the norm",
+        mistake=LayerMistake.NORM_INSIDE_RESIDUAL,
     ),
     Bug(
         "encoder",
@@ -31,7 +32,7 @@ BUGS = [
         "returned after the attention sub-layer: no feed-forward",
         "        return self.add_norm_2(x, self.feed_forward(x))\n",
         "        return x\n",
-        "feed-forward sub-layer is skipped",
+        mistake=LayerMistake.NO_FEED_FORWARD,
     ),
     Bug(
         "encoder",
@@ -40,7 +41,7 @@ BUGS = [
         _FORWARD,
         "        x = self.add_norm_2(x, self.self_attention(x, x, x, mask))\n"
         "        return self.add_norm_1(x, self.feed_forward(x))\n",
-        "swapped",
+        mistake=LayerMistake.NORMS_1_2_SWAPPED,
     ),
     Bug(
         "encoder",
@@ -48,7 +49,7 @@ BUGS = [
         "called the self-attention without the mask",
         "self.self_attention(x, x, x, mask)",
         "self.self_attention(x, x, x)",
-        "mask is ignored",
+        mistake=LayerMistake.NO_SELF_MASK,
     ),
     Bug(
         "encoder",
@@ -56,7 +57,7 @@ BUGS = [
         "built the stack as [layer] * N: one module shared by every step",
         "[EncoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]",
         "[EncoderLayer(d_model, num_heads, d_ff, dropout)] * num_layers",
-        "same layer",
+        mistake=StackMistake.LAST_LAYER_EVERY_STEP,
     ),
     Bug(
         "encoder",
@@ -64,7 +65,7 @@ BUGS = [
         "applied self.layers[0] at every step of the loop",
         "        for layer in self.layers:\n            x = layer(x, mask)\n",
         "        for _ in self.layers:\n            x = self.layers[0](x, mask)\n",
-        "layers[0]",
+        mistake=StackMistake.FIRST_LAYER_EVERY_STEP,
     ),
     Bug(
         "encoder",
@@ -72,7 +73,7 @@ BUGS = [
         "forgot to pass the mask on to the layers",
         "x = layer(x, mask)",
         "x = layer(x)",
-        "every layer",
+        mistake=StackMistake.NO_MASK,
     ),
     Bug(
         "encoder",
@@ -80,7 +81,7 @@ BUGS = [
         "passed the mask to the first layer only",
         "        for layer in self.layers:\n            x = layer(x, mask)\n",
         "        for i, layer in enumerate(self.layers):\n            x = layer(x, mask if i == 0 else None)\n",
-        "every layer",
+        mistake=StackMistake.MASK_AT_FIRST_ONLY,
     ),
     # issue 22: the course notebooks' order, MultiHeadAttention(heads, dim_embedding)
     Bug(

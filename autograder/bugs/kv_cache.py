@@ -1,3 +1,5 @@
+from ..properties.kv_cache import StepMistake
+from ..properties.models.greedy import GreedyMistake
 from . import Bug
 
 BUGS = [
@@ -20,7 +22,7 @@ BUGS = [
         "a multi-token step lets every new token see all the new ones",
         "mask = None if n == 1 else causal_mask(t + n, device=tokens.device)[t:]",
         "mask = None",
-        "not masked causally",
+        mistake=StepMistake.STEP_SEES_ITSELF_WHOLE,
     ),
     Bug(
         "kv_cache",
@@ -28,7 +30,7 @@ BUGS = [
         "each step adds the positional encoding of positions 0..n-1",
         "x = encoding.dropout(x + encoding.pe[:, t:t + n].to(x.dtype))",
         "x = encoding(x)",
-        "positional encoding restarts at 0",
+        mistake=StepMistake.POSITIONS_RESTARTED,
     ),
     Bug(
         "kv_cache",
@@ -48,7 +50,7 @@ BUGS = [
         "            self.memory_values.append(split_heads(cross.w_v(memory), cross.num_heads))\n",
         "            self.memory_keys.append(split_heads(cross.w_k(memory[:1]), cross.num_heads))\n"
         "            self.memory_values.append(split_heads(cross.w_v(memory[:1]), cross.num_heads))\n",
-        "shared across the batch",
+        mistake=StepMistake.SHARED_MEMORY,
     ),
     Bug(
         "kv_cache",
@@ -88,7 +90,7 @@ BUGS = [
         "a row that produced eos_id goes on decoding while another row is unfinished",
         "                next_token = next_token.masked_fill(finished, eos_id)\n",
         "",
-        "a finished row must keep eos_id",
+        mistake=GreedyMistake.NO_PAD,
     ),
     Bug(
         "kv_cache",

@@ -1,3 +1,4 @@
+from ..properties.models.multi_head import MhaMistake
 from . import Bug
 
 _SPLIT = (
@@ -15,7 +16,7 @@ BUGS = [
         "        q = self.w_q(query).view(batch, self.num_heads, m_q, self.d_k)\n"
         "        k = self.w_k(key).view(batch, self.num_heads, m_k, self.d_k)\n"
         "        v = self.w_v(value).view(batch, self.num_heads, m_k, self.d_k)\n",
-        "transpose",
+        mistake=MhaMistake.SPLIT_WITHOUT_TRANSPOSE,
     ),
     Bug(
         "multi_head",
@@ -23,7 +24,7 @@ BUGS = [
         "merged the heads back with view, no transpose",
         "merged = heads.transpose(1, 2).contiguous().view(batch, m_q, d_model)",
         "merged = heads.contiguous().view(batch, m_q, d_model)",
-        "merged without a transpose",
+        mistake=MhaMistake.MERGE_WITHOUT_TRANSPOSE,
     ),
     Bug(
         "multi_head",
@@ -33,7 +34,7 @@ BUGS = [
         "        q = self.w_q(query).view(batch, m_q, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
         "        k = self.w_k(key).view(batch, m_k, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
         "        v = self.w_v(value).view(batch, m_k, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n",
-        "head split",
+        mistake=MhaMistake.SPLIT_STRIDED,
     ),
     Bug(
         "multi_head",
@@ -43,7 +44,7 @@ BUGS = [
         "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
         "        q = self.w_k(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
         "        k = self.w_q(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
-        "Q and K projections swapped",
+        mistake=MhaMistake.Q_K_SWAPPED,
     ),
     Bug(
         "multi_head",
@@ -67,7 +68,7 @@ BUGS = [
         "returned the merged heads without w_o",
         "return self.w_o(merged)",
         "return merged",
-        "w_o is missing",
+        mistake=MhaMistake.NO_W_O,
     ),
     Bug(
         "multi_head",

@@ -1,3 +1,4 @@
+from ..properties.models.positional_encoding import PeMistake
 from . import Bug
 
 _FILL = (
@@ -15,7 +16,7 @@ BUGS = [
         "cos in the even columns, sin in the odd ones",
         _FILL,
         "    pe[:, 0::2] = torch.cos(angle)\n    pe[:, 1::2] = torch.sin(angle[:, : d_model // 2])\n",
-        "sin and cos swapped",
+        mistake=PeMistake.SIN_COS_SWAPPED,
     ),
     Bug(
         "positional_encoding",
@@ -24,7 +25,7 @@ BUGS = [
         _FILL,
         "    pe[:, 0::2] = torch.sin(angle)\n"
         "    pe[:, 1::2] = torch.cos(position / torch.pow(10000.0, (even[: d_model // 2] + 1) / d_model))\n",
-        "sin and cos of a pair at different frequencies",
+        mistake=PeMistake.COS_OWN_COLUMN,
     ),
     Bug(
         "positional_encoding",
@@ -32,7 +33,7 @@ BUGS = [
         "exponent i/d_model with i the pair index",
         _EVEN,
         "    even = torch.arange(0, d_model, 2, dtype=torch.float64) / 2  # the 2i values\n",
-        "2i/d_model",
+        mistake=PeMistake.PAIR_INDEX,
     ),
     Bug(
         "positional_encoding",
@@ -40,7 +41,7 @@ BUGS = [
         "base 1000 instead of 10000",
         _ANGLE,
         _ANGLE.replace("10000.0", "1000.0"),
-        "the base is 10000",
+        mistake=PeMistake.BASE_1000,
     ),
     Bug(
         "positional_encoding",
@@ -48,7 +49,7 @@ BUGS = [
         "position * 10000^(2i/d) instead of dividing",
         _ANGLE,
         _ANGLE.replace("position / torch.pow", "position * torch.pow"),
-        "divide the position",
+        mistake=PeMistake.MULTIPLIED,
     ),
     Bug(
         "positional_encoding",
@@ -114,7 +115,7 @@ BUGS += [
         "        pe[:, i] = torch.sin(angle)\n"
         "        if i + 1 < d_model:\n"
         "            pe[:, i + 1] = torch.cos(angle)\n",
-        "i is already 2i",
+        mistake=PeMistake.DOUBLED_EXPONENT,
         caught_visibly=True,
     ),
     Bug(
@@ -127,7 +128,7 @@ BUGS += [
         "        pe[:, i] = torch.sin(position[:, 0] / 10000.0 ** (i / d_model))\n"
         "        if i + 1 < d_model:\n"
         "            pe[:, i + 1] = torch.cos(position[:, 0] / 10000.0 ** ((i + 2) / d_model))\n",
-        "next pair's frequency",
+        mistake=PeMistake.COS_NEXT_PAIR,
         caught_visibly=True,
     ),
 ]

@@ -1,3 +1,4 @@
+from ..properties.models.trainer import TrainingMistake
 from . import Bug
 
 BUGS = [
@@ -7,7 +8,7 @@ BUGS = [
         "the decoder reads the targets themselves: it sees the answer",
         "decoder_input = shift_right(tgt, bos_id)",
         "decoder_input = tgt",
-        "the targets are not shifted",
+        mistake=TrainingMistake.NOT_SHIFTED,
     ),
     Bug(
         "training",
@@ -15,7 +16,7 @@ BUGS = [
         "the loss averages over every position, padding included",
         "return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)",
         "return per_position.mean()",
-        "padding positions count",
+        mistake=TrainingMistake.PAD_COUNTED,
     ),
     Bug(
         "training",
@@ -23,7 +24,7 @@ BUGS = [
         "the padding token keeps its share of the smoothing mass",
         "    true_dist[..., pad_id] = 0.0\n",
         "",
-        "the padding token gets no smoothing mass",
+        mistake=TrainingMistake.PAD_MASS,
     ),
     Bug(
         "training",
@@ -39,7 +40,7 @@ BUGS = [
         "optimizer.zero_grad() is missing: gradients accumulate across steps",
         "    optimizer.zero_grad()\n",
         "",
-        "the gradients accumulate across steps",
+        mistake=TrainingMistake.NO_ZERO_GRAD,
     ),
     Bug(
         "training",
@@ -47,7 +48,7 @@ BUGS = [
         "teacher forcing without the causal mask",
         "logits = model(src, decoder_input, padding_mask(src, pad_id), target_mask)",
         "logits = model(src, decoder_input, padding_mask(src, pad_id))",
-        "no causal mask in training",
+        mistake=TrainingMistake.NO_CAUSAL_MASK,
     ),
     Bug(
         "training",
@@ -55,7 +56,7 @@ BUGS = [
         "teacher forcing without the source padding mask",
         "logits = model(src, decoder_input, padding_mask(src, pad_id), target_mask)",
         "logits = model(src, decoder_input, None, target_mask)",
-        "the source padding is not masked",
+        mistake=TrainingMistake.NO_SRC_MASK,
     ),
     Bug(
         "training",
@@ -71,7 +72,7 @@ BUGS = [
         "the loss is the sum over positions, not their mean",
         "return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)",
         "return per_position.masked_fill(~real, 0.0).sum()",
-        "average over the non-padding positions",
+        mistake=TrainingMistake.SUMMED,
     ),
     Bug(
         "training",
@@ -172,6 +173,6 @@ BUGS += [
         _SMOOTHING,
         "    true_dist = torch.full_like(log_probs, smoothing / logits.size(-1))\n"
         "    true_dist.scatter_add_(-1, target.unsqueeze(-1), torch.full_like(log_probs[..., :1], 1.0 - smoothing))\n",
-        "torch's smoothing",
+        mistake=TrainingMistake.TORCH_SMOOTHING,
     ),
 ]

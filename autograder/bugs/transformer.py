@@ -1,3 +1,5 @@
+from ..properties.models.greedy import GreedyMistake
+from ..properties.models.transformer import ModelMistake
 from . import Bug
 
 BUGS = [
@@ -7,7 +9,7 @@ BUGS = [
         "forward did not pass src_mask on to the decoder",
         "return self.generator(self.decode(tgt, memory, target_mask, src_mask))",
         "return self.generator(self.decode(tgt, memory, target_mask))",
-        "src_mask serves both",
+        mistake=ModelMistake.NO_CROSS_MASK,
     ),
     Bug(
         "transformer",
@@ -15,7 +17,7 @@ BUGS = [
         "decode embedded the target without positions",
         "return self.decoder(self.positional_encoding(self.tgt_embedding(tgt)), memory,",
         "return self.decoder(self.tgt_embedding(tgt), memory,",
-        "no positional encoding on the target",
+        mistake=ModelMistake.NO_PE_TGT,
     ),
     Bug(
         "transformer",
@@ -23,7 +25,7 @@ BUGS = [
         "decode embedded the target with src_embedding",
         "return self.decoder(self.positional_encoding(self.tgt_embedding(tgt)), memory,",
         "return self.decoder(self.positional_encoding(self.src_embedding(tgt)), memory,",
-        "target is embedded with src_embedding",
+        mistake=ModelMistake.TGT_EMBEDDED_WITH_SRC,
     ),
     Bug(
         "transformer",
@@ -31,7 +33,7 @@ BUGS = [
         "greedy decoding always runs to max_len",
         "                if finished.all():\n                    break\n",
         "",
-        "stop once every row has produced eos_id",
+        mistake=GreedyMistake.NO_STOP,
     ),
     Bug(
         "transformer",
@@ -39,7 +41,7 @@ BUGS = [
         "finished rows keep getting the argmax, not eos",
         "                next_token = next_token.masked_fill(finished, eos_id)\n",
         "",
-        "holds eos_id after it",
+        mistake=GreedyMistake.NO_PAD,
         caught_visibly=True,
     ),
     Bug(
@@ -48,7 +50,7 @@ BUGS = [
         "the loop runs while ys.size(1) <= max_len: one token too many",
         "while ys.size(1) < max_len:",
         "while ys.size(1) <= max_len:",
-        "max_len counts the bos token",
+        mistake=GreedyMistake.ONE_STEP_MORE,
     ),
     Bug(
         "transformer",
@@ -81,7 +83,7 @@ BUGS = [
         "took the next token from position 0 instead of the last",
         "next_token = model.generator(hidden[:, -1]).argmax(dim=-1)",
         "next_token = model.generator(hidden[:, 0]).argmax(dim=-1)",
-        "last position",
+        mistake=GreedyMistake.FIRST_POSITION,
     ),
     Bug(
         "transformer",
@@ -89,7 +91,7 @@ BUGS = [
         "decode inside greedy_decode got no src_mask",
         "hidden = model.decode(ys, memory, target_mask, src_mask)",
         "hidden = model.decode(ys, memory, target_mask)",
-        "src_mask must reach decode",
+        mistake=GreedyMistake.NO_SRC_MASK_IN_DECODE,
         caught_visibly=True,
     ),
     Bug(
@@ -110,7 +112,7 @@ BUGS += [
         "finished rows are padded with token 0, not eos_id",
         "                next_token = next_token.masked_fill(finished, eos_id)\n",
         "                next_token = next_token.masked_fill(finished, 0)\n",
-        "holds eos_id after it",
+        mistake=GreedyMistake.NO_PAD,
         caught_visibly=True,
     ),
 ]

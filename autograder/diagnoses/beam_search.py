@@ -9,9 +9,8 @@ from __future__ import annotations
 import torch
 
 from ..i18n import _
-from ..properties import beam_search as visible
-from ..properties.models.beam_search import BeamMistake
-from ..suite.beams import FINISHED_HINT, BeamInputs, Searched, hypotheses
+from ..properties.models.beam_search import BEAM_HINTS, BeamMistake
+from ..suite.beams import BeamInputs, Searched, hypotheses
 from ..suite.checks import diagnose, is_close
 from ..suite.expected_values import expected_causal_mask
 
@@ -76,26 +75,8 @@ def expected_beam_search(w, inputs: BeamInputs, mistake: BeamMistake = BeamMista
 
 
 def mistake_hints() -> dict:
-    """Each mistake and the hint that names it (the hints live with the visible properties)."""
-    return {
-        BeamMistake.MULTIPLY: visible.ADD_HINT,
-        BeamMistake.NOT_HELD: FINISHED_HINT,
-        BeamMistake.TOPK_TOKEN_MAJOR: visible.TOPK_HINT,
-        BeamMistake.ROWS_MIXED: visible.ROWS_HINT,
-        BeamMistake.PENALTY_STORED: visible.PENALTY_HINT,
-        BeamMistake.NO_DECODE_MASK: visible.MASK_HINT,
-        BeamMistake.MEMORY_TILED: visible.ROWS_HINT,
-        BeamMistake.FINAL_BY_LOGP: visible.FINAL_CHOICE_HINT,
-        BeamMistake.FINAL_FINISHED_ONLY: visible.FINAL_CHOICE_HINT,
-        BeamMistake.STOP_TOP_FINISHED: visible.STOP_HINT,
-        BeamMistake.STOP_ONE_FINISHED: visible.STOP_HINT,
-        BeamMistake.LENGTH_GROWS: visible.LENGTH_GROWS_HINT,
-        BeamMistake.LENGTH_COUNTS_BOS: visible.LENGTH_COUNT_HINT,
-        BeamMistake.RANK_RAW: visible.RANK_HINT,
-        BeamMistake.ALL_START_AT_ZERO: visible.START_HINT,
-        BeamMistake.HOLD_AT_COST: FINISHED_HINT,
-        BeamMistake.MASK_TILED: visible.MASK_HINT,
-    }
+    """Each mistake and the hint that names it (declared under the flags: models/beam_search.BEAM_HINTS)."""
+    return BEAM_HINTS.hints
 
 
 def same_as(searched: Searched, scores, mistake: BeamMistake):

@@ -3,29 +3,16 @@ hidden properties' expected tokens and the diagnoses that name the mistake whose
 
 from __future__ import annotations
 
-import enum
 from typing import TYPE_CHECKING
 
 import torch
 
+from ..properties.models.greedy import GreedyMistake
 from ..properties.models.transformer import ExpectedTransformer
 from ..suite.expected_values import expected_causal_mask
 
 if TYPE_CHECKING:
     from ..suite.decoding import Decoding, DecodingCase
-
-
-class GreedyMistake(enum.Flag):
-    """The usual mistakes in the greedy decoding loop, one flag each."""
-
-    NONE = 0
-    NO_STOP = enum.auto()  # goes on after every row has produced eos_id
-    NO_PAD = enum.auto()  # a finished row does not keep eos_id
-    ONE_STEP_MORE = enum.auto()  # max_len + 1 tokens
-    ONE_STEP_LESS = enum.auto()
-    FIRST_POSITION = enum.auto()  # the next token from position 0, not the last
-    NO_SRC_MASK_IN_DECODE = enum.auto()
-    NO_CAUSAL_MASK = enum.auto()
 
 
 def expected_greedy_decode(
@@ -45,7 +32,7 @@ def expected_greedy_decode(
     ys = torch.full((case.src.shape[0], 1), decoding.bos_id, dtype=torch.long)
     done = torch.zeros(case.src.shape[0], dtype=torch.bool)
     while ys.shape[1] < steps and not (GreedyMistake.NO_STOP not in mistake and bool(done.all())):
-        tm = None if GreedyMistake.NO_CAUSAL_MASK in mistake else expected_causal_mask(ys.shape[1])
+        tm = expected_causal_mask(ys.shape[1])
         nxt = model.generator(model.decode(ys, memory, tm, decode_mask)[:, position]).argmax(-1)
         if GreedyMistake.NO_PAD not in mistake:
             nxt = torch.where(done, torch.full_like(nxt, decoding.eos_id), nxt)

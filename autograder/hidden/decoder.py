@@ -9,20 +9,20 @@ from hypothesis import example, given
 
 from ..i18n import _
 from ..properties.decoder import (
-    MASKS_EVERY_LAYER,
-    NO_MEMORY_MASK,
-    NO_TARGET_MASK,
     fixed_layer_case,
     layer_cases,
 )
-from ..properties.models.layers import torch_stack
+from ..properties.models.layers import (
+    LAYER_HINTS,
+    STACK_HINTS,
+    LayerMistake,
+    StackMistake,
+    torch_stack,
+)
 from ..suite.checks import close, consistent, diagnose, is_close
 from ..suite.clauses import Decoder
 from ..suite.core import prop
 from ..suite.layers import (
-    AFTER_NORM,
-    NO_RESIDUAL,
-    PRE_NORM,
     build_layer,
     build_stack,
     expected_layer_norm,
@@ -67,13 +67,16 @@ def decoder_layer_post_norm_closed_form(student, case):
         _("DecoderLayer with zeroed output projections vs LN3(LN2(LN1(x)))"),
         lambda: diagnose(
             _("each of the three sub-layers is x = norm(x + sublayer(x))"),
-            (lambda: is_close(out, x), _(PRE_NORM)),
-            (lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)), _(AFTER_NORM)),
+            (lambda: is_close(out, x), LAYER_HINTS(LayerMistake.PRE_NORM)),
+            (
+                lambda: is_close(out, x + n[1](zero) + n[2](zero) + n[3](zero)),
+                LAYER_HINTS(LayerMistake.NORM_INSIDE_RESIDUAL),
+            ),
             (lambda: is_close(out, n[2](n[1](x))), _("the feed-forward sub-layer is skipped")),
             (lambda: is_close(out, n[3](n[1](x))), _("the cross-attention sub-layer is skipped")),
             (lambda: is_close(out, n[3](n[1](n[2](x)))), _("add_norm_1 and add_norm_2 swapped")),
             (lambda: is_close(out, n[2](n[3](n[1](x)))), _("add_norm_2 and add_norm_3 swapped")),
-            (lambda: is_close(out, n[3](n[2](n[1](zero)))), _(NO_RESIDUAL)),
+            (lambda: is_close(out, n[3](n[2](n[1](zero)))), LAYER_HINTS(LayerMistake.NO_RESIDUAL)),
         ),
     )
 
@@ -93,7 +96,7 @@ def decoder_stack_is_causal(student, case):
         out2[:, :-1],
         out[:, :-1],
         _("Decoder outputs before the last position after changing the last target"),
-        f"{_(NO_TARGET_MASK)}; {_(MASKS_EVERY_LAYER)}",
+        f"{LAYER_HINTS(LayerMistake.NO_SELF_MASK, C)}; {STACK_HINTS(StackMistake.NO_MASK, C)}",
         expected=torch_stack(state, case, 2)[:, :-1],
     )
 
@@ -115,6 +118,6 @@ def decoder_stack_memory_mask_reaches_every_layer(student, case):
         out2,
         out,
         _("Decoder output after changing the memory at blocked positions"),
-        f"{_(MASKS_EVERY_LAYER)} ({_(NO_MEMORY_MASK)})",
+        f"{STACK_HINTS(StackMistake.NO_MASK, C)} ({LAYER_HINTS(LayerMistake.NO_CROSS_MASK)})",
         expected=torch_stack(state, case, 2),
     )

@@ -10,12 +10,11 @@ from hypothesis import strategies as st
 
 from ..i18n import _
 from ..properties.encoder import (
-    MASK_EVERY_LAYER,
     explain_layer,
     fixed_layer_case,
     layer_cases,
 )
-from ..properties.models.layers import torch_layer, torch_stack
+from ..properties.models.layers import STACK_HINTS, StackMistake, torch_layer, torch_stack
 from ..suite.checks import close, consistent
 from ..suite.clauses import Encoder
 from ..suite.core import prop
@@ -40,7 +39,7 @@ def encoder_stack_mask_reaches_every_layer(student, case, noise):
         out2[~padded],
         out[~padded],
         _("Encoder outputs at unpadded positions after changing the padded inputs"),
-        _(MASK_EVERY_LAYER),
+        STACK_HINTS(StackMistake.NO_MASK, C),
         expected=torch_stack(state, case, 2)[~padded],
     )
 

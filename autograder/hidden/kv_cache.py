@@ -14,9 +14,10 @@ from ..i18n import _
 from ..properties.kv_cache import (
     DEFAULT_HINT,
     PREFIX_HINT,
-    SHARED_HINT,
     SNAPSHOT_HINT,
+    STEP_HINTS,
     StepInputs,
+    StepMistake,
     cached_decoder,
     cached_greedy_decode,
     changed_weights,
@@ -79,7 +80,7 @@ def kv_cache_rows_are_independent(student, inputs, order):
             _("the step at positions {first}..{last} with the batch permuted").format(
                 first=done, last=done + n - 1
             ),
-            _(SHARED_HINT),
+            STEP_HINTS(StepMistake.SHARED_MEMORY),
             dtype=case.dtype,
             expected=expected[:, done : done + n],
         )

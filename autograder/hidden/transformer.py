@@ -8,14 +8,13 @@ from hypothesis import strategies as st
 
 from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
-from ..properties.models.transformer import ExpectedTransformer, ModelMistake
+from ..properties.models.transformer import MODEL_HINTS, ExpectedTransformer, ModelMistake
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
 from ..suite.clauses import Transformer
 from ..suite.core import prop
 from ..suite.decoding import Decoding, build_model
 from ..suite.expected_values import expected_causal_mask
 from ..suite.model_runs import (
-    NO_PE_TGT,
     cases,
     eos_biased,
     expect_finished_rows_hold_eos,
@@ -159,10 +158,10 @@ def transformer_encode_and_decode_equal_torch(student, case):
                 "hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, "
                 "memory_mask): hidden states, not logits"
             ),
-            (lambda: is_close(hidden, decoded_with(ModelMistake.NO_PE_TGT)), _(NO_PE_TGT)),
-            (
-                lambda: is_close(hidden, decoded_with(ModelMistake.TGT_EMBEDDED_WITH_SRC)),
-                _("the target is embedded with src_embedding: decode uses tgt_embedding"),
+            *MODEL_HINTS.candidates(
+                lambda m: is_close(hidden, decoded_with(m)),
+                ModelMistake.NO_PE_TGT,
+                ModelMistake.TGT_EMBEDDED_WITH_SRC,
             ),
         ),
     )

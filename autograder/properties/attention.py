@@ -28,15 +28,14 @@ from ..suite.checks import (
 from ..suite.clauses import Attention
 from ..suite.core import Evidence, Kind, named, prop
 from ..suite.numpy_warmup import (
+    ATTENTION_HINTS,
     BLOCKED_KEY_WEIGHT,
-    DIVIDED_BY_D_K,
     FULLY_MASKED_HINT,
     FULLY_MASKED_NOT_ZERO,
     INVERTED_MASK,
     MASK_IGNORED,
     MULTIPLIED_BY_SQRT_D_K,
     NEGATIVE_WEIGHTS,
-    NO_SCALING,
     NOT_A_PAIR,
     NOT_A_TUPLE,
     OUTPUT_FIRST,
@@ -45,6 +44,7 @@ from ..suite.numpy_warmup import (
     SCALED_BY_D_V,
     SCORES_SCALED,
     WEIGHT_OF_KEY_0,
+    AttentionMistake,
 )
 from ..suite.strategies import (
     AttentionInputs,
@@ -338,8 +338,8 @@ def attention_two_keys_closed_form(student, q, k, d_k, dtype):
                         _(VIEW_NOT_TRANSPOSE),
                     ),
                 ),
-                (sig(1.0), _(NO_SCALING)),
-                (sig(1 / d_k), _(DIVIDED_BY_D_K)),
+                (sig(1.0), ATTENTION_HINTS(AttentionMistake.NO_SCALE)),
+                (sig(1 / d_k), ATTENTION_HINTS(AttentionMistake.SCALED_BY_D_K)),
                 (sig(math.sqrt(d_k)), _(MULTIPLIED_BY_SQRT_D_K)),
                 (sig(1 / math.sqrt(3)), _(SCALED_BY_D_V)),
             ),
@@ -436,11 +436,11 @@ def attention_equals_torch(student, inputs):
         ),
         (
             lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v, m)[1]),
-            _(NO_SCALING),
+            ATTENTION_HINTS(AttentionMistake.NO_SCALE),
         ),
         (
             lambda: is_close(w, expected_values.attention(q / math.sqrt(d_k), k, v, m)[1]),
-            _(DIVIDED_BY_D_K),
+            ATTENTION_HINTS(AttentionMistake.SCALED_BY_D_K),
         ),
         (
             lambda: is_close(w, expected_w) and is_close(out, expected_w.transpose(-2, -1) @ v),
@@ -649,7 +649,7 @@ def attention_each_head_is_attention_alone(student, qkv):
         ),
         (
             lambda: is_close(w, expected_values.attention(q * math.sqrt(d_k), k, v)[1]),
-            _(NO_SCALING),
+            ATTENTION_HINTS(AttentionMistake.NO_SCALE),
         ),
         (lambda: is_close(w, expected_values.attention(q, viewed(k), v)[1]), _(VIEW_NOT_TRANSPOSE)),
     )

@@ -29,17 +29,17 @@ from ..suite.checks import (
 from ..suite.clauses import AttentionNumpy
 from ..suite.core import Kind, prop
 from ..suite.numpy_warmup import (
+    ATTENTION_HINTS,
     BLOCKED_KEY_WEIGHT,
-    DIVIDED_BY_D_K,
     FULLY_MASKED_HINT,
     FULLY_MASKED_NOT_ZERO,
     INVERTED_MASK,
     MULTIPLIED_BY_SQRT_D_K,
     NEGATIVE_WEIGHTS,
-    NO_SCALING,
     SCALED_BY_D_V,
     SCORES_SCALED,
     WEIGHT_OF_KEY_0,
+    AttentionMistake,
     C,
     atol_for,
     attend,
@@ -279,8 +279,8 @@ def np_attention_two_keys_closed_form(student, q, k, d_k, dtype):
                 nearest(
                     got,
                     _(SCORES_SCALED),
-                    (sig(1.0), _(NO_SCALING)),
-                    (sig(1 / d_k), _(DIVIDED_BY_D_K)),
+                    (sig(1.0), ATTENTION_HINTS(AttentionMistake.NO_SCALE)),
+                    (sig(1 / d_k), ATTENTION_HINTS(AttentionMistake.SCALED_BY_D_K)),
                     (sig(math.sqrt(d_k)), _(MULTIPLIED_BY_SQRT_D_K)),
                     (sig(1 / math.sqrt(3)), _(SCALED_BY_D_V)),
                 ),

@@ -53,7 +53,14 @@ from ..suite.decoding import (
     greedy_fixed_point,
 )
 from ..suite.strategies import composite
-from .models.beam_search import BeamMistake, Enumerated, enumerate_row, exact_beam, logp_of
+from .models.beam_search import (
+    BEAM_HINTS,
+    BeamMistake,
+    Enumerated,
+    enumerate_row,
+    exact_beam,
+    logp_of,
+)
 from .models.transformer import ExpectedTransformer
 
 C = "beam_search"
@@ -62,22 +69,10 @@ ERROR_HINT = N_(
     "returns (sequences (batch, L), scores (batch,)); see the docstring"
 )
 default_hint(C, ERROR_HINT)
-ADD_HINT = N_(
-    "scores are sums of log-probabilities: add the log-probabilities, candidates = logp[..., None] + "
-    "log_softmax(logits) (never multiply probabilities or scores)"
-)
-TOPK_HINT = N_(
-    "the top-k runs over each row's beam_size * vocab candidates flattened beam-major (every token of one "
-    "beam, then the next beam's): a winner's flat index gives both its beam and its token"
-)
-ROWS_HINT = N_(
-    "beams of different rows of the batch are mixed: hypothesis k of row b is row b * beam_size + k of ys "
-    "(and of the repeated memory, memory.repeat_interleave(beam_size, dim=0))"
-)
-PENALTY_HINT = N_(
-    "the length penalty is applied twice: keep logp (the plain sum of log-probabilities) for each "
-    "hypothesis and divide by T ** length_penalty only to rank and to report, never into the running sum"
-)
+ADD_HINT = BEAM_HINTS.msgid(BeamMistake.MULTIPLY)
+TOPK_HINT = BEAM_HINTS.msgid(BeamMistake.TOPK_TOKEN_MAJOR)
+ROWS_HINT = BEAM_HINTS.msgid(BeamMistake.ROWS_MIXED)
+PENALTY_HINT = BEAM_HINTS.msgid(BeamMistake.PENALTY_STORED)
 DEFAULT_HINT = N_(
     "every step: log_softmax of the last position, a finished hypothesis held (eos at no cost), "
     "candidates = logp + log_probs, ranked by logp / T ** length_penalty, top-k over (beam, vocab) per "
@@ -87,34 +82,16 @@ DEFAULT_HINT = N_(
 
 
 # Issue 21 / issue 22 item 5: each rule of the search has its own diagnosis.
-FINAL_CHOICE_HINT = N_(
-    "each row returns its hypothesis with the highest score logp / T ** length_penalty, finished or not "
-    "(at max_len), not the one with the highest raw log-probability logp"
-)
-STOP_HINT = N_(
-    "decoding stops only once every hypothesis of every row has finished (or at max_len tokens): under a "
-    "length penalty a longer hypothesis can still overtake a finished one, so a finished top hypothesis "
-    "is not the end"
-)
-LENGTH_GROWS_HINT = N_(
-    "a finished hypothesis's length T stops growing at its eos: holding it adds no token (T counts the "
-    "generated tokens up to and including the first eos, not the eos padding after it)"
-)
-LENGTH_COUNT_HINT = N_(
-    "T is the number of generated tokens, eos included, bos not counted: score = logp / T ** length_penalty"
-)
+FINAL_CHOICE_HINT = BEAM_HINTS.msgid(BeamMistake.FINAL_BY_LOGP)
+STOP_HINT = BEAM_HINTS.msgid(BeamMistake.STOP_TOP_FINISHED)
+LENGTH_GROWS_HINT = BEAM_HINTS.msgid(BeamMistake.LENGTH_GROWS)
+LENGTH_COUNT_HINT = BEAM_HINTS.msgid(BeamMistake.LENGTH_COUNTS_BOS)
 RAW_SCORE_HINT = N_(
     "the returned score is logp / T ** length_penalty of the returned hypothesis, not the raw "
     "log-probability logp"
 )
-RANK_HINT = N_(
-    "rank the candidates by logp / T ** length_penalty at every step (T + 1 for an extended hypothesis, T "
-    "for a finished one held), not by the raw logp: the penalty changes which hypotheses stay in the beam"
-)
-START_HINT = N_(
-    "each row's beam starts with [bos_id] once, at logp 0, and beam_size - 1 empty slots at logp -inf: "
-    "beam_size copies of [bos_id] at logp 0 fill the beam with the same hypothesis"
-)
+RANK_HINT = BEAM_HINTS.msgid(BeamMistake.RANK_RAW)
+START_HINT = BEAM_HINTS.msgid(BeamMistake.ALL_START_AT_ZERO)
 WIDE_HINT = N_(
     "beam_size may be larger than the vocabulary: the first step has only vocab real candidates, the other "
     "beams stay empty (-inf, never chosen while a real candidate remains); one top-k over each row's "
@@ -128,7 +105,7 @@ MAX_LEN_ONE_HINT = N_(
     "max_len=1 runs no step: each row returns [bos_id] alone with score 0.0 (T = 0: divide by max(T, 1) ** "
     "length_penalty, never by 0 ** length_penalty)"
 )
-MASK_HINT = N_("src_mask must reach every decode too, one copy per beam, repeated as the memory is")
+MASK_HINT = BEAM_HINTS.msgid(BeamMistake.NO_DECODE_MASK)
 
 
 def explain_beam(searched: Searched, *evidence, scores=True):
@@ -191,7 +168,7 @@ def check_scores(searched: Searched, what):
                 penalised and matches(alpha=s.length_penalty, grown=True),
                 _(LENGTH_GROWS_HINT),
             ),
-            (same_as(BeamMistake.MULTIPLY), _(ADD_HINT)),
+            (same_as(BeamMistake.MULTIPLY), BEAM_HINTS(BeamMistake.MULTIPLY)),
             (
                 lambda: (
                     s.length_penalty
@@ -199,9 +176,13 @@ def check_scores(searched: Searched, what):
                 ),
                 _(PENALTY_HINT),
             ),
-            (lambda: s.length_penalty and same_as(BeamMistake.PENALTY_STORED)(), _(PENALTY_HINT)),
-            (same_as(BeamMistake.MEMORY_TILED), _(ROWS_HINT)),
-            (same_as(BeamMistake.ROWS_MIXED), _(ROWS_HINT)),
+            (
+                lambda: s.length_penalty and same_as(BeamMistake.PENALTY_STORED)(),
+                BEAM_HINTS(BeamMistake.PENALTY_STORED),
+            ),
+            *BEAM_HINTS.candidates(
+                lambda m: same_as(m)(), BeamMistake.MEMORY_TILED, BeamMistake.ROWS_MIXED
+            ),
             (
                 lambda: (
                     case.src_mask is not None
@@ -221,7 +202,10 @@ def check_scores(searched: Searched, what):
             _("{what} are {got}, expected {expected}").format(
                 what=what, got=got_scores.tolist(), expected=want.tolist()
             ),
-            lambda: diagnose(explain(), (same_as(BeamMistake.TOPK_TOKEN_MAJOR), _(TOPK_HINT))),
+            lambda: diagnose(
+                explain(),
+                *BEAM_HINTS.candidates(lambda m: same_as(m)(), BeamMistake.TOPK_TOKEN_MAJOR),
+            ),
         )
     close(got_scores, want, what, explain, dtype=case.dtype)
 

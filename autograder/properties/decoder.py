@@ -34,9 +34,6 @@ from ..suite.clauses import Decoder
 from ..suite.core import Kind, default_hint, prop
 from ..suite.expected_values import expected_causal_mask
 from ..suite.layers import (
-    AFTER_NORM,
-    NO_RESIDUAL,
-    PRE_NORM,
     build_layer,
     build_stack,
     explain_layer_with,
@@ -54,7 +51,7 @@ from ..suite.strategies import (
     seeds,
     tensors,
 )
-from .models.layers import LayerMistake, torch_layer, torch_stack
+from .models.layers import LAYER_HINTS, LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
 mistake_models = graded.diagnosis("layers")
@@ -70,73 +67,26 @@ default_hint(C, LAYER_ERROR)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
-KV_FROM_X = N_(
-    "the cross-attention ignores the memory: its keys and values come from the encoder memory, "
-    "cross_attention(x, memory, memory, memory_mask) (queries from the decoder)"
-)
-CROSS_TARGET_MASK = N_(
-    "the cross-attention gets target_mask: it takes memory_mask, the self-attention target_mask"
-)
-NO_MEMORY_MASK = N_(
-    "memory_mask is ignored: pass it to the cross-attention, "
-    "cross_attention(x, memory, memory, memory_mask)"
-)
-NO_TARGET_MASK = N_(
-    "target_mask is ignored: pass it to the self-attention, self_attention(x, x, x, target_mask)"
-)
-
-
-NORMS_1_2 = N_(
-    "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the "
-    "self-attention, add_norm_2 the cross-attention, add_norm_3 the "
-    "feed-forward"
-)
-NORMS_2_3 = N_(
-    "add_norm_2 and add_norm_3 swapped: add_norm_2 follows the "
-    "cross-attention, add_norm_3 the feed-forward"
-)
-
-
 def explain_layer(got, state, case, default=""):
     """The hint naming the layer mistake whose output matches `got` on the case's inputs (in the student bundle,
     among the mistakes that are torch's layer with other weights or masks)."""
-    candidates = [
-        (LayerMistake.CROSS_KEYS_FROM_X, _(KV_FROM_X)),
-        (LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK, _(KV_FROM_X)),
-        (LayerMistake.CROSS_GETS_TARGET_MASK, _(CROSS_TARGET_MASK)),
-        (
-            LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK,
-            _(
-                "target_mask and memory_mask swapped: the self-attention takes target_mask, the "
-                "cross-attention memory_mask"
-            ),
-        ),
-        (LayerMistake.NO_SELF_MASK, _(NO_TARGET_MASK)),
-        (LayerMistake.NO_CROSS_MASK, _(NO_MEMORY_MASK)),
-        (LayerMistake.NORMS_1_2_SWAPPED, _(NORMS_1_2)),
-        (LayerMistake.NORMS_2_3_SWAPPED, _(NORMS_2_3)),
-        (
-            LayerMistake.CROSS_ATTENTION_FIRST,
-            _(
-                "the cross-attention runs before the self-attention: the order "
-                "is masked self-attention, cross-attention, feed-forward"
-            ),
-        ),
-        (LayerMistake.PRE_NORM, _(PRE_NORM)),
-        (LayerMistake.NORM_INSIDE_RESIDUAL, _(AFTER_NORM)),
-        (LayerMistake.NO_RESIDUAL, _(NO_RESIDUAL)),
-        (
-            LayerMistake.NO_CROSS_ATTENTION,
-            _(
-                "the cross-attention sub-layer is skipped: "
-                "x = add_norm_2(x, cross_attention(x, memory, memory, memory_mask))"
-            ),
-        ),
-        (
-            LayerMistake.NO_FEED_FORWARD,
-            _("the feed-forward sub-layer is skipped: return add_norm_3(x, feed_forward(x))"),
-        ),
+    flags = [
+        LayerMistake.CROSS_KEYS_FROM_X,
+        LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK,
+        LayerMistake.CROSS_GETS_TARGET_MASK,
+        LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK,
+        LayerMistake.NO_SELF_MASK,
+        LayerMistake.NO_CROSS_MASK,
+        LayerMistake.NORMS_1_2_SWAPPED,
+        LayerMistake.NORMS_2_3_SWAPPED,
+        LayerMistake.CROSS_ATTENTION_FIRST,
+        LayerMistake.PRE_NORM,
+        LayerMistake.NORM_INSIDE_RESIDUAL,
+        LayerMistake.NO_RESIDUAL,
+        LayerMistake.NO_CROSS_ATTENTION,
+        LayerMistake.NO_FEED_FORWARD,
     ]
+    candidates = [(m, LAYER_HINTS(m, C)) for m in flags]
     if case.target_mask is None:  # nothing to leave out
         candidates = [c for c in candidates if c[0] != LayerMistake.NO_SELF_MASK]
     if case.memory_mask is None:
@@ -152,11 +102,6 @@ def by_hand_layer(state, case, mistake):
     return mistake_models.expected_decoder_layer(
         state, case.num_heads, case.x, case.memory, case.target_mask, case.memory_mask, mistake
     )
-
-
-MASKS_EVERY_LAYER = N_(
-    "both masks must reach every layer: pass target_mask and memory_mask to each layer inside the loop"
-)
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
@@ -340,7 +285,7 @@ def decoder_layer_is_causal(student, case, p):
         out[:, : p + 1],
         _("outputs at positions <= {p} after changing the target at positions > {p}").format(p=p),
         lambda: diagnose(
-            _(NO_TARGET_MASK),
+            LAYER_HINTS(LayerMistake.NO_SELF_MASK, C),
             (
                 lambda: (
                     mistake_models is not None
@@ -375,7 +320,7 @@ def decoder_layer_cross_attention_reads_memory(student, case):
     expect(
         not is_close(out, out2),
         _("the output does not change when the memory does"),
-        _(KV_FROM_X),
+        LAYER_HINTS(LayerMistake.CROSS_KEYS_FROM_X),
     )
     expected = torch_layer(state, other)
     close(
@@ -401,7 +346,7 @@ def decoder_layer_memory_mask_hides_padding(student, case):
         out2,
         out,
         _("output after changing the memory at blocked positions"),
-        _(NO_MEMORY_MASK),
+        LAYER_HINTS(LayerMistake.NO_CROSS_MASK),
         expected=torch_layer(state, case),
     )
 
@@ -436,7 +381,6 @@ def decoder_stack_equals_torch(student, case, n):
                 "apply the layers of self.layers in turn, each to the one before's output, and return the "
                 "last output (no final norm); if the DecoderLayer properties fail too, fix the layer first"
             ),
-            _(MASKS_EVERY_LAYER),
         ),
         **stack_tolerance(case.x.dtype, n),
     )
@@ -461,7 +405,7 @@ def decoder_layer_gradients_reach_memory_and_parameters(student, case):
     expect(
         grads[1] is not None and grads[1].abs().sum() > 0,
         _("no gradient reaches the memory"),
-        _(KV_FROM_X),
+        LAYER_HINTS(LayerMistake.CROSS_KEYS_FROM_X),
     )
     expect(
         grads[0] is not None and grads[0].abs().sum() > 0,

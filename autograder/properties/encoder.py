@@ -31,9 +31,6 @@ from ..suite.checks import (
 from ..suite.clauses import Encoder
 from ..suite.core import Evidence, Kind, default_hint, named, prop
 from ..suite.layers import (
-    AFTER_NORM,
-    NO_RESIDUAL,
-    PRE_NORM,
     build_layer,
     build_stack,
     expected_layer_norm,
@@ -53,7 +50,7 @@ from ..suite.strategies import (
     seeds,
     tensors,
 )
-from .models.layers import LayerMistake, torch_layer, torch_stack
+from .models.layers import LAYER_HINTS, LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
 mistake_models = graded.diagnosis("layers")
@@ -67,29 +64,22 @@ default_hint(C, LAYER_ERROR)
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
-NO_FFN = N_("the feed-forward sub-layer is skipped: return add_norm_2(x, feed_forward(x))")
-NO_ATTENTION = N_(
-    "the self-attention sub-layer is skipped: first x = add_norm_1(x, self_attention(x, x, x, mask))"
-)
-SWAPPED = N_(
-    "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the self-attention, add_norm_2 the feed-forward"
-)
-NO_MASK = N_("the mask is ignored: pass it to the self-attention, self_attention(x, x, x, mask)")
 
 
 def explain_layer(got, state, case, default=""):
     """The hint naming the layer mistake whose output matches `got` on the case's inputs (in the student bundle,
     among the mistakes that are torch's layer with other weights or masks)."""
-    candidates = [
-        (LayerMistake.PRE_NORM, _(PRE_NORM)),
-        (LayerMistake.NORM_INSIDE_RESIDUAL, _(AFTER_NORM)),
-        (LayerMistake.NO_RESIDUAL, _(NO_RESIDUAL)),
-        (LayerMistake.NO_FEED_FORWARD, _(NO_FFN)),
-        (LayerMistake.NO_SELF_ATTENTION, _(NO_ATTENTION)),
-        (LayerMistake.NORMS_1_2_SWAPPED, _(SWAPPED)),
+    flags = [
+        LayerMistake.PRE_NORM,
+        LayerMistake.NORM_INSIDE_RESIDUAL,
+        LayerMistake.NO_RESIDUAL,
+        LayerMistake.NO_FEED_FORWARD,
+        LayerMistake.NO_SELF_ATTENTION,
+        LayerMistake.NORMS_1_2_SWAPPED,
     ]
     if case.mask is not None:
-        candidates.append((LayerMistake.NO_SELF_MASK, _(NO_MASK)))
+        flags.append(LayerMistake.NO_SELF_MASK)
+    candidates = [(m, LAYER_HINTS(m, C)) for m in flags]
     by_hand = None
     if mistake_models is not None:
 
@@ -99,9 +89,6 @@ def explain_layer(got, state, case, default=""):
             )
 
     return explain_layer_with(got, state, case, candidates, default, by_hand)
-
-
-MASK_EVERY_LAYER = N_("the mask must reach every layer: pass it to each layer inside the loop")
 
 
 # ------------------------------------------------------------------------------------------------- plumbing
@@ -272,20 +259,23 @@ def encoder_layer_post_norm_closed_form(student, case):
                 "each sub-layer is x = norm(x + sublayer(x)): with the sub-layers giving 0 that is "
                 "LN2(LN1(x))"
             ),
-            (lambda: is_close(out, x), _(PRE_NORM)),
-            (lambda: is_close(out, x + n1(zero) + n2(zero)), _(AFTER_NORM)),
-            (lambda: is_close(out, n1(x)), _(NO_FFN)),
+            (lambda: is_close(out, x), LAYER_HINTS(LayerMistake.PRE_NORM)),
+            (
+                lambda: is_close(out, x + n1(zero) + n2(zero)),
+                LAYER_HINTS(LayerMistake.NORM_INSIDE_RESIDUAL),
+            ),
+            (lambda: is_close(out, n1(x)), LAYER_HINTS(LayerMistake.NO_FEED_FORWARD, C)),
             (
                 lambda: is_close(out, n2(x)),
                 lambda: named(
                     _(RESIDUAL_FROM_INPUT)
                     if norm_1_reaches_the_output(student, case)
-                    else _(NO_ATTENTION),
+                    else LAYER_HINTS(LayerMistake.NO_SELF_ATTENTION, C),
                     Evidence.DIRECT,
                 ),
             ),
-            (lambda: is_close(out, n1(n2(x))), _(SWAPPED)),
-            (lambda: is_close(out, n2(n1(zero))), _(NO_RESIDUAL)),
+            (lambda: is_close(out, n1(n2(x))), LAYER_HINTS(LayerMistake.NORMS_1_2_SWAPPED, C)),
+            (lambda: is_close(out, n2(n1(zero))), LAYER_HINTS(LayerMistake.NO_RESIDUAL)),
         ),
     )
 
@@ -306,7 +296,7 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
         out2[keep],
         out[keep],
         _("outputs at unpadded positions after changing the padded positions' inputs"),
-        _(NO_MASK),
+        LAYER_HINTS(LayerMistake.NO_SELF_MASK, C),
         expected=torch_layer(state, case)[keep],
     )
 
@@ -346,7 +336,6 @@ def encoder_stack_equals_torch(student, case, n):
                 "apply the layers of self.layers in turn, each to the one before's output, and return the "
                 "last output (no final norm); if the EncoderLayer properties fail too, fix the layer first"
             ),
-            _(MASK_EVERY_LAYER),
         ),
         **stack_tolerance(case.x.dtype, n),
     )

@@ -39,8 +39,9 @@ from ..suite.decoding import (
     greedy_fixed_point,
 )
 from ..suite.expected_values import expected_causal_mask
-from ..suite.model_runs import NO_PAD
+from ..suite.mistakes import Hints
 from ..suite.strategies import LabelledCase, composite
+from .models.greedy import GREEDY_HINTS, GreedyMistake
 from .models.transformer import ExpectedTransformer
 
 C = "kv_cache"
@@ -50,26 +51,6 @@ BUILD_ERROR = N_(
     "self_values (see the docstring)"
 )
 default_hint(C, BUILD_ERROR)
-PE_HINT = N_(
-    "the positional encoding restarts at 0 at every step: the new tokens sit at positions length.."
-    "length+n-1 and take those rows of pe"
-)
-STEP_MASK_HINT = N_(
-    "the new positions of a multi-token step are not masked causally: new row j may see the cached "
-    "positions and the new ones up to itself (the new tokens' rows of a causal mask over all length+n)"
-)
-SHARED_HINT = N_(
-    "the cache is shared across the batch: every row attends to the first row's memory keys/values; "
-    "keep the batch axis, split_heads(w_k(memory)) is (batch, h, m_E, d_k)"
-)
-STEP_MASK_OFF_BY_ONE = N_(
-    "your multi-token step's causal mask is off by one: new token j sits at position length + j and sees every "
-    "position up to length + j, itself included, and none after it"
-)
-NO_MEMORY_MASK_HINT = N_(
-    "the cross-attention ignores the source padding: every step passes the src_mask that start() received "
-    "(the memory_mask) to each layer's cross-attention"
-)
 DEFAULT_HINT = N_(
     "step: embed the new tokens at their positions, then in every layer append their keys/values to "
     "the cache, attend over the whole cache (causal inside the step), cross-attend over the memory "
@@ -178,6 +159,36 @@ class StepMistake(enum.Flag):
     NO_MEMORY_MASK = enum.auto()  # the cross-attention without src_mask
 
 
+_STEP_MASK_OFF_BY_ONE = N_(
+    "your multi-token step's causal mask is off by one: new token j sits at position length + j and sees every "
+    "position up to length + j, itself included, and none after it"
+)
+# In the order a diagnosis tries them (explain_step)
+STEP_HINTS = Hints(
+    StepMistake,
+    {
+        StepMistake.POSITIONS_RESTARTED: N_(
+            "the positional encoding restarts at 0 at every step: the new tokens sit at positions length.."
+            "length+n-1 and take those rows of pe"
+        ),
+        StepMistake.STEP_SEES_ITSELF_WHOLE: N_(
+            "the new positions of a multi-token step are not masked causally: new row j may see the cached "
+            "positions and the new ones up to itself (the new tokens' rows of a causal mask over all length+n)"
+        ),
+        StepMistake.STEP_MASK_BEHIND: _STEP_MASK_OFF_BY_ONE,
+        StepMistake.STEP_MASK_AHEAD: _STEP_MASK_OFF_BY_ONE,
+        StepMistake.SHARED_MEMORY: N_(
+            "the cache is shared across the batch: every row attends to the first row's memory keys/values; "
+            "keep the batch axis, split_heads(w_k(memory)) is (batch, h, m_E, d_k)"
+        ),
+        StepMistake.NO_MEMORY_MASK: N_(
+            "the cross-attention ignores the source padding: every step passes the src_mask that start() received "
+            "(the memory_mask) to each layer's cross-attention"
+        ),
+    },
+)
+
+
 def full_logits(case: DecodingCase, state, tgt, mistake=StepMistake.NONE, chunks=()):
     """The expected model's logits for every target position, recomputed from scratch, or with `mistake` made
     by steps of `chunks` tokens."""
@@ -230,12 +241,7 @@ def explain_steps(got, inputs: StepInputs, state, done: int, n: int):
 
     return diagnose(
         _(DEFAULT_HINT),
-        (same(StepMistake.POSITIONS_RESTARTED), _(PE_HINT)),
-        (same(StepMistake.STEP_SEES_ITSELF_WHOLE), _(STEP_MASK_HINT)),
-        (same(StepMistake.STEP_MASK_BEHIND), _(STEP_MASK_OFF_BY_ONE)),
-        (same(StepMistake.STEP_MASK_AHEAD), _(STEP_MASK_OFF_BY_ONE)),
-        (same(StepMistake.SHARED_MEMORY), _(SHARED_HINT)),
-        (same(StepMistake.NO_MEMORY_MASK), _(NO_MEMORY_MASK_HINT)),
+        *STEP_HINTS.candidates(lambda m: same(m)()),  # every step mistake, in the order declared
     )
 
 
@@ -491,7 +497,7 @@ def cached_greedy_decode_equals_greedy(student, case, ids, max_len, bias):
         is_eos = ys == eos
         after_eos = (is_eos.long().cumsum(dim=1) - is_eos.long()) > 0
         if bool((after_eos & ~is_eos).any()):
-            fail(gave, _(NO_PAD))
+            fail(gave, GREEDY_HINTS(GreedyMistake.NO_PAD))
         unfinished = ~is_eos[:, 1:].any(dim=1)
         if ys.shape[1] < max_len and bool(unfinished.any()) and bool((~unfinished).any()):
             fail(gave, _(STOP_WHEN_ALL))

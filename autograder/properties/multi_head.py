@@ -30,8 +30,6 @@ from ..suite.clauses import MultiHead
 from ..suite.core import NO_HINT, Evidence, Kind, default_hint, prop
 from ..suite.heads import (
     CLASS,
-    TRANSPOSE_MERGE,
-    TRANSPOSE_SPLIT,
     C,
     build,
     cases,
@@ -49,7 +47,7 @@ from ..suite.strategies import (
     model_sizes,
     seeds,
 )
-from .models.multi_head import MhaMistake
+from .models.multi_head import MHA_HINTS, MhaMistake
 
 ERROR = N_(
     "a shape error? query is (batch, m_q, d_model), key and value (batch, m_k, d_model): project, view each "
@@ -337,8 +335,9 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
                 "is a reshape mixing positions and heads? "
                 "view as (batch, m, h, d_k), then transpose(1, 2)"
             ),
-            (lambda: with_mistake(MhaMistake.SPLIT_WITHOUT_TRANSPOSE), _(TRANSPOSE_SPLIT)),
-            (lambda: with_mistake(MhaMistake.MERGE_WITHOUT_TRANSPOSE), _(TRANSPOSE_MERGE)),
+            *MHA_HINTS.candidates(
+                with_mistake, MhaMistake.SPLIT_WITHOUT_TRANSPOSE, MhaMistake.MERGE_WITHOUT_TRANSPOSE
+            ),
         ),
     )
 

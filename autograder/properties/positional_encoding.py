@@ -19,7 +19,7 @@ from ..suite.checks import close, diagnose, expect, fail, is_close, not_constant
 from ..suite.clauses import PositionalEncoding
 from ..suite.core import NO_HINT, Kind, default_hint, prop
 from ..suite.strategies import dtypes, randn, seeds
-from .models.positional_encoding import PeMistake, sinusoid_model
+from .models.positional_encoding import PE_HINTS, PeMistake, sinusoid_model
 
 C = "positional_encoding"
 TABLE_ERROR = N_(
@@ -52,23 +52,6 @@ def table(student, max_len, d, shape_only=False):
     )
 
 
-DOUBLED = N_(
-    "the exponent counts the pair index twice: in a loop `for i in range(0, d_model, 2)`, i is already 2i "
-    "(the even column), so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model)"
-)
-COS_NEXT_PAIR = N_(
-    "cos taken at the next pair's frequency: the cos column 2i+1 uses the same angle as the sin column "
-    "2i, p / 10000^(2i/d_model), not the angle of the pair that starts at column 2i+2"
-)
-DOUBLED_AND_COS_NEXT_PAIR = N_(
-    "two tutorial slips at once: in a loop `for i in range(0, d_model, 2)`, i is already 2i, "
-    "so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model); and the cos "
-    "in column i + 1 uses that same angle, not cos taken at the next pair's frequency"
-)
-SWAPPED = N_("sin and cos swapped: even columns (0, 2, ...) are sin, odd columns cos")
-STARTS_AT_0 = N_("positions start at 0: PE[0] = [0, 1, 0, 1, ...]")
-
-
 def pe_hint(pe, max_len, d, default):
     """Name the sinusoidal mistake that explains the table pe, if one does."""
     pe = pe.double()
@@ -76,34 +59,7 @@ def pe_hint(pe, max_len, d, default):
     same = lambda m: is_close(pe, sinusoid_model(max_len, d, m), rtol=0.0, atol=atol)  # noqa: E731
     return diagnose(
         default,
-        (lambda: same(PeMistake.SIN_COS_SWAPPED), _(SWAPPED)),
-        (
-            lambda: same(PeMistake.COS_OWN_COLUMN),
-            _(
-                "sin and cos of a pair at different frequencies: both columns 2i and "
-                "2i+1 use the angle p / 10000^(2i/d_model), 2i being the even column"
-            ),
-        ),
-        (
-            lambda: same(PeMistake.PAIR_INDEX),
-            _(
-                "exponent i/d_model: it is 2i/d_model, with 2i the even column index "
-                "(torch.arange(0, d_model, 2))"
-            ),
-        ),
-        (lambda: same(PeMistake.DOUBLED_EXPONENT), _(DOUBLED)),
-        (lambda: same(PeMistake.COS_NEXT_PAIR), _(COS_NEXT_PAIR)),
-        (
-            lambda: same(PeMistake.DOUBLED_EXPONENT | PeMistake.COS_NEXT_PAIR),
-            _(DOUBLED_AND_COS_NEXT_PAIR),
-        ),
-        (lambda: same(PeMistake.BASE_1000), _("the base is 10000, not 1000")),
-        (
-            lambda: same(PeMistake.MULTIPLIED),
-            _("multiplied by 10000^(2i/d_model): divide the position by it"),
-        ),
-        (lambda: same(PeMistake.ALL_SIN), _("every column is a sin: odd columns are cos")),
-        (lambda: same(PeMistake.POSITIONS_FROM_1), _(STARTS_AT_0)),
+        *PE_HINTS.candidates(same),  # every sinusoid slip, in the order declared
         (
             lambda: d > 1 and is_close(pe.T, sinusoid_model(d, max_len), rtol=0.0, atol=atol),
             _("transposed: the table is (max_len, d_model), positions along dim 0"),
@@ -176,12 +132,15 @@ def sinusoidal_first_row(student, d):
         "PE[0]",
         lambda: diagnose(
             _("position 0: every angle is 0, so sin gives 0 and cos gives 1"),
-            (lambda: is_close(pe[0], 1 - expected, atol=1e-6), _(SWAPPED)),
+            (
+                lambda: is_close(pe[0], 1 - expected, atol=1e-6),
+                PE_HINTS(PeMistake.SIN_COS_SWAPPED),
+            ),
             (
                 lambda: is_close(
                     pe[0], sinusoid_model(1, d, PeMistake.POSITIONS_FROM_1)[0], atol=1e-5
                 ),
-                _(STARTS_AT_0),
+                PE_HINTS(PeMistake.POSITIONS_FROM_1),
             ),
         ),
         atol=1e-6,

@@ -35,11 +35,7 @@ from ..suite.decoding import (
 )
 from ..suite.expected_values import expected_causal_mask
 from ..suite.model_runs import (
-    CROSS_MASK,
     MAX_LEN,
-    MAX_LEN_HINT,
-    NO_PAD,
-    NO_STOP,
     C,
     cases,
     eos_biased,
@@ -53,7 +49,8 @@ from ..suite.model_runs import (
     rows_finishing_apart,
 )
 from ..suite.strategies import seeds
-from .models.transformer import ExpectedTransformer
+from .models.greedy import GREEDY_HINTS, GreedyMistake
+from .models.transformer import MODEL_HINTS, ExpectedTransformer, ModelMistake
 
 BUILD_ERROR = N_(
     "Transformer(src_vocab_size, tgt_vocab_size, d_model, num_heads, num_layers, d_ff, dropout, "
@@ -186,7 +183,7 @@ def transformer_src_mask_serves_cross_attention(student, case, noise):
         out2,
         out,
         _("logits after changing the padded (blocked) source tokens"),
-        lambda: explain_forward(out, state, case, tm, _(CROSS_MASK)),
+        lambda: explain_forward(out, state, case, tm, MODEL_HINTS(ModelMistake.NO_CROSS_MASK)),
     )
 
 
@@ -307,7 +304,7 @@ def greedy_decode_respects_max_len(student, case, max_len):
                 "greedy_decode(max_len={max_len}) returned {n} tokens, expected {max_len} (eos never "
                 "wins)"
             ).format(max_len=max_len, n=ys.shape[1]),
-            _(MAX_LEN_HINT),
+            GREEDY_HINTS(GreedyMistake.ONE_STEP_MORE),
         )
     expect_greedy(ys, state, case, decoding, _("next token = argmax of the last position"))
 
@@ -326,7 +323,9 @@ def greedy_decode_stops_once_every_row_finished(student, case, max_len):
                 "greedy_decode returned {got}, expected {expected}: every row produced eos_id at "
                 "the first step"
             ).format(got=ys.tolist(), expected=expected.tolist()),
-            _(NO_STOP) if ys.shape[1] > 2 else _(MAX_LEN_HINT),
+            GREEDY_HINTS(GreedyMistake.NO_STOP)
+            if ys.shape[1] > 2
+            else GREEDY_HINTS(GreedyMistake.ONE_STEP_MORE),
         )
     expect(
         torch.equal(ys, expected),
@@ -354,7 +353,7 @@ def greedy_decode_pads_finished_rows_with_eos(student, cb):
     handle, state = build_model(student, case, state=eos_biased(case, decoding.eos_id, bias))
     ys = greedy_decode(student, handle, case, decoding)[0]
     expect_finished_rows_hold_eos(ys, decoding)
-    expect_greedy(ys, state, case, decoding, _(NO_PAD))
+    expect_greedy(ys, state, case, decoding, GREEDY_HINTS(GreedyMistake.NO_PAD))
 
 
 @prop(C, points=1, examples=1, clauses=(Transformer.MODE,))

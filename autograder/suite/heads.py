@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from ..i18n import N_, _
-from ..properties.models.multi_head import MhaMistake, torch_multi_head
+from ..i18n import _
+from ..properties.models.multi_head import MHA_HINTS, MhaMistake, torch_multi_head
 from ..student_code import Call
 from . import expected_values, graded
 from .checks import (
@@ -39,20 +39,6 @@ mistake_models = graded.diagnosis("multi_head")
 
 C = "multi_head"
 CLASS = "MultiHeadAttention"
-
-
-TRANSPOSE_SPLIT = N_(
-    "heads split with view(batch, h, m, d_k) and no transpose: that mixes positions across heads; "
-    "view as (batch, m, h, d_k), then transpose(1, 2)"
-)
-TRANSPOSE_MERGE = N_(
-    "heads merged without a transpose back: bring (batch, h, m_q, d_k) back to (batch, m_q, h, d_k) "
-    "before merging the heads into (batch, m_q, d_model)"
-)
-STRIDED = N_(
-    "wrong head split: head h must read columns h*d_k:(h+1)*d_k of each projection; view as "
-    "(batch, m, h, d_k), not (batch, m, d_k, h)"
-)
 
 
 def mistaken(state, heads, query, key, value, mask, mistake, i):
@@ -87,37 +73,9 @@ def explain(got, state, heads, query, key, value, mask=None, default="", what="o
 
         return test
 
-    candidates = [
-        (same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE), _(TRANSPOSE_SPLIT)),
-        (same(MhaMistake.MERGE_WITHOUT_TRANSPOSE), _(TRANSPOSE_MERGE)),
-        (
-            same(MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE),
-            _(
-                "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then "
-                "transpose(1, 2), and transpose back to merge"
-            ),
-        ),
-        (same(MhaMistake.SPLIT_STRIDED), _(STRIDED)),
-        (same(MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE), _(STRIDED)),
-        (
-            same(MhaMistake.Q_K_SWAPPED),
-            _("Q and K projections swapped: q = w_q(query), k = w_k(key)"),
-        ),
-        (
-            same(MhaMistake.K_V_SWAPPED),
-            _("K and V projections swapped: k = w_k(key), v = w_v(value)"),
-        ),
-        (
-            same(MhaMistake.Q_V_SWAPPED),
-            _("Q and V projections swapped: q = w_q(query), v = w_v(value)"),
-        ),
-        (same(MhaMistake.V_FROM_W_K), _("the values are projected with w_k: v = w_v(value)")),
-        (same(MhaMistake.NO_W_O), _("w_o is missing: project the merged heads with w_o")),
-        (
-            same(MhaMistake.SCALED_BY_D_MODEL),
-            _("scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)"),
-        ),
-    ]
+    candidates = MHA_HINTS.candidates(
+        lambda m: same(m)()
+    )  # every mistake model, in the order declared
     if mask is not None:
         candidates += [
             (

@@ -12,8 +12,14 @@ from dataclasses import dataclass
 
 import torch.nn.functional as F
 
-from ..i18n import N_, _
-from ..properties.models.layers import TORCH_MISTAKES, StackMistake, torch_layer, torch_stack
+from ..i18n import _
+from ..properties.models.layers import (
+    STACK_HINTS,
+    TORCH_MISTAKES,
+    StackMistake,
+    torch_layer,
+    torch_stack,
+)
 from .checks import diagnose, expect, fail, is_close, tensor
 from .strategies import (
     DecoderInputs,
@@ -111,57 +117,27 @@ def expected_layer_norm(x, state, prefix):
 
 
 # ------------------------------------------------------------------------------------------------- diagnoses
-# Marked N_: translated where they are used, `_(PRE_NORM)`.
-PRE_NORM = N_(
-    "pre-norm: the kit's layers are post-norm, x = add_norm(x, sublayer(x)) = norm(x + sublayer(x)); "
-    "normalise after adding the residual, not before the sub-layer"
-)
-AFTER_NORM = N_(
-    "the residual is added after the norm (x + norm(sublayer(x))): add first, then normalise: "
-    "add_norm(x, sublayer(x)) = norm(x + sublayer(x))"
-)
-NO_RESIDUAL = N_(
-    "the residual is missing: add_norm(x, sublayer(x)) adds the sub-layer's input x back"
-)
-LAYER_0 = N_(
-    "every step applies layers[0]: each step must apply its own layer of self.layers, in turn"
-)
-
-
 def same_layer_hint(cls="EncoderLayer"):
-    return _(
-        "the same layer is applied at every step ([layer] * N or ModuleList([layer] * N) repeats one "
-        "module): build N separate {cls} instances, e.g. [{cls}(...) for _ in range(N)]"
-    ).format(cls=cls)
+    return STACK_HINTS(StackMistake.LAST_LAYER_EVERY_STEP).format(cls=cls)
 
 
-def explain_stack(got, state, case, n, default, masks_hint):
+def explain_stack(got, state, case, n, default):
     """The hint naming the stack mistake (StackMistake) whose output, torch's layers in a row on the case's
-    inputs, matches `got`; masks_hint for a mask that does not reach every layer."""
-    candidates = [
-        (StackMistake.FIRST_LAYER_EVERY_STEP, _(LAYER_0)),
-        (StackMistake.LAST_LAYER_EVERY_STEP, same_layer_hint(KINDS[type(case)].layer)),
-        (StackMistake.REVERSED, _("the layers run in reverse order: layers[0] comes first")),
-        (
-            StackMistake.ONLY_LAST,
-            _("only the last layer is applied: each layer's output feeds the next one"),
-        ),
-        (
-            StackMistake.ONLY_FIRST,
-            _("only the first layer is applied: loop over all of self.layers"),
-        ),
+    inputs, matches `got`."""
+    flags = [
+        StackMistake.FIRST_LAYER_EVERY_STEP,
+        StackMistake.LAST_LAYER_EVERY_STEP,
+        StackMistake.REVERSED,
+        StackMistake.ONLY_LAST,
+        StackMistake.ONLY_FIRST,
     ]
     decoder = isinstance(case, DecoderInputs)
     if (case.memory_mask if decoder else case.mask) is not None:
-        candidates += [
-            (StackMistake.NO_MASK, masks_hint),
-            (StackMistake.MASK_AT_FIRST_ONLY, masks_hint),
-        ]
+        flags += [StackMistake.NO_MASK, StackMistake.MASK_AT_FIRST_ONLY]
     if decoder:
-        candidates += [
-            (StackMistake.NO_TARGET_MASK, masks_hint),
-            (StackMistake.TARGET_MASK_AT_FIRST_ONLY, masks_hint),
-        ]
+        flags += [StackMistake.NO_TARGET_MASK, StackMistake.TARGET_MASK_AT_FIRST_ONLY]
+    kind = KINDS[type(case)]
+    candidates = [(m, STACK_HINTS(m, kind.component).format(cls=kind.layer)) for m in flags]
     return diagnose(
         default,
         *[(lambda m=m: is_close(got, torch_stack(state, case, n, m)), h) for m, h in candidates],

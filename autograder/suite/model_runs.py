@@ -13,8 +13,14 @@ import torch
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ..i18n import N_, _
-from ..properties.models.transformer import ExpectedTransformer, ModelMistake, SizedCase
+from ..i18n import _
+from ..properties.models.greedy import GREEDY_HINTS, GreedyMistake
+from ..properties.models.transformer import (
+    MODEL_HINTS,
+    ExpectedTransformer,
+    ModelMistake,
+    SizedCase,
+)
 from ..student_code import Call
 from . import graded
 from .checks import (
@@ -164,18 +170,6 @@ def forward(student, handle, case, target_mask=None, seed=0, strict=False):
     )
 
 
-CROSS_MASK = N_(
-    "src_mask serves both the encoder and the cross-attention: "
-    "generator(decode(tgt, encode(src, src_mask), target_mask, src_mask))"
-)
-ENCODER_MASK = N_("src_mask must reach the encoder too: memory = encode(src, src_mask)")
-NO_PE_TGT = N_(
-    "no positional encoding on the target: decode adds it, "
-    "decoder(positional_encoding(tgt_embedding(tgt)), memory, ...)"
-)
-
-
-# long: the table of the Transformer's mistakes and their hints, one entry each
 def explain_forward(got, state, case, target_mask, default=""):
     def same(mistake):
         return lambda: is_close(
@@ -185,75 +179,31 @@ def explain_forward(got, state, case, target_mask, default=""):
             ),
         )
 
-    candidates = [
-        (same(ModelMistake.NO_PE_TGT), _(NO_PE_TGT)),
-        (
-            same(ModelMistake.NO_PE_SRC),
-            _(
-                "no positional encoding on the source: encode adds it, "
-                "encoder(positional_encoding(src_embedding(src)), src_mask)"
-            ),
-        ),
-        (
-            same(ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT),
-            _("no positional encoding: add it to both embeddings"),
-        ),
-        (
-            same(ModelMistake.TGT_EMBEDDED_WITH_SRC),
-            _("the target is embedded with src_embedding: decode uses tgt_embedding"),
-        ),
-        (
-            same(ModelMistake.SRC_EMBEDDED_WITH_TGT),
-            _("the source is embedded with tgt_embedding: encode uses src_embedding"),
-        ),
-        (
-            same(ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC),
-            _("the embeddings are swapped: src_embedding for src, tgt_embedding for tgt"),
-        ),
-        (
-            same(ModelMistake.NO_EMBEDDING_SCALE),
-            _(
-                "the embeddings are not scaled by sqrt(d_model): call the "
-                "TokenEmbedding modules (src_embedding(src)), not their "
-                ".embedding"
-            ),
-        ),
-        (
-            same(ModelMistake.SOFTMAX_OUTPUT),
-            _("forward returns probabilities: return the generator's logits, no softmax"),
-        ),
+    flags = [
+        ModelMistake.NO_PE_TGT,
+        ModelMistake.NO_PE_SRC,
+        ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT,
+        ModelMistake.TGT_EMBEDDED_WITH_SRC,
+        ModelMistake.SRC_EMBEDDED_WITH_TGT,
+        ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC,
+        ModelMistake.NO_EMBEDDING_SCALE,
+        ModelMistake.SOFTMAX_OUTPUT,
     ]
     if case.src_mask is not None:
-        candidates += [
-            (same(ModelMistake.NO_CROSS_MASK), _(CROSS_MASK)),
-            (same(ModelMistake.NO_ENCODER_MASK), _(ENCODER_MASK)),
-            (
-                same(ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK),
-                _("src_mask is ignored: it serves the encoder and the cross-attention"),
-            ),
+        flags += [
+            ModelMistake.NO_CROSS_MASK,
+            ModelMistake.NO_ENCODER_MASK,
+            ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK,
         ]
     if target_mask is not None:
-        candidates.append(
-            (same(ModelMistake.NO_TARGET_MASK), _("target_mask is not passed on to the decoder"))
-        )
-    return diagnose(default, *candidates)
+        flags.append(ModelMistake.NO_TARGET_MASK)
+    return diagnose(default, *MODEL_HINTS.candidates(lambda m: same(m)(), *flags))
 
 
 # --------------------------------------------------------------------------------------------- greedy decoding
 # The greedy loop by hand is an answer: it is the graded side's (autograder/diagnoses/greedy.py), None in the
 # student bundle. The visible verdict needs no loop: greedy tokens are a fixed point of one teacher-forced pass.
 mistake_models = graded.diagnosis("greedy")
-
-
-NO_STOP = N_(
-    "decoding goes on after every row has produced eos_id: stop once every row has produced eos_id"
-)
-NO_PAD = N_(
-    "a finished row must keep eos_id: once a row has produced eos_id it holds eos_id after it"
-)
-MAX_LEN_HINT = N_(
-    "max_len counts the bos token: stop when ys has max_len tokens (while ys.size(1) < max_len)"
-)
 
 
 def greedy_decode(student, handle, case, decoding: Decoding):
@@ -281,7 +231,7 @@ def greedy_decode(student, handle, case, decoding: Decoding):
         _("{call} returned {n} tokens, more than max_len={max_len}").format(
             call=what, n=ys.shape[1], max_len=decoding.max_len
         ),
-        _(MAX_LEN_HINT),
+        GREEDY_HINTS(GreedyMistake.ONE_STEP_MORE),
     )
     expect(
         ys.shape[1] >= 1 and bool((ys[:, 0] == decoding.bos_id).all()),
@@ -297,7 +247,6 @@ def explain_greedy(got, state, case, decoding: Decoding, default=""):
     """The hint naming the loop mistake whose tokens are `got` (`default` without the diagnoses)."""
     if mistake_models is None:
         return default
-    GreedyMistake = mistake_models.GreedyMistake
 
     def same(mistake):
         def test():
@@ -308,26 +257,7 @@ def explain_greedy(got, state, case, decoding: Decoding, default=""):
 
     return diagnose(
         default,
-        (same(GreedyMistake.NO_STOP), _(NO_STOP)),
-        (same(GreedyMistake.NO_PAD), _(NO_PAD)),
-        (same(GreedyMistake.NO_STOP | GreedyMistake.NO_PAD), _(NO_PAD)),
-        (same(GreedyMistake.ONE_STEP_MORE), _(MAX_LEN_HINT)),
-        (same(GreedyMistake.ONE_STEP_LESS), _(MAX_LEN_HINT)),
-        (
-            same(GreedyMistake.FIRST_POSITION),
-            _(
-                "the next token comes from the last position: "
-                "generator(decode(ys, ...)[:, -1]), not [:, 0]"
-            ),
-        ),
-        (
-            same(GreedyMistake.NO_SRC_MASK_IN_DECODE),
-            _("src_mask must reach decode too: model.decode(ys, memory, causal_mask(L), src_mask)"),
-        ),
-        (
-            same(GreedyMistake.NO_CAUSAL_MASK),
-            _("decode with a causal target mask: causal_mask(ys.size(1))"),
-        ),
+        *GREEDY_HINTS.candidates(lambda m: same(m)()),  # every loop mistake, in the order declared
     )
 
 
@@ -358,7 +288,7 @@ def expect_finished_rows_hold_eos(ys, decoding: Decoding):
                     _(
                         "greedy_decode gave the row {row}: tokens other than eos_id={eos} after it"
                     ).format(row=row, eos=eos),
-                    _(NO_PAD),
+                    GREEDY_HINTS(GreedyMistake.NO_PAD),
                 )
     finished = (
         (ys[:, 1:] == eos).any(1) if ys.shape[1] > 1 else torch.zeros(ys.shape[0], dtype=torch.bool)
@@ -377,7 +307,7 @@ def expect_finished_rows_hold_eos(ys, decoding: Decoding):
             _("greedy_decode went on after every row had produced eos_id: {got}").format(
                 got=ys.tolist()
             ),
-            _(NO_STOP),
+            GREEDY_HINTS(GreedyMistake.NO_STOP),
         )
 
 

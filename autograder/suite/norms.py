@@ -12,7 +12,7 @@ import itertools
 import torch
 
 from ..i18n import N_, _
-from ..properties.models.layer_norm import NormMistake, layer_norm_model
+from ..properties.models.layer_norm import NORM_HINTS, NormMistake, layer_norm_model
 from . import expected_values, graded
 from .checks import (
     close,
@@ -147,24 +147,11 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
     # free parameter that fits is stronger evidence than an eps solved from y (eps = 1e-5 outside the root once
     # fitted "eps = 3.2e-8 inside" on rows of one tiny variance, an unbiased variance "eps not the contract's"),
     # so every one of those comes first and the fitted eps last.
+    same = lambda mistake: matches(y, ln_variant(x, w, b, eps, mistake), dt)  # noqa: E731
     return diagnose(
         default,
-        (
-            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.EPS_OUTSIDE), dt),
-            _(
-                "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
-            ),
-        ),
-        (
-            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.NO_EPS), dt),
-            _("eps is missing: (x - mean) / sqrt(var + eps)"),
-        ),
-        (
-            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.UNBIASED), dt),
-            _(
-                "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased "
-                "variance mean((x - mean)^2), i.e. x.var(-1, unbiased=False)"
-            ),
+        *NORM_HINTS.candidates(
+            same, NormMistake.EPS_OUTSIDE, NormMistake.NO_EPS, NormMistake.UNBIASED, component=C
         ),
         (
             lambda: torch.isnan(y).any() and not torch.isnan(ln_variant(x, w, b, eps)).any(),
@@ -196,10 +183,7 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
                 "only, per position"
             ),
         ),
-        (
-            lambda: matches(y, ln_variant(x, w, b, eps, NormMistake.VAR_NOT_STD), dt),
-            _("divided by the variance: divide by the standard deviation sqrt(var + eps)"),
-        ),
+        *NORM_HINTS.candidates(same, NormMistake.VAR_NOT_STD),
         (
             lambda: not torch.equal(w, ones) and matches(y, ln_variant(x, eps=eps), dt),
             _("weight and bias are not applied: y = normalised * weight + bias"),

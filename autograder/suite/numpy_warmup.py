@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
-from ..properties.models.layer_norm import NormMistake, layer_norm_model
+from ..properties.models.layer_norm import NORM_HINTS, NormMistake, layer_norm_model
 from . import graded
 from .checks import (
     array,
@@ -28,6 +28,7 @@ from .checks import (
 from .core import Evidence, named
 from .error_hints import ELEMENTWISE_HINT
 from .graded import matches
+from .mistakes import Hints
 from .strategies import MaskedAttentionInputs, arrays, composite
 
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
@@ -163,6 +164,19 @@ class AttentionMistake(enum.Flag):
     SOFTMAX_OVER_QUERIES = enum.auto()  # softmax over axis -2
 
 
+ATTENTION_HINTS = Hints(
+    AttentionMistake,
+    {
+        AttentionMistake.NO_SCALE: N_("no scaling: divide the scores by sqrt(d_k)"),
+        AttentionMistake.SCALED_BY_D_K: N_("divided by d_k: the scale is 1/sqrt(d_k)"),
+        AttentionMistake.SOFTMAX_OVER_QUERIES: N_(
+            "softmax over the queries (axis -2): each query's weights sum to 1 over the keys "
+            "(axis -1)"
+        ),
+    },
+)
+
+
 def expected_attention(q, k, v, mask=None, mistake=AttentionMistake.NONE):
     """(output, weights) in float64, or with `mistake`."""
     q, k, v = t64(q), t64(k), t64(v)
@@ -188,13 +202,9 @@ def ln_variant(x, eps=1e-5, mistake=NormMistake.NONE, axis=-1):
     )
 
 
-EPS_INSIDE = N_(
-    "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
-)
-
-
 def layer_norm_hint(x, y, eps, default: str) -> str:
     """Name the LayerNorm mistake that explains y, if one does."""
+    same = lambda mistake: matches(y, ln_variant(x, eps, mistake), y.dtype)  # noqa: E731
     return diagnose(
         default,
         (
@@ -203,14 +213,7 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
                 "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)"
             ),
         ),
-        (
-            lambda: matches(y, ln_variant(x, eps, NormMistake.UNBIASED), y.dtype),
-            _("unbiased variance (ddof=1): LayerNorm uses the biased variance mean((x - mean)^2)"),
-        ),
-        (
-            lambda: matches(y, ln_variant(x, eps, NormMistake.EPS_OUTSIDE), y.dtype),
-            _(EPS_INSIDE),
-        ),
+        *NORM_HINTS.candidates(same, NormMistake.UNBIASED, NormMistake.EPS_OUTSIDE, component=C),
         (
             lambda: x.ndim > 1 and matches(y, ln_variant(x, eps, axis=0), y.dtype),
             _(
@@ -218,10 +221,7 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
                 "(axis=-1, keepdims=True)"
             ),
         ),
-        (
-            lambda: matches(y, ln_variant(x, eps, NormMistake.VAR_NOT_STD), y.dtype),
-            _("divided by the variance: divide by the standard deviation sqrt(var + eps)"),
-        ),
+        *NORM_HINTS.candidates(same, NormMistake.VAR_NOT_STD),
         (
             lambda: eps != 1e-5 and matches(y, ln_variant(x, 1e-5), y.dtype),
             _("ignores the eps argument: use the eps it is called with"),
@@ -262,8 +262,6 @@ def np_attention_inputs(draw, mask: str = "any", lead=None):
 # The usual attention mistakes, named alike here and in attention.py.
 INVERTED_MASK = N_("inverted mask: True means may attend, False is blocked")
 MASK_IGNORED = N_("the mask is ignored")
-NO_SCALING = N_("no scaling: divide the scores by sqrt(d_k)")
-DIVIDED_BY_D_K = N_("divided by d_k: the scale is 1/sqrt(d_k)")
 MULTIPLIED_BY_SQRT_D_K = N_("multiplied by sqrt(d_k): divide instead")
 SCALED_BY_D_V = N_("scaled by sqrt(d_v): the scale uses d_k, the size of queries and keys")
 SCORES_SCALED = N_("the scores are q·k / sqrt(d_k) before the softmax")
@@ -281,8 +279,8 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
     d_k = q.shape[-1]
     expected_out, expected_w = expected_attention(q, k, v, m)
 
-    def weights_with(mistake):
-        return expected_attention(q, k, v, m, mistake)[1]
+    def same(mistake):
+        return is_close(w, expected_attention(q, k, v, m, mistake)[1], q.dtype)
 
     return diagnose(
         default,
@@ -301,21 +299,11 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
             lambda: m is not None and is_close(w, expected_attention(q, k, v)[1], q.dtype),
             _(MASK_IGNORED),
         ),
-        (
-            lambda: d_k > 1 and is_close(w, weights_with(AttentionMistake.NO_SCALE), q.dtype),
-            _(NO_SCALING),
-        ),
-        (
-            lambda: d_k > 1 and is_close(w, weights_with(AttentionMistake.SCALED_BY_D_K), q.dtype),
-            _(DIVIDED_BY_D_K),
-        ),
-        (
-            lambda: is_close(w, weights_with(AttentionMistake.SOFTMAX_OVER_QUERIES), q.dtype),
-            _(
-                "softmax over the queries (axis -2): each query's weights sum to 1 over the keys "
-                "(axis -1)"
-            ),
-        ),
+        # a scale of 1, 1/sqrt(d_k) and 1/d_k are one when d_k = 1: no scale mistake to name there
+        *ATTENTION_HINTS.candidates(same, AttentionMistake.NO_SCALE, AttentionMistake.SCALED_BY_D_K)
+        if d_k > 1
+        else (),
+        *ATTENTION_HINTS.candidates(same, AttentionMistake.SOFTMAX_OVER_QUERIES),
         (
             lambda: rounded(w, expected_w) is not None,
             lambda: rounded_hint(w, expected_w, "weights"),

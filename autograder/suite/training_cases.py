@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..properties.models.trainer import (
+    TRAINING_HINTS,
     TrainingMistake,
     expected_smoothed_loss,
     expected_train,
@@ -45,42 +46,19 @@ BUILD_ERROR = N_(
     "is the transformer built and called as in transformer.py's contract?"
 )
 
-PAD_MASS = N_(
-    "the padding token gets no smoothing mass: q[pad_id] = 0, and smoothing / (V - 2) goes to each of "
-    "the V - 2 tokens that are neither the target nor pad_id"
-)
-PAD_COUNTED = N_(
-    "padding positions count in the loss: average over the positions whose target is not pad_id only "
-    "(mask them out of the sum and of the count)"
-)
-NOT_MEAN = N_(
-    "average over the non-padding positions: divide the sum by their count, not by nothing"
-)
-TORCH_SMOOTHING = N_(
-    "q is not torch's smoothing / V everywhere: q[y] = 1 - smoothing, q[pad_id] = 0, "
-    "smoothing / (V - 2) on every other token"
-)
-NOT_SHIFTED = N_(
-    "the targets are not shifted: the decoder reads shift_right(tgt, bos_id) = [bos, y_1, ..., y_{m-1}] "
-    "and predicts tgt; fed tgt itself, it sees the answer"
-)
-NO_CAUSAL = N_(
-    "no causal mask in training: position t reads the decoder input at t + 1, which is the token it must "
-    "predict (training looks perfect, greedy decoding collapses); pass causal_mask(m) as target_mask"
-)
-NO_SRC_MASK = N_("the source padding is not masked: pass padding_mask(src, pad_id) as src_mask")
-NO_ZERO_GRAD = N_(
-    "the gradients accumulate across steps: zero the optimizer's gradients before each backward, or step s "
-    "follows the sum of every gradient so far"
-)
+PAD_MASS = TRAINING_HINTS.msgid(M.PAD_MASS)
+PAD_COUNTED = TRAINING_HINTS.msgid(M.PAD_COUNTED)
+NOT_MEAN = TRAINING_HINTS.msgid(M.SUMMED)
+TORCH_SMOOTHING = TRAINING_HINTS.msgid(M.TORCH_SMOOTHING)
+NOT_SHIFTED = TRAINING_HINTS.msgid(M.NOT_SHIFTED)
+NO_CAUSAL = TRAINING_HINTS.msgid(M.NO_CAUSAL_MASK)
+NO_SRC_MASK = TRAINING_HINTS.msgid(M.NO_SRC_MASK)
+NO_ZERO_GRAD = TRAINING_HINTS.msgid(M.NO_ZERO_GRAD)
 SCHEDULE = N_(
     "lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5): it peaks at "
     "step = warmup_steps"
 )
-SCHEDULE_USED = N_(
-    "before step s (from 1) set every param group's lr to learning_rate(s, d_model, warmup_steps, "
-    "factor)"
-)
+SCHEDULE_USED = TRAINING_HINTS.msgid(M.SCHEDULE_AHEAD)
 ADAM = N_(
     "the paper's optimizer: torch.optim.Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-9)"
 )

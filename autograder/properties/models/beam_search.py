@@ -10,7 +10,11 @@ import enum
 
 import torch
 
-from ...suite.beams import BeamInputs, BeamSettings
+from ...i18n import N_
+
+# the finished-hypothesis rule's hint is also the visible contract's (suite/beams.py): declared there
+from ...suite.beams import FINISHED_HINT, BeamInputs, BeamSettings
+from ...suite.mistakes import Hints
 
 
 class BeamMistake(enum.Flag):
@@ -37,6 +41,74 @@ class BeamMistake(enum.Flag):
     ALL_START_AT_ZERO = enum.auto()  # beam_size copies of [bos] at logp 0
     HOLD_AT_COST = enum.auto()  # a held hypothesis pays eos's log-probability again
     MASK_TILED = enum.auto()  # src_mask repeated batch-major, the memory per beam
+
+
+_FINAL_BY_LOGP = N_(
+    "each row returns its hypothesis with the highest score logp / T ** length_penalty, "
+    "finished or not (at max_len), not the one with the highest raw log-probability logp"
+)
+_NO_DECODE_MASK = N_(
+    "src_mask must reach every decode too, one copy per beam, repeated as the memory is"
+)
+_ROWS_MIXED = N_(
+    "beams of different rows of the batch are mixed: hypothesis k of row b is row b * "
+    "beam_size + k of ys (and of the repeated memory, memory.repeat_interleave(beam_size, "
+    "dim=0))"
+)
+_STOP_TOP_FINISHED = N_(
+    "decoding stops only once every hypothesis of every row has finished (or at max_len "
+    "tokens): under a length penalty a longer hypothesis can still overtake a finished one, "
+    "so a finished top hypothesis is not the end"
+)
+# Every mistake of the search and its hint, in the order a diagnosis tries them (diagnoses/beam_search.explain)
+BEAM_HINTS = Hints(
+    BeamMistake,
+    {
+        BeamMistake.MULTIPLY: N_(
+            "scores are sums of log-probabilities: add the log-probabilities, candidates = "
+            "logp[..., None] + log_softmax(logits) (never multiply probabilities or scores)"
+        ),
+        BeamMistake.NOT_HELD: FINISHED_HINT,
+        BeamMistake.TOPK_TOKEN_MAJOR: N_(
+            "the top-k runs over each row's beam_size * vocab candidates flattened beam-major "
+            "(every token of one beam, then the next beam's): a winner's flat index gives "
+            "both its beam and its token"
+        ),
+        BeamMistake.ROWS_MIXED: _ROWS_MIXED,
+        BeamMistake.PENALTY_STORED: N_(
+            "the length penalty is applied twice: keep logp (the plain sum of "
+            "log-probabilities) for each hypothesis and divide by T ** length_penalty only to "
+            "rank and to report, never into the running sum"
+        ),
+        BeamMistake.NO_DECODE_MASK: _NO_DECODE_MASK,
+        BeamMistake.MEMORY_TILED: _ROWS_MIXED,
+        BeamMistake.FINAL_BY_LOGP: _FINAL_BY_LOGP,
+        BeamMistake.FINAL_FINISHED_ONLY: _FINAL_BY_LOGP,
+        BeamMistake.STOP_TOP_FINISHED: _STOP_TOP_FINISHED,
+        BeamMistake.STOP_ONE_FINISHED: _STOP_TOP_FINISHED,
+        BeamMistake.LENGTH_GROWS: N_(
+            "a finished hypothesis's length T stops growing at its eos: holding it adds no "
+            "token (T counts the generated tokens up to and including the first eos, not the "
+            "eos padding after it)"
+        ),
+        BeamMistake.LENGTH_COUNTS_BOS: N_(
+            "T is the number of generated tokens, eos included, bos not counted: score = logp "
+            "/ T ** length_penalty"
+        ),
+        BeamMistake.RANK_RAW: N_(
+            "rank the candidates by logp / T ** length_penalty at every step (T + 1 for an "
+            "extended hypothesis, T for a finished one held), not by the raw logp: the "
+            "penalty changes which hypotheses stay in the beam"
+        ),
+        BeamMistake.ALL_START_AT_ZERO: N_(
+            "each row's beam starts with [bos_id] once, at logp 0, and beam_size - 1 empty "
+            "slots at logp -inf: beam_size copies of [bos_id] at logp 0 fill the beam with "
+            "the same hypothesis"
+        ),
+        BeamMistake.HOLD_AT_COST: FINISHED_HINT,
+        BeamMistake.MASK_TILED: _NO_DECODE_MASK,
+    },
+)
 
 
 def logp_of(w, case, hyp: tuple[int, ...], row: int, decode_mask=True) -> float:

@@ -11,6 +11,9 @@ import math
 
 import torch.nn.functional as F
 
+from ...i18n import N_
+from ...suite.mistakes import Hints
+
 
 class NormMistake(enum.Flag):
     """The usual mistakes in writing LayerNorm, one flag each (the wrong axis is the model's `dim`)."""
@@ -20,6 +23,34 @@ class NormMistake(enum.Flag):
     EPS_OUTSIDE = enum.auto()  # (x - mean) / (sqrt(var) + eps)
     NO_EPS = enum.auto()  # (x - mean) / sqrt(var)
     VAR_NOT_STD = enum.auto()  # (x - mean) / (var + eps)
+
+
+NORM_HINTS = Hints(
+    NormMistake,
+    {
+        NormMistake.EPS_OUTSIDE: N_(
+            "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (sqrt(var) + eps)"
+        ),
+        NormMistake.NO_EPS: N_("eps is missing: (x - mean) / sqrt(var + eps)"),
+        NormMistake.VAR_NOT_STD: N_(
+            "divided by the variance: divide by the standard deviation sqrt(var + eps)"
+        ),
+    },
+    # the variance's name in each exercise's library
+    worded={
+        "add_norm": {
+            NormMistake.UNBIASED: N_(
+                "unbiased variance (torch.var's default, unbiased=True): LayerNorm uses the biased "
+                "variance mean((x - mean)^2), i.e. x.var(-1, unbiased=False)"
+            )
+        },
+        "attention_numpy": {
+            NormMistake.UNBIASED: N_(
+                "unbiased variance (ddof=1): LayerNorm uses the biased variance mean((x - mean)^2)"
+            )
+        },
+    },
+)
 
 
 def layer_norm_model(

@@ -11,7 +11,9 @@ from dataclasses import replace
 
 import torch
 
+from ...i18n import N_
 from ...suite import expected_values
+from ...suite.mistakes import Hints
 from ...suite.strategies import EncoderInputs
 
 
@@ -36,6 +38,85 @@ class LayerMistake(enum.Flag):
     NO_CROSS_MASK = enum.auto()  # memory_mask not passed on
     SELF_GETS_MEMORY_MASK = enum.auto()
     CROSS_GETS_TARGET_MASK = enum.auto()
+
+
+# A layer's mistakes by name; the sub-layers' numbering differs in the encoder (two) and the decoder (three)
+LAYER_HINTS = Hints(
+    LayerMistake,
+    {
+        LayerMistake.PRE_NORM: N_(
+            "pre-norm: the kit's layers are post-norm, x = add_norm(x, sublayer(x)) = norm(x "
+            "+ sublayer(x)); normalise after adding the residual, not before the sub-layer"
+        ),
+        LayerMistake.NORM_INSIDE_RESIDUAL: N_(
+            "the residual is added after the norm (x + norm(sublayer(x))): add first, then "
+            "normalise: add_norm(x, sublayer(x)) = norm(x + sublayer(x))"
+        ),
+        LayerMistake.NO_RESIDUAL: N_(
+            "the residual is missing: add_norm(x, sublayer(x)) adds the sub-layer's input x back"
+        ),
+        LayerMistake.CROSS_KEYS_FROM_X: N_(
+            "the cross-attention ignores the memory: its keys and values come from the "
+            "encoder memory, cross_attention(x, memory, memory, memory_mask) (queries from "
+            "the decoder)"
+        ),
+        LayerMistake.CROSS_GETS_TARGET_MASK: N_(
+            "the cross-attention gets target_mask: it takes memory_mask, the self-attention "
+            "target_mask"
+        ),
+        LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK: N_(
+            "target_mask and memory_mask swapped: the self-attention takes target_mask, the "
+            "cross-attention memory_mask"
+        ),
+        LayerMistake.NO_CROSS_MASK: N_(
+            "memory_mask is ignored: pass it to the cross-attention, cross_attention(x, "
+            "memory, memory, memory_mask)"
+        ),
+        LayerMistake.NORMS_2_3_SWAPPED: N_(
+            "add_norm_2 and add_norm_3 swapped: add_norm_2 follows the cross-attention, "
+            "add_norm_3 the feed-forward"
+        ),
+        LayerMistake.CROSS_ATTENTION_FIRST: N_(
+            "the cross-attention runs before the self-attention: the order is masked "
+            "self-attention, cross-attention, feed-forward"
+        ),
+        LayerMistake.NO_CROSS_ATTENTION: N_(
+            "the cross-attention sub-layer is skipped: x = add_norm_2(x, cross_attention(x, "
+            "memory, memory, memory_mask))"
+        ),
+    },
+    worded={
+        "encoder": {
+            LayerMistake.NO_FEED_FORWARD: N_(
+                "the feed-forward sub-layer is skipped: return add_norm_2(x, feed_forward(x))"
+            ),
+            LayerMistake.NO_SELF_ATTENTION: N_(
+                "the self-attention sub-layer is skipped: first x = add_norm_1(x, "
+                "self_attention(x, x, x, mask))"
+            ),
+            LayerMistake.NORMS_1_2_SWAPPED: N_(
+                "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the self-attention, "
+                "add_norm_2 the feed-forward"
+            ),
+            LayerMistake.NO_SELF_MASK: N_(
+                "the mask is ignored: pass it to the self-attention, self_attention(x, x, x, mask)"
+            ),
+        },
+        "decoder": {
+            LayerMistake.NO_FEED_FORWARD: N_(
+                "the feed-forward sub-layer is skipped: return add_norm_3(x, feed_forward(x))"
+            ),
+            LayerMistake.NORMS_1_2_SWAPPED: N_(
+                "add_norm_1 and add_norm_2 swapped: add_norm_1 follows the self-attention, "
+                "add_norm_2 the cross-attention, add_norm_3 the feed-forward"
+            ),
+            LayerMistake.NO_SELF_MASK: N_(
+                "target_mask is ignored: pass it to the self-attention, self_attention(x, x, "
+                "x, target_mask)"
+            ),
+        },
+    },
+)
 
 
 # The mistakes that are torch's layer with other weights or masks: the student bundle's layer mistake models
@@ -99,6 +180,44 @@ class StackMistake(enum.Flag):
     MASK_AT_FIRST_ONLY = enum.auto()
     NO_TARGET_MASK = enum.auto()  # a decoder's target_mask reaches no layer
     TARGET_MASK_AT_FIRST_ONLY = enum.auto()
+
+
+_ENCODER_MASK = N_("the mask must reach every layer: pass it to each layer inside the loop")
+_DECODER_MASKS = N_(
+    "both masks must reach every layer: pass target_mask and memory_mask to each layer inside the loop"
+)
+# A stack's mistakes by name: {cls} is the layer's class (EncoderLayer, DecoderLayer), formatted where shown
+STACK_HINTS = Hints(
+    StackMistake,
+    {
+        StackMistake.FIRST_LAYER_EVERY_STEP: N_(
+            "every step applies layers[0]: each step must apply its own layer of self.layers, in turn"
+        ),
+        StackMistake.LAST_LAYER_EVERY_STEP: N_(
+            "the same layer is applied at every step ([layer] * N or ModuleList([layer] * N) repeats one "
+            "module): build N separate {cls} instances, e.g. [{cls}(...) for _ in range(N)]"
+        ),
+        StackMistake.REVERSED: N_("the layers run in reverse order: layers[0] comes first"),
+        StackMistake.ONLY_LAST: N_(
+            "only the last layer is applied: each layer's output feeds the next one"
+        ),
+        StackMistake.ONLY_FIRST: N_(
+            "only the first layer is applied: loop over all of self.layers"
+        ),
+    },
+    worded={
+        "encoder": {
+            StackMistake.NO_MASK: _ENCODER_MASK,
+            StackMistake.MASK_AT_FIRST_ONLY: _ENCODER_MASK,
+        },
+        "decoder": {
+            StackMistake.NO_MASK: _DECODER_MASKS,
+            StackMistake.MASK_AT_FIRST_ONLY: _DECODER_MASKS,
+            StackMistake.NO_TARGET_MASK: _DECODER_MASKS,
+            StackMistake.TARGET_MASK_AT_FIRST_ONLY: _DECODER_MASKS,
+        },
+    },
+)
 
 
 def torch_stack(state: dict, case, n: int, mistake=StackMistake.NONE):

@@ -11,7 +11,9 @@ import math
 
 import torch
 
+from ...i18n import N_
 from ...suite import expected_values
+from ...suite.mistakes import Hints
 
 
 class MhaMistake(enum.Flag):
@@ -29,6 +31,40 @@ class MhaMistake(enum.Flag):
     V_FROM_W_K = enum.auto()  # the values projected with w_k
     NO_W_O = enum.auto()  # the merged heads returned unprojected
     SCALED_BY_D_MODEL = enum.auto()  # scores divided by sqrt(d_model), not sqrt(d_k)
+
+
+_STRIDED = N_(
+    "wrong head split: head h must read columns h*d_k:(h+1)*d_k of each projection; view as "
+    "(batch, m, h, d_k), not (batch, m, d_k, h)"
+)
+# In the order a diagnosis tries them (suite/heads.py): the transposes first, then the weights
+MHA_HINTS = Hints(
+    MhaMistake,
+    {
+        MhaMistake.SPLIT_WITHOUT_TRANSPOSE: N_(
+            "heads split with view(batch, h, m, d_k) and no transpose: that mixes positions across heads; "
+            "view as (batch, m, h, d_k), then transpose(1, 2)"
+        ),
+        MhaMistake.MERGE_WITHOUT_TRANSPOSE: N_(
+            "heads merged without a transpose back: bring (batch, h, m_q, d_k) back to (batch, m_q, h, d_k) "
+            "before merging the heads into (batch, m_q, d_model)"
+        ),
+        MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE: N_(
+            "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then "
+            "transpose(1, 2), and transpose back to merge"
+        ),
+        MhaMistake.SPLIT_STRIDED: _STRIDED,
+        MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE: _STRIDED,
+        MhaMistake.Q_K_SWAPPED: N_("Q and K projections swapped: q = w_q(query), k = w_k(key)"),
+        MhaMistake.K_V_SWAPPED: N_("K and V projections swapped: k = w_k(key), v = w_v(value)"),
+        MhaMistake.Q_V_SWAPPED: N_("Q and V projections swapped: q = w_q(query), v = w_v(value)"),
+        MhaMistake.V_FROM_W_K: N_("the values are projected with w_k: v = w_v(value)"),
+        MhaMistake.NO_W_O: N_("w_o is missing: project the merged heads with w_o"),
+        MhaMistake.SCALED_BY_D_MODEL: N_(
+            "scaled by sqrt(d_model): each head's scores are divided by sqrt(d_k)"
+        ),
+    },
+)
 
 
 def _swapped(state, a, b):

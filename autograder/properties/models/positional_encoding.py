@@ -8,6 +8,9 @@ import enum
 
 import torch
 
+from ...i18n import N_
+from ...suite.mistakes import Hints
+
 
 class PeMistake(enum.Flag):
     """The usual mistakes in the sinusoidal table, one flag each."""
@@ -26,6 +29,41 @@ class PeMistake(enum.Flag):
     COS_NEXT_PAIR = enum.auto()
     BASE_1000 = enum.auto()
     POSITIONS_FROM_1 = enum.auto()
+
+
+PE_HINTS = Hints(
+    PeMistake,
+    {
+        PeMistake.SIN_COS_SWAPPED: N_(
+            "sin and cos swapped: even columns (0, 2, ...) are sin, odd columns cos"
+        ),
+        PeMistake.COS_OWN_COLUMN: N_(
+            "sin and cos of a pair at different frequencies: both columns 2i and "
+            "2i+1 use the angle p / 10000^(2i/d_model), 2i being the even column"
+        ),
+        PeMistake.PAIR_INDEX: N_(
+            "exponent i/d_model: it is 2i/d_model, with 2i the even column index "
+            "(torch.arange(0, d_model, 2))"
+        ),
+        PeMistake.DOUBLED_EXPONENT: N_(
+            "the exponent counts the pair index twice: in a loop `for i in range(0, d_model, 2)`, i is already 2i "
+            "(the even column), so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model)"
+        ),
+        PeMistake.COS_NEXT_PAIR: N_(
+            "cos taken at the next pair's frequency: the cos column 2i+1 uses the same angle as the sin column "
+            "2i, p / 10000^(2i/d_model), not the angle of the pair that starts at column 2i+2"
+        ),
+        PeMistake.DOUBLED_EXPONENT | PeMistake.COS_NEXT_PAIR: N_(
+            "two tutorial slips at once: in a loop `for i in range(0, d_model, 2)`, i is already 2i, "
+            "so the angle is p / 10000 ** (i / d_model), not 10000 ** (2 * i / d_model); and the cos "
+            "in column i + 1 uses that same angle, not cos taken at the next pair's frequency"
+        ),
+        PeMistake.BASE_1000: N_("the base is 10000, not 1000"),
+        PeMistake.MULTIPLIED: N_("multiplied by 10000^(2i/d_model): divide the position by it"),
+        PeMistake.ALL_SIN: N_("every column is a sin: odd columns are cos"),
+        PeMistake.POSITIONS_FROM_1: N_("positions start at 0: PE[0] = [0, 1, 0, 1, ...]"),
+    },
+)
 
 
 def sinusoid_model(max_len, d, mistake=PeMistake.NONE):

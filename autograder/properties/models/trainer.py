@@ -17,8 +17,10 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ...i18n import N_
 from ...suite import graded
 from ...suite.expected_values import expected_causal_mask
+from ...suite.mistakes import Hints
 from .transformer import TrainableTransformer
 
 
@@ -40,6 +42,55 @@ class TrainingMistake(enum.Flag):
     NO_ZERO_GRAD = enum.auto()  # the gradients accumulate across steps
     SCHEDULE_AHEAD = enum.auto()  # step s (from 1) takes the rate of step s + 1
     SCHEDULE_BEHIND = enum.auto()  # step s takes the rate of step s - 1 (step 1 its own)
+
+
+_PAD_COUNTED = N_(
+    "padding positions count in the loss: average over the positions whose target is not "
+    "pad_id only (mask them out of the sum and of the count)"
+)
+_NOT_SHIFTED = N_(
+    "the targets are not shifted: the decoder reads shift_right(tgt, bos_id) = [bos, y_1, "
+    "..., y_{m-1}] and predicts tgt; fed tgt itself, it sees the answer"
+)
+_SCHEDULE = N_(
+    "before step s (from 1) set every param group's lr to learning_rate(s, d_model, "
+    "warmup_steps, factor)"
+)
+# Every mistake of training.py and its hint (the schedule's are shown with ' (s from 1)' after them)
+TRAINING_HINTS = Hints(
+    TrainingMistake,
+    {
+        TrainingMistake.PAD_MASS: N_(
+            "the padding token gets no smoothing mass: q[pad_id] = 0, and smoothing / (V - 2) "
+            "goes to each of the V - 2 tokens that are neither the target nor pad_id"
+        ),
+        TrainingMistake.PAD_COUNTED: _PAD_COUNTED,
+        TrainingMistake.PAD_COUNTED | TrainingMistake.PAD_MASS: _PAD_COUNTED,
+        TrainingMistake.SUMMED: N_(
+            "average over the non-padding positions: divide the sum by their count, not by nothing"
+        ),
+        TrainingMistake.TORCH_SMOOTHING: N_(
+            "q is not torch's smoothing / V everywhere: q[y] = 1 - smoothing, q[pad_id] = 0, "
+            "smoothing / (V - 2) on every other token"
+        ),
+        TrainingMistake.NOT_SHIFTED: _NOT_SHIFTED,
+        TrainingMistake.NOT_SHIFTED | TrainingMistake.NO_CAUSAL_MASK: _NOT_SHIFTED,
+        TrainingMistake.NO_CAUSAL_MASK: N_(
+            "no causal mask in training: position t reads the decoder input at t + 1, which "
+            "is the token it must predict (training looks perfect, greedy decoding "
+            "collapses); pass causal_mask(m) as target_mask"
+        ),
+        TrainingMistake.NO_SRC_MASK: N_(
+            "the source padding is not masked: pass padding_mask(src, pad_id) as src_mask"
+        ),
+        TrainingMistake.NO_ZERO_GRAD: N_(
+            "the gradients accumulate across steps: zero the optimizer's gradients before "
+            "each backward, or step s follows the sum of every gradient so far"
+        ),
+        TrainingMistake.SCHEDULE_AHEAD: _SCHEDULE,
+        TrainingMistake.SCHEDULE_BEHIND: _SCHEDULE,
+    },
+)
 
 
 LOSS_MISTAKES = (

@@ -14,8 +14,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ...i18n import N_
 from ...suite import expected_values
 from ...suite.expected_values import expected_causal_mask
+from ...suite.mistakes import Hints
 from ...suite.strategies import transformer_state
 from .layers import decoder_stack, encoder_stack
 
@@ -98,6 +100,54 @@ class ModelMistake(enum.Flag):
     NO_ENCODER_MASK = enum.auto()  # src_mask not passed to the encoder
     NO_CROSS_MASK = enum.auto()  # src_mask not passed to the cross-attention
     NO_TARGET_MASK = enum.auto()
+
+
+# In the order a diagnosis tries them (suite/model_runs.explain_forward)
+MODEL_HINTS = Hints(
+    ModelMistake,
+    {
+        ModelMistake.NO_PE_TGT: N_(
+            "no positional encoding on the target: decode adds it, "
+            "decoder(positional_encoding(tgt_embedding(tgt)), memory, ...)"
+        ),
+        ModelMistake.NO_PE_SRC: N_(
+            "no positional encoding on the source: encode adds it, "
+            "encoder(positional_encoding(src_embedding(src)), src_mask)"
+        ),
+        ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT: N_(
+            "no positional encoding: add it to both embeddings"
+        ),
+        ModelMistake.TGT_EMBEDDED_WITH_SRC: N_(
+            "the target is embedded with src_embedding: decode uses tgt_embedding"
+        ),
+        ModelMistake.SRC_EMBEDDED_WITH_TGT: N_(
+            "the source is embedded with tgt_embedding: encode uses src_embedding"
+        ),
+        ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC: N_(
+            "the embeddings are swapped: src_embedding for src, tgt_embedding for tgt"
+        ),
+        ModelMistake.NO_EMBEDDING_SCALE: N_(
+            "the embeddings are not scaled by sqrt(d_model): call the "
+            "TokenEmbedding modules (src_embedding(src)), not their "
+            ".embedding"
+        ),
+        ModelMistake.SOFTMAX_OUTPUT: N_(
+            "forward returns probabilities: return the generator's logits, no softmax"
+        ),
+        # src_mask's: named only for a case that has one
+        ModelMistake.NO_CROSS_MASK: N_(
+            "src_mask serves both the encoder and the cross-attention: "
+            "generator(decode(tgt, encode(src, src_mask), target_mask, src_mask))"
+        ),
+        ModelMistake.NO_ENCODER_MASK: N_(
+            "src_mask must reach the encoder too: memory = encode(src, src_mask)"
+        ),
+        ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK: N_(
+            "src_mask is ignored: it serves the encoder and the cross-attention"
+        ),
+        ModelMistake.NO_TARGET_MASK: N_("target_mask is not passed on to the decoder"),
+    },
+)
 
 
 class ExpectedTransformer:
