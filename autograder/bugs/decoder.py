@@ -88,3 +88,76 @@ BUGS = [
         "the query comes first",
     ),
 ]
+
+# issue 36: a bug for each mistake model of the decoder layer and stack that had none. CROSS_GETS_TARGET_MASK
+# (alone or with SELF_GETS_MEMORY_MASK, the masks swapped) has none that shows its hint: a (m_D, m_D) target_mask
+# in the (m_D, m_E) cross-attention is a shape error on the cases with m_E != m_D, which every property with a
+# mask draws (target_mask_for_cross_attention is caught by the shape error's hint)
+_FORWARD = (
+    "        x = self.add_norm_1(x, self.self_attention(x, x, x, target_mask))\n"
+    "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n"
+    "        return self.add_norm_3(x, self.feed_forward(x))\n"
+)
+
+BUGS += [
+    Bug(
+        "decoder",
+        "norms_2_3_swapped",
+        "used add_norm_3 after the cross-attention and add_norm_2 after the feed-forward",
+        "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n"
+        "        return self.add_norm_3(x, self.feed_forward(x))\n",
+        "        x = self.add_norm_3(x, self.cross_attention(x, memory, memory, memory_mask))\n"
+        "        return self.add_norm_2(x, self.feed_forward(x))\n",
+        "add_norm_2 and add_norm_3 swapped",
+        mistake=LayerMistake.NORMS_2_3_SWAPPED,
+    ),
+    Bug(
+        "decoder",
+        "cross_attention_skipped",
+        "wrote the layer like the encoder's with a masked self-attention: no cross-attention sub-layer",
+        "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n",
+        "",
+        "cross-attention sub-layer is skipped",
+        mistake=LayerMistake.NO_CROSS_ATTENTION,
+    ),
+    Bug(
+        "decoder",
+        "feed_forward_skipped",
+        "returned after the cross-attention sub-layer: no feed-forward",
+        "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n"
+        "        return self.add_norm_3(x, self.feed_forward(x))\n",
+        "        return self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n",
+        "feed-forward sub-layer is skipped",
+        mistake=LayerMistake.NO_FEED_FORWARD,
+    ),
+    Bug(
+        "decoder",
+        "no_residual",
+        "did the Norm of Add & Norm but not the Add: normalised each sub-layer's output on its own",
+        _FORWARD,
+        "        x = self.add_norm_1.norm(self.self_attention(x, x, x, target_mask))\n"
+        "        x = self.add_norm_2.norm(self.cross_attention(x, memory, memory, memory_mask))\n"
+        "        return self.add_norm_3.norm(self.feed_forward(x))\n",
+        "the residual is missing",
+        mistake=LayerMistake.NO_RESIDUAL,
+    ),
+    Bug(
+        "decoder",
+        "stack_drops_target_mask",
+        "called the layers with memory_mask=memory_mask only: target_mask never reaches them",
+        "x = layer(x, memory, target_mask, memory_mask)",
+        "x = layer(x, memory, memory_mask=memory_mask)",
+        "every layer",
+        mistake=StackMistake.NO_TARGET_MASK,
+    ),
+    Bug(
+        "decoder",
+        "target_mask_only_first_layer",
+        "passed target_mask to the first layer only: after it the future is already hidden",
+        "        for layer in self.layers:\n            x = layer(x, memory, target_mask, memory_mask)\n",
+        "        for i, layer in enumerate(self.layers):\n"
+        "            x = layer(x, memory, target_mask if i == 0 else None, memory_mask)\n",
+        "every layer",
+        mistake=StackMistake.TARGET_MASK_AT_FIRST_ONLY,
+    ),
+]

@@ -93,3 +93,55 @@ BUGS = [
         "d_model first",
     ),
 ]
+
+# issue 36: a bug for each mistake model of the layer and the stack that had none
+_LOOP = "        for layer in self.layers:\n            x = layer(x, mask)\n        return x\n"
+
+BUGS += [
+    Bug(
+        "encoder",
+        "no_residual",
+        "did the Norm of Add & Norm but not the Add: normalised each sub-layer's output on its own",
+        _FORWARD,
+        "        x = self.add_norm_1.norm(self.self_attention(x, x, x, mask))\n"
+        "        return self.add_norm_2.norm(self.feed_forward(x))\n",
+        "the residual is missing",
+        mistake=LayerMistake.NO_RESIDUAL,
+    ),
+    Bug(
+        "encoder",
+        "attention_result_unused",
+        "kept the attention sub-layer's result in a new variable and went on with x: the feed-forward never sees it",
+        "        x = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n",
+        "        attended = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n",
+        "self-attention sub-layer is skipped",
+        mistake=LayerMistake.NO_SELF_ATTENTION,
+    ),
+    Bug(
+        "encoder",
+        "layers_reversed",
+        "looped over reversed(self.layers), from the top of the stack down",
+        "for layer in self.layers:",
+        "for layer in reversed(self.layers):",
+        "reverse order",
+        mistake=StackMistake.REVERSED,
+    ),
+    Bug(
+        "encoder",
+        "layers_not_chained",
+        "gave every layer the encoder's input x instead of the previous layer's output",
+        _LOOP,
+        "        for layer in self.layers:\n            out = layer(x, mask)\n        return out\n",
+        "only the last layer is applied",
+        mistake=StackMistake.ONLY_LAST,
+    ),
+    Bug(
+        "encoder",
+        "return_inside_loop",
+        "indented the return inside the loop: it returns after the first layer",
+        _LOOP,
+        "        for layer in self.layers:\n            x = layer(x, mask)\n            return x\n",
+        "only the first layer is applied",
+        mistake=StackMistake.ONLY_FIRST,
+    ),
+]

@@ -116,3 +116,86 @@ BUGS += [
         caught_visibly=True,
     ),
 ]
+
+# issue 36: a bug for each mistake model of the Transformer (greedy decoding's NO_CAUSAL_MASK has none: every
+# greedy property decodes with one layer, where the last position sees every token with or without the mask)
+_DECODE_DOC = (
+    "        ### END SOLUTION\n"
+    "\n"
+    "    def decode(self, tgt, memory, target_mask=None, memory_mask=None):\n"
+    '        """hidden = decoder(positional_encoding(tgt_embedding(tgt)), memory, target_mask, memory_mask).\n'
+    "\n"
+    "        Args:\n"
+    "            tgt: LongTensor of target ids, (batch, m_D).\n"
+    "            memory: encoder output, (batch, m_E, d_model).\n"
+    "            target_mask: optional bool mask for decoder self-attention, (m_D, m_D) (e.g.\n"
+    "                causal_mask(m_D)) or (batch, 1 or num_heads, 1 or m_D, m_D).\n"
+    "            memory_mask: optional bool mask for cross-attention, (m_D, m_E) or\n"
+    "                (batch, 1 or num_heads, 1 or m_D, m_E), e.g. a padding mask (batch, 1, 1, m_E).\n"
+    "\n"
+    "        Returns:\n"
+    "            Hidden states of shape (batch, m_D, d_model) (not logits).\n"
+    '        """\n'
+    "        ### BEGIN SOLUTION\n"
+)
+
+BUGS += [
+    Bug(
+        "transformer",
+        "no_positional_encoding_on_source",
+        "encode embedded the source without positions",
+        "return self.encoder(self.positional_encoding(self.src_embedding(src)), src_mask)",
+        "return self.encoder(self.src_embedding(src), src_mask)",
+        "no positional encoding on the source",
+        mistake=ModelMistake.NO_PE_SRC,
+    ),
+    Bug(
+        "transformer",
+        "target_embedding_for_source",
+        "encode embedded the source with tgt_embedding",
+        "return self.encoder(self.positional_encoding(self.src_embedding(src)), src_mask)",
+        "return self.encoder(self.positional_encoding(self.tgt_embedding(src)), src_mask)",
+        "source is embedded with tgt_embedding",
+        mistake=ModelMistake.SRC_EMBEDDED_WITH_TGT,
+    ),
+    Bug(
+        "transformer",
+        "embedding_not_scaled",
+        "looked the tokens up in the nn.Embedding inside each TokenEmbedding: no sqrt(d_model) scaling",
+        "        return self.encoder(self.positional_encoding(self.src_embedding(src)), src_mask)\n"
+        + _DECODE_DOC
+        + "        return self.decoder(self.positional_encoding(self.tgt_embedding(tgt)), memory,\n",
+        "        return self.encoder(self.positional_encoding(self.src_embedding.embedding(src)), src_mask)\n"
+        + _DECODE_DOC
+        + "        return self.decoder(self.positional_encoding(self.tgt_embedding.embedding(tgt)), memory,\n",
+        "not scaled by sqrt(d_model)",
+        mistake=ModelMistake.NO_EMBEDDING_SCALE,
+    ),
+    Bug(
+        "transformer",
+        "softmax_on_output",
+        "forward applied a softmax to the generator's output, to return probabilities",
+        "return self.generator(self.decode(tgt, memory, target_mask, src_mask))",
+        "return torch.softmax(self.generator(self.decode(tgt, memory, target_mask, src_mask)), dim=-1)",
+        "forward returns probabilities",
+        mistake=ModelMistake.SOFTMAX_OUTPUT,
+    ),
+    Bug(
+        "transformer",
+        "src_mask_not_in_encoder",
+        "forward encoded the source without src_mask (it only gave it to the decoder)",
+        "memory = self.encode(src, src_mask)",
+        "memory = self.encode(src)",
+        "src_mask must reach the encoder",
+        mistake=ModelMistake.NO_ENCODER_MASK,
+    ),
+    Bug(
+        "transformer",
+        "target_mask_not_passed",
+        "forward called decode with memory_mask=src_mask only: target_mask never reaches the decoder",
+        "return self.generator(self.decode(tgt, memory, target_mask, src_mask))",
+        "return self.generator(self.decode(tgt, memory, memory_mask=src_mask))",
+        "target_mask is not passed on to the decoder",
+        mistake=ModelMistake.NO_TARGET_MASK,
+    ),
+]
