@@ -1,3 +1,4 @@
+from ..properties.models.layer_norm import NormMistake
 from . import Bug
 
 _STATS = (
@@ -134,5 +135,18 @@ BUGS += [
         "        return self.norm(self.dropout(x) + sublayer_output)\n",
         "dropout goes on the sublayer output only",
         caught_visibly=True,
+    ),
+]
+
+# issue 36: a bug for NormMistake.VAR_NOT_STD, showing its hint
+BUGS += [
+    Bug(
+        "add_norm",
+        "divided_by_the_variance",
+        "forgot the square root: divided by var + eps",
+        _OUT,
+        "        return (x - mean) / (var + self.eps) * self.weight + self.bias\n",
+        "divided by the variance",
+        mistake=NormMistake.VAR_NOT_STD,
     ),
 ]
