@@ -137,3 +137,16 @@ BUGS += [
         caught_visibly=True,
     ),
 ]
+
+# issue 36: a bug for NormMistake.VAR_NOT_STD, showing its hint
+BUGS += [
+    Bug(
+        "add_norm",
+        "divided_by_the_variance",
+        "forgot the square root: divided by var + eps",
+        _OUT,
+        "        return (x - mean) / (var + self.eps) * self.weight + self.bias\n",
+        "divided by the variance",
+        mistake=NormMistake.VAR_NOT_STD,
+    ),
+]

@@ -142,3 +142,16 @@ BUGS.append(
         caught_visibly=True,
     )
 )
+
+# issue 36: a bug for NormMistake.VAR_NOT_STD in the NumPy layer_norm, showing its hint
+BUGS += [
+    Bug(
+        "attention_numpy",
+        "layer_norm_divided_by_the_variance",
+        "forgot np.sqrt in layer_norm: divided by var + eps",
+        "return (x - mean) / np.sqrt(var + eps)",
+        "return (x - mean) / (var + eps)",
+        "divided by the variance",
+        mistake=NormMistake.VAR_NOT_STD,
+    ),
+]

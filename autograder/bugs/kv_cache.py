@@ -114,3 +114,37 @@ BUGS.append(
         caught_visibly=True,
     )
 )
+
+# issue 36: a bug for each of StepMistake's flags that had none, each showing its flag's hint
+_STEP_MASK = (
+    "        mask = None if n == 1 else causal_mask(t + n, device=tokens.device)[t:]  # (n, t+n)\n"
+)
+BUGS += [
+    Bug(
+        "kv_cache",
+        "step_mask_hides_the_token_itself",
+        "built the step's mask as a strict lower triangle, tril(t - 1): a new token does not see itself",
+        _STEP_MASK,
+        "        mask = None if n == 1 else torch.ones(n, t + n, dtype=torch.bool, device=tokens.device).tril(t - 1)\n",
+        "causal mask is off by one",
+        mistake=StepMistake.STEP_MASK_BEHIND,
+    ),
+    Bug(
+        "kv_cache",
+        "step_mask_sees_the_next_token",
+        "built the step's mask with tril(t + 1), counting new token j's position from 1: it sees the next token",
+        _STEP_MASK,
+        "        mask = None if n == 1 else torch.ones(n, t + n, dtype=torch.bool, device=tokens.device).tril(t + 1)\n",
+        "causal mask is off by one",
+        mistake=StepMistake.STEP_MASK_AHEAD,
+    ),
+    Bug(
+        "kv_cache",
+        "cross_attention_without_memory_mask",
+        "forgot to pass the memory_mask to the cross-attention in step",
+        "self.memory_keys[i], self.memory_values[i],\n                                           self.memory_mask))",
+        "self.memory_keys[i], self.memory_values[i]))",
+        "ignores the source padding",
+        mistake=StepMistake.NO_MEMORY_MASK,
+    ),
+]

@@ -175,3 +175,72 @@ BUGS += [
         "arrived where a tensor was expected",
     ),
 ]
+
+# issue 36: a bug for each of MhaMistake's flags that had none, each showing its flag's hint
+BUGS += [
+    Bug(
+        "multi_head",
+        "k_v_projections_swapped",
+        "projected the key with w_v and the value with w_k",
+        "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
+        "        k = self.w_v(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        v = self.w_k(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
+        "K and V projections swapped",
+        mistake=MhaMistake.K_V_SWAPPED,
+    ),
+    Bug(
+        "multi_head",
+        "q_v_projections_swapped",
+        "projected the query with w_v and the value with w_q",
+        _SPLIT,
+        "        q = self.w_v(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        v = self.w_q(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
+        "Q and V projections swapped",
+        mistake=MhaMistake.Q_V_SWAPPED,
+    ),
+    Bug(
+        "multi_head",
+        "values_projected_with_w_k",
+        "copied the key's line for the value and left w_k in it",
+        "v = self.w_v(value)",
+        "v = self.w_k(value)",
+        "the values are projected with w_k",
+        mistake=MhaMistake.V_FROM_W_K,
+    ),
+    Bug(
+        "multi_head",
+        "scaled_by_d_model",
+        "wrote the attention inline, as in the course's notebook, and divided by sqrt(d_model)",
+        "_, weights = scaled_dot_product_attention(q, k, v, mask)",
+        "scores = q @ k.transpose(-2, -1) / d_model**0.5\n"
+        "        if mask is not None:\n"
+        '            scores = scores.masked_fill(mask == 0, float("-inf"))\n'
+        "        scores = (scores - scores.amax(dim=-1, keepdim=True)).exp()\n"
+        "        weights = scores / scores.sum(dim=-1, keepdim=True)",
+        "scaled by sqrt(d_model)",
+        mistake=MhaMistake.SCALED_BY_D_MODEL,
+    ),
+    Bug(
+        "multi_head",
+        "split_and_merge_without_transpose",
+        "split the heads with view(batch, h, m, d_k) and merged them back with a view, no transpose either way",
+        "        q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        _, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, h, m_q, m_k)\n"
+        "        self.attention_weights = weights.detach()\n"
+        "        heads = self.dropout(weights) @ v  # (batch, h, m_q, d_k)\n"
+        "        merged = heads.transpose(1, 2).contiguous().view(batch, m_q, d_model)\n",
+        "        q = self.w_q(query).view(batch, self.num_heads, m_q, self.d_k)\n"
+        "        k = self.w_k(key).view(batch, self.num_heads, m_k, self.d_k)\n"
+        "        v = self.w_v(value).view(batch, self.num_heads, m_k, self.d_k)\n"
+        "        _, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, h, m_q, m_k)\n"
+        "        self.attention_weights = weights.detach()\n"
+        "        heads = self.dropout(weights) @ v  # (batch, h, m_q, d_k)\n"
+        "        merged = heads.contiguous().view(batch, m_q, d_model)\n",
+        "heads split and merged with view and no transpose",
+        mistake=MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE,
+    ),
+]

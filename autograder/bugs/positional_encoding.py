@@ -144,3 +144,39 @@ BUGS.append(
         "([sin | cos])",
     )
 )
+
+# issue 36: a bug for each of PeMistake's flags that had none, each showing its flag's hint
+BUGS += [
+    Bug(
+        "positional_encoding",
+        "sin_in_every_column",
+        "copied the sin line for the odd columns and forgot to change it to cos",
+        "    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])\n",
+        "    pe[:, 1::2] = torch.sin(angle[:, : d_model // 2])\n",
+        "every column is a sin",
+        mistake=PeMistake.ALL_SIN,
+    ),
+    Bug(
+        "positional_encoding",
+        "positions_from_1",
+        "numbered the positions 1, 2, ..., max_len, as the words of a sentence are counted",
+        "    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)\n",
+        "    position = torch.arange(1, max_len + 1, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)\n",
+        "positions start at 0",
+        mistake=PeMistake.POSITIONS_FROM_1,
+    ),
+    Bug(
+        "positional_encoding",
+        "tutorial_loop_doubled_and_cos_next_pair",
+        "the loop of a well-known tutorial: sin(p / 10000 ** (2 * i / d_model)) in column i and "
+        "cos(p / 10000 ** (2 * (i + 1) / d_model)) in column i + 1, with i stepping by 2",
+        _TABLE,
+        "    pe = torch.zeros(max_len, d_model, dtype=torch.float64)\n"
+        "    for i in range(0, d_model, 2):\n"
+        "        pe[:, i] = torch.sin(position[:, 0] / 10000.0 ** (2 * i / d_model))\n"
+        "        if i + 1 < d_model:\n"
+        "            pe[:, i + 1] = torch.cos(position[:, 0] / 10000.0 ** (2 * (i + 1) / d_model))\n",
+        "two tutorial slips at once",
+        mistake=PeMistake.DOUBLED_EXPONENT | PeMistake.COS_NEXT_PAIR,
+    ),
+]
