@@ -118,13 +118,23 @@ def _flag_beside_a_written_hint(path: Path, root: Path = KIT) -> list[str]:
     """(test mentioning SomethingMistake.X, _("...") or _(CONSTANT)) pairs in a diagnosis: a hint written beside
     a flag instead of taken from its declaration."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    # a flag enum's name, or a module's short alias of one (M = TrainingMistake)
+    enums = {
+        node.targets[0].id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Name)
+        and node.value.id.endswith("Mistake")
+        and isinstance(node.targets[0], ast.Name)
+    }
+    for node in ast.walk(tree):
         if isinstance(node, ast.Tuple) and len(node.elts) == 2:
             test, hint = node.elts
             mentions_flag = any(
                 isinstance(n, ast.Attribute)
                 and isinstance(n.value, ast.Name)
-                and n.value.id.endswith("Mistake")
+                and (n.value.id.endswith("Mistake") or n.value.id in enums)
                 for n in ast.walk(test)
             )
             if mentions_flag and isinstance(hint, ast.Call) and getattr(hint.func, "id", "") == "_":
@@ -146,8 +156,10 @@ def test_the_pairing_check_can_fail(tmp_path):
     planted.write_text(
         "a = (lambda: same(PeMistake.ALL_SIN), _('every column is a sin'))\n"
         "b = (lambda: same(PeMistake.ALL_SIN), PE_HINTS(PeMistake.ALL_SIN))\n"
+        "M = TrainingMistake\n"
+        "c = (same(M.SUMMED), _(NOT_MEAN))\n"
     )
-    assert _flag_beside_a_written_hint(planted, tmp_path) == ["planted.py:1"]
+    assert _flag_beside_a_written_hint(planted, tmp_path) == ["planted.py:1", "planted.py:4"]
 
 
 def test_a_flag_with_no_declaration_is_refused():

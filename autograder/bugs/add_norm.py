@@ -146,7 +146,6 @@ BUGS += [
         "forgot the square root: divided by var + eps",
         _OUT,
         "        return (x - mean) / (var + self.eps) * self.weight + self.bias\n",
-        "divided by the variance",
         mistake=NormMistake.VAR_NOT_STD,
     ),
 ]

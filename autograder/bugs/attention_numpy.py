@@ -151,7 +151,6 @@ BUGS += [
         "forgot np.sqrt in layer_norm: divided by var + eps",
         "return (x - mean) / np.sqrt(var + eps)",
         "return (x - mean) / (var + eps)",
-        "divided by the variance",
         mistake=NormMistake.VAR_NOT_STD,
     ),
 ]

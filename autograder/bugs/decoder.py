@@ -108,7 +108,6 @@ BUGS += [
         "        return self.add_norm_3(x, self.feed_forward(x))\n",
         "        x = self.add_norm_3(x, self.cross_attention(x, memory, memory, memory_mask))\n"
         "        return self.add_norm_2(x, self.feed_forward(x))\n",
-        "add_norm_2 and add_norm_3 swapped",
         mistake=LayerMistake.NORMS_2_3_SWAPPED,
     ),
     Bug(
@@ -117,7 +116,6 @@ BUGS += [
         "wrote the layer like the encoder's with a masked self-attention: no cross-attention sub-layer",
         "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n",
         "",
-        "cross-attention sub-layer is skipped",
         mistake=LayerMistake.NO_CROSS_ATTENTION,
     ),
     Bug(
@@ -127,7 +125,6 @@ BUGS += [
         "        x = self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n"
         "        return self.add_norm_3(x, self.feed_forward(x))\n",
         "        return self.add_norm_2(x, self.cross_attention(x, memory, memory, memory_mask))\n",
-        "feed-forward sub-layer is skipped",
         mistake=LayerMistake.NO_FEED_FORWARD,
     ),
     Bug(
@@ -138,7 +135,6 @@ BUGS += [
         "        x = self.add_norm_1.norm(self.self_attention(x, x, x, target_mask))\n"
         "        x = self.add_norm_2.norm(self.cross_attention(x, memory, memory, memory_mask))\n"
         "        return self.add_norm_3.norm(self.feed_forward(x))\n",
-        "the residual is missing",
         mistake=LayerMistake.NO_RESIDUAL,
     ),
     Bug(
@@ -147,7 +143,6 @@ BUGS += [
         "called the layers with memory_mask=memory_mask only: target_mask never reaches them",
         "x = layer(x, memory, target_mask, memory_mask)",
         "x = layer(x, memory, memory_mask=memory_mask)",
-        "every layer",
         mistake=StackMistake.NO_TARGET_MASK,
     ),
     Bug(
@@ -157,7 +152,6 @@ BUGS += [
         "        for layer in self.layers:\n            x = layer(x, memory, target_mask, memory_mask)\n",
         "        for i, layer in enumerate(self.layers):\n"
         "            x = layer(x, memory, target_mask if i == 0 else None, memory_mask)\n",
-        "every layer",
         mistake=StackMistake.TARGET_MASK_AT_FIRST_ONLY,
     ),
 ]

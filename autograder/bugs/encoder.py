@@ -105,7 +105,6 @@ BUGS += [
         _FORWARD,
         "        x = self.add_norm_1.norm(self.self_attention(x, x, x, mask))\n"
         "        return self.add_norm_2.norm(self.feed_forward(x))\n",
-        "the residual is missing",
         mistake=LayerMistake.NO_RESIDUAL,
     ),
     Bug(
@@ -114,7 +113,6 @@ BUGS += [
         "kept the attention sub-layer's result in a new variable and went on with x: the feed-forward never sees it",
         "        x = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n",
         "        attended = self.add_norm_1(x, self.self_attention(x, x, x, mask))\n",
-        "self-attention sub-layer is skipped",
         mistake=LayerMistake.NO_SELF_ATTENTION,
     ),
     Bug(
@@ -123,7 +121,6 @@ BUGS += [
         "looped over reversed(self.layers), from the top of the stack down",
         "for layer in self.layers:",
         "for layer in reversed(self.layers):",
-        "reverse order",
         mistake=StackMistake.REVERSED,
     ),
     Bug(
@@ -132,7 +129,6 @@ BUGS += [
         "gave every layer the encoder's input x instead of the previous layer's output",
         _LOOP,
         "        for layer in self.layers:\n            out = layer(x, mask)\n        return out\n",
-        "only the last layer is applied",
         mistake=StackMistake.ONLY_LAST,
     ),
     Bug(
@@ -141,7 +137,6 @@ BUGS += [
         "indented the return inside the loop: it returns after the first layer",
         _LOOP,
         "        for layer in self.layers:\n            x = layer(x, mask)\n            return x\n",
-        "only the first layer is applied",
         mistake=StackMistake.ONLY_FIRST,
     ),
 ]

@@ -126,7 +126,6 @@ BUGS += [
         "built the step's mask as a strict lower triangle, tril(t - 1): a new token does not see itself",
         _STEP_MASK,
         "        mask = None if n == 1 else torch.ones(n, t + n, dtype=torch.bool, device=tokens.device).tril(t - 1)\n",
-        "causal mask is off by one",
         mistake=StepMistake.STEP_MASK_BEHIND,
     ),
     Bug(
@@ -135,7 +134,6 @@ BUGS += [
         "built the step's mask with tril(t + 1), counting new token j's position from 1: it sees the next token",
         _STEP_MASK,
         "        mask = None if n == 1 else torch.ones(n, t + n, dtype=torch.bool, device=tokens.device).tril(t + 1)\n",
-        "causal mask is off by one",
         mistake=StepMistake.STEP_MASK_AHEAD,
     ),
     Bug(
@@ -144,7 +142,6 @@ BUGS += [
         "forgot to pass the memory_mask to the cross-attention in step",
         "self.memory_keys[i], self.memory_values[i],\n                                           self.memory_mask))",
         "self.memory_keys[i], self.memory_values[i]))",
-        "ignores the source padding",
         mistake=StepMistake.NO_MEMORY_MASK,
     ),
 ]

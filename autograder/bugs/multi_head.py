@@ -186,7 +186,6 @@ BUGS += [
         "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
         "        k = self.w_v(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
         "        v = self.w_k(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
-        "K and V projections swapped",
         mistake=MhaMistake.K_V_SWAPPED,
     ),
     Bug(
@@ -197,7 +196,6 @@ BUGS += [
         "        q = self.w_v(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
         "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
         "        v = self.w_q(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n",
-        "Q and V projections swapped",
         mistake=MhaMistake.Q_V_SWAPPED,
     ),
     Bug(
@@ -206,7 +204,6 @@ BUGS += [
         "copied the key's line for the value and left w_k in it",
         "v = self.w_v(value)",
         "v = self.w_k(value)",
-        "the values are projected with w_k",
         mistake=MhaMistake.V_FROM_W_K,
     ),
     Bug(
@@ -219,7 +216,6 @@ BUGS += [
         '            scores = scores.masked_fill(mask == 0, float("-inf"))\n'
         "        scores = (scores - scores.amax(dim=-1, keepdim=True)).exp()\n"
         "        weights = scores / scores.sum(dim=-1, keepdim=True)",
-        "scaled by sqrt(d_model)",
         mistake=MhaMistake.SCALED_BY_D_MODEL,
     ),
     Bug(
@@ -240,7 +236,6 @@ BUGS += [
         "        self.attention_weights = weights.detach()\n"
         "        heads = self.dropout(weights) @ v  # (batch, h, m_q, d_k)\n"
         "        merged = heads.contiguous().view(batch, m_q, d_model)\n",
-        "heads split and merged with view and no transpose",
         mistake=MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE,
     ),
 ]

@@ -153,7 +153,6 @@ BUGS += [
         "copied the sin line for the odd columns and forgot to change it to cos",
         "    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])\n",
         "    pe[:, 1::2] = torch.sin(angle[:, : d_model // 2])\n",
-        "every column is a sin",
         mistake=PeMistake.ALL_SIN,
     ),
     Bug(
@@ -162,7 +161,6 @@ BUGS += [
         "numbered the positions 1, 2, ..., max_len, as the words of a sentence are counted",
         "    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)\n",
         "    position = torch.arange(1, max_len + 1, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)\n",
-        "positions start at 0",
         mistake=PeMistake.POSITIONS_FROM_1,
     ),
     Bug(
@@ -176,7 +174,6 @@ BUGS += [
         "        pe[:, i] = torch.sin(position[:, 0] / 10000.0 ** (2 * i / d_model))\n"
         "        if i + 1 < d_model:\n"
         "            pe[:, i + 1] = torch.cos(position[:, 0] / 10000.0 ** (2 * (i + 1) / d_model))\n",
-        "two tutorial slips at once",
         mistake=PeMistake.DOUBLED_EXPONENT | PeMistake.COS_NEXT_PAIR,
     ),
 ]

@@ -146,7 +146,6 @@ BUGS += [
         "encode embedded the source without positions",
         "return self.encoder(self.positional_encoding(self.src_embedding(src)), src_mask)",
         "return self.encoder(self.src_embedding(src), src_mask)",
-        "no positional encoding on the source",
         mistake=ModelMistake.NO_PE_SRC,
     ),
     Bug(
@@ -155,7 +154,6 @@ BUGS += [
         "encode embedded the source with tgt_embedding",
         "return self.encoder(self.positional_encoding(self.src_embedding(src)), src_mask)",
         "return self.encoder(self.positional_encoding(self.tgt_embedding(src)), src_mask)",
-        "source is embedded with tgt_embedding",
         mistake=ModelMistake.SRC_EMBEDDED_WITH_TGT,
     ),
     Bug(
@@ -168,7 +166,6 @@ BUGS += [
         "        return self.encoder(self.positional_encoding(self.src_embedding.embedding(src)), src_mask)\n"
         + _DECODE_DOC
         + "        return self.decoder(self.positional_encoding(self.tgt_embedding.embedding(tgt)), memory,\n",
-        "not scaled by sqrt(d_model)",
         mistake=ModelMistake.NO_EMBEDDING_SCALE,
     ),
     Bug(
@@ -177,7 +174,6 @@ BUGS += [
         "forward applied a softmax to the generator's output, to return probabilities",
         "return self.generator(self.decode(tgt, memory, target_mask, src_mask))",
         "return torch.softmax(self.generator(self.decode(tgt, memory, target_mask, src_mask)), dim=-1)",
-        "forward returns probabilities",
         mistake=ModelMistake.SOFTMAX_OUTPUT,
     ),
     Bug(
@@ -186,7 +182,6 @@ BUGS += [
         "forward encoded the source without src_mask (it only gave it to the decoder)",
         "memory = self.encode(src, src_mask)",
         "memory = self.encode(src)",
-        "src_mask must reach the encoder",
         mistake=ModelMistake.NO_ENCODER_MASK,
     ),
     Bug(
@@ -195,7 +190,6 @@ BUGS += [
         "forward called decode with memory_mask=src_mask only: target_mask never reaches the decoder",
         "return self.generator(self.decode(tgt, memory, target_mask, src_mask))",
         "return self.generator(self.decode(tgt, memory, memory_mask=src_mask))",
-        "target_mask is not passed on to the decoder",
         mistake=ModelMistake.NO_TARGET_MASK,
     ),
 ]

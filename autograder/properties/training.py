@@ -31,9 +31,6 @@ from ..suite.training_cases import (
     ADAM,
     BUILD_ERROR,
     LOSS_TYPE,
-    NO_CAUSAL,
-    NO_ZERO_GRAD,
-    NOT_SHIFTED,
     PAD_COUNTED,
     RATE_TYPE,
     SCHEDULE,
@@ -65,6 +62,7 @@ from ..suite.training_cases import (
 )
 from .models.trainer import (
     MISTAKE_MODELS,
+    TRAINING_HINTS,
     TrainingMistake,
     entropy,
     expected_gradients,
@@ -115,12 +113,12 @@ def teacher_forcing_gradient_equals_expected(student, case):
             wrong_shift
         ):  # the student's own shift_right, tested directly, before any model of the loss
             return wrong_shift
-        for mistake, hint in TEACHER_FORCING_MISTAKES:
+        for mistake in TEACHER_FORCING_MISTAKES:
             if M.PAD_COUNTED in mistake and MISTAKE_MODELS is None:
                 continue
             try:
                 if is_close(got, expected_gradients(state, case, mistake=mistake)[0]):
-                    return _(hint)
+                    return TRAINING_HINTS(mistake)
             except Exception:  # noqa: BLE001 - a diagnosis is best effort
                 continue
         return _(
@@ -174,12 +172,13 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
             )
 
         # two whole sentences, each translated, joined as in English
-        schedule_from_1 = _("{schedule_used} (s from 1)").format(schedule_used=_(SCHEDULE_USED))
+        schedule_from_1 = _("{schedule_used} (s from 1)").format(
+            schedule_used=TRAINING_HINTS(M.SCHEDULE_AHEAD)
+        )
         return diagnose(
             _(ADAM) + "; " + _(SCHEDULE_USED),
-            (same(M.NO_ZERO_GRAD), _(NO_ZERO_GRAD)),
-            (same(M.SCHEDULE_AHEAD), schedule_from_1),
-            (same(M.SCHEDULE_BEHIND), schedule_from_1),
+            (same(M.NO_ZERO_GRAD), TRAINING_HINTS(M.NO_ZERO_GRAD)),
+            *[(same(m), schedule_from_1) for m in (M.SCHEDULE_AHEAD, M.SCHEDULE_BEHIND)],
         )
 
     if not is_close(losses[0], expected_losses[0], rtol=1e-5, atol=1e-7):
@@ -559,7 +558,7 @@ def copy_task_learned(student, task, draw):
             what=what, first=float(losses[0]), last=float(losses[-1]), steps=task.steps
         ),
         _("return each step's loss; it must fall as the model learns: {cause}").format(
-            cause=_(NO_ZERO_GRAD)
+            cause=TRAINING_HINTS(M.NO_ZERO_GRAD)
         ),
     )
     # The losses belong to these batches: the first is the loss of batch 0 at the initial weights, as the
@@ -626,17 +625,22 @@ def copy_task_is_learned(student):
         ),
         # a shift_right that shifts left also reads better without the causal mask: its own check first
         (lambda: shift_right_is_wrong(student), lambda: shift_right_is_wrong(student)),
-        (lambda: accuracy_of(M.NO_CAUSAL_MASK) >= accuracy_of(M.NONE) + 0.05, _(NO_CAUSAL)),
+        (
+            lambda: accuracy_of(M.NO_CAUSAL_MASK) >= accuracy_of(M.NONE) + 0.05,
+            TRAINING_HINTS(M.NO_CAUSAL_MASK),
+        ),
         (
             lambda: (
                 accuracy_of(M.NOT_SHIFTED) >= task.accuracy
                 or accuracy_of(M.NOT_SHIFTED | M.NO_CAUSAL_MASK) >= task.accuracy
             ),
-            _(NOT_SHIFTED),
+            TRAINING_HINTS(M.NOT_SHIFTED),
         ),
         (
             lambda: float(losses[-1]) > float(losses[0]),
-            _("the loss grew during training: {cause}").format(cause=_(NO_ZERO_GRAD)),
+            _("the loss grew during training: {cause}").format(
+                cause=TRAINING_HINTS(M.NO_ZERO_GRAD)
+            ),
         ),
     )
     fail(

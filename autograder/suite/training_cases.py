@@ -107,26 +107,29 @@ def explain_loss(got, inputs, default):
 
     return diagnose(
         default,
-        (same(M.PAD_MASS), _(PAD_MASS)),
+        *TRAINING_HINTS.candidates(lambda m: same(m)(), M.PAD_MASS),
         (
             lambda: matches(got, spread_over_v_minus_1(inputs), inputs.logits.dtype),
             _(SPREAD_OVER_V_MINUS_1),
         ),
-        (same(M.PAD_COUNTED), _(PAD_COUNTED)),
-        (same(M.PAD_COUNTED | M.PAD_MASS), _(PAD_COUNTED)),
-        (same(M.SUMMED), _(NOT_MEAN)),
-        (same(M.TORCH_SMOOTHING), _(TORCH_SMOOTHING)),
+        *TRAINING_HINTS.candidates(
+            lambda m: same(m)(),
+            M.PAD_COUNTED,
+            M.PAD_COUNTED | M.PAD_MASS,
+            M.SUMMED,
+            M.TORCH_SMOOTHING,
+        ),
     )
 
 
 # teacher_forcing_loss's mistakes, tried in this order; PAD_COUNTED is the graded side's (skipped in the bundle)
 TEACHER_FORCING_MISTAKES = [
-    (M.NOT_SHIFTED, NOT_SHIFTED),
-    (M.NO_CAUSAL_MASK, NO_CAUSAL),
-    (M.NO_SRC_MASK, NO_SRC_MASK),
-    (M.PAD_COUNTED, PAD_COUNTED),
-    (M.PAD_MASS, PAD_MASS),
-    (M.NOT_SHIFTED | M.NO_CAUSAL_MASK, NOT_SHIFTED),
+    M.NOT_SHIFTED,
+    M.NO_CAUSAL_MASK,
+    M.NO_SRC_MASK,
+    M.PAD_COUNTED,
+    M.PAD_MASS,
+    M.NOT_SHIFTED | M.NO_CAUSAL_MASK,
 ]
 
 

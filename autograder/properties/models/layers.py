@@ -40,6 +40,10 @@ class LayerMistake(enum.Flag):
     CROSS_GETS_TARGET_MASK = enum.auto()
 
 
+_KV_FROM_X = N_(
+    "the cross-attention ignores the memory: its keys and values come from the encoder memory, "
+    "cross_attention(x, memory, memory, memory_mask) (queries from the decoder)"
+)
 # A layer's mistakes by name; the sub-layers' numbering differs in the encoder (two) and the decoder (three)
 LAYER_HINTS = Hints(
     LayerMistake,
@@ -55,11 +59,9 @@ LAYER_HINTS = Hints(
         LayerMistake.NO_RESIDUAL: N_(
             "the residual is missing: add_norm(x, sublayer(x)) adds the sub-layer's input x back"
         ),
-        LayerMistake.CROSS_KEYS_FROM_X: N_(
-            "the cross-attention ignores the memory: its keys and values come from the "
-            "encoder memory, cross_attention(x, memory, memory, memory_mask) (queries from "
-            "the decoder)"
-        ),
+        LayerMistake.CROSS_KEYS_FROM_X: _KV_FROM_X,
+        # memory's keys left out makes the cross-attention's mask the target's too: the same slip
+        LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK: _KV_FROM_X,
         LayerMistake.CROSS_GETS_TARGET_MASK: N_(
             "the cross-attention gets target_mask: it takes memory_mask, the self-attention "
             "target_mask"
