@@ -25,7 +25,8 @@ LAYERS = [
     {"i18n", "components", "timing", "glossary"},
     {"student_code", "rules"},
     {"suite", "properties.models"},
-    {"diagnoses", "properties", "hidden", "bugs"},
+    # registry: the loader that imports every property module (visible and hidden), above the suite it serves
+    {"diagnoses", "properties", "hidden", "bugs", "registry"},
     {"passes", "results", "check", "check_jobs", "pytest_plugin", "notebooks", "judge", "lms"},
     {"report", "release", "generate", "stubs", "catalogs", "cli", "__main__"},
 ]

@@ -10,8 +10,6 @@ import import_graph  # the benchmarks folder is not a package
 
 # (importer, imported): why it runs up, until it is moved
 KNOWN_UPWARD = {
-    # the registry's loader imports every property module by name: the suite finds its properties
-    ("autograder.suite.core", "autograder.properties"): "core.load imports the property modules",
     # `grade` ends by writing the class report of what it graded (docs/report.md)
     ("autograder.judge.cli", "autograder.report"): "grade writes the report when it finishes",
     (

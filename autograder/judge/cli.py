@@ -261,9 +261,8 @@ def main(args) -> int:
 
     from rich.console import Console
 
-    from .. import i18n
+    from .. import i18n, registry
     from ..i18n import _
-    from ..suite import core
     from . import sample
     from .outputs import plain_log, render_gradebook
     from .scheduler import grade
@@ -286,7 +285,7 @@ def main(args) -> int:
     wall = time.perf_counter() - start
     # the console speaks the course's language, as the files do
     with i18n.chosen(args.lang or i18n.current_language()):
-        render_gradebook(graded, core.load(options.include_hidden), console)
+        render_gradebook(graded, registry.load(options.include_hidden), console)
         _print_problems(out, console)
         if args.report:  # after the grades are written: a report that fails costs no grade
             _write_report(out, submissions, args.lang, lms, console)
