@@ -10,12 +10,6 @@ import import_graph  # the benchmarks folder is not a package
 
 # (importer, imported): why it runs up, until it is moved
 KNOWN_UPWARD = {
-    # `grade` ends by writing the class report of what it graded (docs/report.md)
-    ("autograder.judge.cli", "autograder.report"): "grade writes the report when it finishes",
-    (
-        "autograder.judge.cli",
-        "autograder.report.exports",
-    ): "grade's --roster and --scale are the exports'",
     # the course notebooks are built from the stubs' own text
     ("autograder.notebooks.course", "autograder.stubs"): "a notebook's exercise cell is the stub",
 }
