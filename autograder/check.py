@@ -19,7 +19,7 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from . import KIT, check_jobs, glossary, passes, results
+from . import KIT, check_jobs, glossary, passes, registry, results
 from .components import NAMES, get
 from .i18n import _
 from .student_code import InProcessStudentCode, StopsAtLoops
@@ -59,7 +59,7 @@ def integration_shares(components=None) -> dict[str, float]:
 
     return {
         pid: points
-        for specs in integration_props(core.load(True, components)).values()
+        for specs in integration_props(registry.load(True, components)).values()
         for pid, points in specs
     }
 
@@ -169,7 +169,7 @@ class SelfCheck:
         property): their verdicts are needed, not shown. Cost: the dependency's suite, once per run, and only
         once the component has a failure to explain (blocked): `check --component kv_cache` on working files
         spent 1.9 s of its 4.0 s of CPU running its nine dependencies' suites for no sentence."""
-        for p in core.load(include_hidden=False, components=[component]):
+        for p in registry.load(include_hidden=False, components=[component]):
             if p.id not in self.raw:
                 self.raw[p.id] = self._outcome_of(p)
 
@@ -195,7 +195,7 @@ class SelfCheck:
             return ""
         if self.jobs is not None:  # the dependencies' suites at once, in the workers
             deps = get(component).deps
-            self.jobs.submit(core.load(include_hidden=False, components=deps) if deps else [])
+            self.jobs.submit(registry.load(include_hidden=False, components=deps) if deps else [])
         for dep in get(component).deps:
             self._run_quietly(dep)
         failing = self.failing_dependencies(component)
@@ -292,7 +292,7 @@ def run_suite(
 
 
 def _run_suite(session, components, include_hidden, progress, blocked, jobs):
-    properties = core.load(include_hidden, components)
+    properties = registry.load(include_hidden, components)
     has_hidden = any(not p.visible for p in core.REGISTRY.values())
     pending = {} if has_hidden and include_hidden else pending_hidden_points()
     if components:

@@ -215,6 +215,14 @@ def _add_course_commands(sub) -> None:
     p.add_argument("action", choices=("extract", "update", "compile", "check"))
 
 
+def _class_report(out: Path, submissions: Path | None, lang: str | None, lms) -> Path:
+    """What `grade` and `merge` end with (--report): the class report of OUT. Given to the judge from here, above
+    both, so that the judge does not import the report (benchmarks/import_graph.py)."""
+    from .report import write
+
+    return write(out, submissions, lang, lms)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     i18n.set_language(i18n.language_in_argv(argv))
@@ -247,11 +255,11 @@ def main(argv=None) -> int:
     if args.command == "merge":
         from .judge.cli import merge_main
 
-        return merge_main(args)
+        return merge_main(args, _class_report)
     if args.command in ("grade", "gradescope"):
         from .judge.cli import main as judge
 
-        return judge(args)
+        return judge(args, _class_report)
     if args.command == "nbgrader-course":
         from .notebooks.course import build as course
 

@@ -46,11 +46,11 @@ BLOCK = re.compile(
 
 def counts() -> str:
     """Properties, points and bugs per component, from the registries themselves."""
+    from . import registry
     from .bugs import catalog
     from .components import NAMES
-    from .suite import core
 
-    props = core.load(include_hidden=True)
+    props = registry.load(include_hidden=True)
     bugs = catalog()
     rows = [
         "| component | visible properties (points) | hidden properties (points) | cataloged bugs |",
@@ -149,7 +149,7 @@ def excerpt_es() -> str:
     import tempfile
     from pathlib import Path
 
-    from . import i18n, passes, results
+    from . import i18n, passes, registry, results
     from .bugs import catalog, make_submission
     from .student_code import InProcessStudentCode
     from .suite import core
@@ -164,7 +164,7 @@ def excerpt_es() -> str:
                 student = InProcessStudentCode(
                     make_submission(bug, KIT / "solutions", Path(tmp) / bug.name), bug.name
                 )
-                for p in core.load(include_hidden=False, components=[bug.component]):
+                for p in registry.load(include_hidden=False, components=[bug.component]):
                     outcome = core.run_property(p, student)
                     if not outcome.passed:
                         blocks.append(results.short_text(passes.made(outcome)))

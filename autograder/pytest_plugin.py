@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from . import check_jobs, passes, results
+from . import check_jobs, passes, registry, results
 from .check import SelfCheck, integration_outcomes, integration_shares, pending_hidden_points
 from .components import NAMES
 from .i18n import LANGUAGES, _, set_language
@@ -35,7 +35,7 @@ def submission_root(config) -> Path:
 def properties():
     return [
         pytest.param(p, id=p.id, marks=getattr(pytest.mark, p.component))
-        for p in core.load(include_hidden=False)
+        for p in registry.load(include_hidden=False)
     ]
 
 

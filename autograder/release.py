@@ -14,7 +14,7 @@ import json
 import shutil
 from pathlib import Path
 
-from . import generate, i18n, stubs
+from . import generate, i18n, registry, stubs
 from .components import COMPONENTS
 from .i18n import N_, _
 from .suite import core
@@ -29,6 +29,7 @@ SHIPPED = [
     "check_jobs.py",
     "components.py",
     "results.py",
+    "registry.py",
     "rules/__init__.py",
     "rules/allowlist.py",
     "rules/eager_dynamo.py",
@@ -69,7 +70,7 @@ def graded_only(p: core.Property) -> bool:
 def hidden_points() -> dict[str, float]:
     """Points per component that the bundle's self-check does not run (graded_only): decided at grading."""
     points: dict[str, float] = {}
-    for p in core.load(include_hidden=True):
+    for p in registry.load(include_hidden=True):
         if graded_only(p):
             points[p.component] = points.get(p.component, 0.0) + p.points
     return points
@@ -81,7 +82,7 @@ def integration_points() -> dict[str, float]:
 
     return {
         pid: points
-        for specs in integration_props(core.load(include_hidden=True)).values()
+        for specs in integration_props(registry.load(include_hidden=True)).values()
         for pid, points in specs
     }
 
@@ -97,7 +98,7 @@ def student_notebooks(lang: str | None = None) -> dict[str, dict]:
     (None: English), as `nbgrader-course --lang` writes it."""
     from .notebooks import cells, course
 
-    props = core.load(include_hidden=True)
+    props = registry.load(include_hidden=True)
     shares = integration_points()
     out = {}
     for number, c in enumerate(COMPONENTS, 1):
@@ -153,7 +154,7 @@ def write_checker(pkg: Path, lang: str | None) -> None:
     # The suite's machinery (the registry, the runner, checks and strategies) that the visible properties import
     shutil.copytree(PACKAGE / "suite", pkg / "suite", ignore=shutil.ignore_patterns("__pycache__"))
     visible = {}
-    for p in core.load(include_hidden=True):
+    for p in registry.load(include_hidden=True):
         if p.visible:
             visible[p.component] = visible.get(p.component, 0.0) + p.points
     for path in sorted((PACKAGE / "properties").glob("*.py")):

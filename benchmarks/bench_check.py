@@ -208,9 +208,9 @@ def main() -> None:
     print(text)
     if args.write:
         (KIT / "benchmarks" / "figures" / "check.md").write_text(text)
-    from autograder.suite import core
+    from autograder import registry
 
-    props = core.load(include_hidden=True)
+    props = registry.load(include_hidden=True)
     print("\n| component | visible properties | hidden | examples per property (min-max) |")
     print("|---|---:|---:|---|")
     for name in NAMES:

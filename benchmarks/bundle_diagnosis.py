@@ -27,12 +27,12 @@ def main() -> None:
         from autograder.suite import graded
 
         graded.diagnosis = lambda name: None
-    from autograder import KIT, i18n
+    from autograder import KIT, i18n, registry
     from autograder.bugs import catalog, make_submission
     from autograder.student_code import InProcessStudentCode
     from autograder.suite import core
 
-    visible = [p for p in core.load() if p.visible]
+    visible = [p for p in registry.load() if p.visible]
     if args.bundle:  # nor the components whose self-check the bundle does not ship
         from autograder import release
 

@@ -20,14 +20,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "autograder"
 # Lowest first: a package may import those at its own level or below. A module directly in autograder/ is
-# placed by name (SINGLE); anything not listed is unplaced (its arrows are not judged).
+# placed by name, a module or subpackage of a package may be placed apart from it ("properties.models");
+# anything not listed is unplaced (its arrows are not judged).
 LAYERS = [
     {"i18n", "components", "timing", "glossary"},
     {"student_code", "rules"},
     {"suite", "properties.models"},
-    {"diagnoses", "properties", "hidden", "bugs"},
+    # registry: the loader that imports every property module (visible and hidden), above the suite it serves
+    {"diagnoses", "properties", "hidden", "bugs", "registry"},
     {"passes", "results", "check", "check_jobs", "pytest_plugin", "notebooks", "judge", "lms"},
-    {"report", "release", "generate", "stubs", "catalogs", "cli", "__main__"},
+    # notebooks.course is the nbgrader-course command's builder: a generator like generate and release (which
+    # imports it), writing notebooks from solutions/ through the stubs' text; the rest of notebooks/ (the cells
+    # and kernel helpers a student's notebook calls, the autograde preprocessor) stays a route, a layer below
+    {"report", "release", "generate", "stubs", "catalogs", "notebooks.course", "cli", "__main__"},
 ]
 
 

@@ -283,11 +283,12 @@ class Verdict:
 def _suite(component: str, folder: Path, visible_only: bool = False) -> str:
     """The id of the first property of the component's suite (its visible part only, if asked) that does not
     pass, or ""."""
+    from autograder import registry
     from autograder.student_code import InProcessStudentCode
     from autograder.suite import core
 
     student = InProcessStudentCode(folder, f"mutant of {component}")
-    for p in core.load(include_hidden=True):
+    for p in registry.load(include_hidden=True):
         if p.component == component and (p.visible or not visible_only):
             outcome = core.run_property(p, student)
             if not outcome.passed:
@@ -304,11 +305,10 @@ def run(
 ) -> Verdict:
     """The suite on `submission` with `mutant` as its <component>.py, in a forked child."""
     start = time.perf_counter()
-    from autograder import timing
-    from autograder.suite import core
+    from autograder import registry, timing
 
     # imported and measured once, here: each forked child inherits them
-    core.load(include_hidden=True)
+    registry.load(include_hidden=True)
     timing.speed()
     with tempfile.TemporaryDirectory(prefix="mutant_") as tmp:
         folder = Path(tmp) / "sub"

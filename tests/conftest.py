@@ -130,9 +130,9 @@ def _slow_parameter(item) -> bool:
     if not callspec or item.path.name not in SUITE_MODULES:
         return False
     if _slow_components is None:
-        from autograder.suite import core
+        from autograder import registry
 
-        _slow_components = {p.component for p in core.load(include_hidden=True) if p.slow}
+        _slow_components = {p.component for p in registry.load(include_hidden=True) if p.slow}
     for value in callspec.params.values():
         component = value if isinstance(value, str) else getattr(value, "component", None)
         if component in _slow_components:

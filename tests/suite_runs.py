@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import copy
 
-from autograder import KIT, i18n
+from autograder import KIT, i18n, registry
 from autograder.bugs import catalog, make_submission
 from autograder.report.signatures import fixed_copy_task
 from autograder.student_code import InProcessStudentCode, StudentCode
 from autograder.suite import core
 
-PROPERTIES = core.load(include_hidden=True)
+PROPERTIES = registry.load(include_hidden=True)
 BUGS = {b.id: b for b in catalog()}
 _students: dict[str, StudentCode] = {}
 _runs: dict[tuple[str, str], list[core.Outcome]] = {}

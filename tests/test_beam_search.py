@@ -5,7 +5,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from autograder import KIT, i18n
+from autograder import KIT, i18n, registry
 from autograder.bugs import catalog, make_submission
 from autograder.judge import sample
 from autograder.properties import beam_search
@@ -19,7 +19,7 @@ def outcomes(folder, names=None):
     code = InProcessStudentCode(folder)
     props = [
         p
-        for p in core.load(include_hidden=True)
+        for p in registry.load(include_hidden=True)
         if p.component == "beam_search" and (names is None or p.name in names)
     ]
     return core.require_behaviour([core.run_property(p, code) for p in props])

@@ -203,14 +203,14 @@ NAMED_WITHOUT_DIAGNOSES = [
 @pytest.mark.parametrize("bug_id", NAMED_WITHOUT_DIAGNOSES)
 def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
     """With no diagnoses module (as in the bundle), a visible property fails and its hint names the bug."""
-    from autograder import KIT, i18n
+    from autograder import KIT, i18n, registry
     from autograder.bugs import catalog, make_submission
     from autograder.student_code import InProcessStudentCode
     from autograder.suite import core
 
     bug = next(b for b in catalog() if b.id == bug_id)
     assert bug.component not in release.GRADED_ONLY
-    properties = [p for p in core.load() if p.visible and p.component == bug.component]
+    properties = [p for p in registry.load() if p.visible and p.component == bug.component]
     # the property modules and the suite's modules they draw shared helpers from (suite/heads.py, ...)
     modules = {sys.modules[p.fn.__module__] for p in properties}
     modules |= {m for name, m in sys.modules.items() if name.startswith("autograder.suite.")}

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from autograder import KIT
+from autograder import KIT, registry
 from autograder.bugs import make_submission
 from autograder.check import run_suite
 from autograder.components import NAMES
@@ -129,7 +129,7 @@ def test_a_worker_gone_between_two_tasks_is_replaced(tmp_path):
 
     from autograder.check import SelfCheck
 
-    props = core.load(include_hidden=False, components=["mask"])
+    props = registry.load(include_hidden=False, components=["mask"])
     session = SelfCheck(KIT / "solutions")
     try:
         session.start(props[:2], 2)

@@ -5,11 +5,12 @@ import dataclasses
 
 import pytest
 
+from autograder import registry
 from autograder.components import NAMES
 from autograder.suite import clauses, core
 from autograder.suite.clauses import CLAUSES
 
-PROPERTIES = core.load(include_hidden=True)
+PROPERTIES = registry.load(include_hidden=True)
 
 
 def test_every_component_has_its_clauses():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import KIT, rules
+from autograder import KIT, registry, rules
 from autograder.components import NAMES, Component, get
 from autograder.suite import core
 
@@ -185,7 +185,7 @@ def test_property_and_bug_modules_are_imported_by_name(monkeypatch):
     """A component whose module is missing is an import error where the kit loads it, never a silent gap."""
     _no_module(monkeypatch, "properties.mask")
     with pytest.raises(ModuleNotFoundError):
-        core.load(include_hidden=False, components=["mask"])
+        registry.load(include_hidden=False, components=["mask"])
     from autograder.bugs import catalog
 
     _no_module(monkeypatch, "bugs.mask")
@@ -349,7 +349,7 @@ def test_a_component_that_forbids_something_has_its_static_property(name):
     run-time guard alone enforces families only, and `forbidden_names` only ever reaches the static scan)."""
     c = get(name)
     static = [
-        p for p in core.load(include_hidden=True) if p.component == name and core.is_static(p)
+        p for p in registry.load(include_hidden=True) if p.component == name and core.is_static(p)
     ]
     if c.forbidden_families or c.forbidden_names:
         assert len(static) == 1, f"{name} forbids something but has {len(static)} static properties"

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import KIT
+from autograder import KIT, registry
 from autograder.components import NAMES
 from autograder.student_code import Call, InProcessStudentCode, Inspect, StudentCode
 from autograder.suite import core
 
-PROPERTIES = core.load(include_hidden=True)
+PROPERTIES = registry.load(include_hidden=True)
 
 # What constant output may earn: the properties declared Kind.SHAPE (structure and shapes alone: names of
 # parameters, shapes and dtypes of outputs, ValueError for a bad head count, the device argument), and the static

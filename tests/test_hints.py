@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from autograder import KIT, i18n, results
+from autograder import KIT, i18n, registry, results
 from autograder.check import run_suite
 from autograder.student_code import InProcessStudentCode, StopsAtLoops
 from autograder.suite import core, error_hints
@@ -42,7 +42,7 @@ def planted(tmp_path, *edits):
 
 
 def outcome(folder, pid: str) -> core.Outcome:
-    core.load()
+    registry.load()
     student = StopsAtLoops(InProcessStudentCode(folder))
     return core.run_property(core.REGISTRY[pid], student)
 
@@ -407,7 +407,7 @@ def test_the_gradebook_reads_at_80_columns():
 
     from autograder.judge.outputs import StudentResult, render_gradebook
 
-    props = core.load(True)
+    props = registry.load(True)
     everything = [core.Outcome(p, "passed") for p in props]
     console = Console(width=80, record=True, file=io.StringIO(), force_terminal=True)
     render_gradebook(

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from autograder import registry
 from autograder.suite import core
 from tests.test_hints import lang, outcome, planted  # noqa: F401  (lang: a fixture)
 
@@ -19,7 +20,7 @@ def without_diagnoses(monkeypatch, component: str) -> None:
     """The component's property modules as the student bundle runs them: no graded-side mistake models."""
     modules = {
         sys.modules[p.fn.__module__]
-        for p in core.load(include_hidden=False)
+        for p in registry.load(include_hidden=False)
         if p.component == component
     }
     # and the suite's modules that the properties draw their shared helpers from (suite/heads.py, ...): each
@@ -422,7 +423,9 @@ def test_the_table_shows_the_true_hint_and_no_hint_names_a_wrong_cause(tmp_path,
     edits, component, untrue, true = TABLE_CASES[case]
     without_diagnoses(monkeypatch, component)
     student = StopsAtLoops(InProcessStudentCode(planted(tmp_path, *edits)))
-    mine = [p for p in core.load(include_hidden=False) if p.component == component and not p.slow]
+    mine = [
+        p for p in registry.load(include_hidden=False) if p.component == component and not p.slow
+    ]
     with i18n.chosen("en"):
         outcomes = passes.finish([passes.made(core.run_property(p, student)) for p in mine])
     hints = [o.hint for o in outcomes if not o.passed]

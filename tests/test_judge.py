@@ -322,6 +322,7 @@ def test_sample_class_recipes_are_valid(tmp_path):
 def test_a_section_without_its_file_needs_no_worker(component, tmp_path):
     """The judge grades a section whose own file is missing without a worker (remote.WithoutItsFile): every
     property's outcome equals a run on the section's real package (the reference dependencies, no file)."""
+    from autograder import registry
     from autograder.judge.remote import WithoutItsFile
     from autograder.student_code import InProcessStudentCode
     from autograder.suite import core
@@ -331,7 +332,7 @@ def test_a_section_without_its_file_needs_no_worker(component, tmp_path):
     real = InProcessStudentCode(tmp_path, label="real")
     sources = {dep: (tmp_path / f"{dep}.py").read_text() for dep in BY_NAME[component].deps}
     shortcut = WithoutItsFile(component, sources)
-    for p in core.load(include_hidden=True, components=[component]):
+    for p in registry.load(include_hidden=True, components=[component]):
         a, b = core.run_property(p, real), core.run_property(p, shortcut)
         assert a.status != core.Status.PASSED, p.id
         assert (a.status, a.message, a.hint, a.example, a.detail) == (

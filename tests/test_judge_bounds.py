@@ -15,6 +15,7 @@ import time
 import pytest
 import torch
 
+from autograder import registry
 from autograder.judge import feedback, picture, sample, wire
 from autograder.judge.grading_process import FIELD_LIMITS, tidy
 from autograder.judge.outputs import StudentResult, render_gradebook
@@ -235,7 +236,9 @@ def test_names_are_not_console_markup():
     from rich.console import Console
 
     console = Console(record=True, width=200, file=io.StringIO())
-    render_gradebook({"[red]bob[/red]": StudentResult("[red]bob[/red]")}, core.load(False), console)
+    render_gradebook(
+        {"[red]bob[/red]": StudentResult("[red]bob[/red]")}, registry.load(False), console
+    )
     assert "[red]bob[/red]" in console.export_text()
 
 

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from autograder import registry
 from autograder.components import NAMES
 from autograder.judge import sample
 from autograder.judge.limits import Limits
@@ -91,7 +92,7 @@ def graded(tmp_path_factory):
 
 
 def test_the_honest_neighbour_gets_full_marks(graded):
-    full = maxima(core.load(include_hidden=True))
+    full = maxima(registry.load(include_hidden=True))
     assert graded["reference"].points() == full
     assert not graded["reference"].errors
 
@@ -121,7 +122,7 @@ def test_a_bypass_is_forbidden_and_earns_no_more_than_the_plain_calls(graded, na
 
 
 def test_the_plain_calls_lose_the_by_hand_points(graded):
-    full = maxima(core.load(include_hidden=True))
+    full = maxima(registry.load(include_hidden=True))
     points = graded["plain"].points()
     assert all(points[c] < full[c] for c in PLAIN), points
 

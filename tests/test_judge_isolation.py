@@ -20,14 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder import KIT
+from autograder import KIT, registry
 from autograder.components import NAMES, get
 from autograder.judge import sample
 from autograder.judge.limits import Limits
 from autograder.judge.outputs import maxima
 from autograder.judge.scheduler import Options, grade
 from autograder.lms.identity import log_of
-from autograder.suite import core
 
 SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY-planted"  # planted in the judge's environment
 ATTACKS = ["leak_environment", "list_processes", "read_reference", "daemon"]
@@ -101,7 +100,7 @@ def graded(tmp_path_factory):
 
 
 def full_marks() -> dict[str, float]:
-    return maxima(core.load(True))
+    return maxima(registry.load(True))
 
 
 def assert_reference_unread(messages: str) -> None:

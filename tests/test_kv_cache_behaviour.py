@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder import i18n
+from autograder import i18n, registry
 from autograder.hidden.kv_cache import ExpectedCache
 from autograder.judge import sample
 from autograder.properties.kv_cache import fixed_steps, full_logits
@@ -34,7 +34,7 @@ BEHAVIOUR = {
 
 def kv_cache_outcomes(folder):
     student = InProcessStudentCode(folder, folder.name)
-    props = [p for p in core.load(include_hidden=True) if p.component == "kv_cache"]
+    props = [p for p in registry.load(include_hidden=True) if p.component == "kv_cache"]
     with i18n.chosen("en"):
         return [core.run_property(p, student) for p in props]
 

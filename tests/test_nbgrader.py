@@ -194,11 +194,11 @@ def graded(tmp_path_factory):
 
 
 def test_release_holds_no_solution_code_and_no_hidden_tests(graded):
-    from autograder.suite import core
+    from autograder import registry
 
     hidden = [
         p.name
-        for p in core.load(include_hidden=True)
+        for p in registry.load(include_hidden=True)
         if not p.visible and p.component in COMPONENTS
     ]
     for name in COMPONENTS:

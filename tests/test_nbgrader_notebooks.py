@@ -8,13 +8,12 @@ import re
 
 import pytest
 
-from autograder import KIT, i18n, stubs
+from autograder import KIT, i18n, registry, stubs
 from autograder.bugs import catalog
 from autograder.check import run_suite
 from autograder.components import NAMES, get
 from autograder.notebooks import cells, course, kernel
 from autograder.results import outcome_text
-from autograder.suite import core
 from tests.test_i18n_suite import marked, unmarked, untranslated
 
 CALL = re.compile(r'_kit\.check\("(\w+)", "(\w+)"(, integration=True)?\)')
@@ -56,7 +55,7 @@ def test_one_test_cell_per_property_worth_what_grade_gives(notebooks):
     from autograder.judge.outputs import maxima
     from autograder.judge.sections import integration_props
 
-    props = core.load(include_hidden=True)
+    props = registry.load(include_hidden=True)
     assert sorted(notebooks) == sorted({p.component for p in props})
     shares = integration_props(props)
     for name, nb in notebooks.items():
@@ -92,11 +91,11 @@ def test_nbgrader_total_is_the_gradebook_total(notebooks):
         for c in nb["cells"]
         if c["metadata"].get("nbgrader", {}).get("grade")
     )
-    assert total == pytest.approx(sum(maxima(core.load(include_hidden=True)).values()))
+    assert total == pytest.approx(sum(maxima(registry.load(include_hidden=True)).values()))
 
 
 def test_hidden_property_names_only_inside_hidden_regions(notebooks):
-    hidden = [p for p in core.load(include_hidden=True) if not p.visible]
+    hidden = [p for p in registry.load(include_hidden=True) if not p.visible]
     for nb in notebooks.values():
         for c in nb["cells"]:
             src = cells.source_text(c)
@@ -213,7 +212,7 @@ def test_every_word_the_kit_writes_in_a_spanish_notebook_is_translated(tmp_path,
         spanish = read_course(course.build(tmp_path / "curso", lang="es"))
     for name, nb in spanish.items():
         assert untranslated(kit_words(nb)) is None, (name, unmarked(kit_words(nb)))
-    summaries = {p.summary for p in core.load(include_hidden=True)}
+    summaries = {p.summary for p in registry.load(include_hidden=True)}
     assert spanish_catalog.missing <= summaries, spanish_catalog.missing - summaries
 
 
@@ -233,7 +232,7 @@ def test_a_spanish_notebook_makes_the_kernels_check_speak_spanish(tmp_path, monk
     """The setup cell of a Spanish notebook sets the course's language, unless the student's environment chose
     one; a failing test cell then explains itself in Spanish."""
     bug = next(b for b in catalog() if b.id == "attention:missing_scale")
-    props = [p for p in core.load(include_hidden=False) if p.component == "attention"]
+    props = [p for p in registry.load(include_hidden=False) if p.component == "attention"]
     nb = course.notebook("attention", props, 2, lang="es")
     for c in cells.solution_cells(nb):
         if bug.find in cells.source_text(c):

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from autograder import KIT, passes, results
+from autograder import KIT, passes, registry, results
 from autograder.bugs import Bug, catalog, make_submission
 from autograder.check import SelfCheck, run_suite
 from autograder.components import NAMES, get
@@ -135,7 +135,7 @@ def test_a_notebook_check_cell_without_the_reference_shows_the_same_pending(
 
     bug = next(b for b in BUGS if b.id == "attention:q_k_swapped")
     for number, name in enumerate(("attention", "multi_head")):
-        nb = course.notebook(name, core.load(include_hidden=False, components=[name]), number)
+        nb = course.notebook(name, registry.load(include_hidden=False, components=[name]), number)
         if name == bug.component:
             for c in cells.solution_cells(nb):
                 if bug.find in cells.source_text(c):

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from autograder import KIT, i18n, passes
+from autograder import KIT, i18n, passes, registry
 from autograder.check import run_suite
 from autograder.suite import core
 
@@ -102,7 +102,7 @@ def test_the_plugin_finishes_each_component_once_with_checks_words(folder, check
         return real(outcomes, blame)
 
     monkeypatch.setattr(passes, "finish", counted)
-    props = core.load(include_hidden=False, components=COMPONENTS)
+    props = registry.load(include_hidden=False, components=COMPONENTS)
     config = SimpleNamespace(getoption=lambda name: 1 if name == "jobs" else None)
     kit = KitPlugin(config)
     items = [SimpleNamespace(callspec=SimpleNamespace(params={"prop": p})) for p in props]
@@ -160,11 +160,11 @@ def test_a_notebook_check_cell_finishes_copies_once(folder, monkeypatch, tmp_pat
 
     monkeypatch.setattr(passes, "finish", spied)
     monkeypatch.setattr(kernel, "reference_dir", lambda: None)  # a student's environment
-    props = core.load(include_hidden=False, components=["multi_head"])
+    props = registry.load(include_hidden=False, components=["multi_head"])
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
     for number, name in enumerate(("attention", "multi_head")):
-        nb = course.notebook(name, core.load(include_hidden=False, components=[name]), number)
+        nb = course.notebook(name, registry.load(include_hidden=False, components=[name]), number)
         if name == "multi_head":
             for c in cells.solution_cells(nb):
                 text = cells.source_text(c)

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from autograder import KIT
+from autograder import KIT, registry
 from autograder.bugs import catalog
 from autograder.suite import core
 
@@ -66,7 +66,7 @@ def test_the_grep_finds_what_it_forbids(tmp_path):
 
 def test_kinds_are_declared():
     """Every by-hand scan is declared static; a component has at most one static property."""
-    props = core.load(include_hidden=True)
+    props = registry.load(include_hidden=True)
     static = [p for p in props if p.kind == core.Kind.STATIC]
     assert static and all(p.examples == 1 for p in static)
     assert len({p.component for p in static}) == len(static)
@@ -74,7 +74,7 @@ def test_kinds_are_declared():
 
 
 def test_an_integration_rerun_is_a_record_not_a_name():
-    p = next(p for p in core.load() if p.component == "multi_head")
+    p = next(p for p in registry.load() if p.component == "multi_head")
     rerun = core.integration_rerun(p, 0.5)
     assert (rerun.name, rerun.points, rerun.integration) == (p.name, 0.5, True)
     assert rerun.id == core.property_id(p.component, p.name, integration=True) != p.id

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import rules
+from autograder import registry, rules
 from autograder.student_code import InProcessStudentCode
 from autograder.suite import core
 
@@ -44,7 +44,7 @@ def test_forbidden_softmax_is_caught(spelling, tmp_path):
     shutil.copytree(ROOT / "solutions", sub)
     (sub / "attention.py").write_text(attention_with(SOFTMAXES[spelling]))
     student = InProcessStudentCode(sub)
-    props = [p for p in core.load() if p.component == "attention"]
+    props = [p for p in registry.load() if p.component == "attention"]
     outcomes = {p.name: core.run_property(p, student) for p in props}
     runtime = outcomes["softmax_rows_sum_to_one"]
     assert runtime.status == "forbidden", (spelling, runtime.status, runtime.message)
@@ -60,7 +60,9 @@ def test_library_functions_work_again_after_the_check(tmp_path):
     shutil.copytree(ROOT / "solutions", sub)
     (sub / "attention.py").write_text(attention_with(SOFTMAXES["torch.softmax"]))
     student = InProcessStudentCode(sub)
-    core.run_property(next(p for p in core.load() if p.name == "softmax_rows_sum_to_one"), student)
+    core.run_property(
+        next(p for p in registry.load() if p.name == "softmax_rows_sum_to_one"), student
+    )
     assert torch.softmax(torch.zeros(2), 0).tolist() == [0.5, 0.5]
 
 
@@ -73,7 +75,7 @@ def test_popping_the_dispatch_modes_hides_nothing(tmp_path):
     )
     (sub / "attention.py").write_text(attention_with(body))
     student = InProcessStudentCode(sub)
-    props = {p.name: p for p in core.load() if p.component == "attention"}
+    props = {p.name: p for p in registry.load() if p.component == "attention"}
     runtime = core.run_property(props["softmax_rows_sum_to_one"], student)
     assert runtime.status == "forbidden" and "softmax" in runtime.message
     assert not core.run_property(props["attention_is_written_by_hand"], student).passed
@@ -88,7 +90,7 @@ def test_a_file_that_cannot_be_imported_earns_no_static_point(tmp_path):
     (sub / "decoder.py").write_text("class DecoderLayer(:\n")
     student = InProcessStudentCode(sub)
     for component in ("attention", "decoder"):
-        prop = next(p for p in core.load() if p.component == component and core.is_static(p))
+        prop = next(p for p in registry.load() if p.component == component and core.is_static(p))
         assert not core.run_property(prop, student).passed, component
 
 
@@ -101,16 +103,16 @@ def test_replacing_the_modules_guard_changes_nothing_for_an_executor(tmp_path, m
     student = InProcessStudentCode(sub)
     monkeypatch.setattr(rules, "guard", lambda component: contextlib.nullcontext())
     runtime = core.run_property(
-        next(p for p in core.load() if p.name == "softmax_rows_sum_to_one"), student
+        next(p for p in registry.load() if p.name == "softmax_rows_sum_to_one"), student
     )
     assert runtime.status == "forbidden"
 
 
 def test_a_forbidden_static_outcome_voids_the_component():
-    props = [p for p in core.load() if p.component == "attention"]
+    props = [p for p in registry.load() if p.component == "attention"]
     static = next(p for p in props if core.is_static(p))
     other = next(p for p in props if not core.is_static(p))
-    neighbour = next(p for p in core.load() if p.component == "mask")
+    neighbour = next(p for p in registry.load() if p.component == "mask")
     outcomes = [
         core.Outcome(other, core.Status.PASSED),
         core.Outcome(static, core.Status.FORBIDDEN, "tampering in attention.py"),
@@ -127,9 +129,10 @@ def test_switching_the_rules_off_from_a_helper_earns_nothing_in_process(tmp_path
     sample.make("hostile:switch_off_rules", tmp_path / "s")
     script = (
         "import sys\nfrom pathlib import Path\nfrom autograder.suite import core\n"
+        "from autograder import registry\n"
         "from autograder.student_code import InProcessStudentCode\n"
         "student = InProcessStudentCode(Path(sys.argv[1]))\n"
-        "props = [p for p in core.load() if p.component in ('attention', 'add_norm')]\n"
+        "props = [p for p in registry.load() if p.component in ('attention', 'add_norm')]\n"
         "outcomes = core.require_behaviour([core.run_property(p, student) for p in props])\n"
         "print(sum(o.score for o in outcomes), sorted({o.status.value for o in outcomes}))\n"
     )

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from autograder import KIT, i18n, release
+from autograder import KIT, i18n, registry, release
 from autograder.check import run_suite
 from autograder.judge.limits import Limits
 from autograder.judge.scheduler import Options, grade
@@ -95,7 +95,7 @@ def test_the_judges_outcome_record_crosses_whole():
 
     from autograder.judge.records import OutcomeRecord
 
-    p = core.load(include_hidden=False, components=["multi_head"])[0]
+    p = registry.load(include_hidden=False, components=["multi_head"])[0]
     o = core.Outcome(p, core.Status.ERROR, "message", "hint", "example", "detail", 0.25)
     back = pickle.loads(pickle.dumps(OutcomeRecord.of(o))).outcome()
     fields = [f.name for f in dataclasses.fields(core.Outcome) if f.name != "property"]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from autograder import KIT, results
+from autograder import KIT, registry, results
 from autograder.bugs import catalog
 from autograder.check import run_suite
 from autograder.components import NAMES
@@ -202,7 +202,7 @@ def test_gradebook_table_prints_names_as_text():
 
     from autograder.judge.outputs import StudentResult, render_gradebook
 
-    props = core.load(include_hidden=False, components=["mask"])
+    props = registry.load(include_hidden=False, components=["mask"])
     console = Console(record=True, width=250, force_terminal=False)
     render_gradebook({"[red]eve[/red]": StudentResult("[red]eve[/red]")}, props, console)
     text = console.export_text()

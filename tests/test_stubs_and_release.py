@@ -187,16 +187,16 @@ def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
         bundle_pairs.update(zip(lines, lines[1:]))
     leaked = sorted(solution_snippets() & bundle_pairs)
     assert not leaked, f"solution code in the bundle: {leaked[:5]}"
-    from autograder.suite import core
+    from autograder import registry
 
-    hidden = [p for p in core.load(include_hidden=True) if not p.visible]
+    hidden = [p for p in registry.load(include_hidden=True) if not p.visible]
     assert hidden, "the suite should have hidden properties"
     assert not [p.name for p in hidden if p.name in text], (
         "a hidden property's name is in the bundle"
     )
     points = json.loads((bundle / "autograder" / "hidden_points.json").read_text())
     # hidden points, and the visible points of the components whose self-check is not shipped (docs/bundle.md)
-    graded_only = [p for p in core.load(include_hidden=True) if release.graded_only(p)]
+    graded_only = [p for p in registry.load(include_hidden=True) if release.graded_only(p)]
     assert sum(points.values()) == sum(p.points for p in graded_only)
 
 
@@ -341,9 +341,9 @@ def test_bundle_offers_only_what_works_there_and_says_what_it_is(bundle):
 
 
 def core_load():
-    from autograder.suite import core
+    from autograder import registry
 
-    return core.load(include_hidden=True)
+    return registry.load(include_hidden=True)
 
 
 def filled_notebooks(bundle, dest, bug=None):

@@ -3,7 +3,7 @@
 import pytest
 import suite_runs
 
-from autograder import KIT
+from autograder import KIT, registry
 from autograder.bugs import catalog, make_submission
 from autograder.components import NAMES
 from autograder.student_code import InProcessStudentCode
@@ -101,7 +101,7 @@ def test_bug_is_caught_by_a_visible_property(bug, run):
 def test_bug_expectations_name_real_properties():
     """A bug's one_deduction names a visible-or-hidden property of its own component (a typo would make its
     test fail for the wrong reason)."""
-    ids = {p.id for p in core.load(include_hidden=True)}
+    ids = {p.id for p in registry.load(include_hidden=True)}
     wrong = [
         b.id
         for b in catalog()

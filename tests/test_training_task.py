@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder import i18n
+from autograder import i18n, registry
 from autograder.judge import sample
 from autograder.properties import training as T
 from autograder.student_code import InProcessStudentCode
@@ -28,7 +28,7 @@ def test_the_task_is_a_permutation_drawn_from_the_draw():
 
 def test_offline_weights_lose_the_copy_task(tmp_path):
     folder = sample.make("hostile:copy_offline_weights", tmp_path / "h")
-    prop = next(p for p in core.load() if p.name == "copy_task_is_learned")
+    prop = next(p for p in registry.load() if p.name == "copy_task_is_learned")
     with i18n.chosen("en"):
         outcome = core.run_property(prop, InProcessStudentCode(folder, "offline"))
     assert not outcome.passed

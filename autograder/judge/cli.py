@@ -1,6 +1,8 @@
 """`python -m autograder grade` and `python -m autograder gradescope`: arguments and entry point.
 
-Kept free of heavy imports: the parser is built for every command.
+Kept free of heavy imports: the parser is built for every command. The class report that `grade` and `merge`
+write when they finish is the caller's to give (`write_report`: autograder/cli.py passes the report's `write`):
+the judge grades, the report reads what it wrote, and neither imports the other.
 """
 
 from __future__ import annotations
@@ -124,8 +126,7 @@ def add_lms_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def lms_options(args):
-    from ..lms.roster import RosterError, read
-    from ..report.exports import LmsOptions
+    from ..lms.roster import LmsOptions, RosterError, read
 
     if args.scale is not None and not args.scale > 0:
         raise SystemExit("--scale must be a positive number")
@@ -216,8 +217,9 @@ def add_merge_arguments(p: argparse.ArgumentParser) -> None:
     add_lms_arguments(p)
 
 
-def merge_main(args) -> int:
-    """`python -m autograder merge`: the shards' outputs into the OUT a single run writes."""
+def merge_main(args, write_report) -> int:
+    """`python -m autograder merge`: the shards' outputs into the OUT a single run writes; then, with --report,
+    the class report over them (write_report(out, submissions, lang, lms) -> the page's path)."""
     from .. import i18n
     from ..i18n import _
     from .shards import ShardError, merge
@@ -234,17 +236,17 @@ def merge_main(args) -> int:
             )
         )
         if args.report:
-            from ..report import write
-
             print(
                 _("class report: {path}").format(
-                    path=write(args.out, args.submissions, args.lang, lms)
+                    path=write_report(args.out, args.submissions, args.lang, lms)
                 )
             )
     return 0
 
 
-def main(args) -> int:
+def main(args, write_report) -> int:
+    """`grade` (then, with --report, the class report: write_report(out, submissions, lang, lms) -> the page's
+    path) or `gradescope`."""
     if args.command == "gradescope":
         from .gradescope import build
 
@@ -261,9 +263,8 @@ def main(args) -> int:
 
     from rich.console import Console
 
-    from .. import i18n
+    from .. import i18n, registry
     from ..i18n import _
-    from ..suite import core
     from . import sample
     from .outputs import plain_log, render_gradebook
     from .scheduler import grade
@@ -286,10 +287,10 @@ def main(args) -> int:
     wall = time.perf_counter() - start
     # the console speaks the course's language, as the files do
     with i18n.chosen(args.lang or i18n.current_language()):
-        render_gradebook(graded, core.load(options.include_hidden), console)
+        render_gradebook(graded, registry.load(options.include_hidden), console)
         _print_problems(out, console)
         if args.report:  # after the grades are written: a report that fails costs no grade
-            _write_report(out, submissions, args.lang, lms, console)
+            _write_report(write_report, out, submissions, args.lang, lms, console)
         errors = [e for r in graded.values() for e in r.errors]
         console.print(
             _(
@@ -304,9 +305,8 @@ def main(args) -> int:
     return 2 if errors else 0
 
 
-def _write_report(out: Path, submissions: Path, lang, lms, console) -> None:
+def _write_report(write, out: Path, submissions: Path, lang, lms, console) -> None:
     from ..i18n import _
-    from ..report import write
 
     try:
         console.print(_("class report: {path}").format(path=write(out, submissions, lang, lms)))

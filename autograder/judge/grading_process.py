@@ -67,7 +67,7 @@ class GradingProcess:
         i18n.set_language(cfg.lang)
         # one core per grading slot; the same float reductions in every slot
         torch.set_num_threads(1)
-        from .. import timing
+        from .. import registry, timing
         from ..suite import core
         from .limits import Limits
 
@@ -87,7 +87,7 @@ class GradingProcess:
         # As root, workers of slot i alternate between two uids of their own (see zygote.ZygoteServer).
         base = cfg.uid_base + 2 * cfg.slot
         uids = [base, base + 1] if self.zygote.mode == "root" else []
-        core.load(include_hidden=cfg.include_hidden)
+        registry.load(include_hidden=cfg.include_hidden)
         self.registry = core.REGISTRY
         hide, keep = sandbox_paths(KIT, cfg.hide, self.tmp)
         z, limits = self.zygote, self.limits

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from .. import KIT, i18n, results, timing
+from .. import KIT, i18n, registry, results, timing
 from ..components import NAMES
 from ..i18n import _, ngettext
 from ..lms.identity import ClassIndex, write_index
@@ -144,7 +144,7 @@ class Scheduler:
         self.staging = Path(tempfile.mkdtemp(prefix="judge-staging-"))
         self.index, self.staged = class_index(self.submissions, self.staging, options.roster)
         self.students = self._chosen([s for s in self.staged if self._in_shard(s)])
-        self.props = core.load(options.include_hidden)
+        self.props = registry.load(options.include_hidden)
         reference = {f"{n}.py": (Path(options.solutions) / f"{n}.py").read_bytes() for n in NAMES}
         salt = repr((options.include_hidden, options.limits))
         self.out.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..i18n import _
@@ -37,6 +38,16 @@ MOODLE = {  # Moodle's export header, English and Spanish, to the row's fields
     "Dirección Email": "email",
 }
 MAX_ROSTER_BYTES = 20 << 20
+
+
+@dataclass(frozen=True)
+class LmsOptions:
+    """What `--roster`, `--assignment`, `--scale` and `--components` ask of the exports."""
+
+    roster: Path | None = None  # the LMS's gradebook export (`read` below)
+    assignment: str = ""  # the grade column's title; Canvas: "<title> (<assignment id>)"
+    scale: float | None = None  # the total as a grade out of this (10: the Spanish convention)
+    components: bool = False  # a column per gradebook column besides the total
 
 
 class RosterError(ValueError):

@@ -16,7 +16,7 @@ import json
 import shutil
 from pathlib import Path
 
-from .. import KIT, i18n, stubs
+from .. import KIT, i18n, registry, stubs
 from ..components import COMPONENTS, get
 from ..i18n import _, ngettext
 from ..suite import core
@@ -328,7 +328,7 @@ def build(
         integration_props,  # the judge decides the integration share; so must we
     )
 
-    props = core.load(include_hidden=True)
+    props = registry.load(include_hidden=True)
     shares = integration_props(props)
     for name in names:
         number = [c.name for c in COMPONENTS].index(name) + 1

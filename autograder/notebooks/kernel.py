@@ -215,11 +215,11 @@ def check(component: str, name: str, integration: bool = False) -> None:
     (message, smallest failing input, hint) that pytest and `grade` show. nbgrader counts a raise as 0 points.
     integration=True: with the student's own earlier modules in place of the reference (the judge's
     integration share)."""
-    from .. import passes
+    from .. import passes, registry
     from ..results import outcome_text
     from ..suite import core
 
-    props = {p.id: p for p in core.load(include_hidden=True)}
+    props = {p.id: p for p in registry.load(include_hidden=True)}
     prop = props.get(f"{component}::{name}")
     if prop is None:
         raise LookupError(

@@ -25,11 +25,11 @@ from .model import (  # the report's file names, read by the judge, the CLI and 
 def write(out: Path, submissions: Path | None = None, lang: str | None = None, lms=None) -> Path:
     """Write the report's files into `out` (a graded OUT_DIR); return the page's path. submissions: the
     students' folders, for similarity (None: that section says it was not computed). lms: the exports'
-    exports.LmsOptions (the roster, the assignment, the scale)."""
+    LmsOptions (lms/roster.py: the roster, the assignment, the scale)."""
     from .. import i18n
     from . import collect, exports, page, stats
 
-    out, lms = Path(out), lms or exports.LmsOptions()
+    out, lms = Path(out), lms or exports.NO_OPTIONS
     with i18n.chosen(lang or i18n.current_language()):
         data = collect.read(out, lms.roster)
         canvas, said = exports.canvas_csv(data, lms)

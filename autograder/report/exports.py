@@ -13,10 +13,9 @@ import dataclasses
 import io
 import json
 import re
-from dataclasses import dataclass
-from pathlib import Path
 
 from ..i18n import _
+from ..lms.roster import LmsOptions  # the options, read by the command line (judge/cli.py) too
 from ..results import ROWS
 from .model import ClassResults, Student
 from .similarity import Similarity
@@ -41,16 +40,8 @@ CANVAS_TITLE_WITH_ID = re.compile(r"^.+\(\d+\)$", re.S)
 CANVAS_PP_WORDS = "Points Possible"
 DEFAULT_TITLE = "Transformer"
 BOM = "\ufeff"
-
-
-@dataclass(frozen=True)
-class LmsOptions:
-    """What `--roster`, `--assignment`, `--scale` and `--components` ask of the exports."""
-
-    roster: Path | None = None  # the LMS's gradebook export (lms/roster.py)
-    assignment: str = ""  # the grade column's title; Canvas: "<title> (<assignment id>)"
-    scale: float | None = None  # the total as a grade out of this (10: the Spanish convention)
-    components: bool = False  # a column per gradebook column besides the total
+# No --roster, --assignment, --scale or --components: the exports' default (frozen, so one is shared)
+NO_OPTIONS = LmsOptions()
 
 
 def cell(text: str) -> str:
@@ -85,7 +76,7 @@ def _grade_columns(data: ClassResults, opts: LmsOptions) -> list[tuple[str, obje
     return columns
 
 
-def canvas_csv(data: ClassResults, opts: LmsOptions = LmsOptions()) -> tuple[str, list[str]]:
+def canvas_csv(data: ClassResults, opts: LmsOptions = NO_OPTIONS) -> tuple[str, list[str]]:
     """Canvas's gradebook import (the header it exports, its Points Possible row); and what it could not fill."""
     columns, said, unnamed = _grade_columns(data, opts), [], []
     title = _title(data, opts)
@@ -123,7 +114,7 @@ def canvas_csv(data: ClassResults, opts: LmsOptions = LmsOptions()) -> tuple[str
     return _write(rows), said
 
 
-def moodle_csv(data: ClassResults, opts: LmsOptions = LmsOptions()) -> tuple[str, list[str]]:
+def moodle_csv(data: ClassResults, opts: LmsOptions = NO_OPTIONS) -> tuple[str, list[str]]:
     """Moodle's "Import grades: CSV file": an identifier column Moodle maps to a user field (the roster's email
     address, else its ID number) and the grade column(s). Moodle stops the whole import at the first row whose
     identifier matches no user, and a blank identifier gives the row's grades to the row before: so a student

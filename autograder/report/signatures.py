@@ -57,12 +57,12 @@ def fixed_copy_task():
 def compute() -> dict[str, list[str]]:
     """Run each bug's component suite (visible and hidden, in English, in this process) on the reference with
     that bug planted (the copy task on its fixed draw)."""
-    from .. import KIT, i18n
+    from .. import KIT, i18n, registry
     from ..bugs import catalog, make_submission
     from ..student_code import InProcessStudentCode
     from ..suite import core
 
-    properties = core.load(include_hidden=True)
+    properties = registry.load(include_hidden=True)
     found: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as tmp, i18n.chosen("en"), fixed_copy_task():
         for bug in catalog():

@@ -141,14 +141,14 @@ def make_class(
     properties and on the re-runs that use it). bug_rate scales each bug's chance (1: about 7 bugs a student,
     the benchmark's dense class; the screenshots' class takes 0.5, about 3.5). Hints are in the current
     language."""
+    from .. import registry
     from ..bugs import catalog
     from ..judge.outputs import StudentResult
     from ..judge.sections import integration_props
-    from ..suite import core
     from ..suite.core import Outcome, Status
 
     rng = random.Random(seed)
-    props = core.load(include_hidden=True)
+    props = registry.load(include_hidden=True)
     integration = {
         c: [(next(p for p in props if p.id == pid), share) for pid, share in specs]
         for c, specs in integration_props(props).items()

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import importlib
 import inspect
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from pathlib import Path
 
 import torch
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
@@ -195,6 +193,7 @@ class Outcome:
         return self.property.points if self.passed else 0.0
 
 
+# Property id -> property: `prop` fills it as the property modules are imported (registry.load imports them).
 REGISTRY: dict[str, Property] = {}
 # Component -> its default error hint (a msgid), declared once by default_hint.
 DEFAULT_HINTS: dict[str, str] = {}
@@ -264,29 +263,6 @@ def summary_of(docstring: str | None) -> str:
     wraps stays whole, and is one message to translate: catalogs.property_summaries reads the same)."""
     paragraph = inspect.cleandoc(docstring or "").split("\n\n")[0]
     return " ".join(paragraph.split())
-
-
-def load(include_hidden: bool = True, components=None) -> list[Property]:
-    """Import the property modules (of `components`, or all); return their properties in component order.
-
-    Each component's modules are found by its name (properties/<name>.py, hidden/<name>.py): a missing one is
-    an import error, never a component that silently has no properties."""
-    from .. import properties
-
-    wanted = set(components or NAMES)
-    packages = [properties]
-    # Only the hidden package beside this one: the student bundle ships none, and an instructor's kit installed
-    # in the same environment must not lend it its own.
-    if include_hidden and (Path(properties.__file__).resolve().parent.parent / "hidden").is_dir():
-        packages.append(importlib.import_module("autograder.hidden"))
-    for package in packages:
-        for name in (n for n in NAMES if n in wanted):
-            importlib.import_module(f"{package.__name__}.{name}")
-    order = {name: i for i, name in enumerate(NAMES)}
-    chosen = [
-        p for p in REGISTRY.values() if (include_hidden or p.visible) and p.component in wanted
-    ]
-    return sorted(chosen, key=lambda p: (order[p.component], not p.visible))
 
 
 def select(properties, components=None, visible_only=False):
