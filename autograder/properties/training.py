@@ -597,6 +597,7 @@ def copy_task_learned(student, task, draw):
     return None if accuracy >= task.accuracy else (losses, trained, src, tgt, accuracy)
 
 
+# long: the copy task run once, then its diagnoses in the order a cause shows (shift, mask, zero_grad)
 @prop(C, points=3, examples=1, error_hint=BUILD_ERROR, slow=True, clauses=(Training.TRAIN,))
 def copy_task_is_learned(student):
     """train() learns the copy task: 50 % token accuracy on 64 held-out sequences under greedy decoding.
