@@ -193,3 +193,70 @@ BUGS += [
         mistake=ModelMistake.NO_TARGET_MASK,
     ),
 ]
+
+# Combinations of two slips at once, and greedy decoding's loop that stops a token short
+BUGS += [
+    Bug(
+        "transformer",
+        "no_positional_encoding",
+        "left the positional encoding out: encode and decode only embed the tokens",
+        "        return self.encoder(self.positional_encoding(self.src_embedding(src)), src_mask)\n"
+        + _DECODE_DOC
+        + "        return self.decoder(self.positional_encoding(self.tgt_embedding(tgt)), memory,\n",
+        "        return self.encoder(self.src_embedding(src), src_mask)\n"
+        + _DECODE_DOC
+        + "        return self.decoder(self.tgt_embedding(tgt), memory,\n",
+        mistake=ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT,
+    ),
+    Bug(
+        "transformer",
+        "embeddings_swapped",
+        "mixed up the two embeddings: encode used tgt_embedding and decode src_embedding",
+        "        return self.encoder(self.positional_encoding(self.src_embedding(src)), src_mask)\n"
+        + _DECODE_DOC
+        + "        return self.decoder(self.positional_encoding(self.tgt_embedding(tgt)), memory,\n",
+        "        return self.encoder(self.positional_encoding(self.tgt_embedding(src)), src_mask)\n"
+        + _DECODE_DOC
+        + "        return self.decoder(self.positional_encoding(self.src_embedding(tgt)), memory,\n",
+        mistake=ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC,
+    ),
+    Bug(
+        "transformer",
+        "src_mask_ignored",
+        "forward never used src_mask: encode(src) and decode(tgt, memory, target_mask)",
+        "        memory = self.encode(src, src_mask)\n"
+        "        return self.generator(self.decode(tgt, memory, target_mask, src_mask))\n",
+        "        memory = self.encode(src)\n"
+        "        return self.generator(self.decode(tgt, memory, target_mask))\n",
+        mistake=ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK,
+    ),
+    Bug(
+        "transformer",
+        "greedy_ignores_eos",
+        "greedy decoding never looks at eos: it appends the argmax until max_len, finished rows included",
+        "            finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)\n"
+        "            while ys.size(1) < max_len:\n"
+        "                target_mask = causal_mask(ys.size(1), device=src.device)\n"
+        "                hidden = model.decode(ys, memory, target_mask, src_mask)\n"
+        "                next_token = model.generator(hidden[:, -1]).argmax(dim=-1)  # (batch,)\n"
+        "                next_token = next_token.masked_fill(finished, eos_id)\n"
+        "                ys = torch.cat([ys, next_token.unsqueeze(1)], dim=1)\n"
+        "                finished |= next_token == eos_id\n"
+        "                if finished.all():\n"
+        "                    break\n",
+        "            while ys.size(1) < max_len:\n"
+        "                target_mask = causal_mask(ys.size(1), device=src.device)\n"
+        "                hidden = model.decode(ys, memory, target_mask, src_mask)\n"
+        "                next_token = model.generator(hidden[:, -1]).argmax(dim=-1)  # (batch,)\n"
+        "                ys = torch.cat([ys, next_token.unsqueeze(1)], dim=1)\n",
+        mistake=GreedyMistake.NO_STOP | GreedyMistake.NO_PAD,
+    ),
+    Bug(
+        "transformer",
+        "greedy_one_step_short",
+        "the loop runs while ys.size(1) < max_len - 1, counting bos separately: one token too few",
+        "while ys.size(1) < max_len:",
+        "while ys.size(1) < max_len - 1:",
+        mistake=GreedyMistake.ONE_STEP_LESS,
+    ),
+]
