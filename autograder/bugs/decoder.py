@@ -155,3 +155,24 @@ BUGS += [
         mistake=StackMistake.TARGET_MASK_AT_FIRST_ONLY,
     ),
 ]
+
+# The cross-attention line copy-pasted from the self-attention's, and memory_mask given to the first layer only
+BUGS += [
+    Bug(
+        "decoder",
+        "cross_attention_copy_of_self",
+        "copy-pasted the self-attention line for the cross-attention and only renamed the module",
+        "self.cross_attention(x, memory, memory, memory_mask)",
+        "self.cross_attention(x, x, x, target_mask)",
+        mistake=LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK,
+    ),
+    Bug(
+        "decoder",
+        "memory_mask_only_first_layer",
+        "passed memory_mask to the first layer only, thinking the padding is hidden after it",
+        "        for layer in self.layers:\n            x = layer(x, memory, target_mask, memory_mask)\n",
+        "        for i, layer in enumerate(self.layers):\n"
+        "            x = layer(x, memory, target_mask, memory_mask if i == 0 else None)\n",
+        mistake=StackMistake.MASK_AT_FIRST_ONLY,
+    ),
+]
