@@ -239,3 +239,27 @@ BUGS += [
         mistake=MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE,
     ),
 ]
+
+# The strided split of strided_head_split with the merge of merge_without_transpose
+BUGS += [
+    Bug(
+        "multi_head",
+        "strided_split_and_merge_without_transpose",
+        "split d_model as (d_k, h) and permuted the heads forward, then merged them back with a plain view",
+        "        q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
+        "        _, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, h, m_q, m_k)\n"
+        "        self.attention_weights = weights.detach()\n"
+        "        heads = self.dropout(weights) @ v  # (batch, h, m_q, d_k)\n"
+        "        merged = heads.transpose(1, 2).contiguous().view(batch, m_q, d_model)\n",
+        "        q = self.w_q(query).view(batch, m_q, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
+        "        k = self.w_k(key).view(batch, m_k, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
+        "        v = self.w_v(value).view(batch, m_k, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
+        "        _, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, h, m_q, m_k)\n"
+        "        self.attention_weights = weights.detach()\n"
+        "        heads = self.dropout(weights) @ v  # (batch, h, m_q, d_k)\n"
+        "        merged = heads.contiguous().view(batch, m_q, d_model)\n",
+        mistake=MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE,
+    ),
+]
