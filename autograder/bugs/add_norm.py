@@ -149,3 +149,15 @@ BUGS += [
         mistake=NormMistake.VAR_NOT_STD,
     ),
 ]
+
+# NormMistake.NO_EPS: eps stored in __init__ but never used
+BUGS += [
+    Bug(
+        "add_norm",
+        "eps_left_out",
+        "stored eps in __init__ but divided by torch.sqrt(var) alone",
+        _OUT,
+        "        return (x - mean) / torch.sqrt(var) * self.weight + self.bias\n",
+        mistake=NormMistake.NO_EPS,
+    ),
+]
