@@ -176,3 +176,59 @@ BUGS += [
         mistake=TrainingMistake.TORCH_SMOOTHING,
     ),
 ]
+
+# Two slips at once (teacher forcing with neither the shift nor the mask; a loss that ignores padding), and the
+# schedule a step off
+BUGS += [
+    Bug(
+        "training",
+        "teacher_forcing_on_tgt_unmasked",
+        "fed the decoder tgt itself with no target mask, as if the model had to copy it",
+        "    decoder_input = shift_right(tgt, bos_id)\n"
+        "    target_mask = causal_mask(tgt.size(1), device=tgt.device)\n"
+        "    logits = model(src, decoder_input, padding_mask(src, pad_id), target_mask)\n",
+        "    logits = model(src, tgt, padding_mask(src, pad_id))\n",
+        mistake=TrainingMistake.NOT_SHIFTED | TrainingMistake.NO_CAUSAL_MASK,
+    ),
+    Bug(
+        "training",
+        "loss_ignores_padding",
+        "the loss treats pad_id as an ordinary token: it keeps its smoothing mass and every position counts in the mean",
+        "    true_dist[..., pad_id] = 0.0\n"
+        "    # 0 * log 0 counts as 0: with smoothing = 0 a logit may be -inf where q is 0 (0 * -inf would be NaN)\n"
+        "    per_position = -torch.where(true_dist > 0, true_dist * log_probs, 0.0).sum(dim=-1)  # (...)\n"
+        "    real = target != pad_id\n"
+        "    return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)\n",
+        "    # 0 * log 0 counts as 0: with smoothing = 0 a logit may be -inf where q is 0 (0 * -inf would be NaN)\n"
+        "    per_position = -torch.where(true_dist > 0, true_dist * log_probs, 0.0).sum(dim=-1)  # (...)\n"
+        "    return per_position.mean()\n",
+        mistake=TrainingMistake.PAD_COUNTED | TrainingMistake.PAD_MASS,
+    ),
+    Bug(
+        "training",
+        "schedule_one_step_ahead",
+        "added 1 to the step for the schedule as if enumerate counted from 0, but it starts at 1",
+        'group["lr"] = learning_rate(step, d_model, warmup_steps, factor)',
+        'group["lr"] = learning_rate(step + 1, d_model, warmup_steps, factor)',
+        mistake=TrainingMistake.SCHEDULE_AHEAD,
+    ),
+    Bug(
+        "training",
+        "schedule_updated_after_the_step",
+        "started Adam at learning_rate(1) and updated the rate after each step, like scheduler.step()",
+        "    optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)\n"
+        "    losses = []\n"
+        "    for step, (src, tgt) in enumerate(zip(src_batches, tgt_batches), start=1):\n"
+        "        for group in optimizer.param_groups:\n"
+        '            group["lr"] = learning_rate(step, d_model, warmup_steps, factor)\n'
+        "        losses.append(train_step(model, optimizer, src, tgt, bos_id, pad_id, smoothing))\n",
+        "    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate(1, d_model, warmup_steps, factor),\n"
+        "                                 betas=(0.9, 0.98), eps=1e-9)\n"
+        "    losses = []\n"
+        "    for step, (src, tgt) in enumerate(zip(src_batches, tgt_batches), start=1):\n"
+        "        losses.append(train_step(model, optimizer, src, tgt, bos_id, pad_id, smoothing))\n"
+        "        for group in optimizer.param_groups:\n"
+        '            group["lr"] = learning_rate(step, d_model, warmup_steps, factor)\n',
+        mistake=TrainingMistake.SCHEDULE_BEHIND,
+    ),
+]
