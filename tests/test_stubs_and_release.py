@@ -211,6 +211,7 @@ def test_bundle_ships_the_checking_sides_models_and_no_diagnoses(bundle):
     assert shipped == [
         "__init__.py",
         "beam_search.py",
+        "greedy.py",
         "layer_norm.py",
         "layers.py",
         "multi_head.py",
