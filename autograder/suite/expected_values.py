@@ -203,3 +203,20 @@ def torch_decoder_layer(state, d_model, heads, d_ff, dtype, prefix="", fresh=Fal
         if fresh
         else _cached("decoder", build, state, prefix, d_model, heads, d_ff, str(dtype))
     )
+
+
+def torch_stack(layers: list[nn.Module]) -> nn.TransformerEncoder | nn.TransformerDecoder:
+    """torch's own stack over these encoder (or decoder) layers, in this order, with no final norm:
+    nn.TransformerEncoder or nn.TransformerDecoder, which run each layer on the one before's output with the
+    same masks (the stack is the exercise of encoder.py and decoder.py, where torch's stacks are forbidden; the
+    checking side composes nothing of its own). The layers are the stack's own, not copies."""
+    encoder = isinstance(layers[0], nn.TransformerEncoderLayer)
+    # the constructor clones its layer num_layers times: one throwaway clone, replaced by the layers given
+    stack = (
+        nn.TransformerEncoder(layers[0], 1, enable_nested_tensor=False)
+        if encoder
+        else nn.TransformerDecoder(layers[0], 1)
+    )
+    stack.layers = nn.ModuleList(layers)
+    stack.num_layers = len(layers)
+    return stack.train(layers[0].training)

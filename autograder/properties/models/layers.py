@@ -254,20 +254,33 @@ def torch_stack(state: dict, case, n: int, mistake=StackMistake.NONE):
 
 
 def encoder_stack(state, n, heads, x, mask=None, prefix="", order=None, masked=None):
-    """torch encoder layers `{prefix}layers.{i}.` in a row: layer `order[i]` at step i (default 0..n-1), the mask
-    (kit polarity, broadcastable to (b, 1|h, m, m)) given at the steps in `masked` (default all)."""
+    """torch encoder layers `{prefix}layers.{i}.` in torch's own stack: layer `order[i]` at step i (default
+    0..n-1), the mask (kit polarity, broadcastable to (b, 1|h, m, m)) given at the steps in `masked` (default all).
+    A mistake that gives the mask to some steps only is two stacks in a row, each of its run of steps."""
     order = range(n) if order is None else order
     masked = range(n) if masked is None else masked
     b, m, d = x.shape
     d_ff = state[f"{prefix}layers.0.feed_forward.linear_1.weight"].shape[0]
     torch_mask = expected_values.to_torch_mask(mask, b, heads, m, m)
+    layers = [
+        expected_values.torch_encoder_layer(state, d, heads, d_ff, x.dtype, f"{prefix}layers.{i}.")
+        for i in order
+    ]
     with torch.no_grad():
-        for step, i in enumerate(order):
-            layer = expected_values.torch_encoder_layer(
-                state, d, heads, d_ff, x.dtype, f"{prefix}layers.{i}."
-            )
-            x = layer(x, src_mask=torch_mask if step in masked else None)
+        for (with_mask,), run in _runs(layers, [(step in masked,) for step in range(len(layers))]):
+            x = expected_values.torch_stack(run)(x, mask=torch_mask if with_mask else None)
     return x
+
+
+def _runs(layers, settings):
+    """(setting, the layers of a run of consecutive steps with that setting), in order."""
+    out = []
+    for layer, setting in zip(layers, settings, strict=True):
+        if out and out[-1][0] == setting:
+            out[-1][1].append(layer)
+        else:
+            out.append((setting, [layer]))
+    return out
 
 
 def decoder_stack(
@@ -283,8 +296,9 @@ def decoder_stack(
     masked=None,
     target_masked=None,
 ):
-    """torch decoder layers `{prefix}layers.{i}.` in a row: layer `order[i]` at step i (default 0..n-1),
-    memory_mask given at the steps in `masked`, target_mask at those in `target_masked` (default all)."""
+    """torch decoder layers `{prefix}layers.{i}.` in torch's own stack: layer `order[i]` at step i (default
+    0..n-1), memory_mask given at the steps in `masked`, target_mask at those in `target_masked` (default all), a
+    run of steps with the same masks one stack."""
     order = range(n) if order is None else order
     masked = range(n) if masked is None else masked
     target_masked = range(n) if target_masked is None else target_masked
@@ -292,15 +306,17 @@ def decoder_stack(
     d_ff = state[f"{prefix}layers.0.feed_forward.linear_1.weight"].shape[0]
     tgt = expected_values.to_torch_mask(target_mask, b, heads, m_d, m_d)
     mem = expected_values.to_torch_mask(memory_mask, b, heads, m_d, memory.shape[1])
+    layers = [
+        expected_values.torch_decoder_layer(state, d, heads, d_ff, x.dtype, f"{prefix}layers.{i}.")
+        for i in order
+    ]
+    settings = [(step in target_masked, step in masked) for step in range(len(layers))]
     with torch.no_grad():
-        for step, i in enumerate(order):
-            layer = expected_values.torch_decoder_layer(
-                state, d, heads, d_ff, x.dtype, f"{prefix}layers.{i}."
-            )
-            x = layer(
+        for (with_target, with_memory), run in _runs(layers, settings):
+            x = expected_values.torch_stack(run)(
                 x,
                 memory,
-                tgt_mask=tgt if step in target_masked else None,
-                memory_mask=mem if step in masked else None,
+                tgt_mask=tgt if with_target else None,
+                memory_mask=mem if with_memory else None,
             )
     return x

@@ -220,17 +220,22 @@ class TrainableTransformer(ExpectedTransformer, nn.Module):
     def __init__(self, state: dict, config: TransformerConfig):
         nn.Module.__init__(self)
         c, dtype = config, state["generator.weight"].dtype
-        self.encoder = nn.ModuleList(
-            expected_values.torch_encoder_layer(
-                state, c.d_model, c.num_heads, c.d_ff, dtype, f"encoder.layers.{i}.", fresh=True
-            )
-            for i in range(c.num_layers)
+        # torch's own stacks (nn.TransformerEncoder, nn.TransformerDecoder) over layers of their own
+        self.encoder = expected_values.torch_stack(
+            [
+                expected_values.torch_encoder_layer(
+                    state, c.d_model, c.num_heads, c.d_ff, dtype, f"encoder.layers.{i}.", fresh=True
+                )
+                for i in range(c.num_layers)
+            ]
         )
-        self.decoder = nn.ModuleList(
-            expected_values.torch_decoder_layer(
-                state, c.d_model, c.num_heads, c.d_ff, dtype, f"decoder.layers.{i}.", fresh=True
-            )
-            for i in range(c.num_layers)
+        self.decoder = expected_values.torch_stack(
+            [
+                expected_values.torch_decoder_layer(
+                    state, c.d_model, c.num_heads, c.d_ff, dtype, f"decoder.layers.{i}.", fresh=True
+                )
+                for i in range(c.num_layers)
+            ]
         )
         self.register_buffer("pe", state["positional_encoding.pe"].clone())
         own = {"positional_encoding.pe": self.pe}
@@ -242,23 +247,20 @@ class TrainableTransformer(ExpectedTransformer, nn.Module):
 
     def encoder_layers(self, x, mask):
         b, m = x.shape[:2]
-        mask = expected_values.to_torch_mask(mask, b, self.config.num_heads, m, m)
-        for layer in self.encoder:
-            x = layer(x, src_mask=mask)
-        return x
+        return self.encoder(
+            x, mask=expected_values.to_torch_mask(mask, b, self.config.num_heads, m, m)
+        )
 
     def decoder_layers(self, x, memory, target_mask, memory_mask):
         b, m, h = x.shape[0], x.shape[1], self.config.num_heads
         target_mask = expected_values.to_torch_mask(target_mask, b, h, m, m)
         memory_mask = expected_values.to_torch_mask(memory_mask, b, h, m, memory.shape[1])
-        for layer in self.decoder:
-            x = layer(x, memory, tgt_mask=target_mask, memory_mask=memory_mask)
-        return x
+        return self.decoder(x, memory, tgt_mask=target_mask, memory_mask=memory_mask)
 
     def kit(self, pick=lambda p: p.detach()) -> dict:
         """{kit name: pick(parameter)}: its value by default, or its gradient (pick=lambda p: p.grad)."""
         out = {name: pick(self.s[name]) for name in OWN_PARAMETERS}
-        for side, layers in (("encoder", self.encoder), ("decoder", self.decoder)):
+        for side, layers in (("encoder", self.encoder.layers), ("decoder", self.decoder.layers)):
             for i, layer in enumerate(layers):
                 prefix = f"{side}.layers.{i}."
                 for torch_name, kit_name in KIT_ATTENTION.items():
