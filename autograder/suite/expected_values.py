@@ -220,3 +220,19 @@ def torch_stack(layers: list[nn.Module]) -> nn.TransformerEncoder | nn.Transform
     stack.layers = nn.ModuleList(layers)
     stack.num_layers = len(layers)
     return stack.train(layers[0].training)
+
+
+def torch_transformer(
+    encoder: nn.TransformerEncoder, decoder: nn.TransformerDecoder
+) -> nn.Transformer:
+    """torch's own encoder-decoder over these stacks: nn.Transformer(src, tgt, masks) is decoder(tgt,
+    encoder(src, src_mask), tgt_mask, memory_mask), the composition transformer.py's forward writes (where
+    nn.Transformer is forbidden). Built around the stacks, which keep their weights (its constructor
+    re-initialises whatever it is given: it is given nothing)."""
+    d_model = encoder.layers[0].self_attn.embed_dim
+    heads = encoder.layers[0].self_attn.num_heads
+    model = nn.Transformer(
+        d_model, heads, custom_encoder=nn.Identity(), custom_decoder=nn.Identity(), batch_first=True
+    )
+    model.encoder, model.decoder = encoder, decoder
+    return model.train(encoder.training)

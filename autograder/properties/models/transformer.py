@@ -16,10 +16,9 @@ import torch.nn.functional as F
 
 from ...i18n import N_
 from ...suite import expected_values
-from ...suite.expected_values import expected_causal_mask
+from ...suite.expected_values import expected_causal_mask, to_torch_mask
 from ...suite.mistakes import Hints
 from ...suite.strategies import transformer_state
-from .layers import decoder_stack, encoder_stack
 
 
 @dataclass(frozen=True)
@@ -151,11 +150,32 @@ MODEL_HINTS = Hints(
 
 
 class ExpectedTransformer:
-    """The kit's Transformer assembled from torch's layers with the weights `state` (no dropout), optionally with
-    `mistake` made on purpose."""
+    """The kit's Transformer assembled from torch's own parts with the weights `state` (no dropout): its layers,
+    stacks and encoder-decoder (nn.Transformer), the embeddings and the generator as the docstrings' formulas,
+    optionally with `mistake` made on purpose."""
+
+    grad = False  # the expected values need no graph (TrainableTransformer's do)
 
     def __init__(self, state: dict, config: TransformerConfig, mistake=ModelMistake.NONE):
         self.s, self.config, self.mistake = state, config, mistake
+        self._stacks = None
+
+    def stacks(self):
+        """torch's encoder and decoder stacks over torch's layers with the weights (built once per model)."""
+        if self._stacks is None:
+            c, dtype = self.config, self.s["generator.weight"].dtype
+
+            def layers(build, side):
+                return [
+                    build(self.s, c.d_model, c.num_heads, c.d_ff, dtype, f"{side}.layers.{i}.")
+                    for i in range(c.num_layers)
+                ]
+
+            self._stacks = (
+                expected_values.torch_stack(layers(expected_values.torch_encoder_layer, "encoder")),
+                expected_values.torch_stack(layers(expected_values.torch_decoder_layer, "decoder")),
+            )
+        return self._stacks
 
     def embed(self, tokens, source: bool, positions=None):
         """The scaled embedding plus the positional encoding at `positions` (default 0..L-1: a decoding step
@@ -186,21 +206,42 @@ class ExpectedTransformer:
         return self.decoder_layers(self.embed(tgt, False, positions), memory, target, cross)
 
     def encoder_layers(self, x, mask):
-        c = self.config
-        return encoder_stack(self.s, c.num_layers, c.num_heads, x, mask, "encoder.")
+        b, m = x.shape[:2]
+        with torch.set_grad_enabled(self.grad and torch.is_grad_enabled()):
+            return self.stacks()[0](x, mask=to_torch_mask(mask, b, self.config.num_heads, m, m))
 
     def decoder_layers(self, x, memory, target_mask, memory_mask):
-        c = self.config
-        return decoder_stack(
-            self.s, c.num_layers, c.num_heads, x, memory, target_mask, memory_mask, "decoder."
-        )
+        b, m, h = x.shape[0], x.shape[1], self.config.num_heads
+        with torch.set_grad_enabled(self.grad and torch.is_grad_enabled()):
+            return self.stacks()[1](
+                x,
+                memory,
+                tgt_mask=to_torch_mask(target_mask, b, h, m, m),
+                memory_mask=to_torch_mask(memory_mask, b, h, m, memory.shape[1]),
+            )
 
     def generator(self, x):
         logits = F.linear(x, self.s["generator.weight"], self.s["generator.bias"])
         return torch.softmax(logits, -1) if ModelMistake.SOFTMAX_OUTPUT in self.mistake else logits
 
     def forward(self, src, tgt, src_mask=None, target_mask=None):
-        return self.generator(self.decode(tgt, self.encode(src, src_mask), target_mask, src_mask))
+        """The generator over torch's nn.Transformer (its encoder-decoder, forbidden in transformer.py) run on the
+        embedded source and target: src_mask for the encoder and the cross-attention, target_mask for the
+        decoder's self-attention (or not, a mistake)."""
+        mistake, b, h = self.mistake, src.shape[0], self.config.num_heads
+        m_s, m_t = src.shape[1], tgt.shape[1]
+        encoder_mask = None if ModelMistake.NO_ENCODER_MASK in mistake else src_mask
+        cross = None if ModelMistake.NO_CROSS_MASK in mistake else src_mask
+        target = None if ModelMistake.NO_TARGET_MASK in mistake else target_mask
+        with torch.set_grad_enabled(self.grad and torch.is_grad_enabled()):
+            hidden = expected_values.torch_transformer(*self.stacks())(
+                self.embed(src, True),
+                self.embed(tgt, False),
+                src_mask=to_torch_mask(encoder_mask, b, h, m_s, m_s),
+                tgt_mask=to_torch_mask(target, b, h, m_t, m_t),
+                memory_mask=to_torch_mask(cross, b, h, m_t, m_s),
+            )
+        return self.generator(hidden)
 
     def log_probs(self, src, ys, src_mask=None, memory=None):
         """log p(next token | ys[:, :t+1], src) for every t: (batch, L, vocab), float64."""
@@ -245,17 +286,10 @@ class TrainableTransformer(ExpectedTransformer, nn.Module):
         ExpectedTransformer.__init__(self, own, config)
         self.train()
 
-    def encoder_layers(self, x, mask):
-        b, m = x.shape[:2]
-        return self.encoder(
-            x, mask=expected_values.to_torch_mask(mask, b, self.config.num_heads, m, m)
-        )
+    grad = True
 
-    def decoder_layers(self, x, memory, target_mask, memory_mask):
-        b, m, h = x.shape[0], x.shape[1], self.config.num_heads
-        target_mask = expected_values.to_torch_mask(target_mask, b, h, m, m)
-        memory_mask = expected_values.to_torch_mask(memory_mask, b, h, m, memory.shape[1])
-        return self.decoder(x, memory, tgt_mask=target_mask, memory_mask=memory_mask)
+    def stacks(self):
+        return self.encoder, self.decoder
 
     def kit(self, pick=lambda p: p.detach()) -> dict:
         """{kit name: pick(parameter)}: its value by default, or its gradient (pick=lambda p: p.grad)."""
