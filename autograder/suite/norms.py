@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 
 import torch
+import torch.nn.functional as F
 
 from ..i18n import N_, _
 from ..properties.models.layer_norm import NORM_HINTS, NormMistake, layer_norm_model
@@ -79,12 +80,18 @@ def ln_variant(x, weight=None, bias=None, eps=1e-5, mistake=NormMistake.NONE, di
 def their_eps(x, y, weight, bias, eps, inside: bool) -> float | None:
     """The eps that y was computed with, if y is a LayerNorm with eps inside (or outside) the square root and an
     eps other than the contract's `eps`; else None. Solved per element from y = c / sqrt(var + e) * w + b
-    (c = x - mean), the median taken, then checked: the whole of y must agree with it."""
+    (c = x - mean), the median taken, then checked: the whole of y must agree with it. The row's moments come
+    from F.layer_norm alone (forbidden in add_norm.py: no LayerNorm by hand ships, issue 35): with eps 0 it is
+    c / sigma, with eps 1 c / sqrt(sigma^2 + 1), so their ratio r gives sigma^2 = 1 / (r^2 - 1)."""
     x64, y64, w, b = x.double(), y.double(), weight.double(), bias.double()
-    c = x64 - x64.mean(-1, keepdim=True)
-    var = (c**2).mean(-1, keepdim=True)
+    at_0, at_1 = (F.layer_norm(x64, x64.shape[-1:], eps=e) for e in (0.0, 1.0))
+    largest = at_1.abs().argmax(
+        -1, keepdim=True
+    )  # a row's ratio is the same at every element: its clearest
+    var = 1 / ((at_0.gather(-1, largest) / at_1.gather(-1, largest)) ** 2 - 1)
+    c = at_0 * var.sqrt()  # a constant row: NaN, never usable below
     z = (y64 - b) / torch.where(w.abs() > 1e-3, w, torch.ones_like(w))
-    usable = (w.abs() > 1e-3) & (c.abs() > 1e-3 * var.sqrt()) & (z.abs() > 1e-9)
+    usable = (w.abs() > 1e-3) & (c.abs() > 1e-3 * var.sqrt()) & (z.abs() > 1e-9) & c.isfinite()
     if not bool(usable.any()):
         return None
     ratio = (c / z)[usable]
