@@ -7,6 +7,14 @@ _SPLIT = (
     "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
 )
 
+# From the head split to the merge: the bugs that get both wrong edit this whole stretch
+_SPLIT_TO_MERGE = _SPLIT + (
+    "        _, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, h, m_q, m_k)\n"
+    "        self.attention_weights = weights.detach()\n"
+    "        heads = self.dropout(weights) @ v  # (batch, h, m_q, d_k)\n"
+    "        merged = heads.transpose(1, 2).contiguous().view(batch, m_q, d_model)\n"
+)
+
 BUGS = [
     Bug(
         "multi_head",
@@ -222,13 +230,7 @@ BUGS += [
         "multi_head",
         "split_and_merge_without_transpose",
         "split the heads with view(batch, h, m, d_k) and merged them back with a view, no transpose either way",
-        "        q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
-        "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
-        "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
-        "        _, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, h, m_q, m_k)\n"
-        "        self.attention_weights = weights.detach()\n"
-        "        heads = self.dropout(weights) @ v  # (batch, h, m_q, d_k)\n"
-        "        merged = heads.transpose(1, 2).contiguous().view(batch, m_q, d_model)\n",
+        _SPLIT_TO_MERGE,
         "        q = self.w_q(query).view(batch, self.num_heads, m_q, self.d_k)\n"
         "        k = self.w_k(key).view(batch, self.num_heads, m_k, self.d_k)\n"
         "        v = self.w_v(value).view(batch, self.num_heads, m_k, self.d_k)\n"
@@ -246,13 +248,7 @@ BUGS += [
         "multi_head",
         "strided_split_and_merge_without_transpose",
         "split d_model as (d_k, h) and permuted the heads forward, then merged them back with a plain view",
-        "        q = self.w_q(query).view(batch, m_q, self.num_heads, self.d_k).transpose(1, 2)\n"
-        "        k = self.w_k(key).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
-        "        v = self.w_v(value).view(batch, m_k, self.num_heads, self.d_k).transpose(1, 2)\n"
-        "        _, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, h, m_q, m_k)\n"
-        "        self.attention_weights = weights.detach()\n"
-        "        heads = self.dropout(weights) @ v  # (batch, h, m_q, d_k)\n"
-        "        merged = heads.transpose(1, 2).contiguous().view(batch, m_q, d_model)\n",
+        _SPLIT_TO_MERGE,
         "        q = self.w_q(query).view(batch, m_q, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
         "        k = self.w_k(key).view(batch, m_k, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
         "        v = self.w_v(value).view(batch, m_k, self.d_k, self.num_heads).permute(0, 3, 1, 2)\n"
