@@ -154,6 +154,93 @@ def test_the_pairing_check_can_fail(tmp_path):
     assert _flag_beside_a_written_hint(planted, tmp_path) == ["planted.py:1", "planted.py:4"]
 
 
+def _is_flag(node: ast.AST, enums: set[str]) -> bool:
+    """SomethingMistake.X, an alias's M.X, or a combination of them with |."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _is_flag(node.left, enums) and _is_flag(node.right, enums)
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and (node.value.id.endswith("Mistake") or node.value.id in enums)
+        and node.attr != "NONE"
+    )
+
+
+def _flags_listed_by_hand(path: Path, root: Path = KIT) -> list[str]:
+    """A list, tuple or call's arguments naming three or more flags: an order of mistakes written in a diagnosis
+    instead of declared (Hints' `order`)."""
+    tree = ast.parse(path.read_text())
+    enums = {
+        node.targets[0].id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Name)
+        and node.value.id.endswith("Mistake")
+        and isinstance(node.targets[0], ast.Name)
+    }
+    found = []
+    for node in ast.walk(tree):
+        items = node.args if isinstance(node, ast.Call) else getattr(node, "elts", None)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Call)) and items is not None:
+            if sum(_is_flag(item, enums) for item in items) >= 3:
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_no_diagnosis_lists_an_order_of_mistakes_by_hand():
+    """A diagnosis takes its order from the declaration (`tried`, `candidates(component=)`); what it names by hand
+    is at most two flags its property's inputs alone can show. The declarations (properties/models/) and the
+    graded side's models by hand (diagnoses/), which test flags one at a time, are where flags are written."""
+    package = KIT / "autograder"
+    homes = (package / "properties" / "models", package / "diagnoses", package / "bugs")
+    found = [
+        hit
+        for p in sorted(package.rglob("*.py"))
+        if not any(home in p.parents for home in homes) and p.name != "mistakes.py"
+        for hit in _flags_listed_by_hand(p)
+    ]
+    assert not found, found
+
+
+def test_the_order_check_can_fail(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "M = TrainingMistake\n"
+        "a = [LayerMistake.PRE_NORM, LayerMistake.NO_RESIDUAL, LayerMistake.A | LayerMistake.B]\n"
+        "b = HINTS.candidates(same, M.SUMMED, M.PAD_MASS, M.PAD_COUNTED)\n"
+        "c = HINTS.candidates(same, M.SUMMED, M.PAD_MASS)\n"
+    )
+    assert _flags_listed_by_hand(planted, tmp_path) == ["planted.py:2", "planted.py:3"]
+
+
+def test_a_declared_order_is_what_a_diagnosis_tries():
+    class Slip(enum.Flag):
+        NONE = 0
+        ONE = enum.auto()
+        TWO = enum.auto()
+        MASK = enum.auto()
+
+    with pytest.raises(KeyError):  # a flag tried where it has no hint
+        mistakes.Hints(Slip, {Slip.ONE: "one"}, order={"c": (Slip.TWO,)})
+    hints = mistakes.Hints(
+        Slip,
+        {Slip.ONE: "one", Slip.MASK: "mask", Slip.ONE | Slip.MASK: "both"},
+        worded={"c": {Slip.TWO: "two in c"}},
+        order={"d": (Slip.MASK, Slip.ONE | Slip.MASK, Slip.ONE)},
+    )
+    try:
+        assert hints.tried() == [Slip.ONE, Slip.MASK, Slip.ONE | Slip.MASK]
+        # the shared ones, then its own
+        assert hints.tried("c") == [Slip.ONE, Slip.MASK, Slip.ONE | Slip.MASK, Slip.TWO]
+        assert hints.tried("d", without=Slip.MASK) == [Slip.ONE]  # a combination with it goes too
+        assert [h for _, h in hints.candidates(bool, component="c", without=Slip.ONE)] == [
+            "mask",
+            "two in c",
+        ]
+    finally:
+        del mistakes.DECLARED[-1:]
+
+
 def test_a_flag_with_no_declaration_is_refused():
     class Slip(enum.Flag):
         NONE = 0

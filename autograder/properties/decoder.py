@@ -70,27 +70,13 @@ default_hint(C, LAYER_ERROR)
 def explain_layer(got, state, case, default=""):
     """The hint naming the layer mistake whose output matches `got` on the case's inputs (in the student bundle,
     among the mistakes that are torch's layer with other weights or masks)."""
-    flags = [
-        LayerMistake.CROSS_KEYS_FROM_X,
-        LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK,
-        LayerMistake.CROSS_GETS_TARGET_MASK,
-        LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK,
-        LayerMistake.NO_SELF_MASK,
-        LayerMistake.NO_CROSS_MASK,
-        LayerMistake.NORMS_1_2_SWAPPED,
-        LayerMistake.NORMS_2_3_SWAPPED,
-        LayerMistake.CROSS_ATTENTION_FIRST,
-        LayerMistake.PRE_NORM,
-        LayerMistake.NORM_INSIDE_RESIDUAL,
-        LayerMistake.NO_RESIDUAL,
-        LayerMistake.NO_CROSS_ATTENTION,
-        LayerMistake.NO_FEED_FORWARD,
-    ]
-    candidates = [(m, LAYER_HINTS(m, C)) for m in flags]
-    if case.target_mask is None:  # nothing to leave out
-        candidates = [c for c in candidates if c[0] != LayerMistake.NO_SELF_MASK]
+    # every layer mistake declared for the decoder (LAYER_HINTS' order), a mask's only where the case has it
+    without = LayerMistake.NONE
+    if case.target_mask is None:
+        without |= LayerMistake.NO_SELF_MASK
     if case.memory_mask is None:
-        candidates = [c for c in candidates if c[0] != LayerMistake.NO_CROSS_MASK]
+        without |= LayerMistake.NO_CROSS_MASK
+    candidates = [(m, LAYER_HINTS(m, C)) for m in LAYER_HINTS.tried(C, without)]
     by_hand = (
         None if mistake_models is None else (lambda mistake: by_hand_layer(state, case, mistake))
     )

@@ -69,17 +69,9 @@ default_hint(C, LAYER_ERROR)
 def explain_layer(got, state, case, default=""):
     """The hint naming the layer mistake whose output matches `got` on the case's inputs (in the student bundle,
     among the mistakes that are torch's layer with other weights or masks)."""
-    flags = [
-        LayerMistake.PRE_NORM,
-        LayerMistake.NORM_INSIDE_RESIDUAL,
-        LayerMistake.NO_RESIDUAL,
-        LayerMistake.NO_FEED_FORWARD,
-        LayerMistake.NO_SELF_ATTENTION,
-        LayerMistake.NORMS_1_2_SWAPPED,
-    ]
-    if case.mask is not None:
-        flags.append(LayerMistake.NO_SELF_MASK)
-    candidates = [(m, LAYER_HINTS(m, C)) for m in flags]
+    # every layer mistake declared for the encoder (LAYER_HINTS' order), the mask's only where the case has one
+    without = LayerMistake.NO_SELF_MASK if case.mask is None else None
+    candidates = [(m, LAYER_HINTS(m, C)) for m in LAYER_HINTS.tried(C, without)]
     by_hand = None
     if mistake_models is not None:
 

@@ -36,7 +36,6 @@ from ..suite.training_cases import (
     SCHEDULE,
     SCHEDULE_USED,
     SHIFT_TYPE,
-    TEACHER_FORCING_MISTAKES,
     TRAIN_TYPE,
     UNDERFLOW,
     ZERO_LOG_ZERO,
@@ -62,6 +61,7 @@ from ..suite.training_cases import (
 )
 from .models.trainer import (
     MISTAKE_MODELS,
+    TEACHER_FORCING,
     TRAINING_HINTS,
     TrainingMistake,
     entropy,
@@ -113,7 +113,7 @@ def teacher_forcing_gradient_equals_expected(student, case):
             wrong_shift
         ):  # the student's own shift_right, tested directly, before any model of the loss
             return wrong_shift
-        for mistake in TEACHER_FORCING_MISTAKES:
+        for mistake in TRAINING_HINTS.tried(TEACHER_FORCING):  # its declared order
             if M.PAD_COUNTED in mistake and MISTAKE_MODELS is None:
                 continue
             try:

@@ -124,19 +124,13 @@ def same_layer_hint(cls="EncoderLayer"):
 def explain_stack(got, state, case, n, default):
     """The hint naming the stack mistake (StackMistake) whose output, torch's layers in a row on the case's
     inputs, matches `got`."""
-    flags = [
-        StackMistake.FIRST_LAYER_EVERY_STEP,
-        StackMistake.LAST_LAYER_EVERY_STEP,
-        StackMistake.REVERSED,
-        StackMistake.ONLY_LAST,
-        StackMistake.ONLY_FIRST,
-    ]
+    # every stack mistake declared for the stack's component, the (memory) mask's only where the case has one
+    # (a case without a target mask makes the target mask's mistakes the right stack: never the failing output)
     decoder = isinstance(case, DecoderInputs)
-    if (case.memory_mask if decoder else case.mask) is not None:
-        flags += [StackMistake.NO_MASK, StackMistake.MASK_AT_FIRST_ONLY]
-    if decoder:
-        flags += [StackMistake.NO_TARGET_MASK, StackMistake.TARGET_MASK_AT_FIRST_ONLY]
+    mask = case.memory_mask if decoder else case.mask
+    without = StackMistake.NO_MASK | StackMistake.MASK_AT_FIRST_ONLY if mask is None else None
     kind = KINDS[type(case)]
+    flags = STACK_HINTS.tried(kind.component, without)
     candidates = [(m, STACK_HINTS(m, kind.component).format(cls=kind.layer)) for m in flags]
     return diagnose(
         default,

@@ -179,25 +179,13 @@ def explain_forward(got, state, case, target_mask, default=""):
             ),
         )
 
-    flags = [
-        ModelMistake.NO_PE_TGT,
-        ModelMistake.NO_PE_SRC,
-        ModelMistake.NO_PE_SRC | ModelMistake.NO_PE_TGT,
-        ModelMistake.TGT_EMBEDDED_WITH_SRC,
-        ModelMistake.SRC_EMBEDDED_WITH_TGT,
-        ModelMistake.SRC_EMBEDDED_WITH_TGT | ModelMistake.TGT_EMBEDDED_WITH_SRC,
-        ModelMistake.NO_EMBEDDING_SCALE,
-        ModelMistake.SOFTMAX_OUTPUT,
-    ]
-    if case.src_mask is not None:
-        flags += [
-            ModelMistake.NO_CROSS_MASK,
-            ModelMistake.NO_ENCODER_MASK,
-            ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK,
-        ]
-    if target_mask is not None:
-        flags.append(ModelMistake.NO_TARGET_MASK)
-    return diagnose(default, *MODEL_HINTS.candidates(lambda m: same(m)(), *flags))
+    # every model mistake, in the order declared (MODEL_HINTS), a mask's only where the case has that mask
+    without = ModelMistake.NONE
+    if case.src_mask is None:
+        without |= ModelMistake.NO_CROSS_MASK | ModelMistake.NO_ENCODER_MASK
+    if target_mask is None:
+        without |= ModelMistake.NO_TARGET_MASK
+    return diagnose(default, *MODEL_HINTS.candidates(lambda m: same(m)(), without=without))
 
 
 # --------------------------------------------------------------------------------------------- greedy decoding

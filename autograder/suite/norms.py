@@ -157,9 +157,7 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
     same = lambda mistake: matches(y, ln_variant(x, w, b, eps, mistake), dt)  # noqa: E731
     return diagnose(
         default,
-        *NORM_HINTS.candidates(
-            same, NormMistake.EPS_OUTSIDE, NormMistake.NO_EPS, NormMistake.UNBIASED, component=C
-        ),
+        *NORM_HINTS.candidates(same, component=C),  # NORM_HINTS' order for add_norm
         (
             lambda: torch.isnan(y).any() and not torch.isnan(ln_variant(x, w, b, eps)).any(),
             _(
@@ -190,7 +188,6 @@ def layer_norm_hint(x, y, weight, bias, eps, default: str) -> str:
                 "only, per position"
             ),
         ),
-        *NORM_HINTS.candidates(same, NormMistake.VAR_NOT_STD),
         (
             lambda: not torch.equal(w, ones) and matches(y, ln_variant(x, eps=eps), dt),
             _("weight and bias are not applied: y = normalised * weight + bias"),

@@ -213,7 +213,7 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
                 "NaN for a constant row: its variance is 0, add eps inside the square root: sqrt(var + eps)"
             ),
         ),
-        *NORM_HINTS.candidates(same, NormMistake.UNBIASED, NormMistake.EPS_OUTSIDE, component=C),
+        *NORM_HINTS.candidates(same, component=C),  # NORM_HINTS' order for the warm-up
         (
             lambda: x.ndim > 1 and matches(y, ln_variant(x, eps, axis=0), y.dtype),
             _(
@@ -221,7 +221,6 @@ def layer_norm_hint(x, y, eps, default: str) -> str:
                 "(axis=-1, keepdims=True)"
             ),
         ),
-        *NORM_HINTS.candidates(same, NormMistake.VAR_NOT_STD),
         (
             lambda: eps != 1e-5 and matches(y, ln_variant(x, 1e-5), y.dtype),
             _("ignores the eps argument: use the eps it is called with"),
@@ -299,11 +298,14 @@ def attention_hint(q, k, v, m, out, w, default: str) -> str:
             lambda: m is not None and is_close(w, expected_attention(q, k, v)[1], q.dtype),
             _(MASK_IGNORED),
         ),
-        # a scale of 1, 1/sqrt(d_k) and 1/d_k are one when d_k = 1: no scale mistake to name there
-        *ATTENTION_HINTS.candidates(same, AttentionMistake.NO_SCALE, AttentionMistake.SCALED_BY_D_K)
-        if d_k > 1
-        else (),
-        *ATTENTION_HINTS.candidates(same, AttentionMistake.SOFTMAX_OVER_QUERIES),
+        # every mistake model, in the order declared; a scale of 1, 1/sqrt(d_k) and 1/d_k are one when
+        # d_k = 1: no scale mistake to name there
+        *ATTENTION_HINTS.candidates(
+            same,
+            without=AttentionMistake.NO_SCALE | AttentionMistake.SCALED_BY_D_K
+            if d_k == 1
+            else None,
+        ),
         (
             lambda: rounded(w, expected_w) is not None,
             lambda: rounded_hint(w, expected_w, "weights"),

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..properties.models.trainer import (
+    LOSS,
     TRAINING_HINTS,
     TrainingMistake,
     expected_smoothed_loss,
@@ -107,30 +108,14 @@ def explain_loss(got, inputs, default):
 
     return diagnose(
         default,
-        *TRAINING_HINTS.candidates(lambda m: same(m)(), M.PAD_MASS),
+        *TRAINING_HINTS.candidates(
+            lambda m: same(m)(), component=LOSS
+        ),  # the loss's mistake models
         (
             lambda: matches(got, spread_over_v_minus_1(inputs), inputs.logits.dtype),
             _(SPREAD_OVER_V_MINUS_1),
         ),
-        *TRAINING_HINTS.candidates(
-            lambda m: same(m)(),
-            M.PAD_COUNTED,
-            M.PAD_COUNTED | M.PAD_MASS,
-            M.SUMMED,
-            M.TORCH_SMOOTHING,
-        ),
     )
-
-
-# teacher_forcing_loss's mistakes, tried in this order; PAD_COUNTED is the graded side's (skipped in the bundle)
-TEACHER_FORCING_MISTAKES = [
-    M.NOT_SHIFTED,
-    M.NO_CAUSAL_MASK,
-    M.NO_SRC_MASK,
-    M.PAD_COUNTED,
-    M.PAD_MASS,
-    M.NOT_SHIFTED | M.NO_CAUSAL_MASK,
-]
 
 
 def learning_rate(student, step, d_model, warmup, factor=1.0):

@@ -50,6 +50,22 @@ NORM_HINTS = Hints(
             )
         },
     },
+    # The order each diagnosis tries them (suite/norms.py, suite/numpy_warmup.py), before the checks that have
+    # no mistake model (the axis, weight and bias, the eps argument) and, in add_norm, before any eps solved
+    # from y. The NumPy warm-up names a missing eps by the NaN of a constant row, checked first there.
+    order={
+        "add_norm": (
+            NormMistake.EPS_OUTSIDE,
+            NormMistake.NO_EPS,
+            NormMistake.UNBIASED,
+            NormMistake.VAR_NOT_STD,
+        ),
+        "attention_numpy": (
+            NormMistake.UNBIASED,
+            NormMistake.EPS_OUTSIDE,
+            NormMistake.VAR_NOT_STD,
+        ),
+    },
 )
 
 

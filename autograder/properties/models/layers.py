@@ -118,6 +118,35 @@ LAYER_HINTS = Hints(
             ),
         },
     },
+    # The order each layer's diagnosis tries them (properties/encoder.py, decoder.py): an encoder has no
+    # cross-attention; the decoder's mask and memory slips first, where a shape error would otherwise hide them
+    order={
+        "encoder": (
+            LayerMistake.PRE_NORM,
+            LayerMistake.NORM_INSIDE_RESIDUAL,
+            LayerMistake.NO_RESIDUAL,
+            LayerMistake.NO_FEED_FORWARD,
+            LayerMistake.NO_SELF_ATTENTION,
+            LayerMistake.NORMS_1_2_SWAPPED,
+            LayerMistake.NO_SELF_MASK,
+        ),
+        "decoder": (
+            LayerMistake.CROSS_KEYS_FROM_X,
+            LayerMistake.CROSS_KEYS_FROM_X | LayerMistake.CROSS_GETS_TARGET_MASK,
+            LayerMistake.CROSS_GETS_TARGET_MASK,
+            LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK,
+            LayerMistake.NO_SELF_MASK,
+            LayerMistake.NO_CROSS_MASK,
+            LayerMistake.NORMS_1_2_SWAPPED,
+            LayerMistake.NORMS_2_3_SWAPPED,
+            LayerMistake.CROSS_ATTENTION_FIRST,
+            LayerMistake.PRE_NORM,
+            LayerMistake.NORM_INSIDE_RESIDUAL,
+            LayerMistake.NO_RESIDUAL,
+            LayerMistake.NO_CROSS_ATTENTION,
+            LayerMistake.NO_FEED_FORWARD,
+        ),
+    },
 )
 
 

@@ -56,6 +56,9 @@ _SCHEDULE = N_(
     "before step s (from 1) set every param group's lr to learning_rate(s, d_model, "
     "warmup_steps, factor)"
 )
+# training's two diagnoses, each with its order below: the label-smoothed loss (suite/training_cases.explain_loss)
+# and the teacher-forced loss's gradients (properties/training.py)
+LOSS, TEACHER_FORCING = "training.loss", "training.teacher_forcing"
 # Every mistake of training.py and its hint (the schedule's are shown with ' (s from 1)' after them)
 TRAINING_HINTS = Hints(
     TrainingMistake,
@@ -89,6 +92,24 @@ TRAINING_HINTS = Hints(
         ),
         TrainingMistake.SCHEDULE_AHEAD: _SCHEDULE,
         TrainingMistake.SCHEDULE_BEHIND: _SCHEDULE,
+    },
+    # the order of each of training's diagnoses; PAD_COUNTED is the graded side's (skipped in the bundle)
+    order={
+        LOSS: (
+            TrainingMistake.PAD_MASS,
+            TrainingMistake.PAD_COUNTED,
+            TrainingMistake.PAD_COUNTED | TrainingMistake.PAD_MASS,
+            TrainingMistake.SUMMED,
+            TrainingMistake.TORCH_SMOOTHING,
+        ),
+        TEACHER_FORCING: (
+            TrainingMistake.NOT_SHIFTED,
+            TrainingMistake.NO_CAUSAL_MASK,
+            TrainingMistake.NO_SRC_MASK,
+            TrainingMistake.PAD_COUNTED,
+            TrainingMistake.PAD_MASS,
+            TrainingMistake.NOT_SHIFTED | TrainingMistake.NO_CAUSAL_MASK,
+        ),
     },
 )
 
