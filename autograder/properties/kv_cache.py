@@ -389,7 +389,9 @@ def kv_cache_grows_one_position_per_step(student, inputs):
             ),
             _("length counts the positions in the cache: length += n at each step"),
         )
-        kept = reply.attrs["self_keys"][0].pow(2).sum((1, 3))  # (batch, h, done, d_k) -> (batch, done)
+        kept = (
+            reply.attrs["self_keys"][0].pow(2).sum((1, 3))
+        )  # (batch, h, done, d_k) -> (batch, done)
         want_keys = first_layer_key_norms(case, state, inputs.tgt[:, :done])
         if not is_close(kept, want_keys, case.dtype):
             close(
