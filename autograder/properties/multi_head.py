@@ -50,8 +50,8 @@ from ..suite.strategies import (
 from .models.multi_head import MHA_HINTS, MhaMistake
 
 ERROR = N_(
-    "a shape error? query is (batch, m_q, d_model), key and value (batch, m_k, d_model): project, view each "
-    "with its own length as (batch, m, h, d_k), transpose(1, 2); the mask broadcasts against the "
+    "a shape error? query is (batch, m_q, d_model), key and value (batch, m_k, d_model): each is projected "
+    "and split into heads with its own length, (batch, h, m, d_k); the mask broadcasts against the "
     "(batch, h, m_q, m_k) scores unchanged"
 )
 default_hint(C, ERROR)
@@ -161,8 +161,8 @@ def multi_head_equals_torch(student, case):
                 v,
                 None,
                 _(
-                    "check each step against the docstring: project, split "
-                    "(batch, m, h, d_k) -> transpose(1, 2), attend, transpose back, merge, w_o"
+                    "check each step against the docstring: project, split into heads (batch, h, m, d_k), "
+                    "attend, merge the heads back into (batch, m, d_model), w_o"
                 ),
             ),
             student,
@@ -184,9 +184,9 @@ def or_positions_mixed(hint: str, student, handle, x) -> str:
 
 POSITIONS_MIXED = N_(
     "with a mask that lets each position attend to itself only, your output at one position still changes "
-    "when another position's input changes: the heads' split or merge mixes positions. Split with "
-    "view(batch, m, h, d_k) then transpose(1, 2), and merge with transpose(1, 2) then view(batch, m, d_model); "
-    "a view to (batch, h, m, d_k) without a transpose mixes them"
+    "when another position's input changes: the heads' split or merge mixes positions. A head is d_k "
+    "features of every position: a reshape straight between (batch, m, d_model) and (batch, h, m, d_k) "
+    "regroups numbers across positions; look at how your split and merge order the axes"
 )
 
 
@@ -332,8 +332,8 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
         lambda: diagnose(
             _(
                 "each position's output may depend on the set of positions, never on where it sits: "
-                "is a reshape mixing positions and heads? "
-                "view as (batch, m, h, d_k), then transpose(1, 2)"
+                "is a reshape mixing positions and heads? Look at the order of the axes in your split "
+                "and merge"
             ),
             *MHA_HINTS.candidates(
                 with_mistake, MhaMistake.SPLIT_WITHOUT_TRANSPOSE, MhaMistake.MERGE_WITHOUT_TRANSPOSE

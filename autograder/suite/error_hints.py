@@ -164,9 +164,9 @@ _DIM = re.compile(
 )
 
 VIEW_HINT = N_(
-    "in {file}: `.view` needs a contiguous tensor, and a transpose leaves it non-contiguous: merge with "
-    ".transpose(1, 2).contiguous().view(...) (or .reshape(...)); and a view never moves an axis: to put the "
-    "heads' axis in place use transpose, not view"
+    "in {file}: `.view` needs a contiguous tensor, and a transpose leaves it non-contiguous: make it "
+    "contiguous first, or use .reshape; and a view never moves an axis: a reshape cannot put the heads' "
+    "axis in place"
 )
 KEEPDIMS_HINT = N_(
     "in {file}: shapes {first} and {second} differ by the last axis alone: a reduction over the last axis "

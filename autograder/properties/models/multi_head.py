@@ -34,24 +34,25 @@ class MhaMistake(enum.Flag):
 
 
 _STRIDED = N_(
-    "wrong head split: head h must read columns h*d_k:(h+1)*d_k of each projection; view as "
-    "(batch, m, h, d_k), not (batch, m, d_k, h)"
+    "wrong head split: head h must read the contiguous columns h*d_k:(h+1)*d_k of each projection, not "
+    "every h-th column"
 )
 # In the order a diagnosis tries them (suite/heads.py): the transposes first, then the weights
 MHA_HINTS = Hints(
     MhaMistake,
     {
         MhaMistake.SPLIT_WITHOUT_TRANSPOSE: N_(
-            "heads split with view(batch, h, m, d_k) and no transpose: that mixes positions across heads; "
-            "view as (batch, m, h, d_k), then transpose(1, 2)"
+            "heads split by a reshape straight to (batch, h, m, d_k): that regroups numbers across "
+            "positions; a head is d_k features of each position, so the heads' axis is moved ahead of the "
+            "positions, not reshaped there"
         ),
         MhaMistake.MERGE_WITHOUT_TRANSPOSE: N_(
             "heads merged without a transpose back: bring (batch, h, m_q, d_k) back to (batch, m_q, h, d_k) "
             "before merging the heads into (batch, m_q, d_model)"
         ),
         MhaMistake.SPLIT_WITHOUT_TRANSPOSE | MhaMistake.MERGE_WITHOUT_TRANSPOSE: N_(
-            "heads split and merged with view and no transpose: view as (batch, m, h, d_k) then "
-            "transpose(1, 2), and transpose back to merge"
+            "heads split and merged by reshapes alone: that regroups numbers across positions; the "
+            "heads' axis is moved ahead of the positions to split and moved back to merge"
         ),
         MhaMistake.SPLIT_STRIDED: _STRIDED,
         MhaMistake.SPLIT_STRIDED | MhaMistake.MERGE_WITHOUT_TRANSPOSE: _STRIDED,
