@@ -223,3 +223,20 @@ def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
     assert any(bug.hint.lower() in o.hint.lower() for o in failed), [
         (o.property.name, o.hint) for o in failed
     ]
+
+
+@pytest.mark.parametrize("shape", [(6,), (4, 7), (2, 3, 5)])
+def test_the_library_variance_is_the_variance(shape):
+    """The bundle's LayerNorm mistake models and add_norm's eps diagnosis take a row's variance from F.layer_norm
+    alone (models.layer_norm.library_variance), so no variance by hand ships: it is the biased variance, over the
+    last dim or the whole tensor, and 0 for a constant row."""
+    import torch
+
+    from autograder.properties.models.layer_norm import library_variance
+
+    y = torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * 3 + 1
+    for dims in (shape[-1:], shape):
+        want = y.var(tuple(range(-len(dims), 0)), unbiased=False, keepdim=True)
+        assert torch.allclose(library_variance(y, dims), want, rtol=1e-12, atol=0)
+    constant = torch.full(shape, 2.5, dtype=torch.float64)
+    assert not library_variance(constant, shape[-1:]).any()

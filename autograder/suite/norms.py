@@ -13,7 +13,12 @@ import torch
 import torch.nn.functional as F
 
 from ..i18n import N_, _
-from ..properties.models.layer_norm import NORM_HINTS, NormMistake, layer_norm_model
+from ..properties.models.layer_norm import (
+    NORM_HINTS,
+    NormMistake,
+    layer_norm_model,
+    library_variance,
+)
 from . import expected_values, graded
 from .checks import (
     close,
@@ -68,7 +73,7 @@ def layer_norm(student, h, x, strict=False):
 def standardized(shape, seed, dtype, std=1.0, mean=0.0):
     """Rows (last dim) with exactly mean `mean` and biased std `std` (before the cast to dtype)."""
     z = randn(shape, seed)
-    z = (z - z.mean(-1, keepdim=True)) / z.std(-1, unbiased=False, keepdim=True).clamp_min(1e-12)
+    z = F.layer_norm(z, z.shape[-1:], eps=0.0)  # torch's, not standardised by hand (issue 35)
     return (z * std + mean).to(dtype)
 
 
@@ -84,12 +89,8 @@ def their_eps(x, y, weight, bias, eps, inside: bool) -> float | None:
     from F.layer_norm alone (forbidden in add_norm.py: no LayerNorm by hand ships, issue 35): with eps 0 it is
     c / sigma, with eps 1 c / sqrt(sigma^2 + 1), so their ratio r gives sigma^2 = 1 / (r^2 - 1)."""
     x64, y64, w, b = x.double(), y.double(), weight.double(), bias.double()
-    at_0, at_1 = (F.layer_norm(x64, x64.shape[-1:], eps=e) for e in (0.0, 1.0))
-    largest = at_1.abs().argmax(
-        -1, keepdim=True
-    )  # a row's ratio is the same at every element: its clearest
-    var = 1 / ((at_0.gather(-1, largest) / at_1.gather(-1, largest)) ** 2 - 1)
-    c = at_0 * var.sqrt()  # a constant row: NaN, never usable below
+    var = library_variance(x64, x64.shape[-1:])
+    c = F.layer_norm(x64, x64.shape[-1:], eps=0.0) * var.sqrt()  # a constant row: NaN, never usable
     z = (y64 - b) / torch.where(w.abs() > 1e-3, w, torch.ones_like(w))
     usable = (w.abs() > 1e-3) & (c.abs() > 1e-3 * var.sqrt()) & (z.abs() > 1e-9) & c.isfinite()
     if not bool(usable.any()):

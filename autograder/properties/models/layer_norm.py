@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import math
 
+import torch
 import torch.nn.functional as F
 
 from ...i18n import N_
@@ -69,6 +70,22 @@ NORM_HINTS = Hints(
 )
 
 
+def library_variance(y, shape) -> torch.Tensor:
+    """The biased variance of y over its trailing `shape`, kept as dims of size 1, from F.layer_norm alone
+    (forbidden in the LayerNorm exercises: no variance by hand ships, issue 35): with eps 0 the norm is c / sigma,
+    with eps 1 c / sqrt(sigma^2 + 1), so the ratio r of the two at a row's largest element gives
+    sigma^2 = 1 / (r^2 - 1); a constant row's is 0."""
+    dims = tuple(range(-len(shape), 0))
+    at_0, at_1 = (F.layer_norm(y, shape, eps=e) for e in (0.0, 1.0))
+    flat_0, flat_1 = at_0.flatten(-len(shape)), at_1.flatten(-len(shape))
+    largest = flat_1.abs().argmax(
+        -1, keepdim=True
+    )  # a row's ratio is the same at every element: its clearest
+    top_0, top_1 = flat_0.gather(-1, largest), flat_1.gather(-1, largest)
+    var = torch.where(top_1 == 0, 0.0, 1 / ((top_0 / top_1) ** 2 - 1))
+    return var.reshape(var.shape[:-1] + (1,) * len(dims))
+
+
 def layer_norm_model(
     x, weight=None, bias=None, eps=1e-5, mistake=NormMistake.NONE, dim=-1, mistake_models=None
 ):
@@ -86,7 +103,7 @@ def layer_norm_model(
     y = x if whole else x.movedim(dim, -1)
     shape = tuple(y.shape) if whole else (y.shape[-1],)
     n = math.prod(shape)
-    var = y.var(tuple(range(-len(shape), 0)), unbiased=False, keepdim=True)
+    var = library_variance(y, shape)
     if NormMistake.UNBIASED in mistake:  # n/(n-1)·var: the same norm of a rescaled eps, rescaled
         out = math.sqrt((n - 1) / n) * F.layer_norm(y, shape, eps=eps * (n - 1) / n)
     elif NormMistake.EPS_OUTSIDE in mistake:
