@@ -17,7 +17,7 @@ from autograder.properties.kv_cache import fixed_steps, full_logits
 from autograder.student_code import InProcessStudentCode
 from autograder.suite import core
 
-# hostile example -> its kv_cache score (of 16); its control, the same decoder in plain sight, gets 13
+# hostile example -> its kv_cache score (of 26); its control, the same decoder in plain sight, gets 13
 EXPECTED = {
     "kv_multiply_then_sum": 13,
     "kv_numpy_products": 13,
@@ -55,6 +55,15 @@ def test_the_same_decoder_in_plain_sight_gets_13(tmp_path):
     control = kv_cache_outcomes(sample.make("control:kv_multiply_then_sum", tmp_path / "control"))
     assert score(control) == 13
     assert {o.property.name for o in control if not o.passed} == BEHAVIOUR
+
+
+def test_a_decoder_with_no_cache_earns_half_at_most(tmp_path):
+    """The cache is the exercise (issue 35): what it keeps weighs at least what a decoder that recomputes every
+    position earns with every other property."""
+    control = kv_cache_outcomes(sample.make("control:kv_multiply_then_sum", tmp_path / "control"))
+    total = sum(o.property.points for o in control)
+    kept = sum(o.property.points for o in control if o.property.name in BEHAVIOUR)
+    assert 2 * score(control) <= total and kept >= score(control), (score(control), kept, total)
 
 
 def test_the_graded_sides_cache_equals_the_expected_model_when_weights_stay():

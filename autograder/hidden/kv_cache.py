@@ -231,7 +231,7 @@ def target_side(state) -> list[str]:
     ]
 
 
-@prop(C, points=1, examples=2, visible=False, clauses=(KvCache.KEPT,))
+@prop(C, points=4, examples=2, visible=False, clauses=(KvCache.KEPT,))
 @given(inputs=step_inputs(chunk=(1, 2), steps=(2, 4), batch=(1, 2)), seed=st.integers(0, 2**16))
 @example(inputs=fixed_steps(8, (2, 1, 1), b=2, me=3, d=4, h=2, n=2), seed=3)
 def kv_cache_keeps_the_keys_of_earlier_steps(student, inputs, seed):

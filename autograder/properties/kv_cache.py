@@ -409,7 +409,10 @@ def kv_cache_grows_one_position_per_step(student, inputs):
             )
 
 
-@prop(C, points=1, examples=2, clauses=(KvCache.KEPT,))
+# What a cache keeps is the exercise: these two and the hidden kv_cache_keeps_the_keys_of_earlier_steps weigh 13
+# of kv_cache's 26 points, so a decoder with no cache, which passes every other property, earns half (issue 35;
+# tests/test_kv_cache_behaviour.py)
+@prop(C, points=4, examples=2, clauses=(KvCache.KEPT,))
 @given(inputs=step_inputs(chunk=(1, 2), steps=(1, 3), batch=(1, 2)), seed=st.integers(0, 2**16))
 @example(inputs=fixed_steps(6, (1, 2), b=2, me=3, d=4, h=2, n=2), seed=1)
 def kv_cache_keeps_the_memory_of_start(student, inputs, seed):
@@ -567,7 +570,7 @@ def cached_greedy_decode_decodes_in_eval_mode(student, case):
         )
 
 
-@prop(C, points=1, examples=2, clauses=(KvCache.KEPT,))
+@prop(C, points=5, examples=2, clauses=(KvCache.KEPT,))
 @given(inputs=step_inputs(chunk=(1, 2), steps=(2, 2), layers=(1, 1)), seed=st.integers(0, 99))
 @example(inputs=fixed_steps(23, (2, 1), n=1), seed=5)
 def kv_cache_keeps_the_self_keys_of_earlier_steps(student, inputs, seed):
