@@ -409,8 +409,8 @@ def kv_cache_grows_one_position_per_step(student, inputs):
             )
 
 
-# What a cache keeps is the exercise: these two and the hidden kv_cache_keeps_the_keys_of_earlier_steps weigh 13
-# of kv_cache's 26 points, so a decoder with no cache, which passes every other property, earns half (issue 35;
+# What a cache keeps is the exercise: these two and a hidden twin of the second weigh 13 of kv_cache's 26
+# points, so a decoder with no cache, which passes every other property, earns half (issue 35;
 # tests/test_kv_cache_behaviour.py)
 @prop(C, points=4, examples=2, clauses=(KvCache.KEPT,))
 @given(inputs=step_inputs(chunk=(1, 2), steps=(1, 3), batch=(1, 2)), seed=st.integers(0, 2**16))
