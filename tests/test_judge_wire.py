@@ -158,3 +158,26 @@ def test_frames_are_bounded():
     a.close()
     with pytest.raises(EOFError):
         wire.recv(b, deadline=None)
+
+
+def test_the_control_channel_sends_records_and_the_wire_allows_each():
+    """The zygote's control channel and a worker's first words are judge/control.py's records (issue 36): the
+    wire's allowlist holds exactly those, and no judge module sends a dict literal over a channel."""
+    import ast
+
+    from autograder import KIT
+    from autograder.judge import control
+
+    allowed = {name for module, name in wire._ALLOWED if module == "autograder.judge.control"}
+    assert allowed == {message.__name__ for message in control.MESSAGES}
+    sent_dicts = []
+    for path in sorted((KIT / "autograder" / "judge").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("dumps", "send")
+                and any(isinstance(a, ast.Dict) for a in node.args)
+            ):
+                sent_dicts.append(f"{path.name}:{node.lineno}")
+    assert not sent_dicts, sent_dicts

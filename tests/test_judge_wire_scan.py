@@ -18,6 +18,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.judge import wire
+from autograder.judge.control import (
+    Configure,
+    Configured,
+    Ended,
+    Kill,
+    Preload,
+    SetupFailed,
+    Status,
+    Take,
+    Taken,
+    WorkerReady,
+    ZygoteReady,
+)
 from autograder.judge.operations import Bye, Import
 from autograder.judge.pickle_scan import (
     _MARK,
@@ -252,8 +265,18 @@ def honest_values():
         Import("attention"),
         Bye(),
         (x, x, x),
-        {"preload": ["attention", "mask"]},
-        {"pid": 12, "ok": True, "status": -9, "killed": False},
+        # the zygote's control channel and a worker's first words (judge/control.py)
+        Preload([("attention", b"\xe3\x00"), ("mask", b"")]),
+        ZygoteReady(1 << 30, 0, "", "user"),
+        Configure({"root": "/tmp/x", "uids": [], "lang": "es"}),
+        Configured(),
+        Take(),
+        Taken(12),
+        Kill(12),
+        Status(12, 0.5),
+        Ended(-9, False),
+        WorkerReady(12),
+        SetupFailed("PermissionError: no"),
         np.arange(12.0).reshape(3, 4),
         np.float32(1.5),
         np.int64(-7),

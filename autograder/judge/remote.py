@@ -27,6 +27,7 @@ from ..student_code.interface import (
     missing_file,
 )
 from . import wire
+from .control import Preload, SetupFailed, WorkerReady
 from .limits import Limits
 from .operations import Bye, Import, call_of, component_of, where_of
 from .replies import death_message, judged_error, malformed
@@ -111,15 +112,16 @@ class SandboxedStudentCode(StudentCode):
         try:
             hello = wire.recv(self.sock, time.monotonic() + 30)
         except (EOFError, TimeoutError, OSError, wire.WireError) as e:
-            hello = {"setup_failed": f"{type(e).__name__}: {e}"}
-        if not isinstance(hello, dict) or "setup_failed" in hello:
+            hello = SetupFailed(f"{type(e).__name__}: {e}")
+        if not isinstance(hello, WorkerReady):
             self._teardown(collect=False)
-            raise JudgeError(f"could not start a sandboxed worker: {hello.get('setup_failed')}")
-        self.cpu_pid = hello.get("pid") or self.pid
+            why = hello.reason if isinstance(hello, SetupFailed) else type(hello).__name__
+            raise JudgeError(f"could not start a sandboxed worker: {why}")
+        self.cpu_pid = hello.pid or self.pid
         self.cpu_mark = None
         if self.preload:  # before any student code: the reference dependencies, from bytecode
             try:
-                wire.send(self.sock, {"preload": self.preload})
+                wire.send(self.sock, Preload(self.preload))
                 done = wire.recv(self.sock, time.monotonic() + 30)
             except (EOFError, TimeoutError, OSError, wire.WireError) as e:
                 done = e

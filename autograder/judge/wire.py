@@ -153,6 +153,23 @@ _ALLOWED = {
     # the checking side's probe of the by-hand guard
     ("autograder.student_code.interface", "Probe"),
     *(("autograder.judge.operations", n) for n in ("Import", "Bye")),
+    # the zygote's control channel and a worker's first words (judge/control.py)
+    *(
+        ("autograder.judge.control", n)
+        for n in (
+            "ZygoteReady",
+            "Configure",
+            "Configured",
+            "Take",
+            "Taken",
+            "Kill",
+            "Status",
+            "Ended",
+            "WorkerReady",
+            "SetupFailed",
+            "Preload",
+        )
+    ),
 }
 
 

@@ -19,6 +19,7 @@ import types
 from ..student_code.executor import Executor
 from ..student_code.interface import Reply, StudentError
 from . import wire
+from .control import Preload, SetupFailed, WorkerReady
 from .operations import Bye, Import
 from .sandbox import (
     PR_SET_PDEATHSIG,
@@ -46,7 +47,7 @@ def worker(cfg: dict, sock: socket.socket) -> None:
         host_pid = setup_worker(cfg, sock.fileno())
     except BaseException as e:  # noqa: BLE001 - refuse to run student code unprotected
         try:
-            wire.send(sock, {"setup_failed": f"{type(e).__name__}: {e}"[:300]})
+            wire.send(sock, SetupFailed(f"{type(e).__name__}: {e}"[:300]))
         finally:
             os._exit(70)
     # What the worker needs of its configuration; the rest (the folders it hides and binds) leaves its memory's
@@ -54,7 +55,7 @@ def worker(cfg: dict, sock: socket.socket) -> None:
     root, output_limit = cfg["root"], cfg["output_limit"]
     cfg.clear()
     try:
-        wire.send(sock, {"ready": True, "pid": host_pid})
+        wire.send(sock, WorkerReady(host_pid))
         serve(sock, root, output_limit)
     finally:
         os._exit(0)
@@ -85,10 +86,8 @@ def serve(sock: socket.socket, root: str, output_limit: int) -> None:
         except (EOFError, OSError, wire.WireError):
             os._exit(0)
         try:
-            if (
-                isinstance(op, dict) and "preload" in op
-            ):  # a plain dict: the wire's allowlist needs no entry
-                preload(executor.package, op["preload"])
+            if isinstance(op, Preload):
+                preload(executor.package, op.modules)
                 reply = Reply()
             elif isinstance(op, Import):
                 executor.module(op.component)

@@ -27,6 +27,7 @@ import torch.nn.functional
 from .. import i18n, rules
 from . import warm_up as warm_up_workers
 from . import wire
+from .control import Configure, Configured, Ended, Kill, Status, Take, Taken, ZygoteReady
 from .sandbox import PR_SET_CHILD_SUBREAPER, fork_into_new_pid_namespace, prctl, probe_isolation
 from .worker import worker
 
@@ -145,8 +146,8 @@ class ZygoteServer:
                 return
             req = wire.loads(msg)
             msg = None  # a worker forked below must find no frame of the host's configuration
-            if req["op"] == "configure":
-                self.cfg = req["cfg"]
+            if isinstance(req, Configure):
+                self.cfg = req.cfg
                 # The run's language, with its catalog read now: a worker's mounts hide the kit's folder,
                 # and its environment is an allowlist. The choice is a name from i18n.LANGUAGES, not a path.
                 lang = self.cfg.get("lang")
@@ -157,19 +158,19 @@ class ZygoteServer:
                 unpath = set(self.cfg.pop("unpath", ()))
                 sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) not in unpath]
                 req = unpath = None
-                self.ctrl.send(wire.dumps({"ok": True}))
+                self.ctrl.send(wire.dumps(Configured()))
                 self.fork_spare()
-            elif req["op"] == "take":
+            elif isinstance(req, Take):
                 req = None
                 pid, sock = self.spare
-                socket.send_fds(self.ctrl, [wire.dumps({"pid": pid})], [sock.fileno()])
+                socket.send_fds(self.ctrl, [wire.dumps(Taken(pid))], [sock.fileno()])
                 sock.close()
                 self.fork_spare()  # after answering: the grader does not wait for this
-            elif req["op"] == "kill":  # no answer: the grader goes on at once
-                self.kill(req["pid"])
-            elif req["op"] == "status":
-                st, killed = self.status(req["pid"], req["grace"])
-                self.ctrl.send(wire.dumps({"status": st, "killed": killed}))
+            elif isinstance(req, Kill):  # no answer: the grader goes on at once
+                self.kill(req.pid)
+            elif isinstance(req, Status):
+                st, killed = self.status(req.pid, req.grace)
+                self.ctrl.send(wire.dumps(Ended(st, killed)))
 
 
 def _vm_kb() -> int:
@@ -187,17 +188,7 @@ def zygote(ctrl: socket.socket) -> None:
     # otherwise walk torch's ~250 000 objects and copy every page they sit on (a tenth of a worker's CPU time).
     gc.collect()
     gc.freeze()
-    ctrl.send(
-        wire.dumps(
-            {
-                "ready": True,
-                "vm_bytes": vm_kb * 1024,
-                "isolation": problem,
-                "mode": mode,
-                "euid": os.geteuid(),
-            }
-        )
-    )
+    ctrl.send(wire.dumps(ZygoteReady(vm_kb * 1024, os.geteuid(), problem, mode)))
     ZygoteServer(ctrl).serve()
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import KIT
 from . import wire
+from .control import Configure, Kill, Status, Take, Taken, ZygoteReady
 
 # As root, the workers of one judge run get uids of their own: a block of UIDS_PER_RUN numbers picked at random
 # once per orchestrator (one of UID_BLOCKS: two judges at the same time share a block once in a million), two
@@ -72,12 +73,14 @@ class ZygoteClient:
             log.close()
         theirs.close()
         self.ctrl = ours
-        info = self._recv(120)
-        self.vm_bytes, self.euid = info["vm_bytes"], info["euid"]
-        self.isolation_problem = info["isolation"]  # '' when namespaces work
-        self.mode = info.get("mode")  # "root", "user" (unprivileged user namespace) or None
+        ready = self._recv(120)
+        if not isinstance(ready, ZygoteReady):
+            raise EOFError(f"the zygote said {type(ready).__name__}, not that it is ready")
+        self.vm_bytes, self.euid = ready.vm_bytes, ready.euid
+        self.isolation_problem = ready.isolation  # '' when namespaces work
+        self.mode = ready.mode  # "root", "user" (unprivileged user namespace) or None
 
-    def _recv(self, timeout: float) -> dict:
+    def _recv(self, timeout: float):
         self.ctrl.settimeout(timeout)
         msg = self.ctrl.recv(1 << 16)
         if not msg:
@@ -89,27 +92,30 @@ class ZygoteClient:
 
     def configure(self, cfg: dict) -> None:
         """The fixed set-up of every worker of this slot (see sandbox.setup_worker)."""
-        self.ctrl.send(wire.dumps({"op": "configure", "cfg": cfg}))
+        self.ctrl.send(wire.dumps(Configure(cfg)))
         self._recv(30)
 
     def take(self) -> tuple[int, socket.socket]:
         """The spare worker, already forked and set up: (pid, socket)."""
-        self.ctrl.send(wire.dumps({"op": "take"}))
+        self.ctrl.send(wire.dumps(Take()))
         self.ctrl.settimeout(60)
         msg, fds, _flags, _address = socket.recv_fds(self.ctrl, 1 << 16, 1)
         if not msg or not fds:
             raise EOFError("the zygote is gone")
-        return wire.loads(msg)["pid"], socket.socket(fileno=fds[0])
+        taken = wire.loads(msg)
+        if not isinstance(taken, Taken):
+            raise EOFError(f"the zygote answered {type(taken).__name__}, not a worker")
+        return taken.pid, socket.socket(fileno=fds[0])
 
     def kill(self, pid: int) -> None:
         """Kill a worker; no answer awaited (the zygote handles messages in order, and reaps it while we go on)."""
-        self.ctrl.send(wire.dumps({"op": "kill", "pid": pid}))
+        self.ctrl.send(wire.dumps(Kill(pid)))
 
     def status(self, pid: int, grace: float) -> tuple[int | None, bool]:
         """(wait status or None if unknown, killed by us): waits `grace` seconds for the worker to end."""
-        self.ctrl.send(wire.dumps({"op": "status", "pid": pid, "grace": grace}))
-        r = self._recv(grace + 30)
-        return r["status"], r["killed"]
+        self.ctrl.send(wire.dumps(Status(pid, grace)))
+        ended = self._recv(grace + 30)
+        return ended.status, ended.killed
 
     def close(self) -> None:
         try:
