@@ -106,13 +106,9 @@ def test_every_catalog_bug_names_its_mistake_or_a_fragment():
     assert not [b.id for b in catalog() if not (b.fragment or b.mistake is not None)]
 
 
-def _flag_beside_a_written_hint(path: Path, root: Path = KIT) -> list[str]:
-    """(test mentioning SomethingMistake.X, _("...") or _(CONSTANT)) pairs in a diagnosis: a hint written beside
-    a flag instead of taken from its declaration."""
-    found = []
-    tree = ast.parse(path.read_text())
-    # a flag enum's name, or a module's short alias of one (M = TrainingMistake)
-    enums = {
+def _flag_aliases(tree: ast.Module) -> set[str]:
+    """A module's short aliases of a flag enum (M = TrainingMistake); an enum's own name ends in Mistake."""
+    return {
         node.targets[0].id
         for node in tree.body
         if isinstance(node, ast.Assign)
@@ -120,6 +116,14 @@ def _flag_beside_a_written_hint(path: Path, root: Path = KIT) -> list[str]:
         and node.value.id.endswith("Mistake")
         and isinstance(node.targets[0], ast.Name)
     }
+
+
+def _flag_beside_a_written_hint(path: Path, root: Path = KIT) -> list[str]:
+    """(test mentioning SomethingMistake.X, _("...") or _(CONSTANT)) pairs in a diagnosis: a hint written beside
+    a flag instead of taken from its declaration."""
+    found = []
+    tree = ast.parse(path.read_text())
+    enums = _flag_aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Tuple) and len(node.elts) == 2:
             test, hint = node.elts
@@ -170,14 +174,7 @@ def _flags_listed_by_hand(path: Path, root: Path = KIT) -> list[str]:
     """A list, tuple or call's arguments naming three or more flags: an order of mistakes written in a diagnosis
     instead of declared (Hints' `order`)."""
     tree = ast.parse(path.read_text())
-    enums = {
-        node.targets[0].id
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and isinstance(node.value, ast.Name)
-        and node.value.id.endswith("Mistake")
-        and isinstance(node.targets[0], ast.Name)
-    }
+    enums = _flag_aliases(tree)
     found = []
     for node in ast.walk(tree):
         items = node.args if isinstance(node, ast.Call) else getattr(node, "elts", None)
