@@ -58,6 +58,7 @@ from ..suite.training_cases import (
     shift_right_is_wrong,
     tensors_like,
     train,
+    trained_on_the_student_loss,
 )
 from .models.trainer import (
     MISTAKE_MODELS,
@@ -66,7 +67,6 @@ from .models.trainer import (
     TrainingMistake,
     entropy,
     expected_gradients,
-    expected_train,
     greedy_accuracy,
     library_loss,
     minimum_logits,
@@ -145,9 +145,12 @@ def teacher_forcing_gradient_equals_expected(student, case):
 @given(case=batch_cases(), steps=st.integers(2, 3), warmup=st.integers(1, 3))
 @example(case=fixed_batch_case(5), steps=3, warmup=2)
 def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
-    """After train(...) on a few batches the weights and the losses equal the expected model's.
+    """After train(...) on a few batches the weights and the losses are those of Adam's steps on your own
+    teacher_forcing_loss.
 
-    Adam(betas=(0.9, 0.98), eps=1e-9), lr = learning_rate(s, ...) before step s, gradients cleared at every step."""
+    Adam(betas=(0.9, 0.98), eps=1e-9), lr = learning_rate(s, ...) before step s, gradients cleared at every step:
+    step s's loss and gradients are teacher_forcing_loss's on the weights of the steps before, and its update is
+    Adam's formula (torch's documentation), so a wrong loss costs teacher forcing's points, not these."""
     src_b, tgt_b = case.batches(steps)
     handle, state = build_model(student, case)
     losses, what = train(student, handle, src_b, tgt_b, case, warmup, 1.0)
@@ -157,16 +160,18 @@ def train_takes_adam_steps_on_the_schedule(student, case, steps, warmup):
         _("after train(...) the model is in eval mode"),
         _("call model.train() first"),
     )
-    expected_losses, expected_state = expected_train(state, case, src_b, tgt_b, warmup, 1.0)
+    expected_losses, expected_state = trained_on_the_student_loss(
+        student, case, state, src_b, tgt_b, warmup, 1.0
+    )
     got_state = info["state"]
 
     def explain():
         def same(mistake):
             return lambda: is_close(
                 got_state["generator.weight"],
-                expected_train(state, case, src_b, tgt_b, warmup, 1.0, mistake)[1][
-                    "generator.weight"
-                ],
+                trained_on_the_student_loss(
+                    student, case, state, src_b, tgt_b, warmup, 1.0, mistake
+                )[1]["generator.weight"],
                 rtol=1e-5,
                 atol=1e-7,
             )
@@ -666,7 +671,7 @@ def copy_task_is_learned(student):
 @given(case=batch_cases())
 def train_puts_the_model_in_train_mode(student, case):
     """train(...) on a model built in eval mode trains it in train mode (model.train(): dropout on when it has
-    any), and returns each step's loss."""
+    any), and returns each step's loss (the first: teacher_forcing_loss's before any update)."""
     expect_trained_in_train_mode(student, case, steps=3)
 
 

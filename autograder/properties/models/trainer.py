@@ -1,16 +1,18 @@
 """Training on the checking side, right or with one usual mistake given as flags (TrainingMistake): the
-label-smoothed loss, teacher forcing on the trainable Transformer (transformer.TrainableTransformer) and train()'s
-Adam steps on the schedule.
+label-smoothed loss, teacher forcing on the trainable Transformer (transformer.TrainableTransformer), the schedule
+and Adam's update.
 
 No answer (docs/bundle.md): the loss is torch's F.cross_entropy(label_smoothing=) through an exact identity
-(library_loss), a call training.py may not make, and the teacher-forced loss and the training loop are built on
-it; the schedule is its docstring's closed form. The one mistake no library call reproduces (padding positions
-counted in the mean) is the graded side's mistake model (autograder/diagnoses/smoothed_loss.py): None in the
-student bundle.
+(library_loss), a call training.py may not make, and the teacher-forced loss is built on it; the schedule is its
+docstring's closed form. No training loop ships: train's steps are checked as Adam's update (its documented
+formula) of the gradients of the student's own teacher_forcing_loss (suite/training_cases). The one mistake no
+library call reproduces (padding positions counted in the mean) is the graded side's mistake model
+(autograder/diagnoses/smoothed_loss.py): None in the student bundle.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 
@@ -241,31 +243,45 @@ def schedule(step, d_model, warmup, factor=1.0):
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
-def expected_train(
-    state, case, src_batches, tgt_batches, warmup, factor, mistake=TrainingMistake.NONE
-):
-    """(losses, final kit state) of train() from the weights `state` on the case's sizes and loss (a BatchCase):
-    Adam(betas=(0.9, 0.98), eps=1e-9), and torch's LambdaLR over a base lr of 1 multiplies it by the schedule's
-    closed form before step s (from 1), the notes' recipe (same parameters to 1e-9 in float64); with `mistake`
-    (NO_ZERO_GRAD, SCHEDULE_AHEAD, SCHEDULE_BEHIND)."""
-    model = TrainableTransformer(state, case.config)
-    adam = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+# Adam's settings in the paper (and in train's docstring)
+BETAS, EPS = (0.9, 0.98), 1e-9
 
-    def rate(s):  # before step s (from 1): the schedule at s, or at a neighbouring step (a mistake)
-        if TrainingMistake.SCHEDULE_AHEAD in mistake:
-            s = s + 1
-        elif TrainingMistake.SCHEDULE_BEHIND in mistake:
-            s = max(s - 1, 1)
-        return schedule(s, case.config.d_model, warmup, factor)
 
-    scheduler = torch.optim.lr_scheduler.LambdaLR(adam, lambda e: rate(e + 1))
-    losses = torch.zeros(len(src_batches), dtype=torch.float64)
-    for i, (src, tgt) in enumerate(zip(src_batches, tgt_batches)):
-        if TrainingMistake.NO_ZERO_GRAD not in mistake:
-            adam.zero_grad()
-        loss = expected_loss(model, src, tgt, case.bos_id, case.pad_id, case.smoothing)
-        loss.backward()
-        losses[i] = loss.item()
-        adam.step()
-        scheduler.step()
-    return losses, model.kit()
+def rate(step, d_model, warmup, factor, mistake=TrainingMistake.NONE):
+    """The rate before step `step` (from 1): the schedule there, or at a neighbouring step (SCHEDULE_AHEAD,
+    SCHEDULE_BEHIND: a scheduler stepped before the optimizer, or a schedule counted from 0)."""
+    if TrainingMistake.SCHEDULE_AHEAD in mistake:
+        step = step + 1
+    elif TrainingMistake.SCHEDULE_BEHIND in mistake:
+        step = max(step - 1, 1)
+    return schedule(step, d_model, warmup, factor)
+
+
+@dataclasses.dataclass
+class AdamMoments:
+    """Adam's running averages of each parameter (kit names) and how many updates each has had."""
+
+    m: dict = dataclasses.field(default_factory=dict)
+    v: dict = dataclasses.field(default_factory=dict)
+    steps: dict = dataclasses.field(default_factory=dict)
+
+
+def adam_update(state, grads, moments: AdamMoments, lr):
+    """The weights after one step of Adam (BETAS, EPS) from `state` with `grads` ({kit name: gradient or None}),
+    torch.optim.Adam's documented update; `moments` is updated in place. A parameter without a gradient is left as
+    it is, as torch leaves it:
+        m = b1 m + (1 - b1) g,  v = b2 v + (1 - b2) g^2,  w -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps)
+    A formula, not a training loop (docs/bundle.md): train's steps are checked as this update of the gradients of
+    the student's own teacher_forcing_loss (suite/training_cases.trained_on_the_student_loss)."""
+    (b1, b2), out = BETAS, dict(state)
+    for name, g in grads.items():
+        if g is None:
+            continue
+        g = g.to(torch.float64)
+        t = moments.steps.get(name, 0) + 1
+        m = b1 * moments.m.get(name, torch.zeros_like(g)) + (1 - b1) * g
+        v = b2 * moments.v.get(name, torch.zeros_like(g)) + (1 - b2) * g * g
+        moments.m[name], moments.v[name], moments.steps[name] = m, v, t
+        step = lr / (1 - b1**t) * m / ((v / (1 - b2**t)).sqrt() + EPS)
+        out[name] = (state[name].to(torch.float64) - step).to(state[name].dtype)
+    return out
