@@ -344,11 +344,9 @@ def teacher_forcing_loss(student, case, state, src, tgt, backward=False):
     reply = student.run(
         Call(C, "teacher_forcing_loss", (handle, src, tgt), kwargs, backward=backward)
     )
-    loss = torch.as_tensor(reply.value, dtype=torch.float64)
-    # a Call with backward multiplies its scalar by the cotangent of seed 0 + 1
-    c = cotangent((), torch.float64, 1).item()
+    c = cotangent((), torch.float64, 1).item()  # what a backward Call multiplies its scalar by
     grads = {n: None if g is None else g / c for n, g in (reply.param_grads or {}).items()}
-    return loss, grads
+    return torch.as_tensor(reply.value, dtype=torch.float64), grads
 
 
 def trained_on_the_student_loss(
@@ -363,10 +361,7 @@ def trained_on_the_student_loss(
     for s, (src, tgt) in enumerate(zip(src_batches, tgt_batches), start=1):
         loss, grads = teacher_forcing_loss(student, case, state, src, tgt, backward=True)
         if M.NO_ZERO_GRAD in mistake:  # each step follows the sum of the gradients so far
-            for n, g in grads.items():
-                if g is not None:
-                    summed[n] = g if summed.get(n) is None else summed[n] + g
-            grads = dict(summed)
+            grads = summed = {n: g + summed.get(n, 0) for n, g in grads.items() if g is not None}
         losses.append(loss)
         lr = rate(s, case.config.d_model, warmup, factor, mistake)
         state = adam_update(state, grads, moments, lr)
@@ -458,20 +453,9 @@ def expect_trained_in_train_mode(student, case, steps: int):
     handle, state = build_model(student, case)
     src, tgt = case.batches(steps)
     student.method(handle, "eval")
-    reply = student.run(
-        Call(
-            C,
-            "train",
-            (handle, src, tgt),
-            dict(
-                d_model=case.config.d_model,
-                warmup_steps=1,
-                bos_id=case.bos_id,
-                pad_id=case.pad_id,
-                smoothing=case.smoothing,
-            ),
-        )
-    )
+    kwargs = dict(d_model=case.config.d_model, warmup_steps=1, bos_id=case.bos_id)
+    kwargs.update(pad_id=case.pad_id, smoothing=case.smoothing)
+    reply = student.run(Call(C, "train", (handle, src, tgt), kwargs))
     expect(
         reply.training_seen and all(reply.training_seen),
         _("train(...) ran the model in eval mode"),
@@ -480,9 +464,8 @@ def expect_trained_in_train_mode(student, case, steps: int):
     value = reply.value  # its type is training_returns_the_contract_types's to judge
     value = torch.tensor(value, dtype=torch.float64) if isinstance(value, list) else value
     losses = tensor(value, _("train(...)'s losses"), shape=(steps,), dtype=torch.float64)
-    # the first step's loss only: the later ones, like the weights, are the Adam property's (one clause each).
-    # A relation on the student's own loss holds for a loss that computes nothing (0 = 0), so the first loss must
-    # also exceed the smallest any loss reaches, the smoothed target's entropy H(q) (strictly: random weights).
+    # The first loss only (the others are the Adam property's), above H(q), the least a loss reaches: a relation on
+    # the student's own loss holds for a loss that computes nothing (0 = 0).
     first = teacher_forcing_loss(student, case, state, src[0], tgt[0])[0]
     least = entropy(case.config.tgt_vocab, case.smoothing)
     expect(
