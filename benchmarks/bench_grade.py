@@ -361,6 +361,7 @@ def main() -> None:
             emit(measures(rows), "grade", write=False)  # a part of the table: never saved
             return
         load0 = os.getloadavg()[0]
+        imports = torch_import_cpu()
         wall, cpu = judge_cpu(base / "subs", base / "out", args.jobs)
         rows.append(
             (
@@ -393,6 +394,15 @@ def main() -> None:
                 (
                     "per student, --no-cache: wall, CPU",
                     f"{cold / 100:.2f} s, {cold_cpu / 100:.2f} s",
+                )
+            )
+            imports += torch_import_cpu()
+            unit = statistics.median(imports)
+            rows.append(
+                (
+                    "per student, --no-cache: CPU in torch imports (a torch import in this run: "
+                    f"{unit:.2f} s of CPU, median of 3 before the judge and 3 after)",
+                    f"{cold_cpu / 100 / unit:.2f}",
                 )
             )
             kernel = nbgrader_kernel_per_student()
@@ -473,6 +483,18 @@ def main() -> None:
         emit(measures(rows), "grade", args.write)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def torch_import_cpu(n: int = 3) -> list[float]:
+    """CPU seconds of `python -c "import torch"` in n fresh processes: the unit this run's figures are read in
+    (the machine's speed changes from day to day; a ratio to a torch import timed in the same run does not)."""
+    out = []
+    for _ in range(n):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "import torch"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return out
 
 
 def measures(rows: list[tuple[str, str]]) -> str:
