@@ -50,13 +50,13 @@ def test_the_enumeration_draws_beams_narrower_than_the_old_signature():
 
 def test_greedy_unless_the_beam_is_enumerable_earns_what_plain_greedy_earns(tmp_path):
     """examples/hostile/greedy_unless_enumerable: the real search only where beam_size >= vocab ** (max_len - 1),
-    greedy decoding elsewhere. It earns exactly its control's (greedy alone) 9 of 16 points (issue 33 added two
+    greedy decoding elsewhere. It earns exactly its control's (greedy alone) 12 of 19 points (issue 33 added two
     visible points, eval mode and src_mask, that greedy decoding earns honestly; issue 35 weighed beam_size=1 at
-    3, see the next test)."""
+    3 and added the narrow beams that prune for good, 3, see the next tests)."""
     hostile = outcomes(sample.make("hostile:greedy_unless_enumerable", tmp_path / "h"))
     control = outcomes(sample.make("control:greedy_unless_enumerable", tmp_path / "c"))
     scored = [sum(o.score for o in out) for out in (hostile, control)]
-    assert scored == [9.0, 9.0]
+    assert scored == [12.0, 12.0]
     assert [o.passed for o in hostile] == [o.passed for o in control]
     failed = {o.property.name for o in hostile if not o.passed}
     assert "beam_search_finds_best_by_enumeration" in failed
@@ -66,12 +66,16 @@ def test_a_brute_force_earns_no_more_than_greedy_decoding(tmp_path):
     """examples/hostile/enumerate_every_hypothesis: the docstring's search with a beam as wide as every hypothesis
     (exhaustive enumeration: nothing pruned). Issue 35: the exercise is the pruning, so the narrow beams
     (beam_size=1 is greedy: 3 points; the recorded narrow searches: 2) weigh at least as much as the wide ones
-    enumeration passes (1 + 1, and the finished hypotheses' 1), and the brute force earns what greedy decoding,
-    its control, earns: 9 of 16."""
+    enumeration passes (1 + 1, and the finished hypotheses' 1), and the brute force earns less than greedy
+    decoding, its control: 12 of 19."""
     brute = outcomes(sample.make("hostile:enumerate_every_hypothesis", tmp_path / "h"))
     greedy = outcomes(sample.make("control:enumerate_every_hypothesis", tmp_path / "c"))
-    assert sum(o.score for o in brute) <= sum(o.score for o in greedy) == 9.0
-    narrow = {"beam_search_size_one_is_greedy", "beam_search_recorded_narrow_searches"}
+    assert sum(o.score for o in brute) <= sum(o.score for o in greedy) == 12.0
+    narrow = {
+        "beam_search_size_one_is_greedy",
+        "beam_search_recorded_narrow_searches",
+        "beam_search_narrow_beam_prunes_for_good",
+    }
     wide = {
         "beam_search_finds_best_by_enumeration",
         "beam_search_finds_best_under_length_penalty",
@@ -80,6 +84,18 @@ def test_a_brute_force_earns_no_more_than_greedy_decoding(tmp_path):
     points = {o.property.name: o.property.points for o in brute}
     assert sum(points[n] for n in narrow) >= sum(points[n] for n in wide)
     assert narrow <= {o.property.name for o in brute if not o.passed}
+
+
+def test_a_brute_force_with_greedy_for_one_earns_no_more_than_greedy_decoding(tmp_path):
+    """examples/hostile/enumerate_beyond_one: greedy decoding for beam_size=1, exhaustive enumeration for every
+    wider beam, so it passes what greedy decoding passes and what the wide beams' enumeration passes. A narrow
+    beam prunes for good (beam_size 2 and 3 on cases where the best of all starts with a token the first step
+    dropped: 3 points that greedy decoding earns and enumeration does not), so it earns no more than greedy."""
+    hybrid = outcomes(sample.make("hostile:enumerate_beyond_one", tmp_path / "h"))
+    greedy = outcomes(sample.make("control:enumerate_beyond_one", tmp_path / "c"))
+    assert sum(o.score for o in hybrid) <= sum(o.score for o in greedy)
+    (pruned,) = [o for o in hybrid if o.property.name == "beam_search_narrow_beam_prunes_for_good"]
+    assert not pruned.passed and "best hypothesis of all" in pruned.hint
 
 
 # (bug, the visible property whose hint names it from the enumeration or the score formula alone)
@@ -117,12 +133,12 @@ def test_the_bundle_names_each_rule_without_the_mistake_model(
             assert bug.hint.lower() in outcome.hint.lower()
 
 
-def test_the_recorded_narrow_searches_are_the_graded_sides():
+def test_the_recorded_searches_are_the_graded_sides():
     """The visible property's recorded results (literals: the bundle runs no search) are what the graded side's
     beam search by hand returns on the same cases, so a change to the cases or the model cannot leave them stale."""
     from autograder.diagnoses.beam_search import expected_beam_search
 
-    for inputs, want in beam_search.RECORDED:
+    for inputs, want in beam_search.RECORDED + beam_search.PRUNED:
         w = ExpectedTransformer(inputs.state(), inputs.case.config)
         assert expected_beam_search(w, inputs)[0] == list(want), inputs
 
@@ -139,3 +155,20 @@ def test_the_docstring_answers_the_edge_cases():
     text = (KIT / "exercises" / "beam_search.py").read_text()
     for words in ("max_len = 1", "Ties", "larger than\nthe vocabulary", "finished or not"):
         assert words in text, words
+
+
+def test_the_pruned_cases_prune_the_best_of_all():
+    """PRUNED's cases are what their property says: in every row the best hypothesis of all (exhaustive
+    enumeration) is not the beam's, and greedy decoding's is."""
+    import dataclasses
+
+    from autograder.diagnoses.beam_search import expected_beam_search
+
+    for inputs, want in beam_search.PRUNED:
+        w = ExpectedTransformer(inputs.state(), inputs.case.config)
+        for row, beam in enumerate(want):
+            assert beam_search.enumerate_row(w, inputs, row).best()[0] != beam
+        one = dataclasses.replace(
+            inputs, settings=dataclasses.replace(inputs.settings, beam_size=1)
+        )
+        assert expected_beam_search(w, one)[0] == list(want)

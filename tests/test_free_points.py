@@ -120,3 +120,20 @@ def test_judge_gives_computing_nothing_only_shape_points(judged, student):
     assert {o.property.id for o in outcomes} >= {
         p.id for p in PROPERTIES if p.component == "multi_head" and p.kind == core.Kind.SHAPE
     }
+
+
+# A loss that computes nothing yet reaches every weight (examples/hostile/constant_loss: 5 + 0 * the real loss)
+# and a train that takes no step hold a relation on the student's own loss (Adam's steps on its zero gradients:
+# none); a finite loss with NaN gradients and a train that fills the weights with NaN hold it too (NaN matches
+# NaN). Neither earns a training step: the first loss must exceed H(q) with a gradient not zero, all finite.
+@pytest.mark.parametrize("name", ["constant_loss", "nan_gradient_loss"])
+def test_a_loss_with_nothing_to_learn_from_earns_no_step(name, tmp_path):
+    from autograder.judge import sample
+
+    student = InProcessStudentCode(sample.make(f"hostile:{name}", tmp_path / name), name)
+    passed = {
+        o.property.name
+        for o in (core.run_property(p, student) for p in PROPERTIES if p.component == "training")
+        if o.passed
+    }
+    assert not passed & {"train_takes_adam_steps_on_the_schedule", "copy_task_is_learned"}

@@ -486,3 +486,12 @@ def test_no_host_path_reaches_what_a_student_sees(graded):
     host = {str(KIT), sys.prefix, sys.base_prefix, os.path.expanduser("~")}
     host |= {os.path.realpath(p) for p in host}
     assert not [p for p in host if p in shown], [p for p in host if p in shown]
+
+
+@pytest.mark.parametrize("name", ["constant_loss", "nan_gradient_loss"])
+def test_a_loss_with_nothing_to_learn_from_earns_no_step(graded, name):
+    """5 + 0 * the loss (zero gradients) and a train that takes no step; a NaN gradient and NaN weights: train's
+    Adam property asks the student's loss for something to learn from (tests/test_free_points.py, in process)."""
+    failed = {o.property.name: o.message for o in failures(graded, f"h-{name}", "training")}
+    assert "copy_task_is_learned" in failed
+    assert "teacher_forcing_loss's" in failed["train_takes_adam_steps_on_the_schedule"]

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..suite import graded
+from ..suite.beam_records import PRUNED, RECORDED
 from ..suite.beams import (
     BeamInputs,
     BeamSettings,
@@ -419,51 +420,6 @@ def beam_search_finds_best_under_length_penalty(student, inputs):
     check_by_enumeration(student, inputs)
 
 
-# A beam that keeps every hypothesis until the last step never lets the ranking decide (the last step's new
-# hypotheses all have one length T), so the ranking by logp / T ** length_penalty shows only where a narrow beam
-# prunes, and only a search knows what a narrow beam keeps. The checking side runs none (issue 18): these results
-# were recorded from the reference (tests/test_beam_search.py checks them against the graded side's search). A
-# literal list of tokens gives no search away. The cases are beam_search_equals_expected's issue-21 examples: in
-# them the ranking, the stopping rules, the final choice, the first step's empty slots, the held hypothesis's cost
-# and the mask's copies per beam each change the result.
-RECORDED = (
-    (
-        BeamInputs(
-            fixed_case(12, b=3, me=3, vocab=3, n=1),
-            BeamSettings(
-                max_len=6, bos_id=2, eos_id=1, beam_size=3, length_penalty=1.5, eos_bias=1.0
-            ),
-        ),
-        ((2, 2, 2, 2, 2, 2), (2, 2, 2, 2, 2, 1), (2, 2, 2, 2, 2, 2)),
-    ),
-    (
-        BeamInputs(
-            fixed_case(34, b=2, me=3, vocab=5, n=1),
-            BeamSettings(
-                max_len=5, bos_id=3, eos_id=0, beam_size=2, length_penalty=0.5, eos_bias=1.0
-            ),
-        ),
-        ((3, 0), (3, 0)),
-    ),
-    (
-        BeamInputs(
-            fixed_case(10, b=3, me=3, vocab=5, n=1),
-            BeamSettings(
-                max_len=5, bos_id=3, eos_id=4, beam_size=3, length_penalty=2.5, eos_bias=1.5
-            ),
-        ),
-        ((3, 0, 0, 4), (3, 0, 0, 0, 4), (3, 0, 0, 0, 4)),
-    ),
-    (
-        BeamInputs(
-            fixed_case(5, b=3, me=5, lengths=[2, 5, 3]),
-            BeamSettings(max_len=6, bos_id=0, eos_id=3, beam_size=2, length_penalty=0.6),
-        ),
-        ((0, 5, 0, 5, 0, 0), (0, 3), (0, 5, 0, 0, 5, 0)),
-    ),
-)
-
-
 @prop(C, points=2, examples=1, clauses=(BeamSearch.SEARCH,))
 @given(recorded=st.sampled_from(RECORDED))
 @example(recorded=RECORDED[0])
@@ -486,6 +442,39 @@ def beam_search_recorded_narrow_searches(student, recorded):
                 got=[list(h) for h in got], want=[list(h) for h in want]
             ),
             lambda: explain_beam(searched, *evidence),
+        )
+
+
+KEEPS_TOO_MANY = N_(
+    "your search returned the best hypothesis of all, which a beam of {beam_size} cannot reach here: at the "
+    "first step it keeps only the {beam_size} most likely tokens, and the best of all starts with another. "
+    "Keep exactly beam_size hypotheses per row after every step"
+)
+
+
+@prop(C, points=3, examples=1, clauses=(BeamSearch.SEARCH,))
+@given(pruned=st.sampled_from(PRUNED))
+@example(pruned=PRUNED[0])
+@example(pruned=PRUNED[1])
+def beam_search_narrow_beam_prunes_for_good(student, pruned):
+    """A narrow beam drops prefixes for good: on two recorded cases (beam_size 2 and 3) the best hypothesis of
+    all starts with a token the beam dropped at its first step, and beam_search returns the beam's best, which is
+    not it. Pruning is the exercise: a search that keeps every hypothesis fails here."""
+    inputs, want = pruned
+    searched = search(student, inputs)
+    got = searched.hypotheses
+    if got != list(want):
+        w = ExpectedTransformer(inputs.state(), inputs.case.config)
+        best = [enumerate_row(w, inputs, row).best()[0] for row in range(len(got))]
+        fail(
+            _("beam_search gave {got}, expected {want}").format(
+                got=[list(h) for h in got], want=[list(h) for h in want]
+            ),
+            lambda: (
+                _(KEEPS_TOO_MANY).format(beam_size=inputs.settings.beam_size)
+                if got == best
+                else explain_beam(searched)
+            ),
         )
 
 

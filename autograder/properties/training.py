@@ -25,6 +25,7 @@ from ..i18n import _
 from ..student_code import Call, cotangent
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor, written_by_hand
 from ..suite.clauses import Training
+from ..suite.copy_task import CopyTask
 from ..suite.core import Evidence, Kind, named, prop
 from ..suite.strategies import seeds
 from ..suite.training_cases import (
@@ -40,7 +41,6 @@ from ..suite.training_cases import (
     UNDERFLOW,
     ZERO_LOG_ZERO,
     C,
-    CopyTask,
     batch_cases,
     build_model,
     expect_trained_in_train_mode,
