@@ -1,9 +1,12 @@
 """No free points (issue 11, item 7): code that computes nothing earns only the shape properties.
 
-A submission that returns zeros, or NaN, of the right shape from every function and forward (generated here: the
-reference with every returned tensor or array replaced) must fail every property that checks a value. NaN never
-passes a comparison unless the expected value is NaN there, and every invariance (the student's output compared
-with itself) also checks that the output is not a constant where the expected output is not.
+A submission that returns zeros, NaN or another constant (5, -3) of the right shape from every function and
+forward (generated here: the reference with every returned tensor or array replaced, every gradient a constant's)
+must fail every property that checks a value. NaN never passes a comparison unless the expected value is NaN
+there, and every invariance (the student's output compared with itself) also checks that the output is not a
+constant where the expected output is not. The nonzero constants found two holes on 28 November: a search
+whose scores are one constant agreed with itself in eval mode and in train mode; a train whose losses are a
+constant above H(q) matched a constant teacher_forcing_loss (both now ask for what no search or loss gives).
 """
 
 from __future__ import annotations
@@ -47,8 +50,9 @@ def constant_like(value, fill: float):
 
 
 class ComputesNothing(StudentCode):
-    """The reference's modules (so shapes and parameter names are right), but every function, forward and
-    gradient gives `fill`, and so does every buffer (a table the code would have computed)."""
+    """The reference's modules (so shapes and parameter names are right), but every function and forward gives
+    `fill`, and so does every buffer (a table the code would have computed); every gradient is a constant's, 0
+    (NaN where `fill` is NaN)."""
 
     def __init__(self, fill: float):
         self.inner, self.fill = InProcessStudentCode(KIT / "solutions", "reference"), fill
@@ -59,8 +63,10 @@ class ComputesNothing(StudentCode):
         if isinstance(op, Call):
             reply.value = constant_like(reply.value, self.fill)
             reply.attrs = constant_like(reply.attrs, self.fill)
-            reply.input_grads = constant_like(reply.input_grads, self.fill)
-            reply.param_grads = constant_like(reply.param_grads, self.fill)
+            # a constant has no gradient (0); NaN spreads to every gradient
+            grad = self.fill if math.isnan(self.fill) else 0.0
+            reply.input_grads = constant_like(reply.input_grads, grad)
+            reply.param_grads = constant_like(reply.param_grads, grad)
         elif isinstance(op, Inspect) and isinstance(reply.value, dict) and "state" in reply.value:
             params = set(reply.value["params"])
             reply.value["state"] = {
@@ -79,7 +85,9 @@ def earned(student, component):
     }
 
 
-@pytest.mark.parametrize("fill", [0.0, math.nan], ids=["zeros", "nan"])
+@pytest.mark.parametrize(
+    "fill", [0.0, math.nan, 5.0, -3.0], ids=["zeros", "nan", "five", "minus-three"]
+)
 @pytest.mark.parametrize("component", NAMES)
 def test_constant_output_earns_only_shape_points(component, fill):
     extra = earned(ComputesNothing(fill), component)

@@ -495,3 +495,11 @@ def test_a_loss_with_nothing_to_learn_from_earns_no_step(graded, name):
     failed = {o.property.name: o.message for o in failures(graded, f"h-{name}", "training")}
     assert "copy_task_is_learned" in failed
     assert "teacher_forcing_loss's" in failed["train_takes_adam_steps_on_the_schedule"]
+
+
+def test_a_search_that_computes_nothing_earns_no_mode_point(graded):
+    """beam_search handles the model's mode and returns one constant (scores -3): it agreed with itself in train
+    and in eval mode; scores no search gives are checked against the model (tests/test_free_points.py found it)."""
+    failed = {o.property.name for o in failures(graded, "h-constant_search", "beam_search")}
+    assert "beam_search_searches_in_eval_mode" in failed
+    assert points(graded, "h-constant_search")["beam_search"] == 0

@@ -47,6 +47,7 @@ from ..suite.checks import close, diagnose, fail, is_close, written_by_hand
 from ..suite.clauses import BeamSearch
 from ..suite.core import Evidence, Kind, default_hint, prop
 from ..suite.decoding import (
+    SRC_VOCAB,
     build_model,
     decoding_cases,
     expect_run_in_eval_and_restored,
@@ -567,6 +568,18 @@ def computed_nothing(scores) -> bool:
     )
 
 
+def reads_no_source(student, model, inputs: BeamInputs, scores) -> bool:
+    """One score in every row, and the same scores with every source token another: a search that reads no source
+    (a constant, examples/hostile/constant_search). A search whose rows mix (the memory tiled, not interleaved)
+    gives one score in every row too, but not for other tokens: that slip is another property's."""
+    if scores.numel() < 2 or not bool((scores == scores.flatten()[0]).all()):
+        return False
+    other = 1 + inputs.case.src % (
+        SRC_VOCAB - 1
+    )  # the source's ids are 1..SRC_VOCAB-1: each becomes another
+    return is_close(beam_search(student, model, inputs, other)[1], scores)
+
+
 @prop(C, points=1, examples=1, clauses=(BeamSearch.MODE,))
 @given(inputs=beam_cases(beam=(2, 3), mask=False, layers=(1, 1)))
 @example(
@@ -594,9 +607,9 @@ def beam_search_searches_in_eval_mode(student, inputs):
                 "train/eval mode"
             ),
         )
-    # a search that computes nothing agrees with itself: NaN or all-zero scores are checked against the model
-    # (other wrong scores are beam_search_scores_are_log_prob_sums's alone: one slip, one deduction)
-    if computed_nothing(scores):
+    # a search that computes nothing agrees with itself: NaN, all-zero or source-blind scores are checked against
+    # the model (other wrong scores are beam_search_scores_are_log_prob_sums's alone: one slip, one deduction)
+    if computed_nothing(scores) or reads_no_source(student, model, inputs, scores):
         expected = ExpectedTransformer(state, inputs.case.config)
         check_scores(
             Searched(inputs, got, scores, expected, seqs.shape[1] - 1, model), "beam_search"

@@ -430,7 +430,10 @@ def expect_trained_in_train_mode(student, case, steps: int):
     losses = tensor(value, _("train(...)'s losses"), shape=(steps,), dtype=torch.float64)
     # The first loss only (the others are the Adam property's), above H(q), the least a loss reaches: a relation on
     # the student's own loss holds for a loss that computes nothing (0 = 0).
-    first = teacher_forcing_loss(student, case, state, src[0], tgt[0])[0]
+    first, grads = teacher_forcing_loss(student, case, state, src[0], tgt[0], backward=True)
+    expect_something_to_learn_from(
+        case, first, grads, first=True
+    )  # a constant loss agrees with itself
     least = entropy(case.config.tgt_vocab, case.smoothing)
     expect(
         bool(losses[0] > least),
