@@ -98,6 +98,7 @@ def decoder_stack_is_causal(student, case):
         _("Decoder outputs before the last position after changing the last target"),
         f"{LAYER_HINTS(LayerMistake.NO_SELF_MASK, C)}; {STACK_HINTS(StackMistake.NO_MASK, C)}",
         expected=torch_stack(state, case, 2)[:, :-1],
+        given=x[:, :-1],
     )
 
 
@@ -120,4 +121,5 @@ def decoder_stack_memory_mask_reaches_every_layer(student, case):
         _("Decoder output after changing the memory at blocked positions"),
         f"{STACK_HINTS(StackMistake.NO_MASK, C)} ({LAYER_HINTS(LayerMistake.NO_CROSS_MASK)})",
         expected=torch_stack(state, case, 2),
+        given=x,
     )

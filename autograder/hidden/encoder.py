@@ -41,6 +41,7 @@ def encoder_stack_mask_reaches_every_layer(student, case, noise):
         _("Encoder outputs at unpadded positions after changing the padded inputs"),
         STACK_HINTS(StackMistake.NO_MASK, C),
         expected=torch_stack(state, case, 2)[~padded],
+        given=x[~padded],
     )
 
 

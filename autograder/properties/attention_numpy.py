@@ -433,6 +433,7 @@ def np_layer_norm_is_odd(student, x, dtype):
         ),
         dtype=dtype,
         expected=-expected_values.layer_norm(t64(x)),
+        given=-x,
     )
 
 

@@ -262,7 +262,7 @@ def decoder_layer_is_causal(student, case, p):
     p = min(p, m_d - 2)
     handle, state = build_layer(student, case)
     out = run_layer(student, handle, case)
-    not_constant(out, torch_layer(state, case), _("DecoderLayer output"))
+    not_constant(out, torch_layer(state, case), _("DecoderLayer output"), given=x)
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
     out2 = run_layer(student, handle, replace(case, x=changed))
@@ -334,6 +334,7 @@ def decoder_layer_memory_mask_hides_padding(student, case):
         _("output after changing the memory at blocked positions"),
         LAYER_HINTS(LayerMistake.NO_CROSS_MASK),
         expected=torch_layer(state, case),
+        given=x,
     )
 
 

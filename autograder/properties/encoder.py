@@ -290,6 +290,7 @@ def encoder_layer_padding_mask_hides_padded_positions(student, case, noise):
         _("outputs at unpadded positions after changing the padded positions' inputs"),
         LAYER_HINTS(LayerMistake.NO_SELF_MASK, C),
         expected=torch_layer(state, case)[keep],
+        given=x[keep],
     )
 
 

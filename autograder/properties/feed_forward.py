@@ -313,7 +313,7 @@ def feed_forward_is_position_wise(student, d, seed, pos, dtype):
     x2 = x.clone()
     x2[pos] = randn((d,), seed + 21, dtype, 3.0)
     y, y2 = feed_forward(student, h, x), feed_forward(student, h, x2)
-    not_constant(y, expected_feed_forward(x, state), "FeedForward(x)")
+    not_constant(y, expected_feed_forward(x, state), "FeedForward(x)", given=x)
     keep = torch.ones(2, 3, dtype=torch.bool)
     keep[pos] = False
     if not is_close(y2[keep], y[keep], dtype):

@@ -322,7 +322,7 @@ def multi_head_self_attention_is_permutation_equivariant(student, case, perm_see
             out, mistake_models.expected_multi_head(state, h, x, x, x, mistake=mistake)[0]
         )
 
-    not_constant(out, expected_values.multi_head(state, d, h, x, x, x)[0], _("output"))
+    not_constant(out, expected_values.multi_head(state, d, h, x, x, x)[0], _("output"), given=x)
     close(
         out_p,
         out[:, perm],

@@ -250,10 +250,13 @@ def _spread(x: torch.Tensor) -> float:
     return float(x.max() - x.min()) if x.numel() else 0.0
 
 
-def not_constant(actual, expected, what: str) -> None:
-    """Fail when the output is one constant where the expected output is not: code that computes nothing
-    (zeros, a placeholder) must not pass a property that compares the student's output with itself."""
+def not_constant(actual, expected, what: str, given=None) -> None:
+    """Fail when the output is one constant where the expected output is not, or (with `given`, the input it was
+    computed from) is that input unchanged where the expected output is not: code that computes nothing (zeros,
+    a placeholder, `return x`) must not pass a property that compares the student's output with itself."""
     a, e = _as_tensor(actual).detach(), _as_tensor(expected).detach()
+    if given is not None:
+        the_input(a, e, _as_tensor(given).detach(), what)
     if a.numel() < 2 or e.numel() < 2 or not (e.is_floating_point() or e.dtype == torch.bool):
         return
     if _spread(e) > 1e-6 and _spread(a) == 0.0:
@@ -274,15 +277,42 @@ def not_constant(actual, expected, what: str) -> None:
         )
 
 
+def the_input(a: torch.Tensor, e: torch.Tensor, given: torch.Tensor, what: str) -> None:
+    """not_constant's second half: the output `a` is the input `given` unchanged where the expected `e` is not."""
+    if a.shape != given.shape or e.shape != given.shape or not a.is_floating_point():
+        return
+    # the expected output clearly not the input (far beyond any tolerance: eps alone is no difference)
+    far = not torch.allclose(e.double(), given.double(), rtol=1e-2, atol=1e-3)
+    if far and torch.equal(a, given.to(a.dtype)):
+        fail(
+            _(
+                "{what}: your output is its input, unchanged, where the expected output is not"
+            ).format(what=what),
+            _(
+                "the function returns its input: compute the result from it (is a placeholder such as "
+                "return x still there?)"
+            ),
+        )
+
+
 def consistent(
-    actual, original, what: str, hint="", dtype=None, rtol=None, atol=None, expected=None
+    actual,
+    original,
+    what: str,
+    hint="",
+    dtype=None,
+    rtol=None,
+    atol=None,
+    expected=None,
+    given=None,
 ) -> None:
-    """Two outputs of the student's code that must agree (an invariance): both finite, not constant where
-    `expected` (the true output for `original`'s input) is not, then equal within tolerance."""
+    """Two outputs of the student's code that must agree (an invariance): both finite, not constant (nor the
+    input `given`, unchanged) where `expected` (the true output for `original`'s input) is not, then equal
+    within tolerance."""
     finite(original, what)
     finite(actual, what)
     if expected is not None:
-        not_constant(original, expected, what)
+        not_constant(original, expected, what, given)
     close(actual, original, what, hint, dtype, rtol, atol)
 
 
