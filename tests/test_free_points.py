@@ -152,16 +152,20 @@ def test_a_loss_with_nothing_to_learn_from_earns_no_step(name, tmp_path):
 # that compare the student's output with itself also ask that it is not its input where the expected output is
 # not. They earned 15 points in six components before (28 November). Noise from the generators the judge seeds
 # before every call (examples/hostile/seeded_noise) is the same for two calls on inputs of one shape: the two
-# calls of an invariance take two seeds (it earned 3 points before). AddAndNorm's dropout property is earned
+# calls of an invariance take two seeds, and the transformer's dropout property asks that with dropout=0 the seed
+# changes nothing (it earned 5 points before). AddAndNorm's dropout property is earned
 # honestly: with LayerNorm a placeholder, AddAndNorm still computes x + dropout(sublayer_output).
 PLACEHOLDERS = ("attention_numpy", "feed_forward", "add_norm", "encoder", "decoder", "multi_head")
 HONEST = {"add_and_norm_dropout_acts_in_training"}
 
 
-@pytest.mark.parametrize("name", ["returns_its_input", "seeded_noise"])
-def test_a_placeholder_earns_only_shape_points(name, tmp_path):
+@pytest.mark.parametrize(
+    "name, components",
+    [("returns_its_input", PLACEHOLDERS), ("seeded_noise", (*PLACEHOLDERS, "transformer"))],
+)
+def test_a_placeholder_earns_only_shape_points(name, components, tmp_path):
     from autograder.judge import sample
 
     student = InProcessStudentCode(sample.make(f"hostile:{name}", tmp_path / name), name)
-    extra = {c: earned(student, c) - HONEST for c in PLACEHOLDERS}
+    extra = {c: earned(student, c) - HONEST for c in components}
     assert not any(extra.values()), extra

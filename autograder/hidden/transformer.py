@@ -179,3 +179,16 @@ def transformer_dropout_is_used_in_training(student, case):
         _("with dropout=0.5 in train mode two forwards gave identical logits"),
         _("pass dropout on to positional_encoding, encoder and decoder"),
     )
+    # and dropout is what differs: noise from the seeded generators differs with the seed too (seeded_noise)
+    plain = build_model(student, case, dropout=0.0, train=True)[0]
+    expect(
+        torch.equal(
+            forward(student, plain, case, tm, seed=1), forward(student, plain, case, tm, seed=2)
+        ),
+        _(
+            "with dropout=0 in train mode two forwards gave different logits: something random besides dropout"
+        ),
+        _(
+            "the logits come from the model's layers: no random tensors (torch.randn, ...) in forward"
+        ),
+    )
