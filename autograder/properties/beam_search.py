@@ -628,8 +628,10 @@ def beam_search_src_mask_hides_the_padding(student, inputs):
     """With a padding src_mask, other tokens at the padded source positions change nothing: the mask serves
     encode and every decode, one copy per beam."""
     searched = search(student, inputs)
-    # a search that computes nothing hides everything (see computed_nothing)
-    if computed_nothing(searched.scores):
+    # a search that computes nothing hides everything (see computed_nothing, reads_no_source)
+    if computed_nothing(searched.scores) or reads_no_source(
+        student, searched.model, inputs, searched.scores
+    ):
         check_scores(searched, "beam_search")
     if padding_matters(student, searched):
         fail(
