@@ -6,12 +6,14 @@ import torch
 
 def softmax(x, dim=-1):
     # >>> hostile
-    # A segmentation fault: the C stack overflowed by repr of a list nested a million deep, the recursion limit
-    # lifted (ctypes.string_at(0) did it before the by-hand guard refused ctypes during a call).
+    # A segmentation fault: the C stack (8 MiB) overflowed by repr of a list nested 300 000 deep (100 000 are
+    # enough), the recursion limit lifted (ctypes.string_at(0) did it before the by-hand guard refused ctypes
+    # during a call). A million deep took the loop past the 3 s CPU limit on a loaded machine: a timeout, not a
+    # crash.
     import sys
     sys.setrecursionlimit(10**8)
     nested = []
-    for _ in range(10**6):
+    for _ in range(3 * 10**5):
         nested = [nested]
     repr(nested)
     # <<< hostile
