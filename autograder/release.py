@@ -1,10 +1,11 @@
 """Build the student bundle: stubs, the same exercises as notebooks, the visible properties, a student README
 and pyproject. Nothing else.
 
-Left out on purpose: solutions/, autograder/hidden/ (hidden properties), autograder/diagnoses/ (the by-hand
-mistake models: answers), autograder/bugs/ (quotes the solutions), the judge and the instructor's
-tools. Hidden points and the integration share are shipped as numbers only, so the self-check's table adds up to
-the grade's total. What the bundle gives away, and what it does not, is docs/bundle.md.
+Left out on purpose: solutions/, autograder/hidden/ (hidden properties), the graded-only regions of the checking
+side's models (the by-hand mistake models: answers; suite/graded.py), autograder/bugs/ (quotes the solutions),
+the judge and the instructor's tools. Hidden points and the integration share are shipped as numbers only, so
+the self-check's table adds up to the grade's total. What the bundle gives away, and what it does not, is
+docs/bundle.md.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from . import generate, i18n, registry, stubs
 from .components import COMPONENTS
 from .i18n import N_, _
-from .suite import core
+from .suite import core, graded
 
 PACKAGE = Path(__file__).resolve().parent
 # The checker a student runs: the narrow interface, the rules, the visible properties, the reports.
@@ -48,7 +49,7 @@ SHIPPED = [
 ]
 NOTEBOOK_SHIPPED = ["__init__.py", "cells.py", "kernel.py"]
 # The checking side's models (torch's layers with the kit's weights, right or with a mistake as flags): no
-# answer, so they ship, whole; the by-hand mistake models (autograder/diagnoses/) do not.
+# answer, so they ship; the by-hand mistake models beside them (their graded-only regions) do not.
 MODELS = PACKAGE / "properties" / "models"
 # Components whose visible properties would take expected values from a by-hand answer: their property modules
 # stay out of the bundle, a placeholder stands in, and their visible points are decided at grading with the
@@ -184,6 +185,13 @@ def write_checker(pkg: Path, lang: str | None) -> None:
     (pkg / "integration_points.json").write_text(
         json.dumps(integration_points(), indent=2, sort_keys=True) + "\n"
     )
+    # Last, over every module written: the by-hand mistake models are answers (suite/graded.py); a region that
+    # cannot be stripped stops the release.
+    for path in sorted(pkg.rglob("*.py")):
+        text = path.read_text()
+        stripped = graded.strip(text, str(path.relative_to(pkg)))
+        if stripped != text:
+            path.write_text(stripped)
 
 
 def build(dest: Path, lang: str | None = None) -> Path:

@@ -3,8 +3,8 @@ student bundle runs it (without them): docs/bundle.md quotes the figures.
 
     python benchmarks/bundle_diagnosis.py [--bundle] [--json OUT]
 
---bundle: as the student bundle runs it: no autograder/diagnoses/ (every diagnosis that needs a by-hand mistake
-model falls back to its default hint), and no visible property of release.GRADED_ONLY's components.
+--bundle: as the student bundle runs it: no by-hand mistake models (suite/graded.as_in_the_bundle: every diagnosis
+that needs one falls back to its default hint), and no visible property of release.GRADED_ONLY's components.
 Caught: a visible property fails; named: a failing visible property's hint holds the bug's catalog hint.
 """
 
@@ -22,19 +22,19 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--component", action="append")
     args = parser.parse_args()
-    if args.bundle:
-        # As in the bundle: no diagnoses beside the properties (set before they are imported).
-        from autograder.suite import graded
-
-        graded.diagnosis = lambda name: None
     from autograder import KIT, i18n, registry
     from autograder.bugs import catalog, make_submission
     from autograder.student_code import InProcessStudentCode
     from autograder.suite import core
 
     visible = [p for p in registry.load() if p.visible]
-    if args.bundle:  # nor the components whose self-check the bundle does not ship
+    if (
+        args.bundle
+    ):  # no by-hand models, nor the components whose self-check the bundle does not ship
         from autograder import release
+        from autograder.suite import graded
+
+        graded.as_in_the_bundle()
 
         visible = [p for p in visible if not release.graded_only(p)]
     rows = {}

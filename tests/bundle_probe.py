@@ -2,13 +2,14 @@
 
     python bundle_probe.py KIT PACKAGE [OUT.json]
 
-Run with the folder whose `autograder/` is the checker under probe as the working directory (the student bundle,
-or the kit itself). Every function and class of the modules under PACKAGE (e.g. `autograder`, or
-`autograder.diagnoses`) whose signature fits an exercise function (its parameters bound by name from the exercise's
-inputs and the context a checker would know: the weights `state`, `heads`, `d_model`, `model`, ..., or its inputs
-by position) is called on the exercise's inputs, under the by-hand rules of the exercise's component. It is an
-answer when it returns the reference's result; one that needs the library call the component forbids (the rules
-refuse it) is not. Nothing here knows the checker's function names: it keeps working as the checker changes.
+Run with the folder whose `autograder/` is the checker under probe as the working directory (the student bundle, or
+the kit itself). Every function and class of the modules under PACKAGE (e.g. `autograder`, or
+`autograder.properties.models` in the kit) whose signature fits an exercise function (its parameters bound by name
+from the exercise's inputs and the context a checker would know: the weights `state`, `heads`, `d_model`, `model`,
+..., or its inputs by position) is called on the exercise's inputs, under the by-hand rules of the exercise's
+component. It is an answer when it returns the reference's result; one that needs the library call the component
+forbids (the rules refuse it) is not. Nothing here knows the checker's function names: it keeps working as the
+checker changes.
 
 Prints a JSON object: {"leaks": [[target, function], ...], "fitted": [[target, function, verdict], ...]}.
 """

@@ -136,7 +136,7 @@ def test_the_bundle_names_each_rule_without_the_mistake_model(
 def test_the_recorded_searches_are_the_graded_sides():
     """The visible property's recorded results (literals: the bundle runs no search) are what the graded side's
     beam search by hand returns on the same cases, so a change to the cases or the model cannot leave them stale."""
-    from autograder.diagnoses.beam_search import expected_beam_search
+    from autograder.properties.models.beam_search import expected_beam_search
 
     for inputs, want in beam_search.RECORDED + beam_search.PRUNED:
         w = ExpectedTransformer(inputs.state(), inputs.case.config)
@@ -145,7 +145,7 @@ def test_the_recorded_searches_are_the_graded_sides():
 
 def test_every_mistake_of_the_search_has_its_hint():
     """The graded search makes each BeamMistake on purpose; a flag without a hint would never name anything."""
-    from autograder.diagnoses.beam_search import mistake_hints
+    from autograder.properties.models.beam_search import mistake_hints
 
     assert set(mistake_hints()) == {m for m in BeamMistake if m != BeamMistake.NONE}
 
@@ -162,7 +162,7 @@ def test_the_pruned_cases_prune_the_best_of_all():
     enumeration) is not the beam's, and greedy decoding's is."""
     import dataclasses
 
-    from autograder.diagnoses.beam_search import expected_beam_search
+    from autograder.properties.models.beam_search import expected_beam_search
 
     for inputs, want in beam_search.PRUNED:
         w = ExpectedTransformer(inputs.state(), inputs.case.config)

@@ -155,9 +155,13 @@ def probe(cwd: Path, package: str, out: Path) -> dict:
 
 
 def test_the_probe_finds_the_graded_sides_answers(tmp_path):
-    """The probe can fail: on the graded side's diagnoses (never shipped) it finds by-hand multi-head attention,
-    LayerNorm, the encoder and decoder layers and the greedy loop, each by its signature alone."""
-    found = {tuple(x) for x in probe(ROOT, "autograder.diagnoses", tmp_path / "out.json")["leaks"]}
+    """The probe can fail: on the kit's checking-side models with their graded-only regions (never shipped) it finds
+    by-hand multi-head attention, LayerNorm, the encoder and decoder layers and the greedy loop, each by its
+    signature alone."""
+    found = {
+        tuple(x)
+        for x in probe(ROOT, "autograder.properties.models", tmp_path / "out.json")["leaks"]
+    }
     for exercise, function in [
         ("multi_head.MultiHeadAttention.forward", "multi_head.expected_multi_head"),
         ("add_norm.LayerNorm.forward", "layer_norm.ln_variant"),
@@ -165,7 +169,7 @@ def test_the_probe_finds_the_graded_sides_answers(tmp_path):
         ("decoder.DecoderLayer.forward", "layers.expected_decoder_layer"),
         ("transformer.greedy_decode", "greedy.expected_greedy_decode"),
     ]:
-        assert (exercise, f"autograder.diagnoses.{function}") in found, found
+        assert (exercise, f"autograder.properties.models.{function}") in found, found
 
 
 def test_no_shipped_function_computes_an_exercise(tmp_path):
@@ -202,21 +206,18 @@ NAMED_WITHOUT_DIAGNOSES = [
 
 @pytest.mark.parametrize("bug_id", NAMED_WITHOUT_DIAGNOSES)
 def test_the_bundle_still_names_the_bug(bug_id, tmp_path, monkeypatch):
-    """With no diagnoses module (as in the bundle), a visible property fails and its hint names the bug."""
+    """With no by-hand models (as in the bundle), a visible property fails and its hint names the bug."""
     from autograder import KIT, i18n, registry
     from autograder.bugs import catalog, make_submission
     from autograder.student_code import InProcessStudentCode
-    from autograder.suite import core
+    from autograder.suite import core, graded
 
     bug = next(b for b in catalog() if b.id == bug_id)
     assert bug.component not in release.GRADED_ONLY
     properties = [p for p in registry.load() if p.visible and p.component == bug.component]
-    # the property modules and the suite's modules they draw shared helpers from (suite/heads.py, ...)
-    modules = {sys.modules[p.fn.__module__] for p in properties}
-    modules |= {m for name, m in sys.modules.items() if name.startswith("autograder.suite.")}
-    for module in modules:
-        if hasattr(module, "mistake_models"):
-            monkeypatch.setattr(module, "mistake_models", None)
+    graded.as_in_the_bundle(
+        monkeypatch.setattr
+    )  # every module's by-hand models, as `release` strips them
     student = InProcessStudentCode(make_submission(bug, KIT / "solutions", tmp_path / "s"), bug.id)
     with i18n.chosen("en"):
         failed = [o for p in properties for o in [core.run_property(p, student)] if not o.passed]

@@ -35,7 +35,6 @@ def _import_every_declaration():
         package = importlib.import_module(name)
         for info in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{name}.{info.name}")
-    importlib.import_module("autograder.diagnoses")
 
 
 _import_every_declaration()
@@ -187,9 +186,9 @@ def _flags_listed_by_hand(path: Path, root: Path = KIT) -> list[str]:
 def test_no_diagnosis_lists_an_order_of_mistakes_by_hand():
     """A diagnosis takes its order from the declaration (`tried`, `candidates(component=)`); what it names by hand
     is at most two flags its property's inputs alone can show. The declarations (properties/models/) and the
-    graded side's models by hand (diagnoses/), which test flags one at a time, are where flags are written."""
+    graded side's models by hand beside them, which test flags one at a time, are where flags are written."""
     package = KIT / "autograder"
-    homes = (package / "properties" / "models", package / "diagnoses", package / "bugs")
+    homes = (package / "properties" / "models", package / "bugs")
     found = [
         hit
         for p in sorted(package.rglob("*.py"))

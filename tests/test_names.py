@@ -12,11 +12,11 @@ import tokenize
 from autograder import KIT
 
 # Words that no name, comment, docstring or message of autograder/ holds: the checking side's values and models
-# are "expected", by-hand mistake models live in autograder/diagnoses/.
+# are "expected", by-hand mistake models live in the graded-only regions of properties/models/.
 GONE = re.compile(r"oracle|witness", re.IGNORECASE)
 # The checking side's packages: there an identifier with the word "reference" or "ref" would be a checking-side
 # computation called by solutions/' name. Elsewhere (the judge, the notebooks, the reports) it means solutions/.
-CHECKING_SIDE = ("properties/", "hidden/", "diagnoses/", "suite/")
+CHECKING_SIDE = ("properties/", "hidden/", "suite/")
 REFERENCE_WORDS = {"reference", "references", "ref", "refs"}
 # A student-side helper (a module-level function of the checking side's packages whose first parameter is
 # `student`) is named for what it calls or builds, as most were (softmax, attend, forward, build_layer: 40 of

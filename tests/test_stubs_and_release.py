@@ -2,6 +2,7 @@
 bundle leaks nothing and works."""
 
 import ast
+import importlib
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import pytest
 
 from autograder import generate, release, stubs
 from autograder.components import NAMES
+from autograder.suite import graded
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -200,9 +202,11 @@ def test_bundle_holds_no_solution_code_and_no_hidden_property(bundle):
     assert sum(points.values()) == sum(p.points for p in graded_only)
 
 
-def test_bundle_ships_the_checking_sides_models_and_no_diagnoses(bundle):
+def test_bundle_ships_the_checking_sides_models_and_no_by_hand_model(bundle):
     """What ships of the checking side beyond the property modules is one folder, listed here: a model added to
-    it is a decision to ship it (no answer: docs/bundle.md), made by editing this list."""
+    it is a decision to ship it (no answer: docs/bundle.md), made by editing this list. Its by-hand mistake models
+    do not ship: the graded-only regions are stripped, so every module's BY_HAND is None in the bundle, and the
+    kit's own is not (the regions exist: this check can fail)."""
     shipped = sorted(
         p.relative_to(bundle / "autograder" / "properties" / "models").as_posix()
         for p in (bundle / "autograder" / "properties" / "models").rglob("*")
@@ -221,6 +225,38 @@ def test_bundle_ships_the_checking_sides_models_and_no_diagnoses(bundle):
     ]
     assert not (bundle / "autograder" / "diagnoses").exists()
     assert not (bundle / "autograder" / "oracles").exists()
+    marked = [
+        p.name
+        for p in (bundle / "autograder").rglob("*.py")
+        for line in p.read_text().splitlines()
+        if line.lstrip().startswith(graded.GRADED_ONLY)
+    ]
+    assert not marked, marked
+    by_hand = {
+        "multi_head": "expected_multi_head",
+        "layer_norm": "ln_variant",
+        "layers": "expected_encoder_layer",
+        "greedy": "expected_greedy_decode",
+        "beam_search": "expected_beam_search",
+        "trainer": "smoothed_loss",
+    }
+    for module, function in by_hand.items():
+        kit = importlib.import_module(f"autograder.properties.models.{module}")
+        assert getattr(kit.BY_HAND, function), module
+        text = (bundle / "autograder" / "properties" / "models" / f"{module}.py").read_text()
+        assert f"def {function}(" not in text and "BY_HAND = SimpleNamespace(" not in text, module
+
+
+def test_a_graded_only_region_is_stripped_or_refused():
+    text = "a = 1\n# >>> graded only: why\ndef answer():\n    pass\n# <<< graded only\nb = 2\n"
+    assert graded.strip(text) == "a = 1\nb = 2\n"
+    for broken in (
+        "# >>> graded only\nx = 1\n",  # never closed
+        "# <<< graded only\n",  # closed, never opened
+        "# >>> graded only\n# >>> graded only\n# <<< graded only\n",  # nested
+    ):
+        with pytest.raises(ValueError):
+            graded.strip(broken, "planted.py")
 
 
 def run_bundle_pytest(bundle, *args):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.diagnoses.smoothed_loss import smoothed_loss
 from autograder.properties.models.trainer import (
     BETAS,
     EPS,
@@ -16,6 +15,7 @@ from autograder.properties.models.trainer import (
     expected_smoothed_loss,
     library_loss,
     rate,
+    smoothed_loss,
 )
 from autograder.properties.models.trainer import TrainingMistake as M
 from autograder.properties.models.transformer import (

@@ -1,6 +1,6 @@
 """Hidden properties of beam_search.beam_search (graded, never shipped to students). Their expected values come
-from the graded side's beam search by hand (autograder/diagnoses/beam_search.py, with the mistake models that name
-a rule broken)."""
+from the graded side's beam search by hand (models/beam_search.py's graded-only region, with the mistake models that
+name a rule broken)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..diagnoses.beam_search import expected_beam_search
 from ..i18n import _
 from ..properties.beam_search import DEFAULT_HINT, ROWS_HINT, explain_beam
+from ..properties.models.beam_search import expected_beam_search
 from ..properties.models.transformer import ExpectedTransformer
 from ..suite.beams import (
     BeamInputs,

@@ -9,7 +9,6 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
 from ..properties.kv_cache import (
     DEFAULT_HINT,
@@ -29,6 +28,7 @@ from ..properties.kv_cache import (
     step,
     step_inputs,
 )
+from ..properties.models.greedy import expected_greedy_decode
 from ..properties.models.transformer import ExpectedTransformer
 from ..suite.checks import close, consistent, diagnose, fail, is_close
 from ..suite.clauses import KvCache

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from hypothesis import example, given
 
-from ..diagnoses.multi_head import expected_multi_head
 from ..i18n import _
+from ..properties.models.multi_head import expected_multi_head
 from ..suite import expected_values
 from ..suite.checks import close, expect, fail, is_close
 from ..suite.clauses import MultiHead

@@ -8,9 +8,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ..diagnoses.smoothed_loss import smoothed_loss
 from ..i18n import _
-from ..properties.models.trainer import schedule
+from ..properties.models.trainer import schedule, smoothed_loss
 from ..suite.checks import close, expect, is_close
 from ..suite.clauses import Training
 from ..suite.core import prop

@@ -6,8 +6,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ..diagnoses.greedy import expected_greedy_decode
 from ..i18n import _
+from ..properties.models.greedy import expected_greedy_decode
 from ..properties.models.transformer import MODEL_HINTS, ExpectedTransformer, ModelMistake
 from ..suite.checks import close, diagnose, expect, fail, is_close, tensor
 from ..suite.clauses import Transformer

@@ -8,8 +8,8 @@ enumeration (no beam at all); each returned score is recomputed from the expecte
 returned tokens. A returned hypothesis is compared as the tokens up to its first eos.
 
 Each rule of the search has its own hint (issue 21, issue 22 item 5). A mismatch is named by the graded side's
-mistake models (autograder/diagnoses/beam_search.py: the search by hand with each usual mistake, never shipped,
-reached through graded.diagnosis) where exactly one returns the same hypotheses and scores; else, and in the student
+mistake models (models/beam_search.py's graded-only region: the search by hand with each usual mistake, never
+shipped) where exactly one returns the same hypotheses and scores; else, and in the student
 bundle, by evidence that needs no search: the batch's relations (the rows rolled, other tokens at the padded
 positions), the enumeration (the best raw logp, the best of a search stopped after step t) and the score
 formulas (T with bos, T grown to the steps run, the raw logp). One slip, one deduction: the return value's order
@@ -28,7 +28,6 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ..i18n import N_, _
-from ..suite import graded
 from ..suite.beam_records import PRUNED, RECORDED
 from ..suite.beams import (
     BeamInputs,
@@ -55,6 +54,7 @@ from ..suite.decoding import (
     greedy_fixed_point,
 )
 from ..suite.strategies import composite
+from .models import beam_search as beam_models
 from .models.beam_search import (
     BEAM_HINTS,
     BeamMistake,
@@ -112,7 +112,7 @@ MASK_HINT = BEAM_HINTS.msgid(BeamMistake.NO_DECODE_MASK)
 
 def explain_beam(searched: Searched, *evidence, scores=True):
     """The hint naming the mistake that gives the searched hypotheses (and their scores, unless scores=False): the
-    graded side's mistake model that returns the same (diagnoses/beam_search.py, one search with the mistakes as
+    graded side's mistake model that returns the same (models/beam_search.BY_HAND, one search with the mistakes as
     flags), when only mistakes with one hint do; else the first `evidence` candidate that holds (diagnose's (test, hint)
     pairs: what needs no search, the student bundle's only diagnosis), else the default, which names every rule.
     A short hypothesis such as [bos, eos] is what several mistakes return: naming one of them would be a guess."""
@@ -656,6 +656,6 @@ def beam_search_is_written_by_hand(student):
     )
 
 
-# The graded side's beam search by hand and its mistake models (autograder/diagnoses/beam_search.py, never shipped),
-# for diagnoses only: None in the student bundle. Looked up last: they read this module's hints.
-mistake_models = graded.diagnosis("beam_search")
+# The graded side's beam search by hand and its mistake models (models/beam_search.py's graded-only region, never
+# shipped), for diagnoses only: None in the student bundle.
+mistake_models = beam_models.BY_HAND

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call
-from ..suite import graded
 from ..suite.checks import (
     close,
     consistent,
@@ -51,10 +50,11 @@ from ..suite.strategies import (
     seeds,
     tensors,
 )
+from .models import layers as layer_models
 from .models.layers import LAYER_HINTS, LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-mistake_models = graded.diagnosis("layers")
+mistake_models = layer_models.BY_HAND
 
 C = "decoder"
 LAYER_ERROR = N_(
@@ -266,6 +266,7 @@ def decoder_layer_is_causal(student, case, p):
     later = torch.arange(m_d) > p
     changed = torch.where(later[None, :, None], randn(x.shape, seed + 5, x.dtype, 2.0), x)
     out2 = run_layer(student, handle, replace(case, x=changed))
+    swapped = LayerMistake.SELF_GETS_MEMORY_MASK | LayerMistake.CROSS_GETS_TARGET_MASK
     close(
         out2[:, : p + 1],
         out[:, : p + 1],
@@ -275,17 +276,9 @@ def decoder_layer_is_causal(student, case, p):
             (
                 lambda: (
                     mistake_models is not None
-                    and is_close(
-                        out,
-                        by_hand_layer(
-                            state,
-                            case,
-                            mistake_models.LayerMistake.SELF_GETS_MEMORY_MASK
-                            | mistake_models.LayerMistake.CROSS_GETS_TARGET_MASK,
-                        ),
-                    )
+                    and is_close(out, by_hand_layer(state, case, swapped))
                 ),
-                _("target_mask and memory_mask swapped: the self-attention takes target_mask"),
+                LAYER_HINTS(swapped, C),
             ),
         ),
     )

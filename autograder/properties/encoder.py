@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from ..i18n import N_, _
 from ..student_code import Call
-from ..suite import graded
 from ..suite.checks import (
     close,
     consistent,
@@ -50,10 +49,11 @@ from ..suite.strategies import (
     seeds,
     tensors,
 )
+from .models import layers as layer_models
 from .models.layers import LAYER_HINTS, LayerMistake, torch_layer, torch_stack
 
 # The layer by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-mistake_models = graded.diagnosis("layers")
+mistake_models = layer_models.BY_HAND
 
 C = "encoder"
 LAYER_ERROR = N_(

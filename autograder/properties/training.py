@@ -60,8 +60,8 @@ from ..suite.training_cases import (
     train,
     trained_on_the_student_loss,
 )
+from .models import trainer as trainer_models
 from .models.trainer import (
-    MISTAKE_MODELS,
     TEACHER_FORCING,
     TRAINING_HINTS,
     TrainingMistake,
@@ -114,7 +114,7 @@ def teacher_forcing_gradient_equals_expected(student, case):
         ):  # the student's own shift_right, tested directly, before any model of the loss
             return wrong_shift
         for mistake in TRAINING_HINTS.tried(TEACHER_FORCING):  # its declared order
-            if M.PAD_COUNTED in mistake and MISTAKE_MODELS is None:
+            if M.PAD_COUNTED in mistake and trainer_models.BY_HAND is None:
                 continue
             try:
                 if is_close(got, expected_gradients(state, case, mistake=mistake)[0]):

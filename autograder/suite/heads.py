@@ -11,9 +11,10 @@ import torch
 from hypothesis import strategies as st
 
 from ..i18n import _
+from ..properties.models import multi_head as multi_head_models
 from ..properties.models.multi_head import MHA_HINTS, MhaMistake, torch_multi_head
 from ..student_code import Call
-from . import expected_values, graded
+from . import expected_values
 from .checks import (
     close,
     diagnose,
@@ -35,7 +36,7 @@ from .strategies import (
 )
 
 # The mistake models (by-hand multi-head attention): the graded side's; None in the student bundle.
-mistake_models = graded.diagnosis("multi_head")
+mistake_models = multi_head_models.BY_HAND
 
 C = "multi_head"
 CLASS = "MultiHeadAttention"

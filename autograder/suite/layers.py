@@ -1,8 +1,8 @@
 """What the encoder and decoder properties (and their hidden twins) share: building and running the student's
 layer or stack for a case (an EncoderInputs or a DecoderInputs), the checking side's LayerNorm (torch's), the
 diagnoses' texts and the stack's diagnosis. torch's layers with the kit's weights are models/layers.py; the layers
-by hand, right or with a usual mistake made on purpose, are the graded side's (autograder/diagnoses/layers.py): the
-student bundle does not ship them.
+by hand, right or with a usual mistake made on purpose, are the graded side's (models/layers.py's graded-only
+region): the student bundle does not ship them.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import _
+from ..properties.models import greedy as greedy_models
 from ..properties.models.greedy import GREEDY_HINTS, GreedyMistake
 from ..properties.models.transformer import (
     MODEL_HINTS,
@@ -22,7 +23,6 @@ from ..properties.models.transformer import (
     SizedCase,
 )
 from ..student_code import Call
-from . import graded
 from .checks import (
     diagnose,
     expect,
@@ -189,9 +189,9 @@ def explain_forward(got, state, case, target_mask, default=""):
 
 
 # --------------------------------------------------------------------------------------------- greedy decoding
-# The greedy loop by hand is an answer: it is the graded side's (autograder/diagnoses/greedy.py), None in the
+# The greedy loop by hand is an answer: it is the graded side's (models/greedy.py's graded-only region), None in the
 # student bundle. The visible verdict needs no loop: greedy tokens are a fixed point of one teacher-forced pass.
-mistake_models = graded.diagnosis("greedy")
+mistake_models = greedy_models.BY_HAND
 
 
 def greedy_decode(student, handle, case, decoding: Decoding):

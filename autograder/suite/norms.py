@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ..i18n import N_, _
+from ..properties.models import layer_norm as layer_norm_models
 from ..properties.models.layer_norm import (
     NORM_HINTS,
     NormMistake,
@@ -20,7 +21,7 @@ from ..properties.models.layer_norm import (
     library_variance,
 )
 from ..student_code import Call
-from . import expected_values, graded
+from . import expected_values
 from .checks import (
     close,
     diagnose,
@@ -32,7 +33,7 @@ from .graded import matches
 from .strategies import norm_state, randn
 
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-mistake_models = graded.diagnosis("layer_norm")
+mistake_models = layer_norm_models.BY_HAND
 
 C = "add_norm"
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..i18n import N_, _
+from ..properties.models import layer_norm as layer_norm_models
 from ..properties.models.layer_norm import (
     NORM_HINTS,
     NormMistake,
@@ -23,7 +24,6 @@ from ..properties.models.layer_norm import (
     library_variance,
 )
 from ..student_code import Call
-from . import graded
 from .checks import (
     array,
     diagnose,
@@ -38,7 +38,7 @@ from .mistakes import Hints
 from .strategies import MaskedAttentionInputs, arrays, composite
 
 # LayerNorm by hand with its usual mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-mistake_models = graded.diagnosis("layer_norm")
+mistake_models = layer_norm_models.BY_HAND
 
 C = "attention_numpy"
 NP_DTYPES = (np.float32, np.float64)

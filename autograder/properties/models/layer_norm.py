@@ -1,6 +1,6 @@
 """LayerNorm on the checking side, right or with one of its usual mistakes given as flags: the one model behind
 the add_norm (torch) and attention_numpy (NumPy) diagnoses. Right, it is torch's F.layer_norm; with a mistake it
-is the graded side's LayerNorm by hand (autograder/diagnoses/layer_norm.py) where the caller has that module, and in
+is the graded side's LayerNorm by hand (this module's graded-only region, BY_HAND) where the caller has it, and in
 the student bundle the same mistake written with F.layer_norm (a rescaled eps, a moved axis or a factor: equal to
 the by-hand one to 7e-16, docs/bundle.md), which the LayerNorm exercises forbid."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
@@ -116,3 +117,34 @@ def layer_norm_model(
         out = F.layer_norm(y, shape, eps=eps)
     out = out if whole else out.movedim(-1, dim)
     return out if w is None else out * w + b
+
+
+# The by-hand mistake models: the graded side's; None in the student bundle (suite/graded.py).
+BY_HAND: SimpleNamespace | None = None
+
+
+# >>> graded only: an answer, which `release` strips (suite/graded.py, docs/bundle.md)
+def ln_variant(x, weight=None, bias=None, eps=1e-5, mistake=NormMistake.NONE, dim=-1):
+    """LayerNorm in float64 over dim (an int or a tuple), or with `mistake`."""
+    x = x.double()
+    mean = x.mean(dim, keepdim=True)
+    n = 1
+    for i in (dim,) if isinstance(dim, int) else dim:
+        n *= x.shape[i]
+    ddof = 1 if NormMistake.UNBIASED in mistake else 0
+    var = ((x - mean) ** 2).sum(dim, keepdim=True) / (n - ddof)
+    if NormMistake.VAR_NOT_STD in mistake:
+        y = (x - mean) / (var + eps)
+    elif NormMistake.NO_EPS in mistake:
+        y = (x - mean) / var.sqrt()
+    elif NormMistake.EPS_OUTSIDE in mistake:
+        y = (x - mean) / (var.sqrt() + eps)
+    else:
+        y = (x - mean) / (var + eps).sqrt()
+    if weight is not None:
+        y = y * weight.double() + bias.double()
+    return y
+
+
+BY_HAND = SimpleNamespace(ln_variant=ln_variant)
+# <<< graded only

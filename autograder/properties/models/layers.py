@@ -2,19 +2,22 @@
 mistakes that torch's layer can make with other weights or masks (answer-free: the layers are forbidden in
 encoder.py and decoder.py). A case is an EncoderInputs (x, mask) or a DecoderInputs (x, memory, target_mask,
 memory_mask). LayerMistake names every usual mistake of a layer; the layer by hand with each of them is the graded
-side's (autograder/diagnoses/layers.py)."""
+side's (this module's graded-only region)."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import replace
+from types import SimpleNamespace
 
 import torch
+import torch.nn.functional as F
 
 from ...i18n import N_
 from ...suite import expected_values
 from ...suite.mistakes import Hints
 from ...suite.strategies import EncoderInputs
+from . import multi_head as multi_head_models
 
 
 class LayerMistake(enum.Flag):
@@ -151,7 +154,7 @@ LAYER_HINTS = Hints(
 
 
 # The mistakes that are torch's layer with other weights or masks: the student bundle's layer mistake models
-# (the graded side has every mistake by hand, autograder/diagnoses/layers.py).
+# (the graded side has every mistake by hand, below).
 TORCH_MISTAKES = (
     LayerMistake.NORMS_1_2_SWAPPED
     | LayerMistake.NORMS_2_3_SWAPPED
@@ -349,3 +352,112 @@ def decoder_stack(
                 memory_mask=mem if with_memory else None,
             )
     return x
+
+
+# The by-hand mistake models: the graded side's; None in the student bundle (suite/graded.py).
+BY_HAND: SimpleNamespace | None = None
+
+
+# >>> graded only: an answer, which `release` strips (suite/graded.py, docs/bundle.md)
+def _layer_norm(x, state, prefix):
+    return F.layer_norm(x, (x.shape[-1],), state[f"{prefix}weight"], state[f"{prefix}bias"], 1e-5)
+
+
+def expected_feed_forward_sublayer(x, state, prefix):
+    hidden = F.relu(F.linear(x, state[f"{prefix}linear_1.weight"], state[f"{prefix}linear_1.bias"]))
+    return F.linear(hidden, state[f"{prefix}linear_2.weight"], state[f"{prefix}linear_2.bias"])
+
+
+def expected_sublayer(x, sublayer, norm, mistake=LayerMistake.NONE):
+    """One residual sub-layer, post-norm, or with the residual mistake in `mistake`."""
+    if LayerMistake.PRE_NORM in mistake:
+        return x + sublayer(norm(x))
+    if LayerMistake.NORM_INSIDE_RESIDUAL in mistake:
+        return x + norm(sublayer(x))
+    if LayerMistake.NO_RESIDUAL in mistake:
+        return norm(sublayer(x))
+    return norm(x + sublayer(x))
+
+
+def _expected_layer(state, x, steps, mistake, prefix):
+    """steps: (the mistake that skips it, sub-layer function), in order; step i gets add_norm_(i+1)'s norm."""
+    norms = [1, 2, 3][: len(steps)]
+    if LayerMistake.NORMS_1_2_SWAPPED in mistake:
+        norms[0], norms[1] = norms[1], norms[0]
+    if LayerMistake.NORMS_2_3_SWAPPED in mistake:
+        norms[1], norms[2] = norms[2], norms[1]
+    for (skipped, sublayer), i in zip(steps, norms):
+        if skipped not in mistake:
+            x = expected_sublayer(
+                x,
+                sublayer,
+                lambda y, i=i: _layer_norm(y, state, f"{prefix}add_norm_{i}.norm."),
+                mistake,
+            )
+    return x
+
+
+def expected_encoder_layer(state, heads, x, mask=None, mistake=LayerMistake.NONE, prefix=""):
+    """An encoder layer (self-attention, feed-forward) on the checking side, optionally with `mistake`."""
+    m = None if LayerMistake.NO_SELF_MASK in mistake else mask
+
+    def self_attention(y):
+        return multi_head_models.expected_multi_head(
+            state, heads, y, y, y, m, prefix=f"{prefix}self_attention."
+        )[0]
+
+    steps = [
+        (LayerMistake.NO_SELF_ATTENTION, self_attention),
+        (
+            LayerMistake.NO_FEED_FORWARD,
+            lambda y: expected_feed_forward_sublayer(y, state, f"{prefix}feed_forward."),
+        ),
+    ]
+    return _expected_layer(state, x, steps, mistake, prefix)
+
+
+def expected_decoder_layer(
+    state,
+    heads,
+    x,
+    memory,
+    target_mask=None,
+    memory_mask=None,
+    mistake=LayerMistake.NONE,
+    prefix="",
+):
+    """A decoder layer (masked self-attention, cross-attention, feed-forward) on the checking side, optionally
+    with `mistake`."""
+    self_mask = memory_mask if LayerMistake.SELF_GETS_MEMORY_MASK in mistake else target_mask
+    cross_mask = target_mask if LayerMistake.CROSS_GETS_TARGET_MASK in mistake else memory_mask
+    self_mask = None if LayerMistake.NO_SELF_MASK in mistake else self_mask
+    cross_mask = None if LayerMistake.NO_CROSS_MASK in mistake else cross_mask
+
+    def self_attention(y):
+        return multi_head_models.expected_multi_head(
+            state, heads, y, y, y, self_mask, prefix=f"{prefix}self_attention."
+        )[0]
+
+    def cross_attention(y):
+        kv = y if LayerMistake.CROSS_KEYS_FROM_X in mistake else memory
+        return multi_head_models.expected_multi_head(
+            state, heads, y, kv, kv, cross_mask, prefix=f"{prefix}cross_attention."
+        )[0]
+
+    steps = [
+        (LayerMistake.NO_SELF_ATTENTION, self_attention),
+        (LayerMistake.NO_CROSS_ATTENTION, cross_attention),
+        (
+            LayerMistake.NO_FEED_FORWARD,
+            lambda y: expected_feed_forward_sublayer(y, state, f"{prefix}feed_forward."),
+        ),
+    ]
+    if LayerMistake.CROSS_ATTENTION_FIRST in mistake:
+        steps[0], steps[1] = steps[1], steps[0]
+    return _expected_layer(state, x, steps, mistake, prefix)
+
+
+BY_HAND = SimpleNamespace(
+    expected_encoder_layer=expected_encoder_layer, expected_decoder_layer=expected_decoder_layer
+)
+# <<< graded only

@@ -2,14 +2,16 @@
 nn.MultiheadAttention with the kit's weights, with other weights for the mistakes that are weight surgery (a
 strided head split, projections swapped or copied, no w_o, the sqrt(d_model) scale: equal to the by-hand models to
 4e-16, docs/bundle.md). nn.MultiheadAttention is forbidden in multi_head.py, so this is no answer; the graded side
-has every mistake by hand (autograder/diagnoses/multi_head.py)."""
+has every mistake by hand (this module's graded-only region)."""
 
 from __future__ import annotations
 
 import enum
 import math
+from types import SimpleNamespace
 
 import torch
+import torch.nn.functional as F
 
 from ...i18n import N_
 from ...suite import expected_values
@@ -128,3 +130,51 @@ def torch_multi_head(state, heads, query, key, value, mask=None, mistake=MhaMist
     s = SURGERY[mistake](state, heads) if mistake else state
     out, w = expected_values.multi_head(s, query.shape[-1], heads, query, key, value, mask)
     return out, torch.nan_to_num(w, nan=0.0)
+
+
+# The by-hand mistake models: the graded side's; None in the student bundle (suite/graded.py).
+BY_HAND: SimpleNamespace | None = None
+
+# >>> graded only: an answer, which `release` strips (suite/graded.py, docs/bundle.md)
+_PROJECTIONS = {
+    MhaMistake.Q_K_SWAPPED: ("w_k", "w_q", "w_v"),
+    MhaMistake.K_V_SWAPPED: ("w_q", "w_v", "w_k"),
+    MhaMistake.Q_V_SWAPPED: ("w_v", "w_k", "w_q"),
+    MhaMistake.V_FROM_W_K: ("w_q", "w_k", "w_k"),
+}
+
+
+def expected_multi_head(
+    state, heads, query, key, value, mask=None, mistake=MhaMistake.NONE, prefix=""
+):
+    """Multi-head attention on the checking side with the weights `state`, optionally with `mistake` made on
+    purpose. Returns (output, weights); fully masked rows give zero weights (the kit's convention)."""
+    b, m_q, d = query.shape
+    m_k, d_k = key.shape[1], d // heads
+    proj = next((names for m, names in _PROJECTIONS.items() if m in mistake), ("w_q", "w_k", "w_v"))
+
+    def linear(x, name):
+        return F.linear(x, state[f"{prefix}{name}.weight"], state.get(f"{prefix}{name}.bias"))
+
+    def split_heads(x, m):
+        if MhaMistake.SPLIT_WITHOUT_TRANSPOSE in mistake:
+            return x.reshape(b, heads, m, d_k)
+        if MhaMistake.SPLIT_STRIDED in mistake:
+            return x.reshape(b, m, d_k, heads).permute(0, 3, 1, 2)
+        return x.reshape(b, m, heads, d_k).transpose(1, 2)
+
+    q = split_heads(linear(query, proj[0]), m_q)
+    k = split_heads(linear(key, proj[1]), m_k)
+    v = split_heads(linear(value, proj[2]), m_k)
+    if MhaMistake.SCALED_BY_D_MODEL in mistake:
+        q = q * math.sqrt(d_k / d)
+    o, w = expected_values.attention(q, k, v, mask)
+    if MhaMistake.MERGE_WITHOUT_TRANSPOSE in mistake:
+        merged = o.reshape(b, m_q, d)
+    else:
+        merged = o.transpose(1, 2).reshape(b, m_q, d)
+    return (merged if MhaMistake.NO_W_O in mistake else linear(merged, "w_o")), w
+
+
+BY_HAND = SimpleNamespace(expected_multi_head=expected_multi_head)
+# <<< graded only

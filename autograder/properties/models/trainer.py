@@ -7,7 +7,7 @@ No answer (docs/bundle.md): the loss is torch's F.cross_entropy(label_smoothing=
 docstring's closed form. No training loop ships: train's steps are checked as Adam's update (its documented
 formula) of the gradients of the student's own teacher_forcing_loss (suite/training_cases). The one mistake no
 library call reproduces (padding positions counted in the mean) is the graded side's mistake model
-(autograder/diagnoses/smoothed_loss.py): None in the student bundle.
+(the loss by hand, this module's graded-only region): None in the student bundle.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
 
 from ...i18n import N_
-from ...suite import graded
 from ...suite.expected_values import expected_causal_mask
 from ...suite.mistakes import Hints
 from .transformer import TrainableTransformer
@@ -122,9 +122,6 @@ LOSS_MISTAKES = (
     | TrainingMistake.SUMMED
     | TrainingMistake.TORCH_SMOOTHING
 )
-# The smoothed loss by hand with its mistakes: the graded side's; None in the student bundle (docs/bundle.md).
-# Looked up once the flags exist: the graded side's model imports them from here.
-MISTAKE_MODELS = graded.diagnosis("smoothed_loss")
 
 
 # ------------------------------------------------------------------------------------------------- the loss
@@ -161,9 +158,9 @@ def expected_smoothed_loss(logits, target, smoothing, pad_id, mistake=TrainingMi
     the student bundle, which has no such model)."""
     if TrainingMistake.PAD_COUNTED not in mistake:
         return library_loss(logits, target, smoothing, pad_id, mistake)
-    if MISTAKE_MODELS is None:
+    if BY_HAND is None:
         return None
-    return MISTAKE_MODELS.smoothed_loss(logits, target, smoothing, pad_id, mistake)
+    return BY_HAND.smoothed_loss(logits, target, smoothing, pad_id, mistake)
 
 
 def minimum_logits(target, vocab, smoothing, pad_id):
@@ -285,3 +282,36 @@ def adam_update(state, grads, moments: AdamMoments, lr):
         step = lr / (1 - b1**t) * m / ((v / (1 - b2**t)).sqrt() + EPS)
         out[name] = (state[name].to(torch.float64) - step).to(state[name].dtype)
     return out
+
+
+# The by-hand mistake models: the graded side's; None in the student bundle (suite/graded.py).
+BY_HAND: SimpleNamespace | None = None
+
+
+# >>> graded only: an answer, which `release` strips (suite/graded.py, docs/bundle.md)
+def smoothed_distribution(target, vocab, smoothing, pad_id, mistake=TrainingMistake.NONE):
+    """q for each position (..., V): the closed form, or with `mistake` (PAD_MASS, TORCH_SMOOTHING)."""
+    if TrainingMistake.TORCH_SMOOTHING in mistake:  # (1 - e) one-hot + e / V everywhere
+        return F.one_hot(target, vocab).to(torch.float64) * (1 - smoothing) + smoothing / vocab
+    q = torch.full((*target.shape, vocab), smoothing / (vocab - 2), dtype=torch.float64)
+    q.scatter_(-1, target.unsqueeze(-1), 1.0 - smoothing)
+    if TrainingMistake.PAD_MASS not in mistake:
+        q[..., pad_id] = 0.0
+    return q
+
+
+def smoothed_loss(logits, target, smoothing, pad_id, mistake=TrainingMistake.NONE):
+    """The loss in float64, with `mistake` (the loss's flags), autograd through logits."""
+    log_probs = F.log_softmax(logits.to(torch.float64), dim=-1)
+    q = smoothed_distribution(target, logits.shape[-1], smoothing, pad_id, mistake)
+    per_position = -(q * log_probs).sum(-1)
+    if TrainingMistake.PAD_COUNTED in mistake:
+        real = torch.ones_like(target, dtype=torch.bool)
+    else:
+        real = target != pad_id
+    total = per_position.masked_fill(~real, 0.0).sum()
+    return total if TrainingMistake.SUMMED in mistake else total / real.sum().clamp(min=1)
+
+
+BY_HAND = SimpleNamespace(smoothed_loss=smoothed_loss)
+# <<< graded only
