@@ -6,11 +6,16 @@ exercises' results by hand. Both are checked on the bundles `release` builds, En
 """
 
 import ast
+import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import textwrap
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -25,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # (issue 18). Each is (component, function).
 CLOSED_FORMS = {
     ("mask", "causal_mask"),
+    ("mask", "padding_mask"),
     ("positional_encoding", "sinusoidal_encoding"),
     ("training", "learning_rate"),
     ("training", "shift_right"),
@@ -135,6 +141,109 @@ def test_no_solution_line_anywhere_in_the_bundle(bundle):
             if hits:
                 leaked[path.relative_to(bundle).as_posix()] = sorted(lines[h] for h in hits)
     assert not leaked, leaked
+
+
+# ------------------------------------------------------------------------------------ pieces, not lines
+# The crib of issue 35 assembled answers from pieces of the checker: an expression inside a line, a few lines of
+# one helper and one of another. A piece is PIECE tokens in a row (names and operators as written; strings one
+# token, comments none), so a renamed local or a reformatted line still matches where its neighbours do.
+PIECE = 10
+# Pieces a checker may hold because the exercise's docstring states them (as a formula, or as the attributes
+# its contract declares): (component, function of the reference) -> the docstring's words.
+STATED = {
+    ("attention", "scaled_dot_product_attention"): "scores = query @ key^T / sqrt(d_k)",
+    ("kv_cache", "CachedDecoder.start"): "the cache's four attributes",
+    (
+        "positional_encoding",
+        "PositionalEncoding.__init__",
+    ): "pe: buffer, sinusoidal_encoding(max_len, d_model)",
+    ("training", "label_smoothed_cross_entropy"): "q, and the mean over the non-padding positions",
+    ("training", "train"): "one train_step per batch, the step counted from 1",
+    ("transformer", "Transformer.forward"): "generator(decode(tgt, encode(src, src_mask), ...))",
+}
+
+
+def tokens(code: str) -> list[tuple[str, int]]:
+    """(token, line) of Python code: names, numbers and operators as written, a string as S; no comment."""
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    skip |= {tokenize.ENCODING, tokenize.ENDMARKER}
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if tok.type not in skip:
+            out.append(("S" if tok.type == tokenize.STRING else tok.string, tok.start[0]))
+    return out
+
+
+def pieces(code: str) -> set[tuple[str, ...]]:
+    toks = [t for t, _ in tokens(code)]
+    return {tuple(toks[i : i + PIECE]) for i in range(len(toks) - PIECE + 1)}
+
+
+def solution_pieces() -> dict[tuple[str, ...], tuple[tuple[str, str], str]]:
+    """piece -> ((component, function), where: solutions/<name>.py:line): every piece of the reference's solution
+    regions, less the closed forms and what the stubs hold."""
+    said = set().union(*(pieces(text) for text in stubs.generate().values()))
+    found = {}
+    for name in NAMES:
+        source = (ROOT / "solutions" / f"{name}.py").read_text()
+        qualified = {}
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.Module | ast.ClassDef):
+                continue
+            for child in node.body:
+                if isinstance(child, ast.FunctionDef):
+                    owner = f"{node.name}." if isinstance(node, ast.ClassDef) else ""
+                    for line in range(child.lineno, child.end_lineno + 1):
+                        qualified.setdefault(line, f"{owner}{child.name}")
+        for region in re.finditer(
+            f"{re.escape(stubs.BEGIN)}.*?{re.escape(stubs.END)}", source, re.S
+        ):
+            first = source.count(
+                "\n", 0, region.start()
+            )  # the region's lines, numbered as in the file
+            body = region.group(0).split("\n", 1)[1].rsplit("\n", 1)[0]
+            toks = tokens(textwrap.dedent(body))
+            for i in range(len(toks) - PIECE + 1):
+                line = first + 1 + toks[i][1]
+                owner = qualified.get(line, "")
+                if (name, owner.split(".")[-1]) in CLOSED_FORMS:
+                    continue
+                piece = tuple(t for t, _ in toks[i : i + PIECE])
+                if piece not in said:
+                    found.setdefault(piece, ((name, owner), f"solutions/{name}.py:{line}"))
+    return found
+
+
+def test_the_piece_measure_finds_a_copied_expression():
+    """A piece of the reference inside a checker's line, with other names around it, is found."""
+    reference = solution_pieces()
+    assert len(reference) > 1000, len(reference)
+    line = (
+        (ROOT / "solutions" / "multi_head.py").read_text().split(stubs.BEGIN)[1].split(stubs.END)[0]
+    )
+    planted = "def helper(z):\n    other = 1\n" + textwrap.indent(textwrap.dedent(line), "    ")
+    assert pieces(planted) & reference.keys()
+
+
+def test_no_piece_of_a_solution_in_the_checker():
+    """The bundle's checker code (every .py under its autograder/) holds no piece of the reference's solution
+    regions beyond the closed forms and what the docstrings state (STATED, each with its words); and every
+    entry of STATED is still needed (checked both ways: a piece that no longer ships leaves the list)."""
+    bundle = release.build(Path(tempfile.mkdtemp()) / "bundle")
+    try:
+        reference = solution_pieces()
+        leaked, stated = {}, set()
+        for path in sorted((bundle / "autograder").rglob("*.py")):
+            for piece in pieces(path.read_text()) & reference.keys():
+                owner, where = reference[piece]
+                if owner in STATED:
+                    stated.add(owner)
+                else:
+                    leaked.setdefault(f"{where} {owner[1]}", set()).add(path.name)
+        assert not leaked, leaked
+        assert stated == STATED.keys(), STATED.keys() - stated
+    finally:
+        shutil.rmtree(bundle.parent, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------ the checker computes no answer
