@@ -20,6 +20,7 @@ import suite_runs
 
 from autograder import i18n
 from autograder.components import NAMES
+from autograder.report.signatures import fixed_copy_task
 from autograder.suite import core
 
 OPEN, CLOSE = "\u27e6", "\u27e7"  # ⟦ ⟧: marks no message of the kit contains
@@ -126,7 +127,8 @@ def test_every_word_is_translated_and_the_grade_is_the_same(
     for label in labels(component):
         # English: the meta-tests' runs (computed here if this test runs first)
         english = core.require_behaviour(suite_runs.english(label, component, tmp_path_factory))
-        with i18n.chosen("es"), marked("es") as spanish_catalog:
+        # the copy task on the English runs' draw (suite_runs.english): the same task in both languages
+        with i18n.chosen("es"), marked("es") as spanish_catalog, fixed_copy_task():
             code = suite_runs.student(label, tmp_path_factory)
             properties = [o.property for o in compared(english, label)]
             spanish = core.require_behaviour([core.run_property(p, code) for p in properties])
