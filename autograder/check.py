@@ -102,7 +102,7 @@ class SelfCheck:
             InProcessStudentCode(folder, label=self.path.name, timeout=timeout)
         )
         self.raw: dict[str, core.Outcome] = {}  # property id -> outcome as run, reported or quiet
-        self.folder, self.kit_refusals = folder, {}
+        self.folder, self.scan_refusals = folder, {}
         self.jobs: check_jobs.Jobs | None = None
 
     def start(self, properties: list[core.Property], jobs: int) -> None:
@@ -134,34 +134,34 @@ class SelfCheck:
     def outcome_as_run(self, p: core.Property) -> core.Outcome:
         """The property run on the student's code, here or in a worker (check_jobs.py), made (names and
         words), before blame."""
-        return self.made(self.refuse_the_kit(core.run_property(p, self.student)))
+        return self.made(self.refuse_by_the_scan(core.run_property(p, self.student)))
 
     def made(self, o: core.Outcome) -> core.Outcome:
         """The per-outcome passes (passes.made) on an outcome of this submission as run: its notebook cells
         named, the glossary's sentence."""
         return passes.made(o, self.rename)
 
-    def refuse_the_kit(self, o: core.Outcome) -> core.Outcome:
-        """grade awards nothing to a component whose file, or a helper it loads, names the kit itself (the
-        grading process has no kit to import: rules.static_scan.kit_refusal); nor does check, with the same
-        sentence as grade (judge/grading_process.refuse_the_kit). A component with a static by-hand property
-        is voided by its scan already (core.require_behaviour)."""
-        from .rules.static_scan import kit_refusal
+    def refuse_by_the_scan(self, o: core.Outcome) -> core.Outcome:
+        """grade awards nothing to a component with no static by-hand property whose file, or a helper it loads,
+        names the kit itself or tampers (rules.static_scan.scan_refusal); nor does check, with the same
+        sentence as grade (judge/grading_process.refuse_by_the_scan). A component with a static by-hand
+        property is voided by its scan already (core.require_behaviour)."""
+        from .rules.static_scan import scan_refusal
 
         component = o.property.component
         if not o.passed or any(
             core.is_static(q) for q in core.REGISTRY.values() if q.component == component
         ):
             return o
-        if component not in self.kit_refusals:
+        if component not in self.scan_refusals:
             modules = [f.stem for f in self.folder.glob("*.py")]
             path = lambda name: self.folder / f"{name}.py"  # noqa: E731
-            self.kit_refusals[component] = kit_refusal(
+            self.scan_refusals[component] = scan_refusal(
                 component,
                 lambda name: path(name).read_text() if path(name).is_file() else None,
                 modules,
             )
-        refused = self.kit_refusals[component]
+        refused = self.scan_refusals[component]
         return replace(o, status=core.Status.FORBIDDEN, message=refused, hint="") if refused else o
 
     def _run_quietly(self, component: str) -> None:

@@ -284,7 +284,13 @@ def test_what_a_worker_can_see(graded):
     assert not report["out"] and not report["submissions"]
     assert report["interfaces"] == ["lo"] and not report["fork"]
     assert report["tmp_writable"]
-    assert points(graded, "probe") == points(graded, "reference")
+    # the probe's imports (json, socket) are not a submission's to make: its mask is refused by the scan, as any
+    # component's is (since stop 46 in the three with no by-hand property too); every other file is the reference
+    probed, reference = points(graded, "probe"), points(graded, "reference")
+    assert probed["mask"] == 0 and "tampering" in _messages(graded, "probe", "mask")
+    assert {c: v for c, v in probed.items() if c != "mask"} == {
+        c: v for c, v in reference.items() if c != "mask"
+    }
 
 
 def test_no_worker_is_left_behind(graded):
@@ -430,6 +436,8 @@ REFUSED_BY_BOTH = {
     "exec_via_builtins": ("attention", "add_norm"),
     "pickle_exec": ("attention", "add_norm"),
     "kit_checker_import": ("mask", "positional_encoding"),
+    # the crib's frame walk to the checker's own functions (stop 46): check gave 48 points, grade fewer
+    "frame_walk": ("mask", "positional_encoding", "feed_forward"),
 }
 
 
@@ -446,7 +454,8 @@ def test_code_hidden_from_the_scan_earns_nothing(graded, name):
 def test_check_refuses_what_grade_refuses(graded, tmp_path):
     """The self-check (in-process, where the kit is importable) gives each attacked component what the judge
     gives it: nothing, for code hidden from the scan and for the kit's own checker imported or found in
-    sys.modules (check used to give mask and positional_encoding 37 points that grade did not)."""
+    sys.modules, or walked to in the callers' frames (check used to give mask and positional_encoding 37 points
+    that grade did not, and the frame walk 48 in the three components that forbid nothing)."""
     import subprocess
     import sys
 

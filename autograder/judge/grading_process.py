@@ -211,7 +211,7 @@ class GradingProcess:
                 still_allowed = still_allowed or self.probe_rules(student, component)
             if still_allowed:
                 self.core.rules_switched_off(outcomes, component, still_allowed)
-            outcomes = self.refuse_the_kit(outcomes, sources)
+            outcomes = self.refuse_by_the_scan(outcomes, sources)
             if section.picture:
                 try:
                     picture = self.picture(student)
@@ -254,12 +254,13 @@ class GradingProcess:
             },
         )
 
-    def refuse_the_kit(self, outcomes, sources: dict[str, str]) -> list:
-        """A passed outcome of a component whose file, or a helper it loads, names the kit itself is refused
-        with the sentence check gives it (rules.static_scan.kit_refusal, check.SelfCheck.refuse_the_kit): the
-        import failing here cost only the properties that reached it. A component with a static by-hand
+    def refuse_by_the_scan(self, outcomes, sources: dict[str, str]) -> list:
+        """A passed outcome of a component with no static by-hand property whose file, or a helper it loads,
+        names the kit itself or tampers is refused with the sentence check gives it
+        (rules.static_scan.scan_refusal, check.SelfCheck.refuse_by_the_scan): here the import fails or the frame
+        walk finds nothing, which cost only the properties that reached it. A component with a static by-hand
         property is voided by its scan already (core.require_behaviour)."""
-        from ..rules.static_scan import kit_refusal
+        from ..rules.static_scan import scan_refusal
         from ..suite.core import Status
 
         static = {p.component for p in self.registry.values() if self.core.is_static(p)}
@@ -269,7 +270,7 @@ class GradingProcess:
             if not o.passed or c in static:
                 continue
             if c not in refusals:
-                refusals[c] = kit_refusal(c, sources.get, list(sources))
+                refusals[c] = scan_refusal(c, sources.get, list(sources))
             if refusals[c]:
                 o.status, o.message, o.hint = Status.FORBIDDEN, refusals[c], ""
         return outcomes

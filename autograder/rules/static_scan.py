@@ -171,7 +171,7 @@ class Finding:
     what: str
     file: str = ""
     voids: bool = False  # tampering: the whole component earns nothing (core.require_behaviour)
-    kit: bool = False  # names the kit itself (an import, a string, sys.modules): check.kit_refusal
+    kit: bool = False  # names the kit itself (an import, a string, sys.modules): scan_refusal
 
     def __str__(self) -> str:
         return (_("{file}, line {line}: {what}") if self.file else _("line {line}: {what}")).format(
@@ -419,16 +419,30 @@ def scan_submission(component: str, read, modules=()) -> list[Finding]:
     return found
 
 
-def kit_refusal(component: str, read, modules=()) -> str:
-    """The sentence refusing a component whose file, or a helper module it loads, names the kit itself (an
-    import of `autograder`, a string naming it, sys.modules): '' if none. The grading process has no kit to
-    import, so such code cannot earn there what it earns in-process; check (SelfCheck.run) and grade
-    (judge/grading_process) both refuse every property of the component with this sentence, so that the
-    self-check never promises what the grade will not give (issue 32). `read(name)`: a module's text or None."""
-    found = [f for f in scan_submission(component, read, modules) if f.kit]
-    if not found:
-        return ""
-    return _(
-        "{file} or a helper module it loads uses the kit's own checker ({findings}), which the grader does "
-        "not have: none of {component}'s properties is awarded"
-    ).format(file=f"{component}.py", findings="; ".join(map(str, found[:3])), component=component)
+def scan_refusal(component: str, read, modules=()) -> str:
+    """The sentence refusing every property of a component that has no static by-hand property (mask,
+    feed_forward, positional_encoding: nothing to charge a finding to), or '' if none: its file or a helper
+    module it loads names the kit itself (an import of `autograder`, a string naming it, sys.modules: the grading
+    process has no kit to import, so such code cannot earn there what it earns in-process, issue 32), or tampers
+    (what voids the other components through their by-hand property: a walk up the caller's frames, an import the
+    allowlist does not know; in-process it finds the checker's own values, in the judge's worker nothing, issue
+    35). check (SelfCheck.refuse_by_the_scan) and grade (judge/grading_process) both apply it, so that the
+    self-check never promises what the grade will not give. `read(name)`: a module's text or None."""
+    findings = scan_submission(component, read, modules)
+    kit = [f for f in findings if f.kit]
+    if kit:
+        return _(
+            "{file} or a helper module it loads uses the kit's own checker ({findings}), which the grader does "
+            "not have: none of {component}'s properties is awarded"
+        ).format(file=f"{component}.py", findings="; ".join(map(str, kit[:3])), component=component)
+    tampering = [f for f in findings if f.voids]
+    if tampering:
+        return _(
+            "tampering in {file} or a helper module it loads: {findings}: none of {component}'s "
+            "properties is awarded"
+        ).format(
+            file=f"{component}.py",
+            findings="; ".join(map(str, tampering[:3])),
+            component=component,
+        )
+    return ""

@@ -147,31 +147,34 @@ def greedy_fixed_point(ys, state, case: DecodingCase, decoding: Decoding):
     after that prefix: ys is greedy's output exactly when each token of a row not yet finished is that argmax,
     each token after a row's eos_id is eos_id, and ys stops at max_len tokens or once every row has finished."""
     max_len, eos_id = decoding.max_len, decoding.eos_id
-    b, length = ys.shape
+    length = ys.shape[1]
     if length > max_len:
         return _("{n} tokens, more than max_len={max_len}").format(n=length, max_len=max_len)
     if length == 0 or not bool((ys[:, 0] == decoding.bos_id).all()):
         return _("every row starts with bos_id={bos_id}").format(bos_id=decoding.bos_id)
-    model = ExpectedTransformer(state, case.config)
-    memory = model.encode(case.src, decoding.src_mask)
-    choice = model.generator(
-        model.decode(ys, memory, expected_causal_mask(length), decoding.src_mask)
-    ).argmax(-1)
-    done = torch.zeros(b, dtype=torch.bool)
-    for t in range(1, length):
-        if bool(done.all()):
+    # The rule checked at every position at once (no decoding loop on the checking side): a position holds eos_id
+    # where its row finished before it, else the argmax one teacher-forced pass gives after the prefix before it.
+    logits = ExpectedTransformer(state, case.config).forward(
+        case.src, ys, decoding.src_mask, expected_causal_mask(length)
+    )
+    is_eos = ys[:, 1:] == eos_id  # positions 1..L-1
+    finished_before = (is_eos.long().cumsum(1) - is_eos.long()) > 0
+    want = torch.where(
+        finished_before, torch.full_like(ys[:, 1:], eos_id), logits.argmax(-1)[:, :-1]
+    )
+    wrong = ys[:, 1:] != want
+    flagged = (finished_before.all(0) | wrong.any(0)).nonzero().flatten().tolist()
+    if flagged:
+        i = flagged[0]
+        if bool(finished_before[:, i].all()):
             return _("every row had produced eos_id={eos_id} before position {t}").format(
-                eos_id=eos_id, t=t
+                eos_id=eos_id, t=i + 1
             )
-        want = torch.where(done, torch.full_like(ys[:, t], eos_id), choice[:, t - 1])
-        wrong = (ys[:, t] != want).nonzero().flatten().tolist()
-        if wrong:
-            r = wrong[0]
-            return _(
-                "row {row}, position {t}: {got}, but the greedy choice there is {want}"
-            ).format(row=r, t=t, got=int(ys[r, t]), want=int(want[r]))
-        done |= ys[:, t] == eos_id
-    if length < max_len and not bool(done.all()):
+        r = int(wrong[:, i].nonzero()[0])
+        return _("row {row}, position {t}: {got}, but the greedy choice there is {want}").format(
+            row=r, t=i + 1, got=int(ys[r, i + 1]), want=int(want[r, i])
+        )
+    if length < max_len and not bool(is_eos.any(1).all()):
         return _("{n} tokens, but a row is unfinished and max_len={max_len}").format(
             n=length, max_len=max_len
         )
