@@ -1,8 +1,9 @@
 """The kit's tests: shared setup, and the slow tier.
 
-`pytest -m "not slow"` is the edit loop's tier (88 s on the quiet 2-core machine, collection
-included); `pytest`, as CI runs it, is everything (about 13 minutes of CPU). A test is slow when it grades
-a class with the judge, runs nbgrader, or runs a student bundle's own pytest or check in a fresh process.
+`pytest -m "not slow"` is the edit loop's tier (154 s on two workers on the quiet 2-core machine of 28
+November, 198 s with `-n 0`); `pytest`, as CI runs it, is everything (docs/speed.md, "The kit's own tests").
+A test is slow when it grades a class with the judge, runs nbgrader, or runs a student bundle's own pytest or
+check in a fresh process.
 The slow ones are named here, in one place, so that no test body carries a decorator; a name here that no
 longer matches a test or a fixture is an error, so a renamed slow test cannot drift into the fast tier.
 """
@@ -163,5 +164,29 @@ def pytest_collection_modifyitems(config, items):
         module = item.path.name
         fixtures = SLOW_FIXTURES.get(module, set()) & set(getattr(item, "fixturenames", ()))
         named = getattr(item, "originalname", item.name) in SLOW_TESTS.get(module, ())
-        if fixtures or named or _slow_parameter(item):
+        slow = bool(fixtures or named or _slow_parameter(item))
+        if slow:
             item.add_marker(pytest.mark.slow)
+        group = "slow tier" if slow else _worker_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+# The tests run on the machine's cores (pytest-xdist, `-n auto --dist loadgroup` in pyproject.toml; `-n 0` for a
+# breakpoint). Tests of one group go to one worker:
+# - the slow tier is one group, its tests one after another as before, while the other worker runs the fast tier:
+#   they grade classes with two processes of their own, and two of them side by side each took twice as long (with
+#   no group, the hostile class's grading took 519 s beside another class, and the whole suite 1,613 s of wall
+#   time for 3,120 s of CPU);
+# - in the modules that run a component's whole suite per parameter, the tests of one submission go together:
+#   tests/suite_runs.py caches its English runs per process, and a bug's caught-and-named test and its
+#   signature's test on two workers ran its suite twice (test_suite_meta.py: 83 s of CPU in one process, 122 s
+#   on two workers).
+def _worker_group(item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec and item.path.name in SUITE_MODULES:
+        for value in callspec.params.values():
+            label = value if isinstance(value, str) else getattr(value, "id", None)
+            if label:
+                return f"submission:{label}"
+    return None

@@ -322,6 +322,8 @@ def test_a_new_component_needs_only_its_own_files(tmp_path):
     rc, out = run(
         "-m",
         "pytest",
+        "-n",
+        "0",
         "-q",
         "-rA",
         "tests/test_components.py",

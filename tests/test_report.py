@@ -432,6 +432,8 @@ def test_the_browser_tests_skip_cleanly_without_playwright(tmp_path):
             sys.executable,
             "-m",
             "pytest",
+            "-n",
+            "0",
             "-q",
             "-p",
             "no:cacheprovider",
