@@ -1,6 +1,6 @@
 """The kit's tests: shared setup, and the slow tier.
 
-`pytest -m "not slow"` is the edit loop's tier (154 s on two workers on the quiet 2-core machine of 28
+`pytest -m "not slow"` is the edit loop's tier (161 s on two workers on the quiet 2-core machine of 28
 November, 198 s with `-n 0`); `pytest`, as CI runs it, is everything (docs/speed.md, "The kit's own tests").
 A test is slow when it grades a class with the judge, runs nbgrader, or runs a student bundle's own pytest or
 check in a fresh process.
@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from autograder import KIT as ROOT
+from autograder.components import NAMES
 
 # `tests.<module>` importable: a worker script imports test helpers by that name
 sys.path.insert(0, str(ROOT))
@@ -167,26 +168,45 @@ def pytest_collection_modifyitems(config, items):
         slow = bool(fixtures or named or _slow_parameter(item))
         if slow:
             item.add_marker(pytest.mark.slow)
-        group = "slow tier" if slow else _worker_group(item)
+        group = _worker_group(item, bool(fixtures), slow)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False):  # in an xdist worker, `--dist loadgroup`
+                _carry_group(item, group)
+
+
+def _carry_group(item, group: str) -> None:
+    """Give the controller the item's group in its node id, "<id>@<group>", which is how xdist 3.8 carries it.
+
+    xdist writes the suffix to `item._nodeid`, which pytest 9.2 no longer reads (it keeps a structured `_id`):
+    the groups were silently ignored, every test went to whichever worker was free, and a module fixture was set up
+    once per worker (the hostile class graded twice: pytest-dev/pytest-xdist#1386). Where `_id` exists, the id is
+    written there; tests/test_worker_groups.py fails when a group is split over two workers again."""
+    node_id = getattr(item, "_id", None)
+    if node_id is not None and "@" not in str(node_id).rpartition("]")[2]:
+        item._id = type(node_id).parse(f"{node_id}@{group}")
 
 
 # The tests run on the machine's cores (pytest-xdist, `-n auto --dist loadgroup` in pyproject.toml; `-n 0` for a
-# breakpoint). Tests of one group go to one worker:
-# - the slow tier is one group, its tests one after another as before, while the other worker runs the fast tier:
-#   they grade classes with two processes of their own, and two of them side by side each took twice as long (with
-#   no group, the hostile class's grading took 519 s beside another class, and the whole suite 1,613 s of wall
-#   time for 3,120 s of CPU);
-# - in the modules that run a component's whole suite per parameter, the tests of one submission go together:
-#   tests/suite_runs.py caches its English runs per process, and a bug's caught-and-named test and its
-#   signature's test on two workers ran its suite twice (test_suite_meta.py: 83 s of CPU in one process, 122 s
-#   on two workers).
-def _worker_group(item) -> str | None:
+# breakpoint). Tests of one group go to one worker; xdist hands out the groups with the most tests first:
+# - the class gradings (the tests of SLOW_FIXTURES) are one group, one after another on one worker: each grades
+#   with two processes of its own, and two of them side by side each took twice as long (with no group, the
+#   hostile class's grading took 519 s beside another class, and the whole suite 1,613 s of wall time);
+# - the other slow tests (a bundle's pytest, a fresh `check`, a component's suite in two languages: one process
+#   each) are a group per module, so that a module fixture is built once, and run on the other worker beside the
+#   fast tier. When the whole slow tier was one group, the other worker sat idle for most of the run: the
+#   slow tier alone took 1,190 s of wall time for 1,674 s of CPU in one process (docs/speed.md);
+# - the tests that run a component's whole suite per parameter (SUITE_MODULES, and the Spanish suite) are a group
+#   per component: tests/suite_runs.py caches its English runs per process, and the same run on two workers was
+#   computed twice (test_suite_meta.py: 83 s of CPU in one process, 122 s on two workers; test_i18n_suite.py
+#   reads the same runs: on another worker it computed them all again).
+def _worker_group(item, grades_a_class: bool, slow: bool) -> str | None:
+    if grades_a_class:
+        return "class-gradings"
     callspec = getattr(item, "callspec", None)
-    if callspec and item.path.name in SUITE_MODULES:
+    if callspec and item.path.name in SUITE_MODULES | {"test_i18n_suite.py"}:
         for value in callspec.params.values():
-            label = value if isinstance(value, str) else getattr(value, "id", None)
-            if label:
-                return f"submission:{label}"
-    return None
+            component = value if value in NAMES else getattr(value, "component", None)
+            if component:
+                return f"component:{component}"
+    return f"slow:{item.path.name}" if slow else None

@@ -53,7 +53,10 @@ print("PROBE" + _json.dumps(_report) + "END")
 
 
 def limits() -> Limits:
-    return Limits(op_timeout=3, section_timeout=30, memory_mb=1024)
+    # A student's budget of 100 scaled CPU seconds, not the default 600: budget_burner spends the whole of it
+    # (190 s of the class's 450 s of CPU with 600), and no other submission here comes near it (the reference
+    # about 12, segfault, the most, about 60). What the burner does to others is tests/test_judge_trust.py's.
+    return Limits(op_timeout=3, section_timeout=30, submission_timeout=100, memory_mb=1024)
 
 
 @pytest.fixture(scope="module")
