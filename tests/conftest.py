@@ -194,8 +194,9 @@ def _carry_group(item, group: str) -> None:
 #   hostile class's grading took 519 s beside another class, and the whole suite 1,613 s of wall time);
 # - the other slow tests (a bundle's pytest, a fresh `check`, a component's suite in two languages: one process
 #   each) are a group per module, so that a module fixture is built once, and run on the other worker beside the
-#   fast tier. When the whole slow tier was one group, the other worker sat idle for most of the run: the
-#   slow tier alone took 1,190 s of wall time for 1,674 s of CPU in one process (docs/speed.md);
+#   fast tier. With the whole slow tier one group (the intent before 28 November, never in effect: see
+#   _carry_group), the other worker would sit idle for most of the run: the slow tier alone takes 1,190 s of
+#   wall time for 1,674 s of CPU in one process (docs/speed.md);
 # - the tests that run a component's whole suite per parameter (SUITE_MODULES, and the Spanish suite) are a group
 #   per component: tests/suite_runs.py caches its English runs per process, and the same run on two workers was
 #   computed twice (test_suite_meta.py: 83 s of CPU in one process, 122 s on two workers; test_i18n_suite.py
