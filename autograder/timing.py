@@ -18,6 +18,7 @@ import contextlib
 import math
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -29,6 +30,8 @@ DEFAULT_TIMEOUT = (
 )
 NOMINAL_S = 0.065  # CPU seconds of _workload() on the kit's 2-core development machine (best of 5)
 WALL_FACTOR = 3.0
+# CPU seconds until a limit fires again after its CallTimedOut was swallowed (cpu_limit)
+RETRY_S = 0.01
 CALIBRATION_RUNS = 3
 # speed()'s clamp: a machine 4x faster or 8x slower than the development machine is taken as that
 SPEED_FLOOR, SPEED_CEILING = 0.25, 8.0
@@ -102,12 +105,23 @@ def cpu_limit(seconds: float | None):
                 return
         raise CallTimedOut
 
+    def ignored(unraisable):
+        # CallTimedOut raised where Python ignores exceptions (a finaliser, a gc callback: Hypothesis keeps one
+        # while a test runs, and a call that allocates runs it often) never reaches the call: it is reported
+        # here instead, and the call would run on unlimited. So the timer fires again, RETRY_S later.
+        if isinstance(unraisable.exc_value, CallTimedOut):
+            signal.setitimer(signal.ITIMER_PROF, RETRY_S)
+        else:
+            previous_hook(unraisable)
+
     previous = signal.signal(signal.SIGPROF, expired)
+    previous_hook, sys.unraisablehook = sys.unraisablehook, ignored
     signal.setitimer(signal.ITIMER_PROF, seconds * (_speed if _speed is not None else SPEED_FLOOR))
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
+        sys.unraisablehook = previous_hook
         signal.signal(signal.SIGPROF, previous)
 
 

@@ -65,3 +65,21 @@ def test_a_long_call_measures_once_and_gets_its_whole_scaled_limit(measured):
         used = spin(2.0)
     assert measured == [1]  # known now: armed at once
     assert SCALED_LOW <= used < SCALED_HIGH, used
+
+
+class SpinsWhenCollected:
+    """CPU spent in a finaliser, where Python ignores whatever is raised (as in Hypothesis's gc callback, where
+    CI once saw the limit fire)."""
+
+    def __del__(self):
+        start = time.process_time()
+        while time.process_time() - start < 0.3:
+            pass
+
+
+def test_a_limit_that_fires_where_exceptions_are_ignored_fires_again(monkeypatch):
+    monkeypatch.setattr(timing, "_speed", 1.0)
+    with timing.cpu_limit(0.05):
+        SpinsWhenCollected()  # the limit fires inside __del__: CallTimedOut is ignored there
+        used = spin(2.0)  # ...and must still stop the call's own endless loop
+    assert used < 0.5, used
