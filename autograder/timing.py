@@ -30,7 +30,7 @@ DEFAULT_TIMEOUT = (
 )
 NOMINAL_S = 0.065  # CPU seconds of _workload() on the kit's 2-core development machine (best of 5)
 WALL_FACTOR = 3.0
-# CPU seconds until a limit fires again after its CallTimedOut was swallowed (cpu_limit)
+# CPU seconds until a limit fires again after its CallTimedOut was swallowed, or when it expired in held()
 RETRY_S = 0.01
 CALIBRATION_RUNS = 3
 # speed()'s clamp: a machine 4x faster or 8x slower than the development machine is taken as that
@@ -76,6 +76,29 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# True while bookkeeping that must run whole is under way (held()): a limit that expires then fires RETRY_S later.
+_held = [False]
+
+
+@contextlib.contextmanager
+def held(value: bool = True):
+    """The block runs whole under a cpu_limit: a limit that expires inside fires RETRY_S of CPU later, where
+    the code under test runs again (`interruptible()` inside it) or not at all (the limited block has ended).
+    For the kit's own bookkeeping around a call: a CallTimedOut raised there (between the by-hand guard's
+    setting and its restoring, say) would leave it set for every later call of the process."""
+    saved = _held[0]
+    _held[0] = value
+    try:
+        yield
+    finally:
+        _held[0] = saved
+
+
+def interruptible():
+    """Inside held(): the code under test, where a limit may fire."""
+    return held(False)
+
+
 class CallTimedOut(BaseException):
     """Raised inside code under test when its call has used its CPU time. A BaseException, so that the student's
     `except Exception` does not swallow it."""
@@ -103,6 +126,9 @@ def cpu_limit(seconds: float | None):
             if rest > 0:
                 signal.setitimer(signal.ITIMER_PROF, rest)
                 return
+        if _held[0]:
+            signal.setitimer(signal.ITIMER_PROF, RETRY_S)
+            return
         raise CallTimedOut
 
     def ignored(unraisable):

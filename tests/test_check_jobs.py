@@ -87,6 +87,7 @@ LOOP_IN_INIT = (
 )
 
 
+@pytest.mark.usefixtures("settled_heap")
 def test_a_loop_found_in_one_worker_is_known_to_the_others(tmp_path):
     """The loop times out once, in transformer's worker; kv_cache's properties, run at the same time in the
     other worker, timed out afresh there: each is run again in the parent, which knows the loop, so they say

@@ -202,6 +202,7 @@ LOOP = (
 )
 
 
+@pytest.mark.usefixtures("settled_heap")
 def test_a_loop_stops_early_gives_the_loop_hint_and_charges_only_what_it_touched(tmp_path, lang):
     folder = planted(tmp_path, LOOP)
     # CPU time, the clock the limits count: the wall clock of a loaded machine says nothing about the loop
@@ -220,6 +221,7 @@ def test_a_loop_stops_early_gives_the_loop_hint_and_charges_only_what_it_touched
     assert seconds < 60
 
 
+@pytest.mark.usefixtures("settled_heap")
 def test_grade_charges_a_loop_as_check_does(tmp_path):
     """The judge route: the same per-property verdicts as the self-check for a looping AddAndNorm (before, grade
     stopped the section after two timeouts and lost the static scan and the hidden LayerNorm properties)."""

@@ -402,6 +402,7 @@ def test_a_slow_but_correct_loop_gets_the_same_score_from_check_and_grade(tmp_pa
     assert sum(o.score for o in judge) == full_marks()["positional_encoding"]
 
 
+@pytest.mark.usefixtures("settled_heap")
 def test_a_loop_too_slow_fails_the_self_check_first_with_the_same_verdict(tmp_path):
     """Against a limit it cannot meet, the visible property at the graded size fails in the self-check as in
     the judge: a timeout whose message says to vectorise."""

@@ -10,11 +10,17 @@ process's threads): a 0.2 s limit read 0.194-0.212 s here under load, and 0.177 
 bounds lie between the right answer and the nearest wrong ones, not at the limit: 0.2 s scaled, against 0.1 s (the
 limit not scaled by the machine's speed), 0.025 s (the floor alone) and 2.0 s (never fired)."""
 
+import contextlib
+import shutil
+import sys
 import time
 
 import pytest
+import torch
 
-from autograder import timing
+from autograder import KIT, timing
+from autograder.student_code import InProcessStudentCode
+from autograder.student_code.interface import Call
 
 # A 0.1 s limit on a machine taken as twice as slow fires at 0.2 s of CPU: the bounds lie midway to 0.1 s (the
 # limit unscaled) and well under 2.0 s (never fired)
@@ -83,3 +89,59 @@ def test_a_limit_that_fires_where_exceptions_are_ignored_fires_again(monkeypatch
         SpinsWhenCollected()  # the limit fires inside __del__: CallTimedOut is ignored there
         used = spin(2.0)  # ...and must still stop the call's own endless loop
     assert used < 0.5, used
+
+
+def test_a_limit_that_expires_in_held_bookkeeping_fires_just_after_it(monkeypatch):
+    monkeypatch.setattr(timing, "_speed", 1.0)
+    with timing.cpu_limit(0.05):
+        with timing.held():
+            inside = spin(0.3)  # the kit's bookkeeping around a call: runs whole
+            with timing.interruptible():
+                student = spin(2.0)  # the code under test, inside it: stopped
+        after = spin(2.0)  # past the bookkeeping: the limit, spent, fires no more
+    assert inside >= 0.3 and student < 0.1, (inside, student)
+    with timing.cpu_limit(0.05):
+        with timing.held():
+            spin(0.3)
+        after = spin(2.0)  # expired in the bookkeeping: fires RETRY_S after it
+    assert after < 0.1, after
+
+
+class SlowToRestore(contextlib.redirect_stdout):
+    """contextlib.redirect_stdout whose restoring takes 0.2 s of CPU: the time limit expires on the way out."""
+
+    def __exit__(self, *exc):
+        start = time.process_time()
+        while time.process_time() - start < 0.2:
+            pass
+        return super().__exit__(*exc)
+
+
+def test_a_limit_that_expires_while_a_call_is_unwound_leaves_nothing_set(tmp_path, monkeypatch):
+    """The self-check's limit fires in the student's code only. Raised while the by-hand guard or the captured
+    output was being restored (CI saw it once: a retried limit, 0.01 s after a swallowed one), it left them set
+    for the process's later calls: every later property of the worker refused or silent."""
+    folder = tmp_path / "sub"
+    shutil.copytree(KIT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(timing, "_speed", 1.0)
+    code = InProcessStudentCode(folder, timeout=0.05)
+    seen = []
+    module = code.executor.module("attention")
+    monkeypatch.setattr(module, "softmax", lambda x, dim=-1: seen.append(timing._held[0]) or x)
+    real_guard = code.executor._guard
+
+    @contextlib.contextmanager
+    def recording_guard(component):
+        seen.append(timing._held[0])
+        with real_guard(component):
+            yield
+        seen.append(timing._held[0])
+
+    code.executor._guard = recording_guard
+    stdout = sys.stdout
+    monkeypatch.setattr(contextlib, "redirect_stdout", SlowToRestore)
+    code.run(Call("attention", "softmax", (torch.ones(3),)))
+    # the guard set and restored held (the module's import, the call), the student's code not
+    assert seen == [True, True, True, False, True]
+    assert sys.stdout is stdout
+    torch.softmax(torch.ones(3), dim=0)  # the guard is off: the checking side may call anything

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 import torch.utils._python_dispatch
 
-from .. import rules
+from .. import rules, timing
 from ..components import (
     BY_NAME as _COMPONENTS,  # imported here, before a judge's worker hides the kit
 )
@@ -189,13 +189,17 @@ class Executor:
         """Run student code: forbidden calls raise, output is captured, exceptions become StudentError."""
         out = _BoundedWriter(self.output, self.output_limit)
         try:
+            # The self-check's time limit (timing.cpu_limit) fires in the student's code only: raised while
+            # the guard or the captured output is being set or restored, it would leave them set for the
+            # process's later calls (every one then refused, its output lost).
             with (
+                timing.held(),
                 warnings.catch_warnings(),
                 contextlib.redirect_stdout(out),
                 contextlib.redirect_stderr(out),
             ):
                 warnings.simplefilter("ignore")
-                with self._guard(component):
+                with self._guard(component), timing.interruptible():
                     yield
         except StudentError as e:
             if _raised_here(e):
