@@ -23,7 +23,11 @@ from autograder.judge.scheduler import Options, grade
 from autograder.judge.zygote_client import UIDS_PER_RUN, uid_block
 from autograder.lms.identity import folder_of, log_of
 
-HOSTILE = sample.hostile_names()
+# Graded in another test's class, with limits made for them, and checked there against their control as here:
+# budget_burner spends its whole time budget on purpose (here, about 100 s of one core's CPU: a quarter of the
+# class), and what that must not do to others is tests/test_judge_trust.py's question.
+GRADED_ELSEWHERE = {"budget_burner": "tests/test_judge_trust.py"}
+HOSTILE = [name for name in sample.hostile_names() if name not in GRADED_ELSEWHERE]
 PWNED = Path("/tmp/autograder-hostile-pwned")
 # Folder names a class may hold: one that is not UTF-8 (decoded with surrogateescape), formulas for a spreadsheet.
 SURROGATE_NAME = os.fsdecode(b"bad-\xff-name")
@@ -53,9 +57,9 @@ print("PROBE" + _json.dumps(_report) + "END")
 
 
 def limits() -> Limits:
-    # A student's budget of 100 scaled CPU seconds, not the default 600: budget_burner spends the whole of it
-    # (190 s of the class's 450 s of CPU with 600), and no other submission here comes near it (the reference
-    # about 12, segfault, the most, about 60). What the burner does to others is tests/test_judge_trust.py's.
+    # A student's budget of 100 scaled CPU seconds, not the default 600: no submission here comes near it (the
+    # reference about 12, segfault, the most, about 60); the one that spends all it is given is graded in
+    # tests/test_judge_trust.py (GRADED_ELSEWHERE).
     return Limits(op_timeout=3, section_timeout=30, submission_timeout=100, memory_mb=1024)
 
 
@@ -124,6 +128,15 @@ def test_the_batch_finishes_with_every_student(graded):
         assert not graded["results"][s].errors, graded["results"][s].errors
     rows = (graded["out"] / "gradebook.csv").read_text().splitlines()
     assert len(rows) == 2 + len(students)
+
+
+def test_every_hostile_example_is_graded_here_or_where_it_says():
+    import test_judge_trust
+
+    assert set(GRADED_ELSEWHERE) <= set(sample.hostile_names())
+    for name, module in GRADED_ELSEWHERE.items():
+        assert module == "tests/test_judge_trust.py"
+        assert f"hostile:{name}" in test_judge_trust.CLASS.values(), name
 
 
 def test_other_students_are_unaffected(graded):

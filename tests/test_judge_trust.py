@@ -8,6 +8,7 @@ what the judge reads from a worker: tests/test_judge_bounds.py.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -150,6 +151,20 @@ def test_a_burned_budget_is_the_burners_own(graded):
         )
 
     assert section("zz_burner") == section("victim")
+
+
+def test_the_burner_earns_no_point_its_control_would_not(graded, tmp_path):
+    """tests/test_judge_hostile.py's rule for every attack (never more than its control, per component), for the
+    one graded here: its control, the block removed, is the reference's code, so the victim's points stand
+    for the control's."""
+    control = sample.make("control:budget_burner", tmp_path / "control")
+    for f in control.glob("*.py"):
+        reference = sample.KIT / "solutions" / f.name
+        assert ast.dump(ast.parse(f.read_text())) == ast.dump(ast.parse(reference.read_text())), f
+    victim = graded["results"]["victim"].points()
+    for burner in ("aa_burner", "zz_burner"):
+        for component, points in graded["results"][burner].points().items():
+            assert points <= victim[component], (burner, component, points, victim[component])
 
 
 def test_a_killed_grading_process_is_regraded_not_marked(graded):
