@@ -27,7 +27,9 @@ from autograder.notebooks import cells
 ROOT = Path(__file__).resolve().parent.parent
 A = "transformer"
 COMPONENTS = ["attention", "multi_head"]
-JUDGE_ARGS = ["--jobs", "2", "--timeout", "3"]  # the same flags for nbgrader's judge and `grade`
+# the same flags for nbgrader's judge and `grade`.
+# --jobs 1: a small class (docs/speed.md, "One grading process for a small class")
+JUDGE_ARGS = ["--jobs", "1", "--timeout", "3"]
 BUG = "attention:q_k_swapped"  # breaks attention, and multi_head's integration share (m_q != m_k)
 LOOP = ("import torch\n", "import torch\n\nwhile True:  # left over from debugging\n    pass\n")
 
