@@ -44,10 +44,26 @@ def test_the_warm_up_runs_the_workers_paths():
 
 def _of_the_workload(o) -> bool:
     """An instance of a class of the workload, or one of its functions or classes (no getattr on arbitrary
-    objects: some warn or compute when read)."""
-    module = type(o).__dict__.get("__module__") if isinstance(o, type) else None
-    owner = type(o).__module__
-    if isinstance(o, (types.FunctionType, types.ModuleType)):
+    objects: some warn or compute when read; nor isinstance, which reads `__class__`: torch.distributed's
+    deprecated `reduce_op` warns then)."""
+    kind = type(o)
+    module = o.__dict__.get("__module__") if issubclass(kind, type) else None
+    owner = kind.__module__
+    if issubclass(kind, (types.FunctionType, types.ModuleType)):
         module = o.__dict__.get("__module__") or o.__dict__.get("__name__")
         module = module or getattr(o, "__module__", None)
     return any(isinstance(m, str) and m.startswith(warm_up.PACKAGE) for m in (module, owner))
+
+
+def test_the_scan_sees_the_workloads_classes_functions_and_instances():
+    """Not a scan that cannot fail: a class of the workload's package is seen by its own `__module__` (read
+    on the metaclass, as before 29 November, every class read "builtins" and none was ever found)."""
+    module = f"{warm_up.PACKAGE}.probe"
+    left_class = type("Left", (), {"__module__": module})
+
+    def left_function():
+        pass
+
+    left_function.__module__ = module
+    assert all(_of_the_workload(o) for o in (left_class, left_function, left_class()))
+    assert not any(_of_the_workload(o) for o in (int, len, 3, torch.nn.Linear, warm_up))
