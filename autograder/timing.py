@@ -80,21 +80,27 @@ def cpu_seconds(pid: int) -> float | None:
 _held = [False]
 
 
-@contextlib.contextmanager
-def held(value: bool = True):
+class held:
     """The block runs whole under a cpu_limit: a limit that expires inside fires RETRY_S of CPU later, where
     the code under test runs again (`interruptible()` inside it) or not at all (the limited block has ended).
     For the kit's own bookkeeping around a call: a CallTimedOut raised there (between the by-hand guard's
-    setting and its restoring, say) would leave it set for every later call of the process."""
-    saved = _held[0]
-    _held[0] = value
-    try:
-        yield
-    finally:
-        _held[0] = saved
+    setting and its restoring, say) would leave it set for every later call of the process. A class, not a
+    generator: it is entered twice per call into student code."""
+
+    __slots__ = ("saved", "value")
+
+    def __init__(self, value: bool = True):
+        self.value = value
+
+    def __enter__(self):
+        self.saved = _held[0]
+        _held[0] = self.value
+
+    def __exit__(self, *exc):
+        _held[0] = self.saved
 
 
-def interruptible():
+def interruptible() -> held:
     """Inside held(): the code under test, where a limit may fire."""
     return held(False)
 
