@@ -1,17 +1,18 @@
-"""The in-process time limit (autograder/timing.cpu_limit): the machine's speed is measured only by a call that
-has used the least its limit can be, and such a call still gets its whole scaled limit.
+"""The in-process time limit (autograder/timing.cpu_limit): the machine's speed is measured only by a call that has
+used the least its limit can be, and such a call still gets its whole scaled limit.
 
 Load-proof: the limit counts this process's CPU time (ITIMER_PROF), so the spin measures that same clock
 (time.process_time), never the wall clock nor its own thread's time alone. Measured by the thread
 (time.thread_time) the spin once read 0.169 s of a 0.2 s limit at a load average of 10: the timer counts every
-thread of the process, and the spinning thread's own clock leaves the others out. Even on the process's clock the
-timer fires only near the limit, not exactly at it (the kernel checks it at its ticks, against its own sum of the
-process's threads): a 0.2 s limit read 0.194-0.212 s here under load, and 0.177 s once in CI (stop 48). So the
-bounds lie between the right answer and the nearest wrong ones, not at the limit: 0.2 s scaled, against 0.1 s (the
-limit not scaled by the machine's speed), 0.025 s (the floor alone) and 2.0 s (never fired)."""
+thread of the process, and the spinning thread's own clock leaves the others out. The kernel's timer itself samples
+the process's time at its ticks and ran ahead of it under load (a 0.2 s limit read 0.177 s in CI at stop 48, 0.146
+s at stop 50): the limit's handler now reads the precise clock and re-arms for what is left, so it fires late by a
+tick at most. The bounds lie between the right answer and the nearest wrong ones, not at the limit: 0.2 s scaled,
+against 0.1 s (the limit not scaled by the machine's speed), 0.025 s (the floor alone) and 2.0 s (never fired)."""
 
 import contextlib
 import shutil
+import signal
 import sys
 import time
 
@@ -20,7 +21,7 @@ import torch
 
 from autograder import KIT, timing
 from autograder.student_code import InProcessStudentCode
-from autograder.student_code.interface import Call
+from autograder.student_code.interface import Call, StudentError
 
 # A 0.1 s limit on a machine taken as twice as slow fires at 0.2 s of CPU: the bounds lie midway to 0.1 s (the
 # limit unscaled) and well under 2.0 s (never fired)
@@ -54,6 +55,13 @@ def spin(seconds: float) -> float:
     return time.process_time() - start
 
 
+def burn(seconds: float) -> None:
+    """`seconds` of CPU, unless a CallTimedOut stops it (never caught here, unlike spin)."""
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+
+
 def test_working_code_never_measures_the_machine(measured):
     with timing.cpu_limit(1.0):
         sum(range(1000))
@@ -71,6 +79,28 @@ def test_a_long_call_measures_once_and_gets_its_whole_scaled_limit(measured):
         used = spin(2.0)
     assert measured == [1]  # known now: armed at once
     assert SCALED_LOW <= used < SCALED_HIGH, used
+
+
+def test_a_timer_that_fires_before_the_process_has_used_its_time_does_not_stop_the_call(
+    monkeypatch,
+):
+    """The kernel's timer is tick-sampled and can run ahead of the process's CPU time under load (CI, stop 50:
+    a 0.2 s limit fired at 0.146 s). Played here by raising SIGPROF by hand, early: the call runs on to its
+    whole limit on the precise clock."""
+    monkeypatch.setattr(timing, "_speed", 1.0)
+    with timing.cpu_limit(0.2):
+        start = time.process_time()
+        try:
+            signal.raise_signal(signal.SIGPROF)  # 0.2 s early
+            while time.process_time() - start < 0.05:
+                pass
+            signal.raise_signal(signal.SIGPROF)  # 0.15 s early
+            while time.process_time() - start < 2.0:
+                pass
+        except timing.CallTimedOut:
+            pass
+        used = time.process_time() - start
+    assert 0.2 <= used < 0.5, used
 
 
 class SpinsWhenCollected:
@@ -105,15 +135,23 @@ def test_a_limit_that_expires_in_held_bookkeeping_fires_just_after_it(monkeypatc
             spin(0.3)
         after = spin(2.0)  # expired in the bookkeeping: fires RETRY_S after it
     assert after < 0.1, after
+    with timing.cpu_limit(0.05):
+        with timing.held():
+            inside = spin(3.0)  # bookkeeping that runs on: stopped HELD_GRACE_S past the limit
+    assert timing.HELD_GRACE_S <= inside < timing.HELD_GRACE_S + 0.5, inside
 
 
 class SlowToRestore(contextlib.redirect_stdout):
-    """contextlib.redirect_stdout whose restoring takes 0.2 s of CPU: the time limit expires on the way out."""
+    """contextlib.redirect_stdout whose restoring takes 0.2 s of CPU once the student's code has run (`ran`):
+    the time limit expires on the way out of the call, and only there (the import's restoring is quick)."""
+
+    ran = False
 
     def __exit__(self, *exc):
         start = time.process_time()
-        while time.process_time() - start < 0.2:
+        while SlowToRestore.ran and time.process_time() - start < 0.2:
             pass
+        SlowToRestore.ran = False
         return super().__exit__(*exc)
 
 
@@ -127,7 +165,13 @@ def test_a_limit_that_expires_while_a_call_is_unwound_leaves_nothing_set(tmp_pat
     code = InProcessStudentCode(folder, timeout=0.05)
     seen = []
     module = code.executor.module("attention")
-    monkeypatch.setattr(module, "softmax", lambda x, dim=-1: seen.append(timing._held[0]) or x)
+
+    def softmax(x, dim=-1):
+        seen.append(timing._held[0])
+        SlowToRestore.ran = True
+        return x
+
+    monkeypatch.setattr(module, "softmax", softmax)
     real_guard = code.executor._guard
 
     @contextlib.contextmanager
@@ -145,3 +189,27 @@ def test_a_limit_that_expires_while_a_call_is_unwound_leaves_nothing_set(tmp_pat
     assert seen == [True, True, True, False, True]
     assert sys.stdout is stdout
     torch.softmax(torch.ones(3), dim=0)  # the guard is off: the checking side may call anything
+
+
+def test_a_limit_that_expires_in_the_kits_bookkeeping_stops_only_the_students_code(
+    tmp_path, monkeypatch
+):
+    """Spent by the kit's own work around a call, the limit lets a call whose code has ended return its reply,
+    and stops one whose code runs on, as soon as it runs."""
+    folder = tmp_path / "sub"
+    shutil.copytree(KIT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(timing, "_speed", 1.0)
+    code = InProcessStudentCode(folder, timeout=0.05)
+    run = code.executor.run
+    monkeypatch.setattr(code.executor, "run", lambda op: (run(op), burn(0.2))[0])
+    assert code.run(Call("attention", "softmax", (torch.ones(3),))).value is not None
+    monkeypatch.setattr(code.executor, "run", lambda op: (burn(0.2), run(op))[1])
+
+    def endless(x, dim=-1):
+        burn(5.0)
+
+    monkeypatch.setattr(code.executor.module("attention"), "softmax", endless)
+    start = time.process_time()
+    with pytest.raises(StudentError, match="timed out"):
+        code.run(Call("attention", "softmax", (torch.ones(3),)))
+    assert time.process_time() - start < 0.5
