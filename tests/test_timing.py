@@ -213,3 +213,29 @@ def test_a_limit_that_expires_in_the_kits_bookkeeping_stops_only_the_students_co
     with pytest.raises(StudentError, match="timed out"):
         code.run(Call("attention", "softmax", (torch.ones(3),)))
     assert time.process_time() - start < 0.5
+
+
+class SlowToDisable:
+    """torch.enable_grad whose restoring takes 0.2 s of CPU: the time limit expires on the way out of a call
+    with backward."""
+
+    def __enter__(self):
+        self.prev = torch.is_grad_enabled()
+        torch.set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        burn(0.2)
+        torch.set_grad_enabled(self.prev)
+
+
+def test_grad_mode_is_restored_even_when_the_limit_expires_on_the_way_out(tmp_path, monkeypatch):
+    folder = tmp_path / "sub"
+    shutil.copytree(KIT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(timing, "_speed", 1.0)
+    code = InProcessStudentCode(folder, timeout=0.05)
+    code.executor.module("attention")
+    monkeypatch.setattr(torch, "enable_grad", SlowToDisable)
+    with torch.no_grad():
+        reply = code.run(Call("attention", "softmax", (torch.ones(3),), backward=True))
+        assert not torch.is_grad_enabled()
+    assert reply.input_grads[0] is not None

@@ -338,27 +338,29 @@ class Executor:
             args = tuple(_requires_grad(a) for a in args)
             kwargs = {k: _requires_grad(v) for k, v in kwargs.items()}
         reply = Reply()
+        # grad mode is set and restored by the kit, outside the student's (interruptible) code: a time limit
+        # that fired on its way out would leave it on for the process's later calls
+        grad = torch.enable_grad() if op.backward else contextlib.nullcontext()
         try:
-            with self._student_context(component, where):
+            with grad, self._student_context(component, where):
                 fn = getattr(obj if obj is not None else module, op.name)
                 seed_everything(op.seed)
-                with torch.enable_grad() if op.backward else contextlib.nullcontext():
-                    value = fn(*args, **kwargs)
-                    if op.backward:
-                        out = _first_tensor(value)
-                        if out is None or not out.requires_grad:
-                            raise StudentError(
-                                "exception",
-                                _(
-                                    "{where} returned no tensor connected to its inputs "
-                                    "(the autograd graph is cut: .detach(), .data, numpy or no_grad?)"
-                                ).format(where=where),
-                                where,
-                                "NoGraph",
-                            )
-                        # drawn on the CPU (the same numbers on every device), then moved to the output's
-                        grad_out = cotangent(out.shape, out.dtype, op.seed + 1).to(out.device)
-                        (out * grad_out).sum().backward()
+                value = fn(*args, **kwargs)
+                if op.backward:
+                    out = _first_tensor(value)
+                    if out is None or not out.requires_grad:
+                        raise StudentError(
+                            "exception",
+                            _(
+                                "{where} returned no tensor connected to its inputs "
+                                "(the autograd graph is cut: .detach(), .data, numpy or no_grad?)"
+                            ).format(where=where),
+                            where,
+                            "NoGraph",
+                        )
+                    # drawn on the CPU (the same numbers on every device), then moved to the output's
+                    grad_out = cotangent(out.shape, out.dtype, op.seed + 1).to(out.device)
+                    (out * grad_out).sum().backward()
                 reply.value = export(value)
                 read = {name: getattr(obj, name, None) for name in op.read}
                 reply.attrs = {name: export(v) for name, v in read.items()}
