@@ -1,12 +1,12 @@
-"""The property suite in Spanish (issue 8): every word it prints is translated, and the grades do not depend on
-the language.
+"""The property suite in Spanish (issue 8): every word it prints is translated, and the grades do not depend on the
+language.
 
-Each component's properties (visible and hidden: the hidden ones reach the student in the judge's feedback) run
-on the reference, on the untouched stubs, on the stubs that do nothing (`pass`) and on every cataloged bug of the
+Each component's properties (visible and hidden: the hidden ones reach the student in the judge's feedback) run on
+the reference, on the untouched stubs, on the stubs that do nothing (`pass`) and on every cataloged bug of the
 component, once in English and once in Spanish through `Marked` (on a bug, only the properties it does not pass:
-`compared`): the Spanish catalog, with every translated text returned between marks. A text a student reads (a failure message, a hint, a property's summary) with words outside
-the marks did not go through `_()`; a message looked up and missing from the catalog is untranslated. The two runs
-give the same status for every property.
+`compared`): the Spanish catalog, with every translated text returned between marks. A text a student reads (a
+failure message, a hint, a property's summary) with words outside the marks did not go through `_()`; a message
+looked up and missing from the catalog is untranslated. The two runs give the same status for every property both run.
 """
 
 from __future__ import annotations
