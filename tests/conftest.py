@@ -1,8 +1,8 @@
 """The kit's tests: shared setup, and the slow tier.
 
-`pytest -m "not slow"` is the edit loop's tier (115-139 s on two workers on the quiet 2-core machine of 29
-November; 161 s on 28 November, before the checking side's stacks stopped deep-copying a layer); `pytest`, as
-CI runs it, is everything (docs/speed.md, "The kit's own tests").
+`pytest -m "not slow"` is the edit loop's tier (115-166 s on two workers on the 2-core machine of 29
+November, run to run; 161 s on 28 November, before the checking side's stacks stopped deep-copying a layer);
+`pytest`, as CI runs it, is everything (docs/speed.md, "The kit's own tests").
 A test is slow when it grades a class with the judge, runs nbgrader, or runs a student bundle's own pytest or
 check in a fresh process.
 The slow ones are named here, in one place, so that no test body carries a decorator; a name here that no
