@@ -89,7 +89,7 @@ class held:
     only HELD_GRACE_S past the limit does it fire in the block.
     For the kit's own bookkeeping around a call: a CallTimedOut raised there (between the by-hand guard's
     setting and its restoring, say) would leave it set for every later call of the process. A class, not a
-    generator: it is entered twice per call into student code."""
+    generator: it is entered three times per call into student code (the call, its context, the code)."""
 
     __slots__ = ("saved", "value")
 

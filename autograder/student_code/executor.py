@@ -339,7 +339,7 @@ class Executor:
             kwargs = {k: _requires_grad(v) for k, v in kwargs.items()}
         reply = Reply()
         # grad mode is set and restored by the kit, outside the student's (interruptible) code: a time limit
-        # that fired on its way out would leave it on for the process's later calls
+        # that fired on its way out timed the call out and left the mode as the student's code had it
         grad = torch.enable_grad() if op.backward else contextlib.nullcontext()
         try:
             with grad, self._student_context(component, where):
