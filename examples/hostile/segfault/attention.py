@@ -6,16 +6,17 @@ import torch
 
 def softmax(x, dim=-1):
     # >>> hostile
-    # A segmentation fault: the C stack (8 MiB) overflowed by repr of a list nested 300 000 deep (100 000 are
-    # enough), the recursion limit lifted (ctypes.string_at(0) did it before the by-hand guard refused ctypes
-    # during a call). A million deep took the loop past the 3 s CPU limit on a loaded machine: a timeout, not a
-    # crash.
+    # A segmentation fault: the C stack (8 MiB) overflowed by comparing two lists nested 300 000 deep (100 000
+    # are enough), the recursion limit lifted (ctypes.string_at(0) did it before the by-hand guard refused ctypes
+    # during a call). The comparison recurses in C, one frame a level, in time linear in the depth; repr, used
+    # before, checks each level against every level above it (quadratic: 1.1 s of CPU a crash, 23 s for the
+    # section's twenty crashes).
     import sys
     sys.setrecursionlimit(10**8)
-    nested = []
+    left, right = [], []
     for _ in range(3 * 10**5):
-        nested = [nested]
-    repr(nested)
+        left, right = [left], [right]
+    left == right
     # <<< hostile
     m = x.amax(dim=dim, keepdim=True)
     m = torch.where(m == float("-inf"), torch.zeros_like(m), m)
