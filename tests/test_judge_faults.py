@@ -17,6 +17,7 @@ import csv
 import json
 import shutil
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -104,8 +105,11 @@ def graded(tmp_path_factory):
         results = grade(subs, out, options)
     finally:
         mp.undo()
+    # one submission: one grading process (the same bytes at any --jobs: tests/test_judge.py)
     alone = grade(
-        sample.materialize({"victim": "reference"}, base / "alone"), base / "alone-out", options
+        sample.materialize({"victim": "reference"}, base / "alone"),
+        base / "alone-out",
+        replace(options, jobs=1),
     )
     yield {"results": results, "out": out, "alone": alone}
     shutil.rmtree(base, ignore_errors=True)

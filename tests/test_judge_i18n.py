@@ -54,10 +54,11 @@ def graded(tmp_path_factory):
     base = tmp_path_factory.mktemp("judge_i18n")
     subs = sample.materialize(CLASS, base / "subs")
     cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(base / "es")]
-    cmd += ["--jobs", "2", "--timeout", "3", "--quiet", "--lang", "es"]
+    # --jobs 1: a small class (docs/speed.md, "One grading process for a small class")
+    cmd += ["--jobs", "1", "--timeout", "3", "--quiet", "--lang", "es"]
     done = subprocess.run(cmd, cwd=KIT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    grade(subs, base / "en", Options(jobs=2, limits=Limits(op_timeout=3), lang="en"))
+    grade(subs, base / "en", Options(jobs=1, limits=Limits(op_timeout=3), lang="en"))
     return base
 
 

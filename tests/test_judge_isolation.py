@@ -393,7 +393,7 @@ def test_a_slow_but_correct_loop_gets_the_same_score_from_check_and_grade(tmp_pa
     folder = slow_loop_class(tmp_path / "subs")
     checked, _ = run_suite(folder, ["positional_encoding"], timeout=limit)
     graded = grade(
-        tmp_path / "subs", tmp_path / "out", Options(jobs=2, limits=Limits(op_timeout=limit))
+        tmp_path / "subs", tmp_path / "out", Options(jobs=1, limits=Limits(op_timeout=limit))
     )
     judge = [o for o in graded["slow"].outcomes if o.property.component == "positional_encoding"]
     assert {o.property.label: o.score for o in checked} == {

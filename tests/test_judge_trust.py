@@ -16,6 +16,7 @@ import shutil
 import signal
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ from autograder.lms.identity import folder_of
 # ---------------------------------------------------------------------------- one class, one honest student
 # Generous for an honest student on a loaded machine (the reference's sections take 1-4 s, its visible suite
 # about 6 s of CPU), and twice the burner's section limit exceeds its budget. Each burner spends its whole
-# budget: at 20 and 38 (until 30 November) the two took 76 s of CPU, two thirds of the class's.
+# budget: at 20 and 38 (until stop 52) the two took 76 s of CPU, two thirds of the class's.
 LIMITS = Limits(op_timeout=4, section_timeout=10, submission_timeout=19, memory_mb=1024)
 CLASS = {
     "victim": "reference",
@@ -81,8 +82,11 @@ def graded(tmp_path_factory):
     killer.start()
     results = grade(subs, out, options)
     killer.join(timeout=1)
+    # one submission: one grading process (the same bytes at any --jobs: tests/test_judge.py)
     alone = grade(
-        sample.materialize({"victim": "reference"}, base / "alone"), base / "alone-out", options
+        sample.materialize({"victim": "reference"}, base / "alone"),
+        base / "alone-out",
+        replace(options, jobs=1),
     )
     yield {
         "results": results,
