@@ -29,7 +29,9 @@ A = "transformer"
 COMPONENTS = ["attention", "multi_head"]
 # the same flags for nbgrader's judge and `grade`.
 # --jobs 1: a small class (docs/speed.md, "One grading process for a small class")
-JUDGE_ARGS = ["--jobs", "1", "--timeout", "3"]
+# --timeout 1: attention's and multi_head's operations take milliseconds of CPU; dave's endless loop runs to the
+# limit at each import of his attention (3 s: 13 s more of CPU over the module)
+JUDGE_ARGS = ["--jobs", "1", "--timeout", "1"]
 BUG = "attention:q_k_swapped"  # breaks attention, and multi_head's integration share (m_q != m_k)
 LOOP = ("import torch\n", "import torch\n\nwhile True:  # left over from debugging\n    pass\n")
 
