@@ -193,7 +193,8 @@ from autograder.judge.sandbox import probe_isolation
 from autograder.judge.scheduler import Options, grade
 base, isolate, attacks = Path(sys.argv[1]), sys.argv[2] == "1", sys.argv[3].split(",")
 make_class(base / "submissions", attacks)
-results = grade(base / "submissions", base / "out", Options(jobs=2, limits=limits(isolate)))
+jobs = int(sys.argv[5])
+results = grade(base / "submissions", base / "out", Options(jobs=jobs, limits=limits(isolate)))
 print("RESULT" + json.dumps({"mode": probe_isolation()[0] if isolate else None, "uid": os.geteuid(),
       "points": {s: r.points() for s, r in results.items()},
       "messages": {s: [o.message for o in r.outcomes] for s, r in results.items()}}))
@@ -211,7 +212,7 @@ def user_dir():
     shutil.rmtree(base, ignore_errors=True)
 
 
-def run_as_user(base: Path, isolate: bool, attacks: list[str]) -> dict:
+def run_as_user(base: Path, isolate: bool, attacks: list[str], jobs: int = 2) -> dict:
     """The judge in a subprocess as a non-root user: nobody when the tests run as root."""
     script = base / "driver.py"
     script.write_text(DRIVER)
@@ -228,6 +229,7 @@ def run_as_user(base: Path, isolate: bool, attacks: list[str]) -> dict:
         "1" if isolate else "0",
         ",".join(attacks),
         str(KIT),
+        str(jobs),
     ]
     if ROOT:
         if not shutil.which("setpriv") or not shutil.which("unshare"):
@@ -339,7 +341,8 @@ def test_as_a_user_without_namespaces_the_daemon_is_ended(user_dir):
     import time
 
     base = user_dir
-    report = run_as_user(base, False, ["daemon"])
+    # a class of three: one grading process (docs/speed.md, "One grading process for a small class")
+    report = run_as_user(base, False, ["daemon"], jobs=1)
     time.sleep(1.5)  # the daemon rewrites every 0.2 s: time enough to see it, were it alive
     assert report["points"]["reference"] == report["points"]["h-daemon"] == full_marks()
     for path, text in outputs(base / "out").items():
