@@ -112,7 +112,8 @@ def judged(tmp_path_factory):
     return grade(
         base / "subs",
         base / "out",
-        Options(jobs=2, limits=Limits(op_timeout=3, section_timeout=30, memory_mb=1024)),
+        # two students: one grading process (docs/speed.md, "One grading process for a small class")
+        Options(jobs=1, limits=Limits(op_timeout=3, section_timeout=30, memory_mb=1024)),
     )
 
 

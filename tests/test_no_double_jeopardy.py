@@ -84,7 +84,8 @@ def test_check_stays_within_grade_and_pending(tmp_path):
     cases = [b for b in BUGS if b.id in ("add_norm:residual_after_norm", "attention:q_k_swapped")]
     for bug in cases:
         planted(bug, subs)
-    graded = grade(subs, tmp_path / "out", Options(jobs=2, limits=Limits(op_timeout=3)))
+    # two students: one grading process (docs/speed.md, "One grading process for a small class")
+    graded = grade(subs, tmp_path / "out", Options(jobs=1, limits=Limits(op_timeout=3)))
     for bug in cases:
         outcomes, _ = run_suite(subs / bug.name, include_hidden=True)
         rows = {r.component: r for r in results.summarize(outcomes)}
