@@ -57,11 +57,11 @@ def check_child(folders: list[str]) -> None:
     orig = executor.Executor.run
 
     def run(self, op):
-        start = time.process_time()
+        start = time.thread_time()  # not process_time: see the probe's docstring
         try:
             return orig(self, op)
         finally:
-            spent["student code"] += time.process_time() - start
+            spent["student code"] += time.thread_time() - start
 
     executor.Executor.run = run
     imports = time.process_time() - t0
