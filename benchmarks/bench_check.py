@@ -125,7 +125,8 @@ def probe(path: str, jobs: int, hidden: bool, out: str) -> None:
     me = resource.getrusage(resource.RUSAGE_SELF)
     with open(out, "w") as f:
         json.dump({"self": me.ru_utime + me.ru_stime, "workers": workers}, f)
-    os._exit(0)  # as `python -m autograder check` ends (cli.main, process_ends): without the teardown
+    # as `python -m autograder check` ends (cli.main, process_ends): without the interpreter's teardown
+    os._exit(0)
 
 
 def wall_and_path(jobs: int, hidden: bool) -> tuple[float, float]:
