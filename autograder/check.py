@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -118,6 +119,12 @@ class SelfCheck:
         if self.jobs is not None:
             self.jobs.close()
             self.jobs = None
+
+    def ran_student_code_here(self) -> bool:
+        """Whether this process imported a module of the submission (one job, or a property run again here):
+        the student's atexit handlers and threads are then this process's own."""
+        package = self.student.executor.package + "."
+        return any(name.startswith(package) for name in list(sys.modules))
 
     def run(self, p: core.Property) -> core.Outcome:
         """p's outcome as run and made (passes.made), not finished: the caller finishes it with the rest of its

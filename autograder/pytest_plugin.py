@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,15 @@ def pytest_configure(config):
         config.pluginmanager.register(KitPlugin(config), PLUGIN_NAME)
 
 
+def _pytest_cli() -> bool:
+    """Whether this process is pytest's own command (`pytest`, `python -m pytest`)."""
+    launcher = Path(sys.argv[0])
+    return launcher.name in ("pytest", "py.test") or launcher.parts[-2:] == (
+        "pytest",
+        "__main__.py",
+    )
+
+
 class KitPlugin:
     """One pytest run's self-check: the session on the submission and every outcome in the order run."""
 
@@ -79,6 +89,7 @@ class KitPlugin:
         # component -> its selected properties, in order; property id -> its outcome, finished with them
         self.selected: dict[str, list[core.Property]] = {}
         self.finished: dict[str, core.Outcome] = {}
+        self.exitstatus: int | None = None  # the run's, once the session is finished
 
     @property
     def session(self) -> SelfCheck:
@@ -101,9 +112,25 @@ class KitPlugin:
         if chosen:
             self.session.start(chosen, jobs)
 
+    @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config):
-        if self._session is not None:
-            self._session.close()
+        if self._session is None:
+            return
+        self._session.close()
+        # With one job (`--jobs 1`, a one-core machine) the student's modules ran in this process: the
+        # interpreter's teardown would run their atexit handlers (text after pytest's summary) and wait for their
+        # non-daemon threads (a run that never ends). pytest's own CLI ends here instead, its summary written and
+        # its exit status kept (`python -m autograder check` does the same: cli.main); never a pytest.main() called
+        # from another program (a notebook's kernel) or an xdist worker.
+        if (
+            self._session.ran_student_code_here()
+            and self.exitstatus is not None
+            and not hasattr(config, "workerinput")
+            and _pytest_cli()
+        ):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(int(self.exitstatus))
 
     def check(self, prop: core.Property) -> None:
         if prop.id not in self.finished:
@@ -132,6 +159,7 @@ class KitPlugin:
             o.status == core.Status.BLOCKED for o in self.outcomes
         ):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.exitstatus = session.exitstatus
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
